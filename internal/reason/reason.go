@@ -1,0 +1,157 @@
+// Package reason defines Gatehouse's closed set of refusal and failure codes.
+//
+// Every refusal or per-entry failure that Gatehouse reports carries exactly one
+// Code: a stable snake_case string that JSON output, logs, tests and the CLI
+// all see. The human message is separate (see Error.Message) and names the fix.
+// Codes are never renamed once released; add new ones instead.
+package reason
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Code is a stable, machine-readable reason. The zero value "" means "no reason"
+// (allowed / success).
+type Code string
+
+// Gate names which gate produced a refusal, as printed by `gatehouse check`.
+type Gate string
+
+// Gates, in the order the extract pipeline runs them (spec §A3).
+const (
+	GateParse  Gate = "parse"  // the URL could not be canonicalised
+	GateScheme Gate = "scheme" // not http/https
+	GateSecret Gate = "secret" // a credential was found in the URL
+	GateSSRF   Gate = "ssrf"   // DNS/IP classification refused the target
+	GatePolicy Gate = "policy" // the website blocklist matched
+)
+
+// The closed set of codes. Keep docs in sync with the table in codes below.
+const (
+	InvalidURL             Code = "invalid_url"
+	UnsupportedScheme      Code = "unsupported_scheme"
+	SecretInURL            Code = "secret_in_url"
+	SensitiveQueryParam    Code = "sensitive_query_param"
+	CredentialsInURL       Code = "credentials_in_url"
+	SSRFPrivate            Code = "ssrf_private"
+	SSRFMetadata           Code = "ssrf_metadata"
+	DNSUnresolvable        Code = "dns_unresolvable"
+	DNSBadAnswer           Code = "dns_bad_answer"
+	PolicyBlocked          Code = "policy_blocked"
+	InvalidItem            Code = "invalid_item"
+	TooManyRedirects       Code = "too_many_redirects"
+	FetchFailed            Code = "fetch_failed"
+	FetchTimeout           Code = "fetch_timeout"
+	HTTPStatus             Code = "http_status"
+	UnsupportedContentType Code = "unsupported_content_type"
+	BinaryPayload          Code = "binary_payload"
+	EmptyContent           Code = "empty_content"
+	ExtractTimeout         Code = "extract_timeout"
+	NoResultForURL         Code = "no_result_for_url"
+	Interrupted            Code = "interrupted"
+	ContentInaccessible    Code = "content_inaccessible"
+	NoProvider             Code = "no_provider"
+	SearchOnlyBackend      Code = "search_only_backend"
+	StrictSelection        Code = "strict_selection"
+	ProviderError          Code = "provider_error"
+)
+
+// codes documents every Code. A test asserts each constant above is listed.
+var codes = map[Code]string{
+	InvalidURL:             "the URL cannot be parsed the way a browser would parse it (WHATWG URL Standard), or has no host",
+	UnsupportedScheme:      "only http and https URLs are fetched (spec §A6.1)",
+	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL",
+	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers",
+	CredentialsInURL:       "the URL carries a password in its userinfo (user:pass@host)",
+	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4)",
+	SSRFMetadata:           "the host is a cloud metadata endpoint (spec §A6.1); never overridable",
+	DNSUnresolvable:        "the host name did not resolve; Gatehouse fails closed but says so instead of calling it an SSRF block",
+	DNSBadAnswer:           "the resolver returned an answer that is not an IP address; fails closed",
+	PolicyBlocked:          "the host matched security.website_blocklist (spec §A8)",
+	InvalidItem:            "the batch item is neither a URL string nor an object with a url/href string",
+	TooManyRedirects:       "the page redirected more than 10 times",
+	FetchFailed:            "the connection or transfer failed",
+	FetchTimeout:           "the fetch exceeded its connect or total timeout",
+	HTTPStatus:             "the server answered with an HTTP error status (4xx/5xx)",
+	UnsupportedContentType: "the response is a binary type Gatehouse does not convert",
+	BinaryPayload:          "the body is a binary file (magic signature) despite its declared type",
+	EmptyContent:           "the page had no extractable text",
+	ExtractTimeout:         "the provider exceeded web.extract_timeout (spec §A3 step 6)",
+	NoResultForURL:         "the provider returned no row for this URL",
+	Interrupted:            "the call was cancelled before this URL was done",
+	ContentInaccessible:    "no result rows at all",
+	NoProvider:             "no extract/search provider is configured or available",
+	SearchOnlyBackend:      "the configured extract backend can only search (spec §A4.4)",
+	StrictSelection:        "the configured backend name is not a registered provider (spec §A4.4)",
+	ProviderError:          "the provider returned an error for this URL",
+}
+
+// Doc returns the one-line documentation of c, or "" for an unknown code.
+func (c Code) Doc() string { return codes[c] }
+
+// Known reports whether c is one of the codes defined in this package.
+func (c Code) Known() bool { _, ok := codes[c]; return ok }
+
+// All returns every defined code, sorted.
+func All() []Code {
+	out := make([]Code, 0, len(codes))
+	for c := range codes {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Error is a refusal or failure with a stable Code and a human Message that
+// names the fix. Message never contains a resolved private IP or a secret value.
+// Use errors.As to recover it from a wrapped error.
+type Error struct {
+	Code    Code
+	Gate    Gate   // which gate refused; "" for non-gate failures
+	Message string // human text, safe to show an agent
+	Err     error  // underlying cause (may include details not shown to agents); may be nil
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return string(e.Code)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New returns an *Error with the given code, gate and message.
+func New(code Code, gate Gate, msg string) *Error {
+	return &Error{Code: code, Gate: gate, Message: msg}
+}
+
+// Newf is New with a formatted message.
+func Newf(code Code, gate Gate, format string, args ...any) *Error {
+	return &Error{Code: code, Gate: gate, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error carrying cause as Err.
+func Wrap(code Code, gate Gate, msg string, cause error) *Error {
+	return &Error{Code: code, Gate: gate, Message: msg, Err: cause}
+}
+
+// Of returns the Code carried by err (via errors.As), or "" if err carries none.
+func Of(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// As returns the *Error carried by err, or nil.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
