@@ -55,6 +55,7 @@ const (
 	NoProvider             Code = "no_provider"
 	SearchOnlyBackend      Code = "search_only_backend"
 	StrictSelection        Code = "strict_selection"
+	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
 )
 
@@ -86,6 +87,7 @@ var codes = map[Code]string{
 	SearchOnlyBackend:      "the configured extract backend can only search (spec §A4.4)",
 	StrictSelection:        "the configured backend name is not a registered provider (spec §A4.4)",
 	ProviderError:          "the provider returned an error for this URL",
+	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
 }
 
 // Doc returns the one-line documentation of c, or "" for an unknown code.
@@ -115,6 +117,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	if e.Message != "" {
 		return e.Message
 	}
@@ -141,7 +146,7 @@ func Wrap(code Code, gate Gate, msg string, cause error) *Error {
 // Of returns the Code carried by err (via errors.As), or "" if err carries none.
 func Of(err error) Code {
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && e != nil {
 		return e.Code
 	}
 	return ""
@@ -150,7 +155,7 @@ func Of(err error) Code {
 // As returns the *Error carried by err, or nil.
 func As(err error) *Error {
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && e != nil {
 		return e
 	}
 	return nil

@@ -1,0 +1,371 @@
+// Package egress is the one place in Gatehouse that opens network connections on a
+// user's behalf. Every HTTP client the project makes comes from a Guard, which
+//
+//   - resolves host names itself (through an injectable Resolver) and judges EVERY
+//     answer with urlsafe before connecting (fail closed: a DNS error is a refusal
+//     with reason dns_unresolvable, an answer that is not an IP is dns_bad_answer);
+//   - dials the vetted IP, never the name, and asserts in Dialer.ControlContext that
+//     the socket really connects to a vetted IP (so DNS rebinding between the check
+//     and the connect cannot reach a private address: the dial-time answer is what is
+//     judged and what is dialed);
+//   - re-checks every redirect hop (at most 10) before it is followed;
+//   - never consults HTTP_PROXY/HTTPS_PROXY/NO_PROXY (Transport.Proxy is nil) and
+//     refuses non-TCP networks (no Unix sockets).
+//
+// String checks made before a fetch (urlsafe.CheckStatic) exist to refuse early with a
+// clear reason; the dial-time judgement is the boundary (DESIGN.md §1).
+package egress
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultConnectTimeout = 10 * time.Second // per dial attempt
+	DefaultMaxRedirects   = 10               // hops followed before too_many_redirects
+	MaxDialCandidates     = 8                // distinct vetted IPs tried per dial (spec §A6.8)
+)
+
+// Resolver looks up the IP addresses of a host. *net.Resolver satisfies it.
+// network is "ip", "ip4" or "ip6". Implementations must honour ctx.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Options configures a Guard. The zero value is the safe production default:
+// private addresses refused, system resolver, no allowances.
+type Options struct {
+	// Gate holds the classification toggles (security.allow_private_urls,
+	// security.fake_ip_ranges). The metadata floor ignores every toggle.
+	Gate urlsafe.Options
+
+	// Resolver answers DNS lookups; nil means net.DefaultResolver.
+	Resolver Resolver
+
+	// AllowAddrPorts lets connections to exactly these IP:port pairs through even
+	// though the IP is private (never a metadata address). It exists so tests can
+	// reach an httptest server on loopback without turning on AllowPrivate; it is
+	// set from Go code only, never from config or the environment.
+	AllowAddrPorts []netip.AddrPort
+
+	// ConnectTimeout bounds each TCP connect attempt; 0 means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+
+	// MaxRedirects is the number of redirect hops followed; 0 means DefaultMaxRedirects.
+	MaxRedirects int
+}
+
+// Guard checks URLs and dials vetted addresses. It is safe for concurrent use.
+type Guard struct {
+	opts     Options
+	resolver Resolver
+}
+
+// New returns a Guard for o. The Options value is copied.
+func New(o Options) *Guard {
+	o.AllowAddrPorts = slices.Clone(o.AllowAddrPorts)
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.MaxRedirects <= 0 {
+		o.MaxRedirects = DefaultMaxRedirects
+	}
+	g := &Guard{opts: o, resolver: o.Resolver}
+	if g.resolver == nil {
+		g.resolver = net.DefaultResolver
+	}
+	return g
+}
+
+// Options returns a copy of the Guard's options.
+func (g *Guard) Options() Options { return g.opts }
+
+// Allowed reports whether ap is covered by Options.AllowAddrPorts (the explicit
+// allowance for test servers). Callers treat such an address like a public one
+// (e.g. for caching).
+func (g *Guard) Allowed(ap netip.AddrPort) bool { return g.allowed(ap.Addr(), ap.Port()) }
+
+func (g *Guard) allowed(a netip.Addr, port uint16) bool {
+	if !a.IsValid() {
+		return false
+	}
+	ap := netip.AddrPortFrom(a.Unmap().WithZone(""), port)
+	for _, x := range g.opts.AllowAddrPorts {
+		if netip.AddrPortFrom(x.Addr().Unmap(), x.Port()) == ap {
+			return true
+		}
+	}
+	return false
+}
+
+// PortOf returns the port u connects to (explicit, else 443 for https, 80 otherwise).
+func PortOf(u *urlsafe.URL) uint16 { return portOf(u) }
+
+func portOf(u *urlsafe.URL) uint16 {
+	if u.Port != "" {
+		p, _ := strconv.ParseUint(u.Port, 10, 16)
+		return uint16(p)
+	}
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
+}
+
+// CheckStatic runs every check possible without DNS (scheme, host, metadata host
+// name, IP-literal classification), honouring AllowAddrPorts for literal IPs.
+// It returns nil or a *reason.Error (gate scheme, parse or ssrf).
+func (g *Guard) CheckStatic(u *urlsafe.URL) *reason.Error {
+	err := g.opts.Gate.CheckStatic(u)
+	if err != nil && err.Code == reason.SSRFPrivate && u.Addr.IsValid() && g.allowed(u.Addr, portOf(u)) {
+		return nil
+	}
+	return err
+}
+
+// Check is the full SSRF gate for one URL: CheckStatic, then DNS resolution of a
+// host name and judgement of every answer. It returns the vetted addresses (for an
+// IP literal, the literal itself) or a *reason.Error:
+// unsupported_scheme, invalid_url, ssrf_metadata, ssrf_private, dns_unresolvable,
+// dns_bad_answer. A Check that passes does not pin the answer: the connection made
+// later is judged again at dial time (DNS rebinding).
+func (g *Guard) Check(ctx context.Context, u *urlsafe.URL) ([]netip.Addr, *reason.Error) {
+	if err := g.CheckStatic(u); err != nil {
+		return nil, err
+	}
+	if u.Addr.IsValid() {
+		return []netip.Addr{u.Addr}, nil
+	}
+	return g.resolve(ctx, u.Scheme, u.Host, portOf(u))
+}
+
+// resolve looks host up and judges every answer; the first bad answer refuses the host.
+func (g *Guard) resolve(ctx context.Context, scheme, host string, port uint16) ([]netip.Addr, *reason.Error) {
+	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		if err == nil {
+			err = errors.New("no addresses")
+		}
+		if ctx.Err() != nil {
+			return nil, reason.Wrap(reason.Interrupted, reason.GateSSRF,
+				fmt.Sprintf("DNS lookup of %s was cancelled.", host), ctx.Err())
+		}
+		return nil, reason.Wrap(reason.DNSUnresolvable, reason.GateSSRF,
+			fmt.Sprintf("Blocked: the host %s could not be resolved (DNS lookup failed), so it cannot be checked for SSRF safety. Check the spelling of the host name and this machine's DNS/network access.", host), err)
+	}
+	answers := make([]string, len(addrs))
+	for i, a := range addrs {
+		answers[i] = a.String()
+	}
+	for _, a := range addrs {
+		if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil {
+			if rerr.Code == reason.SSRFPrivate && g.allowed(a, port) {
+				continue
+			}
+			return nil, rerr
+		}
+	}
+	return addrs, nil
+}
+
+type ctxKey int
+
+const schemeKey ctxKey = 1
+
+// WithScheme returns ctx carrying the URL scheme of the request being dialed; the
+// trusted-host rule of spec §A6.1 applies only to https. Client sets it for you.
+func WithScheme(ctx context.Context, scheme string) context.Context {
+	return context.WithValue(ctx, schemeKey, scheme)
+}
+
+func schemeFrom(ctx context.Context) string {
+	s, _ := ctx.Value(schemeKey).(string)
+	return s
+}
+
+// DialContext is the guarded dial. addr is "host:port"; network must be tcp, tcp4
+// or tcp6. A host name is resolved now and every answer judged; then up to
+// MaxDialCandidates vetted IPs are dialed in order until one connects. The socket
+// is connected to the vetted IP, never the name; ControlContext asserts it.
+// Errors are *reason.Error (ssrf_private, ssrf_metadata, dns_unresolvable,
+// dns_bad_answer, fetch_failed, fetch_timeout) wrapping the cause.
+func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return nil, reason.New(reason.UnsupportedScheme, reason.GateSSRF,
+			fmt.Sprintf("Blocked: network %q is not allowed; Gatehouse only makes TCP connections.", network))
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: malformed dial address.", err)
+	}
+	p, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: malformed port.", err)
+	}
+	port := uint16(p)
+	scheme := schemeFrom(ctx)
+	var candidates []netip.Addr
+	if a, perr := netip.ParseAddr(host); perr == nil {
+		if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil && !(rerr.Code == reason.SSRFPrivate && g.allowed(a, port)) {
+			return nil, rerr
+		}
+		candidates = []netip.Addr{a}
+	} else {
+		if urlsafe.IsMetadataHost(host) {
+			return nil, reason.New(reason.SSRFMetadata, reason.GateSSRF,
+				"Blocked: URL targets a cloud metadata endpoint. Metadata endpoints are never reachable through Gatehouse.")
+		}
+		var rerr *reason.Error
+		candidates, rerr = g.resolve(ctx, scheme, host, port)
+		if rerr != nil {
+			return nil, rerr
+		}
+	}
+	candidates = dedupe(candidates)
+	if len(candidates) > MaxDialCandidates {
+		candidates = candidates[:MaxDialCandidates]
+	}
+	vetted := make(map[netip.Addr]bool, len(candidates))
+	for _, a := range candidates {
+		vetted[a.Unmap().WithZone("")] = true
+	}
+	d := &net.Dialer{
+		Timeout: g.opts.ConnectTimeout,
+		ControlContext: func(_ context.Context, _, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || !vetted[ap.Addr().Unmap().WithZone("")] || ap.Port() != port {
+				return reason.New(reason.SSRFPrivate, reason.GateSSRF,
+					"Blocked: connection target changed after the SSRF check.")
+			}
+			return nil
+		},
+	}
+	var lastErr error
+	for _, a := range candidates {
+		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, port).String())
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, dialFailure(host, lastErr)
+}
+
+func dialFailure(host string, err error) error {
+	if rerr := reason.As(err); rerr != nil {
+		return rerr
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return reason.Wrap(reason.FetchTimeout, "", fmt.Sprintf("Connecting to %s timed out. The site may be down or slow; try again later.", host), err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return reason.Wrap(reason.Interrupted, "", fmt.Sprintf("Connecting to %s was cancelled.", host), err)
+	}
+	return reason.Wrap(reason.FetchFailed, "", fmt.Sprintf("Could not connect to %s (connection refused or unreachable).", host), err)
+}
+
+func dedupe(in []netip.Addr) []netip.Addr {
+	seen := make(map[netip.Addr]bool, len(in))
+	out := in[:0:0]
+	for _, a := range in {
+		k := a.WithZone("")
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ClientOptions tunes an HTTP client made by Guard.Client.
+type ClientOptions struct {
+	// Timeout is the total time limit for one request including redirects and
+	// reading the body; 0 means no limit beyond the caller's context.
+	Timeout time.Duration
+	// TLSHandshakeTimeout; 0 means 10 s.
+	TLSHandshakeTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for response headers after the request
+	// is written; 0 means the total Timeout applies alone.
+	ResponseHeaderTimeout time.Duration
+	// TLSConfig for tests that talk to an httptest TLS server; nil means defaults.
+	TLSConfig *tls.Config
+}
+
+// Client returns an *http.Client whose every connection goes through
+// DialContext, which ignores proxy environment variables (Transport.Proxy is nil),
+// and whose CheckRedirect refuses a hop that fails CheckStatic (scheme, metadata
+// host, private IP literal) or exceeds MaxRedirects (too_many_redirects). A hop to
+// a host name is judged again at dial time. Errors returned by Do wrap a
+// *reason.Error (use reason.As).
+func (g *Guard) Client(co ClientOptions) *http.Client {
+	hs := co.TLSHandshakeTimeout
+	if hs <= 0 {
+		hs = 10 * time.Second
+	}
+	tr := &http.Transport{
+		Proxy:                  nil,
+		DialContext:            g.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    hs,
+		ResponseHeaderTimeout:  co.ResponseHeaderTimeout,
+		MaxIdleConns:           32,
+		IdleConnTimeout:        60 * time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+		TLSClientConfig:        co.TLSConfig,
+	}
+	return &http.Client{
+		Transport:     schemeTransport{tr},
+		Timeout:       co.Timeout,
+		CheckRedirect: g.checkRedirect,
+	}
+}
+
+// schemeTransport records the request scheme in the dial context.
+type schemeTransport struct{ rt http.RoundTripper }
+
+func (s schemeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return s.rt.RoundTrip(r.WithContext(WithScheme(r.Context(), r.URL.Scheme)))
+}
+
+// CloseIdleConnections closes idle pooled connections.
+func (s schemeTransport) CloseIdleConnections() {
+	if c, ok := s.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > g.opts.MaxRedirects {
+		return reason.New(reason.TooManyRedirects, "",
+			fmt.Sprintf("Stopped after %d redirects. The page redirects in a loop or too deeply; try the final URL directly.", g.opts.MaxRedirects))
+	}
+	u, err := urlsafe.Parse(req.URL.String())
+	if err != nil {
+		return err
+	}
+	if rerr := g.CheckStatic(u); rerr != nil {
+		rerr.Message = "Blocked: a redirect led to a refused target. " + rerr.Message
+		return rerr
+	}
+	return nil
+}

@@ -1,0 +1,379 @@
+package urlsafe
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// prefixPattern is one credential format of spec §A7: a literal prefix and
+// a regular expression for the body that follows it.
+type prefixPattern struct {
+	prefix string
+	body   *regexp.Regexp // anchored at the start of the body
+	kind   string         // for messages: names the kind, never the value
+}
+
+func pat(prefix, body, name string) prefixPattern {
+	return prefixPattern{
+		prefix: prefix,
+		body:   regexp.MustCompile(`^(?:` + body + `)`),
+		kind:   name + " (" + prefix + "…)",
+	}
+}
+
+const (
+	alnum10 = `[A-Za-z0-9]{10,}`
+	word10  = `[A-Za-z0-9_-]{10,}`
+)
+
+// prefixPatterns lists the formats of spec §A7 in the described system's
+// alternation order (the first format that matches at the leftmost
+// position wins).
+var prefixPatterns = []prefixPattern{
+	// sk-: 10+ body chars, single dots may separate body chars.
+	pat("sk-", `[A-Za-z0-9_-](?:\.?[A-Za-z0-9_-]){9,}`, "an OpenAI-style key"),
+	pat("ghp_", alnum10, "a GitHub token"),
+	pat("github_pat_", `[A-Za-z0-9_]{10,}`, "a GitHub token"),
+	pat("gho_", alnum10, "a GitHub token"),
+	pat("ghu_", alnum10, "a GitHub token"),
+	pat("ghs_", alnum10, "a GitHub token"),
+	pat("ghr_", alnum10, "a GitHub token"),
+	pat("xapp-", `[0-9]+-[A-Za-z0-9-]{10,}`, "a Slack app token"),
+	pat("xox", `[baprs]-[A-Za-z0-9-]{10,}`, "a Slack token"),
+	pat("AIza", `[A-Za-z0-9_-]{30,}`, "a Google API key"),
+	pat("pplx-", alnum10, "a Perplexity key"),
+	pat("fal_", word10, "a Fal key"),
+	pat("fc-", alnum10, "a Firecrawl key"),
+	pat("bb_live_", word10, "a Browserbase key"),
+	pat("gAAAA", `[A-Za-z0-9_=-]{20,}`, "an encrypted Codex token"),
+	pat("AKIA", `[A-Z0-9]{16}`, "an AWS access key ID"),
+	pat("sk_live_", alnum10, "a Stripe key"),
+	pat("sk_test_", alnum10, "a Stripe key"),
+	pat("rk_live_", alnum10, "a Stripe key"),
+	pat("SG.", word10, "a SendGrid key"),
+	pat("hf_", alnum10, "a Hugging Face token"),
+	pat("r8_", alnum10, "a Replicate token"),
+	pat("npm_", alnum10, "an npm token"),
+	pat("pypi-", word10, "a PyPI token"),
+	pat("dop_v1_", alnum10, "a DigitalOcean token"),
+	pat("doo_v1_", alnum10, "a DigitalOcean token"),
+	pat("am_org_", `[A-Za-z0-9]{20,}`, "an AgentMail key"),
+	pat("am_", `[A-Za-z0-9]{20,}`, "an AgentMail key"),
+	pat("sk_", `[A-Za-z0-9_]{10,}`, "an ElevenLabs-style key"),
+	pat("tvly-", alnum10, "a Tavily key"),
+	pat("exa_", alnum10, "an Exa key"),
+	pat("gsk_", alnum10, "a Groq key"),
+	pat("syt_", alnum10, "a Matrix token"),
+	pat("retaindb_", alnum10, "a RetainDB key"),
+	pat("hsk-", alnum10, "a Hindsight key"),
+	pat("mem0_", alnum10, "a Mem0 key"),
+	pat("brv_", alnum10, "a ByteRover key"),
+	pat("ntn_", alnum10, "a Notion token"),
+	pat("xai-", `[A-Za-z0-9]{30,}`, "an xAI key"),
+	pat("fw-", `[A-Za-z0-9]{30,}`, "a Fireworks key"),
+	pat("fw_", `[A-Za-z0-9]{30,}`, "a Fireworks key"),
+	pat("fpk_", `[A-Za-z0-9]{30,}`, "a Fireworks key"),
+	pat("glpat-", word10, "a GitLab token"),
+	pat("gloas-", word10, "a GitLab token"),
+	pat("gldt-", word10, "a GitLab token"),
+	pat("glcbt-", word10, "a GitLab token"),
+	pat("glptt-", word10, "a GitLab token"),
+	pat("glft-", word10, "a GitLab token"),
+	pat("glimt-", word10, "a GitLab token"),
+	pat("glagent-", word10, "a GitLab token"),
+	pat("glsoat-", word10, "a GitLab token"),
+	pat("glffct-", word10, "a GitLab token"),
+	pat("glwt-", word10, "a GitLab token"),
+	pat("glrt-", `[A-Za-z0-9_.-]{10,}`, "a GitLab runner token"),
+	pat("glrtr-", `[A-Za-z0-9_.-]{10,}`, "a GitLab runner token"),
+	pat("GR1348941", word10, "a GitLab runner token"),
+	pat("pk-lf-", `[A-Za-z0-9-]{8,}`, "a Langfuse public key"),
+}
+
+// byFirst indexes prefixPatterns by the first byte of their prefix.
+var byFirst = func() (t [256][]int) {
+	for i, p := range prefixPatterns {
+		t[p.prefix[0]] = append(t[p.prefix[0]], i)
+	}
+	return t
+}()
+
+// isTokenChar is the boundary class [A-Za-z0-9_-] of spec §A7.
+func isTokenChar(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' || c == '-' }
+
+func isHex(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
+
+// leadingBoundary reports whether a token may start at text[i] (spec §A7):
+// the previous character is not in [A-Za-z0-9_-], or it ends a
+// backslash-letter escape (\n), a \uXXXX escape or a \xHH escape.
+func leadingBoundary(text string, i int) bool {
+	if i == 0 || !isTokenChar(text[i-1]) {
+		return true
+	}
+	if i >= 2 && text[i-2] == '\\' && isAlpha(text[i-1]) {
+		return true
+	}
+	if i >= 6 && text[i-6] == '\\' && text[i-5] == 'u' &&
+		isHex(text[i-4]) && isHex(text[i-3]) && isHex(text[i-2]) && isHex(text[i-1]) {
+		return true
+	}
+	if i >= 4 && text[i-4] == '\\' && text[i-3] == 'x' && isHex(text[i-2]) && isHex(text[i-1]) {
+		return true
+	}
+	return false
+}
+
+// matchAt returns the end of the first format matching at text[i], or -1,
+// and the format's index.
+func matchAt(text string, i int) (end, idx int) {
+	if !leadingBoundary(text, i) {
+		return -1, -1
+	}
+	for _, k := range byFirst[text[i]] {
+		p := &prefixPatterns[k]
+		if !strings.HasPrefix(text[i:], p.prefix) {
+			continue
+		}
+		start := i + len(p.prefix)
+		loc := p.body.FindStringIndex(text[start:])
+		if loc == nil {
+			continue
+		}
+		e := start + loc[1]
+		// Trailing boundary: the next character is not in [A-Za-z0-9_-].
+		// The body classes never end inside a shorter valid match, so the
+		// greedy match is the only candidate (see matcher_test).
+		if e < len(text) && isTokenChar(text[e]) {
+			continue
+		}
+		return e, k
+	}
+	return -1, -1
+}
+
+// findPrefix returns the leftmost credential token in text and its format.
+func findPrefix(text string) (match string, idx int, ok bool) {
+	for i := 0; i < len(text); i++ {
+		if byFirst[text[i]] == nil {
+			continue
+		}
+		if e, k := matchAt(text, i); e >= 0 {
+			return text[i:e], k, true
+		}
+	}
+	return "", -1, false
+}
+
+// MatchPrefix finds the first credential-shaped token in text (spec §A7
+// _PREFIX_RE): a known vendor prefix plus a body of the format's character
+// class and minimum length, starting at a boundary (not preceded by
+// [A-Za-z0-9_-], except directly after a \n-style, \uXXXX or \xHH escape)
+// and ending at one (not followed by [A-Za-z0-9_-]). Matching is on bytes;
+// text is not decoded (callers check decoded forms themselves). It returns
+// the token and true, or "" and false.
+func MatchPrefix(text string) (match string, ok bool) {
+	m, _, ok := findPrefix(text)
+	return m, ok
+}
+
+// maxDecodeRounds bounds repeated percent-decoding (a URL encoded more
+// deeply than this is not a plausible request).
+const maxDecodeRounds = 8
+
+// percentDecode decodes every %XX (any case) byte-wise; malformed escapes
+// stay as written. It returns s itself when nothing changes.
+func percentDecode(s string) string {
+	i := strings.IndexByte(s, '%')
+	for i >= 0 && !(i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2])) {
+		j := strings.IndexByte(s[i+1:], '%')
+		if j < 0 {
+			return s
+		}
+		i += 1 + j
+	}
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func unhex(c byte) byte {
+	if isDigit(c) {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
+}
+
+// findInDecoded checks s and each successive percent-decoding of s, up to a
+// fixed point or maxDecodeRounds.
+func findInDecoded(s string) (idx int, found bool) {
+	for round := 0; ; round++ {
+		if _, k, ok := findPrefix(s); ok {
+			return k, true
+		}
+		if round == maxDecodeRounds {
+			return -1, false
+		}
+		d := percentDecode(s)
+		if d == s {
+			return -1, false
+		}
+		s = d
+	}
+}
+
+// FindSecret reports a credential-shaped token anywhere in the URL — path,
+// query, fragment, userinfo or host — as secret_in_url (Gate secret, spec
+// §A3 step 2). It checks four forms: raw, percent-decoded raw, Normalize(raw)
+// and percent-decoded Normalize(raw), where decoding is repeated to a fixed
+// point (at most 8 rounds, each intermediate form checked) so double
+// encoding hides nothing. The message names the kind of credential, never
+// its value. It returns nil if no form contains one.
+func FindSecret(raw string) *reason.Error {
+	if k, ok := findInDecoded(raw); ok {
+		return secretErr(k)
+	}
+	if n := Normalize(raw); n != raw && n != strings.TrimSpace(raw) {
+		if k, ok := findInDecoded(n); ok {
+			return secretErr(k)
+		}
+	}
+	return nil
+}
+
+func secretErr(k int) *reason.Error {
+	return reason.New(reason.SecretInURL, reason.GateSecret,
+		"Blocked: URL contains what appears to be an API key or token ("+prefixPatterns[k].kind+
+			"). Secrets must not be sent in URLs: remove it from the URL.")
+}
+
+// sensitiveParams are the credential names of spec §A6.7 (compared after
+// percent-decoding and lower-casing). code, key, auth, session and sig are
+// deliberately absent: they are ordinary page facets.
+var sensitiveParams = map[string]bool{
+	"access_token": true, "api_key": true, "apikey": true, "auth_token": true,
+	"authorization": true, "awsaccesskeyid": true, "client_secret": true,
+	"credential": true, "credentials": true, "jwt": true, "password": true,
+	"passwd": true, "secret": true, "session_id": true, "signature": true,
+	"token": true, "x_amz_security_token": true, "x_amz_signature": true,
+	"x-amz-security-token": true, "x-amz-signature": true,
+}
+
+// SensitiveQueryParam returns the first credential-named parameter carrying
+// a non-empty value in an http(s) URL (spec §A6.7), or "". Parameters are
+// read from the query and then from a fragment that carries parameters
+// ("#access_token=…", or the part after '?' in "#/route?token=…"). Pairs are
+// split on '&' and ';' and decoded like Python's parse_qsl ('+' is a space,
+// %XX decoded once); names compare case-insensitively; the returned name is
+// the decoded one as written (e.g. "API_KEY", "token" for "%74oken").
+// Tabs and newlines are removed first, as a browser does.
+func SensitiveQueryParam(raw string) string {
+	s := removeTabNewline(strings.TrimSpace(raw))
+	n := schemeLen(s)
+	if n == 0 {
+		return ""
+	}
+	if sc := strings.ToLower(s[:n]); sc != "http" && sc != "https" {
+		return ""
+	}
+	rest, frag, _ := strings.Cut(s[n+1:], "#")
+	_, query, _ := strings.Cut(rest, "?")
+	return sensitiveIn(query, frag)
+}
+
+func sensitiveIn(query, fragment string) string {
+	if name := sensitivePair(query); name != "" {
+		return name
+	}
+	if fragment == "" {
+		return ""
+	}
+	if _, after, ok := strings.Cut(fragment, "?"); ok {
+		fragment = after
+	}
+	return sensitivePair(fragment)
+}
+
+func sensitivePair(q string) string {
+	for q != "" {
+		i := 0
+		for i < len(q) && q[i] != '&' && q[i] != ';' {
+			i++
+		}
+		pair := q[:i]
+		if i < len(q) {
+			q = q[i+1:]
+		} else {
+			q = ""
+		}
+		name, value, ok := strings.Cut(pair, "=")
+		if !ok || value == "" {
+			continue
+		}
+		name = formDecode(name)
+		if !sensitiveParams[strings.ToLower(name)] {
+			continue
+		}
+		if formDecode(value) != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+func formDecode(s string) string {
+	if strings.IndexByte(s, '+') >= 0 {
+		s = strings.ReplaceAll(s, "+", " ")
+	}
+	return percentDecode(s)
+}
+
+// CheckSecrets runs the secret gate for one URL (spec §A3 step 2, Gate
+// secret), in order: FindSecret on raw (and on u.Href, the form actually
+// sent) → secret_in_url; a password in the userinfo → credentials_in_url;
+// then, only when extract is true (web_extract hands URLs to third-party
+// readers), a credential-named query or fragment parameter →
+// sensitive_query_param. u may be nil (raw unparseable): then only the
+// string checks run. It returns nil when the URL carries no secret.
+func CheckSecrets(raw string, u *URL, extract bool) *reason.Error {
+	if err := FindSecret(raw); err != nil {
+		return err
+	}
+	if u != nil && u.Href != raw {
+		if k, ok := findInDecoded(u.Href); ok {
+			return secretErr(k)
+		}
+	}
+	if u != nil && u.HasPassword {
+		return reason.New(reason.CredentialsInURL, reason.GateSecret,
+			"Blocked: URL contains a password in its user-info part (user:password@host). "+
+				"Credentials must not be sent in URLs: remove them.")
+	}
+	if !extract {
+		return nil
+	}
+	name := SensitiveQueryParam(raw)
+	if name == "" && u != nil && (u.Scheme == "http" || u.Scheme == "https") {
+		name = sensitiveIn(u.RawQuery, u.Fragment)
+	}
+	if name != "" {
+		return reason.Newf(reason.SensitiveQueryParam, reason.GateSecret,
+			"Blocked: URL carries a credential-named parameter (%s) with a value; "+
+				"web_extract hands URLs to third-party readers, so credentials must not travel in them. "+
+				"Remove the parameter.", strings.ToLower(name))
+	}
+	return nil
+}
