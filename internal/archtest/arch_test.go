@@ -1,0 +1,127 @@
+// Package archtest holds architecture tests: import direction, purity of the gate
+// packages, and "exactly one place dials" (STYLE.md house style 1 and 2).
+package archtest
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/gatehouse-dev/gatehouse"
+
+func root(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// Pure packages make no network connections, touch no files and read no
+// environment: their verdicts are functions of their inputs.
+func TestPurePackagesImportNoIO(t *testing.T) {
+	pure := map[string][]string{
+		mod + "/internal/urlsafe": {"net/http", "os", "os/exec", "log/slog", "io/ioutil"},
+		mod + "/internal/reason":  {"net", "net/http", "os"},
+	}
+	for _, p := range listPackages(t) {
+		forbidden, ok := pure[p.ImportPath]
+		if !ok {
+			continue
+		}
+		for _, imp := range p.Imports {
+			for _, f := range forbidden {
+				if imp == f {
+					t.Errorf("%s imports %s; it must stay pure", p.ImportPath, imp)
+				}
+			}
+		}
+	}
+}
+
+// Lower packages never import higher ones: data flows tool → web → gates → egress.
+func TestImportDirection(t *testing.T) {
+	higher := map[string][]string{
+		mod + "/internal/urlsafe":  {"/internal/egress", "/internal/web", "/internal/config", "/cmd/"},
+		mod + "/internal/egress":   {"/internal/web", "/internal/config", "/cmd/"},
+		mod + "/internal/policy":   {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/cache":    {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/truncate": {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/content":  {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/config":   {"/internal/web", "/internal/egress", "/cmd/"},
+	}
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			for _, h := range higher[p.ImportPath] {
+				if strings.HasPrefix(imp, mod+h) {
+					t.Errorf("%s imports %s (a higher layer)", p.ImportPath, imp)
+				}
+			}
+		}
+	}
+}
+
+// Exactly one place dials: only internal/egress builds a net.Dialer or an
+// http.Transport, and nobody uses the default client or transport (which honour
+// proxy environment variables and have no SSRF guard).
+func TestOnlyEgressDials(t *testing.T) {
+	bad := regexp.MustCompile(`net\.Dialer\{|http\.Transport\{|http\.DefaultClient|http\.DefaultTransport|http\.Get\(|http\.Post\(|http\.Head\(|net\.Dial\(|net\.DialTimeout\(`)
+	r := root(t)
+	err := filepath.WalkDir(r, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(r, path)
+		if strings.HasPrefix(rel, filepath.Join("internal", "egress")+string(filepath.Separator)) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if bad.MatchString(line) && !strings.HasPrefix(strings.TrimSpace(line), "//") {
+				t.Errorf("%s:%d dials outside internal/egress: %s", rel, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,363 @@
+// Package config loads and edits Gatehouse's configuration: the home directory,
+// <home>/config.yaml and <home>/.env.
+//
+// # Layout
+//
+// The home directory is $GATEHOUSE_HOME, else ~/.gatehouse (see [Home]). It holds
+// config.yaml (settings, see [Load], [Get], [Set]) and .env (API keys, see
+// [LoadEnv] and [Lookup]). The key names follow the described system (spec §A12,
+// §B13, §A6.5, §A8, §A9, §A10.1) so an existing config of that system reads
+// unchanged: web.*, security.*, browser.*.
+//
+// # Values
+//
+// [Default] returns a complete value; every default is a named constant below.
+// [Load] never fails on content it merely dislikes: an unknown key, a wrong type
+// or an out-of-range number becomes a [Warning] (with file, line and column) and
+// the key keeps its default or is clamped, so a typo can neither crash the tool
+// nor stop the other keys from applying. Only a file that is not valid YAML (or
+// cannot be read) is an error, and that error names file:line:col.
+//
+// The file is decoded by walking the goccy/go-yaml AST against a private table
+// of known keys (schema.go), and every value passes through the same setter and
+// clamp functions whichever way it arrives: from the file ([Load]), from the CLI
+// ([Set]) or from a Config built in Go ([Config.Normalized]).
+//
+// # Security
+//
+// Nothing in this package, and nothing that uses it, reads an environment
+// variable that could weaken a gate. In particular there is deliberately no
+// equivalent of the described system's HERMES_ALLOW_PRIVATE_URLS toggle (spec
+// §A6.5): private URLs are allowed only by security.allow_private_urls (or the
+// legacy browser.allow_private_urls) written in config.yaml. The only variable
+// read here is GATEHOUSE_HOME, and only by [Home], at the edge; everything else
+// takes the home directory as an argument.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// EnvHome names the environment variable that overrides the home directory.
+const EnvHome = "GATEHOUSE_HOME"
+
+// FileName is the settings file inside the home directory; EnvFileName the
+// API-key file.
+const (
+	FileName    = "config.yaml"
+	EnvFileName = ".env"
+)
+
+// maxFileBytes caps config.yaml and .env; a larger file is refused rather than
+// parsed (a settings file is a few kilobytes).
+const maxFileBytes = 1 << 20
+
+// Web defaults and bounds (spec §A12, §A9.1, §A10.1, §A3).
+const (
+	DefaultExtractCharLimit = 15000  // chars; spec §A10.1
+	MinExtractCharLimit     = 2000   // chars
+	MaxExtractCharLimit     = 500000 // chars
+	DefaultCacheTTLMinutes  = 20     // minutes; spec §A9.1
+	MinCacheTTLMinutes      = 1
+	MaxCacheTTLMinutes      = 1440 // 24 h
+	// DefaultExtractTimeout is the per-dispatch wall-clock cap on extraction
+	// (spec §A3); 0 in a Config means no cap.
+	DefaultExtractTimeout = 120 * time.Second
+
+	DefaultDirectConnectTimeout = 10 * time.Second
+	DefaultDirectTimeout        = 30 * time.Second
+	DefaultDirectMaxBodyBytes   = 10 << 20 // 10485760 bytes
+
+	DefaultXAIModel   = "grok-build-0.1"
+	DefaultXAITimeout = 90 * time.Second
+)
+
+// Provider tier values for web.provider_tier.<vendor> (spec §A5.2).
+const (
+	TierAuto = "auto" // keyed when a key is present, else keyless
+	TierFree = "free" // always keyless
+	TierPaid = "paid" // always keyed; excluded from the keyless ring
+)
+
+// Browser defaults and floors (spec §B13, §B5, §B7, §B9, §B12).
+const (
+	DefaultInactivityTimeout = 120 * time.Second
+	MinInactivityTimeout     = 30 * time.Second
+	DefaultCommandTimeout    = 30 * time.Second
+	MinCommandTimeout        = 5 * time.Second
+	DefaultSnapshotThreshold = 15000 // chars
+	MinSnapshotThreshold     = 1000  // chars
+	DefaultDialogTimeout     = 300 * time.Second
+	DefaultLoopbackAlias     = "host.docker.internal"
+)
+
+// Browser engines (browser.engine; unknown → auto).
+const (
+	EngineAuto       = "auto"
+	EngineChrome     = "chrome"
+	EngineLightpanda = "lightpanda"
+)
+
+// Dialog policies (browser.dialog_policy; unknown → must_respond).
+const (
+	DialogMustRespond = "must_respond"
+	DialogAutoDismiss = "auto_dismiss"
+	DialogAutoAccept  = "auto_accept"
+)
+
+// Config is the whole, typed configuration. A value from [Default], [Load] or
+// [Config.Normalized] is complete: every field holds its default or a clamped
+// user value, and maps and slices are non-nil.
+type Config struct {
+	Web      Web
+	Security Security
+	Browser  Browser
+}
+
+// Web holds the web_search / web_extract settings (YAML block "web", spec §A12).
+type Web struct {
+	// Backend, SearchBackend and ExtractBackend name a provider (web.backend,
+	// web.search_backend, web.extract_backend), trimmed and lower-cased; ""
+	// means autodetect (spec §A4.2).
+	Backend, SearchBackend, ExtractBackend string
+	// ExtractCharLimit is the truncation budget in chars, clamped to
+	// [MinExtractCharLimit, MaxExtractCharLimit] by [ClampCharLimit].
+	ExtractCharLimit int
+	// KeylessFallback enables the keyless tier; KeylessRescue the one-shot
+	// keyless retry after a keyed failure (spec §A5).
+	KeylessFallback, KeylessRescue bool
+	// ProviderTier maps a lower-cased vendor name to TierFree, TierPaid or
+	// TierAuto (spec §A5.2). Never nil.
+	ProviderTier map[string]string
+	// CacheEnabled turns the search memo and extract cache on (spec §A9).
+	CacheEnabled bool
+	// CacheTTLMinutes is the cache lifetime in whole minutes, clamped to
+	// [1, 1440]; see [TTLFromMinutes] and [Web.CacheTTL].
+	CacheTTLMinutes int
+	// CacheExemptHosts lists host patterns never cached (spec §A9.2). Never nil.
+	CacheExemptHosts []string
+	// DisabledProviders lists backend names switched off (Gatehouse's counterpart
+	// of a disabled web plugin, spec §A4.4): selecting one is a provider_disabled
+	// error, never a silent reroute. Never nil.
+	DisabledProviders []string
+	// ExtractTimeout caps one extraction dispatch; 0 means no cap (spec §A3).
+	ExtractTimeout time.Duration
+	// AgentVisiblePaths maps a host path prefix to the prefix the agent sees
+	// (used when reporting stored-file paths). Never nil.
+	AgentVisiblePaths map[string]string
+	// KeyedBackstop enables the keyed backstop after keyless failures.
+	KeyedBackstop bool
+	// XAI holds the web.xai block (spec §A11).
+	XAI XAI
+	// Direct holds the settings of Gatehouse's embedded fetcher (web.direct).
+	Direct Direct
+}
+
+// CacheTTL returns CacheTTLMinutes as a duration.
+func (w Web) CacheTTL() time.Duration {
+	return time.Duration(w.CacheTTLMinutes) * time.Minute
+}
+
+// XAI is the web.xai block (spec §A11).
+type XAI struct {
+	Model             string
+	AllowedDomains    []string // never nil
+	ExcludedDomains   []string // never nil
+	EnableImageSearch bool
+	Timeout           time.Duration // > 0
+}
+
+// Direct configures the embedded fetcher (YAML block web.direct). Durations
+// are written in seconds in the file; a value ≤ 0 or unparseable keeps the
+// default.
+type Direct struct {
+	ConnectTimeout time.Duration // TCP+TLS connect; default 10 s
+	Timeout        time.Duration // whole request; default 30 s
+	MaxBodyBytes   int64         // bytes read from a body; default 10485760
+	UserAgent      string        // "" = the fetcher's default
+}
+
+// Security holds the gate settings (YAML block "security", spec §A6.5, §A8).
+type Security struct {
+	// AllowPrivateURLs lets SSRF checks pass private/internal answers (never
+	// the metadata floor). Set only from the file: security.allow_private_urls,
+	// or when that key is absent the legacy browser.allow_private_urls.
+	AllowPrivateURLs bool
+	// RedactSecrets turns secret redaction of outputs on (default true).
+	RedactSecrets bool
+	// FakeIPRanges lists CIDRs (or single IPs) declared as fake-IP DNS ranges;
+	// syntactically invalid entries are dropped with a warning. The check for
+	// undeclarable networks (spec §A6.1) belongs to the SSRF gate. Never nil.
+	FakeIPRanges []string
+	// WebsiteBlocklist is security.website_blocklist (spec §A8).
+	WebsiteBlocklist Blocklist
+}
+
+// Blocklist is security.website_blocklist (spec §A8). Rules are kept as
+// written (trimmed); normalising them is the policy gate's job.
+type Blocklist struct {
+	Enabled bool
+	Domains []string // never nil
+	// SharedFiles are rule-file paths. [Load] expands a leading "~" and makes
+	// relative paths absolute against the home directory. Never nil.
+	SharedFiles []string
+}
+
+// Browser holds the browser toolset settings (YAML block "browser", spec §B13).
+type Browser struct {
+	Backend string
+	// InactivityTimeout closes an idle session; floor 30 s (spec §B7).
+	InactivityTimeout time.Duration
+	// CommandTimeout bounds one browser command; floor 5 s (spec §B5).
+	CommandTimeout time.Duration
+	// SnapshotThreshold is the snapshot size in chars above which it is
+	// truncated; floor 1000 (spec §B9).
+	SnapshotThreshold int
+	RecordSessions    bool
+	Headed            bool
+	// AllowPrivateURLs is the legacy spelling; see Security.AllowPrivateURLs.
+	AllowPrivateURLs bool
+	// Engine is EngineAuto, EngineChrome or EngineLightpanda.
+	Engine                  string
+	AutoLocalForPrivateURLs bool
+	CDPURL                  string
+	UseRealProfile          bool
+	RealProfileAutoclose    bool
+	RealProfilePin          string
+	AllowUnsafeEvaluate     bool
+	RestrictEvaluate        bool
+	// DialogPolicy is DialogMustRespond, DialogAutoDismiss or DialogAutoAccept.
+	DialogPolicy string
+	// DialogTimeout is the safety auto-dismiss under must_respond; a value
+	// ≤ 0 or invalid keeps 300 s (spec §B12).
+	DialogTimeout    time.Duration
+	Camofox          Camofox
+	ExtensionControl ExtensionControl
+	// CloudProvider is browser.cloud_provider, trimmed and lower-cased.
+	// CloudProviderSet reports whether it is non-empty: absent, null or ""
+	// means auto-detect (Browser Use, then Browserbase); a name pins the
+	// choice ("local" pins no cloud provider) (spec §B4).
+	CloudProvider    string
+	CloudProviderSet bool
+}
+
+// Camofox is browser.camofox (spec §B11).
+type Camofox struct {
+	ManagedPersistence  bool
+	UserID              string
+	SessionKey          string
+	AdoptExistingTab    bool
+	RewriteLoopbackURLs bool
+	LoopbackHostAlias   string
+}
+
+// ExtensionControl is browser.extension_control.
+type ExtensionControl struct {
+	Enabled       bool
+	DeveloperMode bool
+}
+
+// Default returns a complete configuration holding every default. Each call
+// returns a fresh value (maps and slices are not shared).
+func Default() *Config {
+	return &Config{
+		Web: Web{
+			ExtractCharLimit:  DefaultExtractCharLimit,
+			KeylessFallback:   true,
+			KeylessRescue:     true,
+			ProviderTier:      map[string]string{},
+			CacheEnabled:      true,
+			CacheTTLMinutes:   DefaultCacheTTLMinutes,
+			CacheExemptHosts:  []string{},
+			DisabledProviders: []string{},
+			ExtractTimeout:    DefaultExtractTimeout,
+			AgentVisiblePaths: map[string]string{},
+			XAI: XAI{
+				Model:           DefaultXAIModel,
+				AllowedDomains:  []string{},
+				ExcludedDomains: []string{},
+				Timeout:         DefaultXAITimeout,
+			},
+			Direct: Direct{
+				ConnectTimeout: DefaultDirectConnectTimeout,
+				Timeout:        DefaultDirectTimeout,
+				MaxBodyBytes:   DefaultDirectMaxBodyBytes,
+			},
+		},
+		Security: Security{
+			RedactSecrets: true,
+			FakeIPRanges:  []string{},
+			WebsiteBlocklist: Blocklist{
+				Domains:     []string{},
+				SharedFiles: []string{},
+			},
+		},
+		Browser: Browser{
+			InactivityTimeout:       DefaultInactivityTimeout,
+			CommandTimeout:          DefaultCommandTimeout,
+			SnapshotThreshold:       DefaultSnapshotThreshold,
+			Engine:                  EngineAuto,
+			AutoLocalForPrivateURLs: true,
+			DialogPolicy:            DialogMustRespond,
+			DialogTimeout:           DefaultDialogTimeout,
+			Camofox:                 Camofox{LoopbackHostAlias: DefaultLoopbackAlias},
+		},
+	}
+}
+
+// Home returns the Gatehouse home directory: $GATEHOUSE_HOME (trimmed, a
+// leading "~" expanded, made absolute) when set and non-empty, else
+// ~/.gatehouse. It does not create the directory. The error is non-nil only
+// when the user's home directory is needed and cannot be determined.
+func Home() (string, error) {
+	if v := strings.TrimSpace(os.Getenv(EnvHome)); v != "" {
+		p, err := expandTilde(v)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Abs(p)
+	}
+	uh, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("config: cannot find the home directory (set %s): %w", EnvHome, err)
+	}
+	return filepath.Join(uh, ".gatehouse"), nil
+}
+
+// Path returns the config.yaml path inside home.
+func Path(home string) string { return filepath.Join(home, FileName) }
+
+// EnvPath returns the .env path inside home.
+func EnvPath(home string) string { return filepath.Join(home, EnvFileName) }
+
+// expandTilde expands a leading "~" or "~/" to the user's home directory.
+// "~user" forms are returned unchanged.
+func expandTilde(p string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") && !strings.HasPrefix(p, `~\`) {
+		return p, nil
+	}
+	uh, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("config: cannot expand %q: %w", p, err)
+	}
+	if p == "~" {
+		return uh, nil
+	}
+	return filepath.Join(uh, p[2:]), nil
+}
+
+// resolveSharedFile applies spec §A8's path rule: "~" expanded, relative paths
+// resolved against home.
+func resolveSharedFile(home, p string) string {
+	if x, err := expandTilde(p); err == nil {
+		p = x
+	}
+	if !filepath.IsAbs(p) && home != "" {
+		p = filepath.Join(home, p)
+	}
+	return filepath.Clean(p)
+}

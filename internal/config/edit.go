@@ -1,0 +1,417 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// keyRef is a resolved dotted key: a schema node plus, for an entry of a map
+// leaf (web.provider_tier.exa), the entry name.
+type keyRef struct {
+	f      *field
+	path   []string // schema path (no entry)
+	entry  string
+	hasEnt bool
+}
+
+// resolveKey looks a dotted key up in the key table. "" is the root.
+func resolveKey(key string) (keyRef, error) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return keyRef{f: schema}, nil
+	}
+	segs := strings.Split(key, ".")
+	cur := schema
+	var path []string
+	for i, seg := range segs {
+		if !cur.isBlock() {
+			if cur.mapLeaf {
+				return keyRef{f: cur, path: path, entry: strings.Join(segs[i:], "."), hasEnt: true}, nil
+			}
+			return keyRef{}, fmt.Errorf("config: %s is a %s, not a block; it has no key %q", strings.Join(path, "."), cur.typ, seg)
+		}
+		ch := cur.child(seg)
+		if ch == nil {
+			if cur == schema {
+				return keyRef{}, fmt.Errorf("config: unknown key %q; valid top-level keys: %s", key, strings.Join(cur.childNames(), ", "))
+			}
+			return keyRef{}, fmt.Errorf("config: unknown key %q; valid keys in %s: %s", key, strings.Join(path, "."), strings.Join(cur.childNames(), ", "))
+		}
+		path = append(path, seg)
+		cur = ch
+	}
+	return keyRef{f: cur, path: path}, nil
+}
+
+// Get returns the YAML text of the merged value (defaults overlaid with
+// <home>/config.yaml, after clamping) of a dotted key: a leaf
+// ("web.backend" → "exa"), a block ("browser" → every browser key, in
+// file order), an entry of a map key ("web.provider_tier.exa"), or "" for
+// the whole configuration. Durations print as seconds. The text has no
+// trailing newline.
+//
+// An unknown key is an error that lists the valid keys at that level (the
+// top-level keys for an unknown first segment); a map entry that is not set
+// is an error too. A *[SyntaxError] from [Load] is returned as is; Load's
+// warnings are dropped (call Load to show them).
+func Get(home, key string) (string, error) {
+	ref, err := resolveKey(key)
+	if err != nil {
+		return "", err
+	}
+	cfg, _, err := Load(home)
+	if err != nil {
+		return "", err
+	}
+	v := ref.f.render(cfg)
+	if ref.hasEnt {
+		found := false
+		for _, it := range v.(yaml.MapSlice) {
+			if it.Key == ref.entry {
+				v, found = it.Value, true
+				break
+			}
+		}
+		if !found {
+			return "", fmt.Errorf("config: %s has no entry %q", strings.Join(ref.path, "."), ref.entry)
+		}
+	}
+	return marshalValue(v)
+}
+
+func marshalValue(v any) (string, error) {
+	b, err := yaml.MarshalWithOptions(v, yaml.Indent(2), yaml.IndentSequence(true))
+	if err != nil {
+		return "", fmt.Errorf("config: render: %w", err)
+	}
+	return strings.TrimRight(string(b), "\n"), nil
+}
+
+// Set writes value at the dotted key in <home>/config.yaml.
+//
+// The value is read as YAML (so "true", "30", "2.5" and "[a, b]" get their
+// types), except for string keys, where the text is taken literally unless
+// it is quoted ("'30'"). Set refuses, with an error naming the expected
+// type, an unknown key, a block key (set its leaves instead), an empty value
+// for a non-string key, and any value that [Load] would warn about (wrong
+// type, out of range, unknown enum value), so the file only ever receives
+// values that load cleanly. Entries of map keys are set as key.<entry>
+// ("web.provider_tier.exa free").
+//
+// The file is edited through the goccy/go-yaml AST, so other keys, comments
+// (own-line and inline) and their order survive; missing blocks are created;
+// a flow-style block stays flow-style. The result is re-parsed and compared
+// with the intended data before anything is written; a mismatch is an error
+// and the file is left alone. An invalid existing file is a *[SyntaxError]
+// and is not touched.
+//
+// The home directory is created (0700) when missing. The write is atomic: a
+// temp file in the same directory, fsynced, renamed over config.yaml (0600);
+// a symlinked config.yaml has its target replaced. Concurrent Sets on one
+// home do not tear the file, but the last writer wins.
+func Set(home, key, value string) error {
+	ref, err := resolveKey(key)
+	if err != nil {
+		return err
+	}
+	if ref.f.isBlock() {
+		name := strings.Join(ref.path, ".")
+		if name == "" {
+			return errors.New("config: set needs a key (e.g. web.backend)")
+		}
+		return fmt.Errorf("config: %s is a block; set one of its keys instead: %s", name, prefixed(name, ref.f.childNames()))
+	}
+	key = strings.Join(ref.path, ".")
+	if ref.hasEnt {
+		key += "." + ref.entry
+	}
+	v, err := decodeSetValue(ref, value)
+	if err != nil {
+		return err
+	}
+	// Validate through the same setter Load uses.
+	probe := v
+	if ref.hasEnt {
+		probe = map[string]any{ref.entry: v}
+	}
+	if pr := ref.f.set(Default(), probe, home); pr != nil {
+		return fmt.Errorf("config: cannot set %s to %q: %s (expected %s)", key, value, pr.msg, ref.f.typ)
+	}
+
+	path := Path(home)
+	data, err := readLimited(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	segs := append([]string{}, ref.path...)
+	if ref.hasEnt {
+		segs = append(segs, ref.entry)
+	}
+	out, err := editYAML(path, data, segs, v)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("config: create %s: %w", home, err)
+	}
+	return writeAtomic(path, out)
+}
+
+func prefixed(prefix string, names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + "." + n
+	}
+	return strings.Join(out, ", ")
+}
+
+// decodeSetValue turns the CLI text into the generic value to store.
+func decodeSetValue(ref keyRef, text string) (any, error) {
+	literal := ref.hasEnt || ref.f.literal
+	t := strings.TrimSpace(text)
+	if literal && !(strings.HasPrefix(t, `"`) || strings.HasPrefix(t, `'`)) {
+		return t, nil
+	}
+	f, err := parseYAML("value", []byte(t), 0)
+	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("config: value %q is not valid YAML: %s", text, se.Message)
+		}
+		return nil, err
+	}
+	l := &loader{cfg: Default(), seen: map[string]bool{}, budget: maxLeafNodes, mergeBudget: maxMergeNodes}
+	l.collectAnchors(f)
+	var v any
+	if len(f.Docs) > 0 && f.Docs[0] != nil {
+		if v, err = l.value(f.Docs[0].Body, 0); err != nil {
+			return nil, fmt.Errorf("config: value %q: %v", text, err)
+		}
+	}
+	if v == nil {
+		if literal {
+			return "", nil
+		}
+		return nil, fmt.Errorf("config: %s needs a value (expected %s)", strings.Join(ref.path, "."), ref.f.typ)
+	}
+	return v, nil
+}
+
+// editYAML returns data (the current config.yaml, possibly empty) with segs
+// set to v, keeping comments and other keys.
+func editYAML(path string, data []byte, segs []string, v any) ([]byte, error) {
+	f, err := parseYAML(path, data, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	before, err := genericDoc(path, data)
+	if err != nil {
+		return nil, err
+	}
+	var body ast.Node
+	for _, d := range f.Docs {
+		if d != nil && !isEmptyNode(d.Body) {
+			body = d.Body
+			break
+		}
+	}
+	var out []byte
+	if body == nil {
+		frag, err := fragmentText(segs, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append([]byte{}, data...)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, frag...)
+	} else {
+		if err := editNode(path, body, segs, v); err != nil {
+			return nil, err
+		}
+		out = []byte(f.String())
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+	}
+	// Re-parse and compare with the intended data before writing.
+	after, err := genericDoc(path, out)
+	if err != nil {
+		return nil, fmt.Errorf("config: editing %s produced invalid YAML (%v); file left unchanged, edit it by hand", path, err)
+	}
+	want := setGeneric(before, segs, v)
+	if !reflect.DeepEqual(want, after) {
+		return nil, fmt.Errorf("config: cannot edit %s safely here (the YAML layout is unusual); file left unchanged, edit it by hand", path)
+	}
+	return out, nil
+}
+
+// genericDoc decodes the first non-empty document of data as a generic
+// value (nil when there is none).
+func genericDoc(path string, data []byte) (any, error) {
+	f, err := parseYAML(path, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{file: path, cfg: Default(), seen: map[string]bool{}, budget: maxDocNodes, mergeBudget: maxMergeNodes}
+	l.collectAnchors(f)
+	for _, d := range f.Docs {
+		if d != nil && !isEmptyNode(d.Body) {
+			return l.value(d.Body, 0)
+		}
+	}
+	return nil, nil
+}
+
+// setGeneric returns root with segs set to v, creating maps as needed.
+func setGeneric(root any, segs []string, v any) any {
+	m, ok := root.(map[string]any)
+	if !ok {
+		m = map[string]any{}
+	}
+	if len(segs) == 1 {
+		m[segs[0]] = v
+		return m
+	}
+	m[segs[0]] = setGeneric(m[segs[0]], segs[1:], v)
+	return m
+}
+
+// fragmentText renders {segs[0]: {segs[1]: … v}} as block YAML.
+func fragmentText(segs []string, v any) ([]byte, error) {
+	var node any = v
+	for i := len(segs) - 1; i >= 0; i-- {
+		node = yaml.MapSlice{{Key: segs[i], Value: node}}
+	}
+	b, err := yaml.MarshalWithOptions(node, yaml.Indent(2), yaml.IndentSequence(true))
+	if err != nil {
+		return nil, fmt.Errorf("config: render value: %w", err)
+	}
+	return b, nil
+}
+
+func fragmentNode(segs []string, v any) (*ast.MappingNode, error) {
+	b, err := fragmentText(segs, v)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parser.ParseBytes(b, 0)
+	if err != nil || len(f.Docs) == 0 {
+		return nil, fmt.Errorf("config: render value: %v", err)
+	}
+	m, ok := f.Docs[0].Body.(*ast.MappingNode)
+	if !ok {
+		return nil, errors.New("config: render value: unexpected fragment shape")
+	}
+	return m, nil
+}
+
+func pos(n ast.Node) string {
+	if n != nil {
+		if tk := n.GetToken(); tk != nil && tk.Position != nil {
+			return fmt.Sprintf(":%d:%d", tk.Position.Line, tk.Position.Column)
+		}
+	}
+	return ""
+}
+
+// editNode sets segs to v inside the mapping body.
+func editNode(path string, body ast.Node, segs []string, v any) error {
+	cur, ok := body.(*ast.MappingNode)
+	if !ok {
+		return fmt.Errorf("config: %s%s: the top level is not a mapping; fix it by hand", path, pos(body))
+	}
+	for i, seg := range segs {
+		var mv *ast.MappingValueNode
+		for _, x := range cur.Values {
+			if x != nil && x.Key != nil && !x.Key.IsMergeKey() && keyText(x.Key) == seg {
+				mv = x
+			}
+		}
+		last := i == len(segs)-1
+		if mv != nil && !last {
+			switch val := mv.Value.(type) {
+			case *ast.MappingNode:
+				cur = val
+				continue
+			case *ast.NullNode:
+				// "web:" with nothing under it: replace the null below.
+			default:
+				return fmt.Errorf("config: %s%s: %s is not a plain mapping; fix it by hand", path, pos(mv.Value), strings.Join(segs[:i+1], "."))
+			}
+		}
+		frag, err := fragmentNode(segs[i:], v)
+		if err != nil {
+			return err
+		}
+		if cur.IsFlowStyle {
+			frag.SetIsFlowStyle(true)
+		}
+		var comment *ast.CommentGroupNode
+		if mv != nil && mv.Value != nil {
+			comment = mv.Value.GetComment()
+		}
+		cur.Merge(frag)
+		if mv != nil && comment != nil && mv.Value != nil {
+			// Keep an inline comment that sat on the replaced value.
+			if _, isMap := mv.Value.(*ast.MappingNode); !isMap || frag.IsFlowStyle {
+				_ = mv.Value.SetComment(comment)
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// writeAtomic writes data to path via a temp file in the same directory and
+// a rename; the result has mode 0600.
+func writeAtomic(path string, data []byte) (err error) {
+	target := path
+	if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if t, e := filepath.EvalSymlinks(path); e == nil {
+			target = t
+		}
+	}
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if err = tmp.Chmod(0o600); err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	if err = os.Rename(name, target); err != nil {
+		return fmt.Errorf("config: write %s: %w", path, err)
+	}
+	if d, e := os.Open(dir); e == nil { // persist the rename; best effort
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

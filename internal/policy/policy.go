@@ -1,0 +1,440 @@
+// Package policy implements the website access policy: the user-managed
+// blocklist configured under security.website_blocklist (spec §A8).
+//
+// A Policy is built once by Load from already-decoded configuration values
+// (YAML parsing lives in internal/config) plus optional shared list files,
+// then answers Check for any number of URLs. Check is a pure function of the
+// URL and the loaded rules: no DNS, no network, no logging. A *Policy is
+// immutable after Load and safe for concurrent use.
+//
+// Rules have three shapes:
+//
+//   - a bare host ("example.com") matches that host and every subdomain
+//     ("docs.example.com"), respecting label boundaries ("notexample.com"
+//     does not match);
+//   - a glob ("*.tracking.example") is matched like Python's fnmatch: "*" may
+//     span dots, and the apex ("tracking.example") does not match;
+//   - lines of a shared file behave the same, with "#" comment lines.
+//
+// A match yields a *Block carrying {host, rule, source}; the pipeline turns it
+// into a per-entry refusal with reason.PolicyBlocked.
+package policy
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// SourceConfig is the Rule.Source of rules that come from
+// security.website_blocklist.domains in the config file.
+const SourceConfig = "config"
+
+// Rule is one normalised blocklist pattern and where it came from.
+type Rule struct {
+	// Pattern is the normalised rule (see NormalizeRule): a lower-case host
+	// such as "example.com", or a glob such as "*.tracking.example".
+	Pattern string `json:"pattern"`
+	// Source is SourceConfig ("config") or the absolute path of the shared
+	// file the rule was read from.
+	Source string `json:"source"`
+}
+
+// Block describes why a URL was refused by the website policy. It is the
+// value of the blocked_by_policy field of an extract row (spec §A1, §A8).
+type Block struct {
+	Host   string `json:"host"`   // host extracted from the URL (ExtractHost)
+	Rule   string `json:"rule"`   // the matching Rule.Pattern
+	Source string `json:"source"` // the matching Rule.Source
+}
+
+// Message returns the agent-facing refusal text. It starts with the phrase
+// "Blocked by website policy" (spec §A8: rescue logic recognises refusals by
+// that phrase), names host, rule and source, and names the fix.
+func (b *Block) Message() string {
+	fix := "edit security.website_blocklist.domains in config.yaml (or set security.website_blocklist.enabled: false)"
+	if b.Source != SourceConfig {
+		fix = fmt.Sprintf("remove the rule from %s or drop that file from security.website_blocklist.shared_files", b.Source)
+	}
+	return fmt.Sprintf("Blocked by website policy: host '%s' matched rule '%s' (source %s). "+
+		"This site is on the user's blocklist and is never fetched or rescued; to allow it, %s.",
+		b.Host, b.Rule, b.Source, fix)
+}
+
+// Err returns the refusal as a *reason.Error with code reason.PolicyBlocked
+// and gate reason.GatePolicy; its Message is b.Message().
+func (b *Block) Err() *reason.Error {
+	return reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message())
+}
+
+// Policy is a loaded website blocklist. The zero value and a nil *Policy
+// allow everything. Safe for concurrent use.
+type Policy struct {
+	enabled bool
+	rules   []compiledRule
+}
+
+type compiledRule struct {
+	Rule
+	glob *regexp.Regexp // non-nil for "*." rules (and any rule with glob syntax)
+}
+
+// Load builds a Policy from the values of security.website_blocklist
+// (spec §A8): enabled, domains and shared_files. home is the Gatehouse home
+// directory against which relative shared-file paths resolve; a leading "~"
+// is expanded to the user's home directory.
+//
+// Every domain and every shared-file line goes through NormalizeRule; blank
+// lines, comments and unusable rules are dropped. Shared files are read as
+// UTF-8 (a leading BOM is tolerated). A missing or unreadable file, or a rule
+// that cannot match any host, produces a warning and is skipped: Load never
+// fails, so a bad path cannot break every web tool. Rules are de-duplicated
+// on (pattern, source), keeping first-seen order, so the same host listed in
+// config and in a file appears twice.
+//
+// Rules are parsed even when enabled is false (so they can be listed), but a
+// disabled policy blocks nothing.
+func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []string) {
+	p := &Policy{enabled: enabled}
+	var warnings []string
+	seen := make(map[Rule]bool)
+	add := func(raw, source string) {
+		pat, ok := normalizeRule(raw)
+		if !ok {
+			if pat != "" {
+				warnings = append(warnings, pat)
+			}
+			return
+		}
+		r := Rule{Pattern: pat, Source: source}
+		if seen[r] {
+			return
+		}
+		seen[r] = true
+		cr := compiledRule{Rule: r}
+		if isGlob(pat) {
+			re, err := compileGlob(pat)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("website_blocklist rule %q (from %s) is not a valid glob and is ignored: %v", pat, source, err))
+				return
+			}
+			cr.glob = re
+		}
+		p.rules = append(p.rules, cr)
+	}
+	for _, d := range domains {
+		add(d, SourceConfig)
+	}
+	for _, f := range sharedFiles {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		path := resolveSharedPath(f, home)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if os.IsNotExist(err) {
+				warnings = append(warnings, fmt.Sprintf("shared blocklist file not found (skipping): %s", path))
+			} else {
+				warnings = append(warnings, fmt.Sprintf("failed to read shared blocklist file %s (skipping): %v", path, err))
+			}
+			continue
+		}
+		data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+		if !utf8.Valid(data) {
+			warnings = append(warnings, fmt.Sprintf("shared blocklist file %s is not valid UTF-8 (skipping)", path))
+			continue
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 0, 4096), len(data)+1)
+		for sc.Scan() {
+			add(sc.Text(), path)
+		}
+	}
+	return p, warnings
+}
+
+// resolveSharedPath expands "~" and resolves a relative path against home,
+// returning an absolute, cleaned path with symlinks resolved where possible
+// (Python's Path.resolve(strict=False)).
+func resolveSharedPath(f, home string) string {
+	f = strings.TrimSpace(f)
+	if f == "~" || strings.HasPrefix(f, "~/") {
+		if uh, err := os.UserHomeDir(); err == nil {
+			f = filepath.Join(uh, f[1:])
+		}
+	}
+	if filepath.IsAbs(f) {
+		return filepath.Clean(f)
+	}
+	p := filepath.Join(home, f)
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p
+}
+
+// Enabled reports whether the policy blocks anything at all. A nil Policy is
+// disabled.
+func (p *Policy) Enabled() bool { return p != nil && p.enabled }
+
+// Rules returns a copy of the loaded rules in match order (config domains
+// first, then each shared file in order). Nil for a nil Policy.
+func (p *Policy) Rules() []Rule {
+	if p == nil {
+		return nil
+	}
+	out := make([]Rule, len(p.rules))
+	for i, r := range p.rules {
+		out[i] = r.Rule
+	}
+	return out
+}
+
+// Check reports whether rawURL is blocked. It returns nil when the URL is
+// allowed: for a nil or disabled policy, for a URL without a host (the
+// policy fails open; other gates refuse such URLs), or when no rule matches.
+// Otherwise it returns the first matching rule in Rules order.
+//
+// The host is taken with ExtractHost, so schemeless input such as
+// "www.blocked.test/path" is still checked. A host's "www." prefix is not
+// stripped (a rule "example.com" still matches it as a subdomain).
+func (p *Policy) Check(rawURL string) *Block {
+	if !p.Enabled() || len(p.rules) == 0 {
+		return nil
+	}
+	host := ExtractHost(rawURL)
+	if host == "" {
+		return nil
+	}
+	for _, r := range p.rules {
+		if r.match(host) {
+			return &Block{Host: host, Rule: r.Pattern, Source: r.Source}
+		}
+	}
+	return nil
+}
+
+func (r compiledRule) match(host string) bool {
+	if r.glob != nil {
+		return r.glob.MatchString(host)
+	}
+	return host == r.Pattern || strings.HasSuffix(host, "."+r.Pattern)
+}
+
+// NormalizeRule reduces one blocklist entry to the pattern that is matched
+// against hosts (spec §A8). It returns ("", false) for entries that are
+// blank, "#" comments, or cannot match any host.
+//
+// Steps, in order: trim and lower-case; a rule containing "://" is reduced
+// to its URL hostname; a schemeless rule containing ":" or "@" is re-parsed
+// as an authority (dropping port and userinfo; a bare IPv6 literal keeps its
+// colons); anything from the first "/" is cut; trailing dots and one leading
+// "www." are removed. A rule that still contains "@" is dropped. "*."
+// wildcards are kept. Non-ASCII hosts are converted to their IDNA ASCII
+// form (a Gatehouse addition, so a Unicode rule matches the canonical
+// punycode host the pipeline checks).
+func NormalizeRule(s string) (string, bool) {
+	pat, ok := normalizeRule(s)
+	if !ok {
+		return "", false
+	}
+	return pat, true
+}
+
+// normalizeRule is NormalizeRule that, on failure, returns a warning text
+// (or "" when the entry is silently dropped: blank or comment).
+func normalizeRule(s string) (string, bool) {
+	value := strings.ToLower(strings.TrimSpace(s))
+	if value == "" || strings.HasPrefix(value, "#") {
+		return "", false
+	}
+	if strings.Contains(value, "://") {
+		u, err := pySplit(value)
+		if err != nil {
+			return fmt.Sprintf("website_blocklist rule %q cannot be parsed and is ignored: %v", s, err), false
+		}
+		switch {
+		case u.hostname() != "":
+			value = u.hostname()
+		case u.netloc != "":
+			value = u.netloc
+		default:
+			value = u.path
+		}
+	} else if strings.ContainsAny(value, ":@") {
+		if u, err := pySplit("//" + value); err == nil && u.hostname() != "" {
+			value = u.hostname()
+		}
+	}
+	if i := strings.IndexByte(value, '/'); i >= 0 {
+		value = value[:i]
+	}
+	value = strings.TrimSpace(value)
+	value = strings.TrimRight(value, ".")
+	value = strings.TrimPrefix(value, "www.")
+	if value == "" {
+		return "", false
+	}
+	if strings.Contains(value, "@") {
+		return fmt.Sprintf("website_blocklist rule %q carries userinfo and cannot match a host; use a bare host", s), false
+	}
+	return toASCII(value), true
+}
+
+// HostMatch reports whether host matches one normalised rule pattern
+// (spec §A8). A pattern starting with "*." is a glob in the sense of
+// Python's fnmatch ("*" may span dots; "?" and "[...]" are honoured; the
+// apex does not match). Any other pattern matches the host exactly or as a
+// parent domain on a label boundary. Empty host or pattern never match. The
+// matcher never strips "www." (NormalizeRule does that for configured rules).
+// Both arguments are expected lower-case, as ExtractHost and NormalizeRule
+// return them.
+func HostMatch(host, pattern string) bool {
+	if host == "" || pattern == "" {
+		return false
+	}
+	if strings.HasPrefix(pattern, "*.") {
+		re, err := compileGlob(pattern)
+		return err == nil && re.MatchString(host)
+	}
+	return host == pattern || strings.HasSuffix(host, "."+pattern)
+}
+
+// isGlob reports whether a normalised rule is matched as a glob. Like the
+// described system, only "*."-prefixed rules are globs.
+func isGlob(pat string) bool { return strings.HasPrefix(pat, "*.") }
+
+// compileGlob translates a Python fnmatch pattern into an anchored regexp
+// (the translation of fnmatch.translate: "*" → ".*", "?" → ".", "[...]"
+// sets with "!" negation; an unclosed "[" is literal).
+func compileGlob(pat string) (*regexp.Regexp, error) {
+	var b strings.Builder
+	b.WriteString(`^(?s:`)
+	n := len(pat)
+	for i := 0; i < n; {
+		c := pat[i]
+		i++
+		switch c {
+		case '*':
+			for i < n && pat[i] == '*' {
+				i++
+			}
+			b.WriteString(`.*`)
+		case '?':
+			b.WriteString(`.`)
+		case '[':
+			j := i
+			if j < n && pat[j] == '!' {
+				j++
+			}
+			if j < n && pat[j] == ']' {
+				j++
+			}
+			for j < n && pat[j] != ']' {
+				j++
+			}
+			if j >= n {
+				b.WriteString(`\[`)
+				continue
+			}
+			stuff := strings.ReplaceAll(pat[i:j], `\`, `\\`)
+			i = j + 1
+			switch {
+			case strings.HasPrefix(stuff, "!"):
+				stuff = "^" + stuff[1:]
+			case strings.HasPrefix(stuff, "^") || strings.HasPrefix(stuff, "["):
+				stuff = `\` + stuff
+			}
+			if stuff == "" {
+				b.WriteString(`[^\x00-\x{10FFFF}]`) // empty set never matches
+				continue
+			}
+			b.WriteString("[" + stuff + "]")
+		default:
+			// Write the full rune, escaped.
+			j := i - 1
+			_, size := utf8.DecodeRuneInString(pat[j:])
+			b.WriteString(regexp.QuoteMeta(pat[j : j+size]))
+			i = j + size
+		}
+	}
+	b.WriteString(`)$`)
+	return regexp.Compile(b.String())
+}
+
+// ExtractHost returns the host of rawURL as the website policy sees it
+// (spec §A8): the URL's hostname (userinfo, port and IPv6 brackets
+// removed), trimmed, lower-cased, trailing dots stripped. Schemeless input
+// ("example.com/path", "www.example.com") is retried as "//input". It
+// returns "" when no host can be found (empty input, "http://", a malformed
+// bracketed IPv6 authority). Non-ASCII hosts are converted to IDNA ASCII
+// form where possible (a Gatehouse addition; see NormalizeRule).
+//
+// The split follows Python's urllib.parse.urlsplit, which the described
+// system uses, deliberately leniently: a strict parser that errors out on a
+// bad port would let a malformed URL skip the blocklist.
+func ExtractHost(rawURL string) string {
+	host := ""
+	if u, err := pySplit(rawURL); err == nil {
+		host = normalizeHost(firstNonEmpty(u.hostname(), u.netloc))
+	}
+	if host == "" && !strings.Contains(rawURL, "://") {
+		if u, err := pySplit("//" + rawURL); err == nil {
+			host = normalizeHost(firstNonEmpty(u.hostname(), u.netloc))
+		}
+	}
+	return toASCII(host)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// normalizeHost is the spec §A6.3 hostname normalisation: trim, lower-case,
+// strip trailing dots.
+func normalizeHost(h string) string {
+	return strings.TrimRight(strings.ToLower(strings.TrimSpace(h)), ".")
+}
+
+// toASCII converts a host or "*."-glob with non-ASCII characters to its
+// IDNA (UTS #46 lookup) ASCII form; on failure, or for ASCII input, it
+// returns s unchanged.
+func toASCII(s string) string {
+	if isASCII(s) {
+		return s
+	}
+	prefix := ""
+	rest := s
+	if strings.HasPrefix(rest, "*.") {
+		prefix, rest = "*.", rest[2:]
+	}
+	a, err := idna.Lookup.ToASCII(rest)
+	if err != nil || a == "" {
+		return s
+	}
+	return prefix + a
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,225 @@
+package truncate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+// Store is the full-text store of truncated pages (spec §A10.4): one file
+// per URL under Dir, named <host-slug>-<sha256(url)[:10]>.md, overwritten by
+// later saves of the same URL. Dir is normally <home>/cache/web and may be
+// bind-mounted read-only into sandboxes, hence the non-private permissions.
+//
+// PathMap translates host paths into the paths the agent's execution backend
+// sees (web.agent_visible_paths): each key is a host directory prefix, its
+// value the prefix the agent uses. The longest matching key wins; matching
+// is on path-component boundaries. A nil map shows host paths unchanged.
+//
+// A Store value is safe for concurrent use.
+type Store struct {
+	Dir     string
+	PathMap map[string]string
+}
+
+// storeMarker is appended to a stored copy that was capped at StoreCap chars.
+func storeMarker(original int) string {
+	return fmt.Sprintf("\n\n[... stored copy truncated at %s chars of %s; re-extract a more specific URL for the rest ...]",
+		commas(StoreCap), commas(original))
+}
+
+// FileName returns the store file name for rawURL:
+// <HostSlug(rawURL)>-<first 10 hex of sha256(rawURL)>.md.
+func FileName(rawURL string) string {
+	sum := sha256.Sum256([]byte(rawURL))
+	return HostSlug(rawURL) + "-" + hex.EncodeToString(sum[:])[:10] + ".md"
+}
+
+// Save writes fullText to <Dir>/FileName(rawURL) and returns the absolute
+// host path. Dir is created (0755) if needed. Text longer than StoreCap chars
+// is cut at StoreCap chars (on a rune boundary) and a marker giving the cap
+// and the original length is appended. The file is written with
+// WriteNoFollow, so a symlink planted at the path is replaced, never
+// followed. When the file already holds exactly this text (a regular file,
+// opened without following symlinks), only its modification time is
+// refreshed, which keeps repeated cache hits cheap. Errors: Dir unset,
+// directory creation, or any write failure.
+func (s Store) Save(rawURL, fullText string) (string, error) {
+	if s.Dir == "" {
+		return "", errors.New("truncate: store directory not configured")
+	}
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	text := validUTF8(fullText)
+	if n := countValid(text); n > StoreCap {
+		text = text[:byteOffsetFromStart(text, StoreCap)] + storeMarker(n)
+	}
+	path := filepath.Join(dir, FileName(rawURL))
+	if refreshIfSame(path, text) {
+		return path, nil
+	}
+	if err := WriteNoFollow(path, []byte(text), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// refreshIfSame reports whether path is a regular file (not a symlink)
+// whose content is exactly text, and if so sets its times to now.
+func refreshIfSame(path, text string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || !singleLink(fi) || fi.Size() != int64(len(text)) {
+		return false
+	}
+	buf := make([]byte, len(text))
+	if _, err := io.ReadFull(f, buf); err != nil || string(buf) != text {
+		return false
+	}
+	return touch(f) == nil
+}
+
+// AgentPath maps a host path through s.PathMap (longest matching prefix,
+// on path-component boundaries) and returns the agent-visible path; with no
+// matching prefix it returns hostPath unchanged.
+func (s Store) AgentPath(hostPath string) string {
+	if len(s.PathMap) == 0 {
+		return hostPath
+	}
+	keys := make([]string, 0, len(s.PathMap))
+	for k := range s.PathMap {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic among keys that clean to the same prefix
+	best, bestLen := "", -1
+	for _, k := range keys {
+		p := cleanPrefix(k)
+		if p == "" {
+			continue
+		}
+		if p == "/" || hostPath == p || strings.HasPrefix(hostPath, p+"/") {
+			if len(p) > bestLen {
+				best, bestLen = k, len(p)
+			}
+		}
+	}
+	if bestLen < 0 {
+		return hostPath
+	}
+	p := cleanPrefix(best)
+	rest := hostPath
+	if p != "/" {
+		rest = hostPath[len(p):]
+	}
+	agent := strings.TrimRight(s.PathMap[best], "/")
+	if agent == "" && rest == "" {
+		return "/"
+	}
+	return agent + rest
+}
+
+func cleanPrefix(p string) string {
+	if strings.TrimSpace(p) == "" {
+		return ""
+	}
+	return filepath.Clean(p)
+}
+
+// HostSlug returns the file-name-safe host label used by both the full-text
+// store and the extract cache (spec §A9.2): the URL's hostname lower-cased
+// (IPv6 brackets removed; "page" when there is none or the URL does not
+// parse), ":" replaced by "_", every char outside [A-Za-z0-9._-] replaced by
+// "-", cut to 60 chars, leading and trailing "-" stripped; "page" if empty.
+func HostSlug(rawURL string) string {
+	host := ""
+	if u, err := url.Parse(rawURL); err == nil {
+		host = strings.ToLower(u.Hostname())
+	}
+	if host == "" {
+		host = "page"
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range host {
+		if n == 60 {
+			break
+		}
+		switch {
+		case r == ':':
+			b.WriteByte('_')
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+		n++
+	}
+	slug := strings.Trim(b.String(), "-")
+	if slug == "" {
+		return "page"
+	}
+	return slug
+}
+
+// WriteNoFollow writes data to path without ever following a symlink at
+// path (spec §A10.4): it lstat()s the path, refuses a directory, unlinks any
+// existing entry (a symlink is removed itself; its target is untouched),
+// then creates the file with O_CREAT|O_EXCL|O_NOFOLLOW and mode perm (less
+// the umask). If another entry appears between unlink and create (a racing
+// writer or an attacker), it retries a few times and then fails. Parent
+// directories are not created.
+func WriteNoFollow(path string, data []byte, perm os.FileMode) error {
+	var lastErr error
+	for attempt := 0; attempt < 4; attempt++ {
+		fi, err := os.Lstat(path)
+		switch {
+		case err == nil:
+			if fi.IsDir() {
+				return fmt.Errorf("truncate: refusing to overwrite directory %s", path)
+			}
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow|syscall.O_CLOEXEC, perm)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				lastErr = err
+				continue
+			}
+			return err
+		}
+		_, werr := f.Write(data)
+		cerr := f.Close()
+		if werr != nil {
+			os.Remove(path)
+			return werr
+		}
+		if cerr != nil {
+			os.Remove(path)
+			return cerr
+		}
+		return nil
+	}
+	return fmt.Errorf("truncate: %s keeps reappearing while writing: %w", path, lastErr)
+}

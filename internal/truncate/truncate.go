@@ -1,0 +1,260 @@
+// Package truncate implements the truncate-and-store pipeline of web_extract
+// (spec §A10): base64 image placeholders, the head/tail window with line
+// snapping, the footer that tells the agent where the full text is, and the
+// symlink-safe full-text store.
+//
+// All lengths in this package are in chars, meaning Unicode code points
+// (runes; Python len semantics), never bytes. Cuts never split a UTF-8
+// sequence. Input that is not valid UTF-8 is first repaired with
+// strings.ToValidUTF8 (each invalid run becomes U+FFFD).
+package truncate
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Budget bounds, in chars (spec §A10.1).
+const (
+	DefaultLimit = 15000   // web.extract_char_limit default; also used for an unset (0) limit
+	MinLimit     = 2000    // smaller budgets are raised: below this the footer would dominate
+	MaxLimit     = 500000  // larger budgets are lowered: a config typo must not flood the context
+	StoreCap     = 2000000 // the full-text store and the extract cache keep at most this many chars
+)
+
+// ClampLimit returns the per-page budget for a requested limit: 0 (unset)
+// gives DefaultLimit; any other value is clamped to [MinLimit, MaxLimit]
+// (so a negative value gives MinLimit, as the described system does).
+// Non-numeric config values are the config package's business: they map to
+// DefaultLimit before reaching here.
+func ClampLimit(limit int) int {
+	switch {
+	case limit == 0:
+		return DefaultLimit
+	case limit < MinLimit:
+		return MinLimit
+	case limit > MaxLimit:
+		return MaxLimit
+	}
+	return limit
+}
+
+// Window is the result of Cut: the head and tail shown to the agent.
+// Char counts are runes.
+type Window struct {
+	Head, Tail string // Head is a prefix of the (repaired) content, Tail a suffix; Tail is "" when not truncated
+	HeadBudget int    // int(limit × 0.75)
+	TailBudget int    // limit − HeadBudget
+	Truncated  bool   // content was longer than the limit
+	TotalChars int    // rune count of the (repaired) content
+	ReadOffset int    // 1-based line of the stored file where the omitted part starts: newlines in Head + 2; 0 when not truncated
+}
+
+// HeadChars returns the rune count of w.Head.
+func (w Window) HeadChars() int { return CountChars(w.Head) }
+
+// TailChars returns the rune count of w.Tail.
+func (w Window) TailChars() int { return CountChars(w.Tail) }
+
+// Cut computes the head/tail window of content for a budget of limit chars
+// (spec §A10.3), exactly as the described system does, but in runes:
+//
+//   - content of at most limit chars is returned whole (Head = content);
+//   - head budget = int(limit × 0.75), tail budget = limit − head budget;
+//   - head = first head-budget chars, tail = last tail-budget chars;
+//   - the head is snapped back to its last "\n" (the newline is dropped) if
+//     that newline's index is greater than head budget × 0.5;
+//   - the tail is snapped forward past its first "\n" if that index is less
+//     than tail budget × 0.5;
+//   - ReadOffset = newlines in the shown head + 2, the 1-based line of the
+//     full text where the first omitted line starts (when the head was not
+//     snapped, the partially shown line is skipped: a known nit of the
+//     described system, kept for compatibility).
+//
+// Cut does not clamp limit (see ClampLimit); a limit below 1 yields an empty
+// window. Cut never splits a UTF-8 sequence.
+func Cut(content string, limit int) Window {
+	return cut(validUTF8(content), limit)
+}
+
+// cut is Cut on content already known to be valid UTF-8.
+func cut(content string, limit int) Window {
+	total := countValid(content)
+	if limit < 0 {
+		limit = 0
+	}
+	headBudget := limit * 3 / 4 // == int(limit*0.75) for 0 <= limit < 2^51
+	tailBudget := limit - headBudget
+	w := Window{HeadBudget: headBudget, TailBudget: tailBudget, TotalChars: total}
+	if total <= limit {
+		w.Head = content
+		return w
+	}
+	w.Truncated = true
+
+	head := content[:byteOffsetFromStart(content, headBudget)]
+	tail := content[byteOffsetFromEnd(content, tailBudget):]
+
+	if nl := strings.LastIndexByte(head, '\n'); nl >= 0 {
+		if idx := countValid(head[:nl]); 2*idx > headBudget {
+			head = head[:nl]
+		}
+	}
+	if nl := strings.IndexByte(tail, '\n'); nl >= 0 {
+		if idx := countValid(tail[:nl]); 2*idx < tailBudget {
+			tail = tail[nl+1:]
+		}
+	}
+	w.Head, w.Tail = head, tail
+	w.ReadOffset = strings.Count(head, "\n") + 2
+	return w
+}
+
+// byteOffsetFromStart returns the byte index at which rune number n of s
+// starts (len(s) if s has fewer runes).
+func byteOffsetFromStart(s string, n int) int {
+	i := 0
+	for ; n > 0 && i < len(s); n-- {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// byteOffsetFromEnd returns the byte index at which the last n runes of s
+// start (0 if s has fewer runes).
+func byteOffsetFromEnd(s string, n int) int {
+	i := len(s)
+	for ; n > 0 && i > 0; n-- {
+		if s[i-1] < utf8.RuneSelf {
+			i--
+			continue
+		}
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return i
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// Result is the outcome of Apply for one page.
+type Result struct {
+	Content       string // text for the agent: the whole page, or head + marker + tail + footer
+	Truncated     bool   // the page was longer than the budget
+	OriginalChars int    // chars of the clean page (after image placeholders)
+	ShownChars    int    // chars of page text shown (head + tail when truncated; the footer is not counted)
+	StoredPath    string // agent-visible path of the full-text file; "" when not truncated or not stored
+	StoreErr      error  // why storing failed (nil when stored, not needed, or no Store given); for logs only
+}
+
+// Footer and marker texts (spec §A10.3; tests of the described system key on
+// "[TRUNCATED]", "Full text saved to:" and "read_file").
+const (
+	omittedMarker = "[... middle omitted — see footer ...]"
+	notStoredLine = "Full text could not be stored; re-run web_extract on a more specific URL or use browser_navigate for the complete page."
+)
+
+var (
+	openRule  = strings.Repeat("─", 8) + " [TRUNCATED] " + strings.Repeat("─", 8)
+	closeRule = strings.Repeat("─", 29)
+)
+
+// Apply runs the per-page pipeline of spec §A10.2 steps 3–4 on clean page
+// text: base64 images become placeholders (ReplaceBase64Images), then the
+// text is cut to ClampLimit(limit) chars with Cut. When the page is longer
+// than the budget, the full placeholder-substituted text is saved with
+// s.Save and the output is
+//
+//	head, "\n\n", omitted marker, "\n\n", tail, "\n", footer lines joined by "\n"
+//
+// where the footer lines are: "", the "──────── [TRUNCATED] ────────" rule,
+// "Showing H chars (head) + T chars (tail) of N total clean characters."
+// (thousands separators), "Full text saved to: P", a read_file line with
+// path="P" offset=ReadOffset limit=200, and a rule of 29 "─". P is the
+// agent-visible path (Store.AgentPath). With s nil or a failed save, the two
+// path lines are replaced by one line suggesting a narrower URL or
+// browser_navigate.
+//
+// Apply is meant to run on every successful row, cache hits included, so the
+// stored file is rewritten (fresh) on every truncated read.
+func Apply(rawURL, content string, limit int, s *Store) Result {
+	content = ReplaceBase64Images(validUTF8(content))
+	w := cut(content, ClampLimit(limit))
+	r := Result{OriginalChars: w.TotalChars}
+	if !w.Truncated {
+		r.Content = content
+		r.ShownChars = w.TotalChars
+		return r
+	}
+	r.Truncated = true
+	hc, tc := w.HeadChars(), w.TailChars()
+	r.ShownChars = hc + tc
+	if s != nil {
+		hostPath, err := s.Save(rawURL, content)
+		if err != nil {
+			r.StoreErr = err
+		} else {
+			r.StoredPath = s.AgentPath(hostPath)
+		}
+	}
+
+	var b strings.Builder
+	b.Grow(len(w.Head) + len(w.Tail) + 600)
+	b.WriteString(w.Head)
+	b.WriteString("\n\n" + omittedMarker + "\n\n")
+	b.WriteString(w.Tail)
+	b.WriteString("\n\n" + openRule + "\n")
+	b.WriteString("Showing " + commas(hc) + " chars (head) + " + commas(tc) + " chars (tail) of " +
+		commas(w.TotalChars) + " total clean characters.\n")
+	if r.StoredPath != "" {
+		b.WriteString("Full text saved to: " + r.StoredPath + "\n")
+		b.WriteString(`To read the omitted middle: read_file path="` + r.StoredPath + `" offset=` +
+			strconv.Itoa(w.ReadOffset) + " limit=200 (the file is the complete page; raise/lower offset to page through it).\n")
+	} else {
+		b.WriteString(notStoredLine + "\n")
+	}
+	b.WriteString(closeRule)
+	r.Content = b.String()
+	return r
+}
+
+// commas formats n with "," thousands separators (Python "{:,}").
+func commas(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	if len(s) <= 3 {
+		if neg {
+			return "-" + s
+		}
+		return s
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 && !(neg && b.Len() == 1) {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
