@@ -1,0 +1,40 @@
+// Peer throughput run: readability.js 0.6.0 + jsdom 26.1.0 + turndown over the
+// shared extraction bench pages, in one process. Prints one JSON line:
+// {"pages":N,"html_bytes":B,"seconds":S,"mb_per_s":X}. Optionally writes
+// <out>/<id>.md for scoring. Usage: node readability.mjs SHARED_DIR [OUT_DIR] [ROUNDS]
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { JSDOM, VirtualConsole } from 'jsdom';
+import { Readability } from '@mozilla/readability';
+import TurndownService from 'turndown';
+
+const shared = process.argv[2];
+const out = process.argv[3] || '';
+const rounds = Number(process.argv[4] || 1);
+const gtPath = path.join(shared, 'bench/extraction/ground-truth.json');
+const gt = JSON.parse(fs.readFileSync(gtPath, 'utf8'));
+const pages = Object.keys(gt).sort().map((id) => ({
+  id, url: gt[id].url,
+  html: zlib.gunzipSync(fs.readFileSync(path.join(shared, 'bench/extraction/html', id + '.html.gz'))).toString('utf8'),
+}));
+if (out) fs.mkdirSync(out, { recursive: true });
+const td = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
+const vc = new VirtualConsole();
+let bytes = 0;
+const t0 = process.hrtime.bigint();
+for (let r = 0; r < rounds; r++) {
+  for (const p of pages) {
+    bytes += Buffer.byteLength(p.html);
+    let md = '';
+    try {
+      const dom = new JSDOM(p.html, { url: p.url, virtualConsole: vc });
+      const art = new Readability(dom.window.document).parse();
+      md = art && art.content ? td.turndown(art.content) : '';
+      dom.window.close();
+    } catch (e) { md = ''; }
+    if (out && r === 0) fs.writeFileSync(path.join(out, p.id + '.md'), md);
+  }
+}
+const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+console.log(JSON.stringify({ pages: pages.length * rounds, html_bytes: bytes, seconds: secs, mb_per_s: bytes / 1e6 / secs }));

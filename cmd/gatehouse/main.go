@@ -1,0 +1,45 @@
+// Command gatehouse is the CLI of Gatehouse, the web-access layer for AI agents:
+// extract pages to markdown behind SSRF/secret/policy gates, check URLs against
+// those gates, and read or change the configuration.
+//
+// Exit status: 0 success, 1 refused or failed, 2 usage error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// usageError marks errors that should exit with status 2.
+type usageError struct{ error }
+
+// exitError carries an exit status without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the CLI with args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "gatehouse:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cli runs the CLI in a fresh GATEHOUSE_HOME and returns exit status and output.
+func cli(t *testing.T, home string, args ...string) (int, string, string) {
+	t.Helper()
+	t.Setenv("GATEHOUSE_HOME", home)
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCheckJSONRefusesBothWithRightReasons(t *testing.T) {
+	home := t.TempDir()
+	code, out, errs := cli(t, home, "check", "--json", "http://2130706433/", "https://example.com/?token=x")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %s", code, errs)
+	}
+	var got struct {
+		Results []struct {
+			URL     string  `json:"url"`
+			Allowed bool    `json:"allowed"`
+			Gate    *string `json:"gate"`
+			Reason  *string `json:"reason"`
+			Host    *string `json:"host"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(got.Results) != 2 {
+		t.Fatalf("results: %s", out)
+	}
+	a, b := got.Results[0], got.Results[1]
+	if a.Allowed || *a.Gate != "ssrf" || *a.Reason != "ssrf_private" || *a.Host != "127.0.0.1" || a.URL != "http://2130706433/" {
+		t.Errorf("first: %+v", a)
+	}
+	// Refused by the secret gate before any DNS lookup.
+	if b.Allowed || *b.Gate != "secret" || *b.Reason != "sensitive_query_param" || *b.Host != "example.com" {
+		t.Errorf("second: %+v", b)
+	}
+}
+
+func TestCheckExitCodesAndModes(t *testing.T) {
+	home := t.TempDir()
+	if code, out, _ := cli(t, home, "check", "--for", "browser", "http://127.0.0.1:3000/"); code != 0 || !strings.Contains(out, "true") {
+		t.Errorf("local browser may open loopback: exit %d\n%s", code, out)
+	}
+	if code, _, _ := cli(t, home, "check", "--for", "browser", "--backend", "cloud", "http://127.0.0.1:3000/"); code != 1 {
+		t.Errorf("cloud browser must refuse loopback: exit %d", code)
+	}
+	if code, out, _ := cli(t, home, "check", "--json", "--for", "browser", "http://169.254.169.254/latest/"); code != 1 || !strings.Contains(out, `"ssrf_metadata"`) {
+		t.Errorf("metadata always refused: exit %d %s", code, out)
+	}
+	if code, _, errs := cli(t, home, "check"); code != 2 || !strings.Contains(errs, "missing") {
+		t.Errorf("no URL: exit %d %s", code, errs)
+	}
+	if code, _, _ := cli(t, home, "check", "--for", "nope", "http://x/"); code != 2 {
+		t.Errorf("bad --for: exit %d", code)
+	}
+	if code, _, _ := cli(t, home, "check", "--bogus", "http://x/"); code != 2 {
+		t.Errorf("unknown flag: exit %d", code)
+	}
+	if code, out, _ := cli(t, home, "check", "http://[::1"); code != 1 || !strings.Contains(out, "invalid_url") {
+		t.Errorf("unparseable URL: exit %d %s", code, out)
+	}
+}
+
+func TestPolicyShowsInCheck(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  allow_private_urls: true\n  website_blocklist:\n    enabled: true\n    domains: [localhost]\n"), 0o600)
+	code, out, errs := cli(t, home, "check", "--json", "http://localhost:1/x")
+	if code != 1 || !strings.Contains(out, `"gate": "policy"`) || !strings.Contains(out, `"policy_blocked"`) {
+		t.Fatalf("exit %d out %s err %s", code, out, errs)
+	}
+}
+
+func TestConfigGetSetPath(t *testing.T) {
+	home := t.TempDir()
+	if code, out, _ := cli(t, home, "config", "path"); code != 0 || strings.TrimSpace(out) != filepath.Join(home, "config.yaml") {
+		t.Fatalf("path: %d %q", code, out)
+	}
+	if code, out, _ := cli(t, home, "config", "get", "web.extract_char_limit"); code != 0 || strings.TrimSpace(out) != "15000" {
+		t.Fatalf("get default: %d %q", code, out)
+	}
+	if code, out, _ := cli(t, home, "config", "get", "browser"); code != 0 || !strings.Contains(out, "inactivity_timeout: 120") || !strings.Contains(out, "auto_local_for_private_urls: true") {
+		t.Fatalf("get block: %d %q", code, out)
+	}
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("# my settings\nweb:\n  backend: exa # shared\n"), 0o600)
+	if code, _, errs := cli(t, home, "config", "set", "web.extract_backend", "direct"); code != 0 {
+		t.Fatalf("set: %d %s", code, errs)
+	}
+	b, _ := os.ReadFile(filepath.Join(home, "config.yaml"))
+	for _, want := range []string{"# my settings", "backend: exa # shared", "extract_backend: direct"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("config.yaml lost %q:\n%s", want, b)
+		}
+	}
+	if code, _, errs := cli(t, home, "config", "set", "web.cache_ttl_minutes", "lots"); code != 1 || errs == "" {
+		t.Errorf("bad value: %d %s", code, errs)
+	}
+	if code, _, _ := cli(t, home, "config", "get"); code != 2 {
+		t.Errorf("get without key: %d", code)
+	}
+	if code, _, _ := cli(t, home, "config"); code != 2 {
+		t.Errorf("config without subcommand: %d", code)
+	}
+}
+
+func TestExtractCLI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<html><head><title>Local Story</title></head><body><article><h1>Local Story</h1>`+
+			strings.Repeat("<p>The river rose overnight and the town council met at dawn to plan the response to the flood.</p>", 6)+`</article></body></html>`)
+	}))
+	defer srv.Close()
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  allow_private_urls: true\n"), 0o600)
+
+	code, out, errs := cli(t, home, "extract", srv.URL+"/story")
+	if code != 0 || !strings.Contains(out, "Title: Local Story") || !strings.Contains(out, "town council") || !strings.Contains(out, "via direct") {
+		t.Fatalf("exit %d\nout %s\nerr %s", code, out, errs)
+	}
+	code, out, _ = cli(t, home, "extract", "--json", srv.URL+"/story", "http://169.254.169.254/")
+	var resp struct {
+		Results []map[string]any `json:"results"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &resp) != nil || len(resp.Results) != 2 || resp.Results[1]["reason"] != "ssrf_metadata" {
+		t.Fatalf("json: exit %d %s", code, out)
+	}
+	// Every URL failed → exit 1; a secret refuses the call → exit 1.
+	if code, out, _ := cli(t, home, "extract", "http://169.254.169.254/"); code != 1 || !strings.Contains(out, "ssrf_metadata") {
+		t.Errorf("all failed: exit %d %s", code, out)
+	}
+	if code, out, _ := cli(t, home, "extract", srv.URL+"/?k=sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"); code != 1 || !strings.Contains(out, "REFUSED [secret_in_url]") || strings.Contains(out, "aaaaaaaaaa") {
+		t.Errorf("secret: exit %d %s", code, out)
+	}
+	if code, _, errs := cli(t, home, "extract", "a", "b", "c", "d", "e", "f"); code != 2 || !strings.Contains(errs, "at most 5") {
+		t.Errorf("six URLs: exit %d %s", code, errs)
+	}
+	// --char-limit below the floor is clamped to 2000, not refused.
+	if code, _, errs := cli(t, home, "extract", "--char-limit", "10", srv.URL+"/story"); code != 0 {
+		t.Errorf("char-limit: exit %d %s", code, errs)
+	}
+}
+
+func TestBrokenConfigFailsOpenToSafeDefaults(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security: [oops\n"), 0o600)
+	code, out, errs := cli(t, home, "check", "--json", "http://127.0.0.1/")
+	if code != 1 || !strings.Contains(out, "ssrf_private") || !strings.Contains(errs, "config.yaml:") {
+		t.Fatalf("exit %d out %s err %s", code, out, errs)
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// app holds what every subcommand needs; built lazily by load.
+type app struct {
+	stdout, stderr io.Writer
+	home           string
+	cfg            *config.Config
+	logger         *slog.Logger
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "gatehouse",
+		Short: "Web-access layer for AI agents: gated extract, URL checks, config",
+		Long: `Gatehouse fetches web pages for AI agents and returns clean markdown, behind a gate
+stack that runs before any byte is fetched: secret-in-URL refusal, an SSRF filter
+(DNS resolved, fail closed, re-checked at connect time and after redirects), a
+website blocklist, a TTL disk cache and truncate-and-store of long pages.
+
+Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .env.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+	})
+	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd())
+	return root
+}
+
+// argsMin returns a cobra.PositionalArgs that reports a usage error below n args.
+func argsMin(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageError{fmt.Errorf("%s: missing %s\nUsage: %s", c.CommandPath(), what, c.UseLine())}
+		}
+		return nil
+	}
+}
+
+func argsExact(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s: expected %s\nUsage: %s", c.CommandPath(), what, c.UseLine())}
+		}
+		return nil
+	}
+}
+
+// load resolves the home dir and loads config. A config file that does not parse
+// is reported and defaults are used (fail open to the safe defaults, spec §A8):
+// a typo must not disable every tool, and the defaults refuse private targets.
+func (a *app) load() error {
+	home, err := config.Home()
+	if err != nil {
+		return err
+	}
+	a.home = home
+	a.logger = newLogger(a.stderr)
+	cfg, warns, err := config.Load(home)
+	for _, w := range warns {
+		fmt.Fprintln(a.stderr, "gatehouse: warning:", w.String())
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "gatehouse: warning: %v\ngatehouse: warning: using built-in defaults until the file is fixed\n", err)
+		cfg = config.Default()
+	}
+	a.cfg = cfg
+	return nil
+}
+
+// newLogger logs to stderr; GATEHOUSE_LOG_LEVEL=debug|info|warn|error (default info).
+func newLogger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	switch strings.ToLower(os.Getenv("GATEHOUSE_LOG_LEVEL")) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	if os.Getenv("GATEHOUSE_DEBUG") == "1" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// signalContext is cancelled on SIGINT: the interrupt of a running batch.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}

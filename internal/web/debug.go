@@ -1,0 +1,80 @@
+package web
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// pageMetric is one page's truncation measurement in the debug file.
+type pageMetric struct {
+	URL           string `json:"url"`
+	OriginalChars int    `json:"original_chars"`
+	SentChars     int    `json:"sent_chars"`
+	Truncated     bool   `json:"truncated"`
+	Cached        bool   `json:"cached"`
+}
+
+// debugRecord is the per-call debug file (the seeds' logs/web_tools_debug_<UUID>.json).
+type debugRecord struct {
+	Tool              string       `json:"tool"`
+	CallID            string       `json:"call_id"`
+	StartedAt         time.Time    `json:"started_at"`
+	DurationMS        int64        `json:"duration_ms"`
+	URLs              []string     `json:"urls"`
+	PagesExtracted    int          `json:"pages_extracted"`
+	PagesTruncated    int          `json:"pages_truncated"`
+	PagesFailed       int          `json:"pages_failed"`
+	Errors            []string     `json:"error_reasons"`
+	TruncationMetrics []pageMetric `json:"truncation_metrics"`
+	Stages            []string     `json:"processing_stages"`
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// writeDebug writes the call's debug file when DebugDir is set. Failures are logged, never fatal.
+func (s *Service) writeDebug(start time.Time, urls []string, rows []Result, metrics []pageMetric) {
+	if s.d.DebugDir == "" {
+		return
+	}
+	rec := debugRecord{
+		Tool: "web_extract", CallID: newID(), StartedAt: start.UTC(),
+		DurationMS: s.d.Now().Sub(start).Milliseconds(), URLs: urls,
+		TruncationMetrics: metrics,
+		Stages:            []string{"normalize", "secret_gate", "ssrf_gate", "provider_resolution", "website_policy", "cache", "provider_call", "final_url_policy", "truncate_and_store"},
+	}
+	for _, r := range rows {
+		if r.OK() {
+			rec.PagesExtracted++
+		} else {
+			rec.PagesFailed++
+			rec.Errors = append(rec.Errors, string(r.Reason))
+		}
+	}
+	for _, m := range metrics {
+		if m.Truncated {
+			rec.PagesTruncated++
+		}
+	}
+	if err := os.MkdirAll(s.d.DebugDir, 0o755); err != nil {
+		s.d.Logger.Warn("web_extract debug dir", "err", err)
+		return
+	}
+	b, _ := json.MarshalIndent(rec, "", "  ")
+	p := filepath.Join(s.d.DebugDir, "web_tools_debug_"+rec.CallID+".json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		s.d.Logger.Warn("web_extract debug write", "err", err)
+		return
+	}
+	s.d.Logger.Debug("web_extract debug file written", "path", p)
+}

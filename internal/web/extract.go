@@ -1,0 +1,402 @@
+// Package web implements the web_extract pipeline in the gate order of spec §A3:
+//
+//	item normalisation → whole-call secret refusal → per-URL SSRF → provider
+//	resolution (strict) → website policy → disk cache → provider call under a
+//	wall-clock cap → merge in input order → final-URL policy re-check → cache write
+//	→ truncate-and-store.
+//
+// Every control runs before a cache hit can be served; a cache hit only skips the
+// provider call. Unlike the described system, results keep their provenance: each
+// error row has a reason code, and each success row has meta (provider, cached,
+// age_s, truncated, original_chars, final_url), so a cache hit is never invisible.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/cache"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
+)
+
+// MaxURLs is the number of batch items web_extract processes; later items are
+// ignored (spec §A1: the handler slices to the first 5).
+const MaxURLs = 5
+
+// Format is the only output format; it is part of the cache key (spec §A9.2).
+const Format = "markdown"
+
+// ExtractRequest is one web_extract call.
+type ExtractRequest struct {
+	// URLs holds up to MaxURLs items: each a string, or an object
+	// (map[string]any) with a string "url" (else "href") field.
+	URLs []any `json:"urls"`
+	// CharLimit is the per-call budget in characters (Unicode code points); nil
+	// means web.extract_char_limit. Clamped to [2000, 500000]; non-numeric → 15000
+	// (spec §A10.1).
+	CharLimit any `json:"char_limit,omitempty"`
+}
+
+// Meta is the provenance of one successful row.
+type Meta struct {
+	Provider      string   `json:"provider"`
+	Cached        bool     `json:"cached"`
+	AgeS          int64    `json:"age_s"`          // seconds since the page was fetched (0 when fresh)
+	Truncated     bool     `json:"truncated"`      // content is a head/tail window; full text stored
+	OriginalChars int      `json:"original_chars"` // characters of the full clean text
+	FinalURL      string   `json:"final_url"`      // URL after redirects
+	StoredPath    string   `json:"stored_path,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
+}
+
+// Result is one row, at the index of its input item.
+type Result struct {
+	URL             string        `json:"url"`
+	Title           string        `json:"title"`
+	Content         string        `json:"content"`
+	Error           *string       `json:"error"`
+	Reason          reason.Code   `json:"reason,omitempty"`
+	BlockedByPolicy *policy.Block `json:"blocked_by_policy,omitempty"`
+	Meta            *Meta         `json:"meta,omitempty"`
+}
+
+// OK reports whether the row is a success.
+func (r Result) OK() bool { return r.Error == nil }
+
+// ExtractResponse is the tool result. On success Results holds one row per
+// processed item in input order and Success is nil (the JSON has only
+// "results", as in the seeds). A whole-call refusal has Success=false, Error and
+// Reason, and no results.
+type ExtractResponse struct {
+	Success *bool       `json:"success,omitempty"`
+	Error   string      `json:"error,omitempty"`
+	Reason  reason.Code `json:"reason,omitempty"`
+	Results []Result    `json:"results,omitempty"`
+}
+
+// Deps are the parts a Service is built from. Open builds them from config.
+type Deps struct {
+	Config     *config.Config
+	Guard      *egress.Guard
+	Policy     *policy.Policy                // nil: no website policy
+	Cache      *cache.Cache                  // nil: no cache
+	Store      *truncate.Store               // nil: truncated pages are not stored
+	Extractors map[string]provider.Extractor // by backend name
+	Logger     *slog.Logger                  // nil: slog.Default()
+	Now        func() time.Time              // nil: time.Now
+	// DebugDir, when set, receives one web_tools_debug_<id>.json per call (GATEHOUSE_DEBUG=1).
+	DebugDir string
+}
+
+// Service runs web_extract. Safe for concurrent use.
+type Service struct {
+	d Deps
+}
+
+// New returns a Service over d.
+func New(d Deps) *Service {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Service{d: d}
+}
+
+// Guard returns the egress guard the service dials through.
+func (s *Service) Guard() *egress.Guard { return s.d.Guard }
+
+// Policy returns the website policy (may be nil).
+func (s *Service) Policy() *policy.Policy { return s.d.Policy }
+
+func errRow(url string, e *reason.Error) Result {
+	msg := e.Message
+	return Result{URL: url, Error: &msg, Reason: e.Code}
+}
+
+func refusal(e *reason.Error) *ExtractResponse {
+	f := false
+	return &ExtractResponse{Success: &f, Error: e.Message, Reason: e.Code}
+}
+
+// NormalizeItem implements spec §A3 step 1 for one batch item: a string, or an
+// object with a string "url" (else "href") field; the value is trimmed. ok is
+// false for anything else, including blank strings.
+func NormalizeItem(it any) (url string, ok bool) {
+	var s string
+	switch v := it.(type) {
+	case string:
+		s = v
+	case map[string]any:
+		if u, ok := v["url"].(string); ok {
+			s = u
+		} else if h, ok := v["href"].(string); ok {
+			s = h
+		} else {
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	s = strings.TrimSpace(s)
+	return s, s != ""
+}
+
+type job struct {
+	idx         int
+	u           *urlsafe.URL
+	privateSeen bool // some vetted address is not public (allowed by toggle/allowance): never cache
+}
+
+// Extract runs one web_extract call. It never returns a Go error: every failure is
+// a row (per-entry) or a whole-call refusal in the response. ctx cancellation is
+// the interrupt: URLs not yet done get an "interrupted" row.
+func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractResponse {
+	start := s.d.Now()
+	items := req.URLs
+	if len(items) > MaxURLs {
+		items = items[:MaxURLs]
+	}
+	if len(items) == 0 {
+		return refusal(reason.New(reason.ContentInaccessible, "",
+			"Error: no URLs given; web_extract needs 1 to 5 URL strings (content inaccessible or not found)."))
+	}
+	rows := make([]Result, len(items))
+	done := make([]bool, len(items))
+	raws := make([]string, len(items))
+	parsed := make([]*urlsafe.URL, len(items))
+
+	// 1. item normalisation; 2. whole-call secret refusal.
+	for i, it := range items {
+		raw, ok := NormalizeItem(it)
+		if !ok {
+			rows[i] = errRow("", reason.Newf(reason.InvalidItem, "",
+				"Error: item %d is not a URL: expected a URL string or an object carrying a url/href string.", i))
+			done[i] = true
+			continue
+		}
+		raws[i] = raw
+		if e := urlsafe.FindSecret(raw); e != nil {
+			return refusal(e)
+		}
+		u, err := urlsafe.Parse(raw)
+		if err != nil {
+			rows[i] = errRow(raw, reason.As(err))
+			done[i] = true
+			continue
+		}
+		if e := urlsafe.CheckSecrets(raw, u, true); e != nil {
+			return refusal(e)
+		}
+		parsed[i] = u
+	}
+
+	// 3. SSRF per URL (DNS lookups in parallel).
+	var jobs []*job
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, u := range parsed {
+		if u == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addrs, e := s.d.Guard.Check(ctx, u)
+			mu.Lock()
+			defer mu.Unlock()
+			if e != nil {
+				if e.Code == reason.Interrupted || ctx.Err() != nil {
+					e = interrupted(u.Href)
+				}
+				rows[i] = errRow(u.Href, e)
+				done[i] = true
+				return
+			}
+			jobs = append(jobs, &job{idx: i, u: u, privateSeen: s.anyNonPublic(addrs, egress.PortOf(u))})
+		}()
+	}
+	wg.Wait()
+	if len(jobs) == 0 {
+		return &ExtractResponse{Results: rows}
+	}
+	sortJobs(jobs)
+
+	// 4. provider resolution (strict).
+	name, perr := provider.ResolveExtractName(s.selection())
+	if perr != nil {
+		return refusal(perr)
+	}
+	ext := s.d.Extractors[name]
+	if ext == nil {
+		return refusal(reason.Newf(reason.NoProvider, "", "No extract provider named %q is set up in this process. Set web.extract_backend: direct.", name))
+	}
+
+	// 5. website policy, then cache.
+	var fetch []*job
+	for _, j := range jobs {
+		if b := s.d.Policy.Check(j.u.Href); b != nil {
+			r := errRow(j.u.Href, reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message()))
+			r.BlockedByPolicy = b
+			rows[j.idx], done[j.idx] = r, true
+			continue
+		}
+		if s.d.Cache != nil && !j.privateSeen {
+			if e, ok := s.d.Cache.Get(j.u.Href, Format, name); ok {
+				s.d.Logger.Info("web_extract cache hit", "url", j.u.Href, "provider", name, "age_s", int64(s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds()))
+				rows[j.idx] = Result{URL: j.u.Href, Title: e.Title, Content: e.Content, Meta: &Meta{
+					Provider: name, Cached: true, AgeS: int64(s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds()), FinalURL: orURL(e.FinalURL, j.u.Href),
+				}}
+				done[j.idx] = true
+				continue
+			}
+		}
+		fetch = append(fetch, j)
+	}
+
+	// 6. dispatch under web.extract_timeout.
+	if len(fetch) > 0 {
+		s.dispatch(ctx, ext, fetch, rows, done)
+	}
+
+	// 9. truncate-and-store on every success row.
+	limit := s.d.Config.Web.ExtractCharLimit
+	if req.CharLimit != nil {
+		limit = config.ClampCharLimit(req.CharLimit)
+	}
+	var metrics []pageMetric
+	for i := range rows {
+		r := &rows[i]
+		if !done[i] {
+			*r = errRow(orURL(raws[i], ""), interrupted(raws[i]))
+			continue
+		}
+		if !r.OK() || r.Meta == nil {
+			continue
+		}
+		tr := truncate.Apply(r.URL, r.Content, limit, s.d.Store)
+		r.Content = tr.Content
+		r.Meta.Truncated = tr.Truncated
+		r.Meta.OriginalChars = tr.OriginalChars
+		r.Meta.StoredPath = tr.StoredPath
+		metrics = append(metrics, pageMetric{URL: r.URL, OriginalChars: tr.OriginalChars, SentChars: tr.ShownChars, Truncated: tr.Truncated, Cached: r.Meta.Cached})
+	}
+	s.writeDebug(start, raws, rows, metrics)
+	return &ExtractResponse{Results: rows}
+}
+
+func (s *Service) selection() provider.Selection {
+	w := s.d.Config.Web
+	return provider.Selection{ExtractBackend: w.ExtractBackend, Backend: w.Backend, Disabled: w.DisabledProviders}
+}
+
+func interrupted(u string) *reason.Error {
+	return reason.Newf(reason.Interrupted, "", "Interrupted: the call was cancelled before %s was fetched.", u)
+}
+
+func orURL(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// anyNonPublic reports whether some vetted address is not public (reached only
+// because allow_private_urls or a fake-IP declaration let it through); such URLs
+// are never cached. Test allowances (egress.Options.AllowAddrPorts) count as public.
+func (s *Service) anyNonPublic(addrs []netip.Addr, port uint16) bool {
+	for _, a := range addrs {
+		if urlsafe.ClassifyAddr(a) != urlsafe.ClassPublic && !s.d.Guard.Allowed(netip.AddrPortFrom(a, port)) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortJobs(js []*job) {
+	for i := 1; i < len(js); i++ {
+		for k := i; k > 0 && js[k].idx < js[k-1].idx; k-- {
+			js[k], js[k-1] = js[k-1], js[k]
+		}
+	}
+}
+
+// dispatch calls the provider for the jobs and fills their rows, re-checks the
+// final URL against the website policy, and writes successes to the cache.
+func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*job, rows []Result, done []bool) {
+	timeout := s.d.Config.Web.ExtractTimeout
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		pctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	urls := make([]string, len(jobs))
+	for k, j := range jobs {
+		urls[k] = j.u.Href
+	}
+	began := s.d.Now()
+	pagesCh := make(chan []provider.Page, 1)
+	go func() { pagesCh <- ext.Extract(pctx, urls) }()
+	var pages []provider.Page
+	select {
+	case pages = <-pagesCh:
+	case <-pctx.Done():
+		// Give a well-behaved provider a moment to return what it has.
+		select {
+		case pages = <-pagesCh:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	for k, j := range jobs {
+		var p provider.Page
+		if k < len(pages) {
+			p = pages[k]
+		}
+		switch {
+		case ctx.Err() != nil && (p.Err != nil || k >= len(pages)):
+			rows[j.idx] = errRow(j.u.Href, interrupted(j.u.Href))
+		case pctx.Err() != nil && (p.Err != nil || k >= len(pages)):
+			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.ExtractTimeout, "",
+				"Error: the %s backend did not finish %s within web.extract_timeout (%.0f s; %.1f s elapsed). Raise web.extract_timeout or try again.",
+				ext.Name(), j.u.Href, timeout.Seconds(), s.d.Now().Sub(began).Seconds()))
+		case k >= len(pages):
+			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.NoResultForURL, "", "Error: the %s backend returned nothing for this URL.", ext.Name()))
+		case p.Err != nil:
+			e := reason.As(p.Err)
+			if e == nil {
+				e = reason.Wrap(reason.ProviderError, "", "Error: "+p.Err.Error(), p.Err)
+			}
+			rows[j.idx] = errRow(j.u.Href, e)
+		default:
+			final := orURL(p.FinalURL, j.u.Href)
+			if final != j.u.Href {
+				if b := s.d.Policy.Check(final); b != nil {
+					r := errRow(final, reason.New(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the page redirected to a host on the website blocklist. "+b.Message()))
+					r.BlockedByPolicy = b
+					rows[j.idx] = r
+					break
+				}
+			}
+			rows[j.idx] = Result{URL: j.u.Href, Title: p.Title, Content: p.Content, Meta: &Meta{
+				Provider: ext.Name(), FinalURL: final, Notes: p.Notes,
+			}}
+			if s.d.Cache != nil && !j.privateSeen && strings.TrimSpace(p.Content) != "" {
+				if err := s.d.Cache.Put(j.u.Href, cache.Entry{URL: j.u.Href, FinalURL: final, Title: p.Title, Content: p.Content, FetchedAt: s.d.Now()}, Format, ext.Name()); err != nil {
+					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
+				}
+			}
+		}
+		done[j.idx] = true
+	}
+}

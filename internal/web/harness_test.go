@@ -1,0 +1,135 @@
+package web_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
+)
+
+// resolver maps test host names to addresses; unknown names fail like NXDOMAIN.
+type resolver struct {
+	mu    sync.Mutex
+	hosts map[string][]netip.Addr
+	calls atomic.Int64
+}
+
+func (r *resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.calls.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.hosts[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func (r *resolver) set(host string, addrs ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var as []netip.Addr
+	for _, a := range addrs {
+		as = append(as, netip.MustParseAddr(a))
+	}
+	r.hosts[host] = as
+}
+
+// site is a loopback HTTP server standing in for a public web site. The guard
+// reaches it through an explicit AddrPort allowance; its host name resolves to
+// 127.0.0.1 through the injected resolver. It counts requests.
+type site struct {
+	srv  *httptest.Server
+	hits atomic.Int64
+	ap   netip.AddrPort
+	host string
+}
+
+// URL returns http://<host>:<port><path>.
+func (s *site) URL(path string) string {
+	return "http://" + s.host + ":" + itoa(int(s.ap.Port())) + path
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+type harness struct {
+	t     *testing.T
+	home  string
+	cfg   *config.Config
+	res   *resolver
+	sites []*site
+	now   time.Time
+	svc   *web.Service
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{t: t, home: t.TempDir(), cfg: config.Default(), res: &resolver{hosts: map[string][]netip.Addr{}}, now: time.Now().Truncate(time.Second)}
+	return h
+}
+
+// serve starts a site named host. Call before open.
+func (h *harness) serve(host string, handler http.HandlerFunc) *site {
+	h.t.Helper()
+	s := &site{host: host}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		handler(w, r)
+	}))
+	h.t.Cleanup(s.srv.Close)
+	s.ap = netip.MustParseAddrPort(s.srv.Listener.Addr().String())
+	h.res.set(host, "127.0.0.1")
+	h.sites = append(h.sites, s)
+	return s
+}
+
+// open builds the Service (after sites and config are set up).
+func (h *harness) open() *web.Service {
+	h.t.Helper()
+	var allow []netip.AddrPort
+	for _, s := range h.sites {
+		allow = append(allow, s.ap)
+	}
+	svc, warns := web.Open(web.Env{
+		Home: h.home, Config: h.cfg, Resolver: h.res, AllowAddrPorts: allow,
+		Now: func() time.Time { return h.now },
+	})
+	for _, w := range warns {
+		h.t.Logf("warning: %s", w)
+	}
+	h.svc = svc
+	return svc
+}
+
+func (h *harness) extract(urls ...any) *web.ExtractResponse {
+	h.t.Helper()
+	return h.svc.Extract(context.Background(), web.ExtractRequest{URLs: urls})
+}
+
+func html(title, body string) string {
+	return "<!doctype html><html><head><meta charset=utf-8><title>" + title + "</title></head><body><article><h1>" + title + "</h1>" + body + "</article></body></html>"
+}
+
+func pageHandler(doc string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(doc))
+	}
+}

@@ -1,0 +1,92 @@
+package web
+
+import (
+	"log/slog"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/cache"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider/direct"
+)
+
+// Env is what Open needs to build a Service from a Gatehouse home.
+type Env struct {
+	Home   string         // GATEHOUSE_HOME; cache and stored pages go under <Home>/cache/web
+	Config *config.Config // loaded config (config.Load); nil → config.Default()
+	// Resolver replaces the system DNS resolver (tests); nil → system resolver.
+	Resolver egress.Resolver
+	// AllowAddrPorts lets the guard reach exactly these private IP:port pairs
+	// (tests' loopback servers); set from Go code only.
+	AllowAddrPorts []netip.AddrPort
+	Logger         *slog.Logger
+	Now            func() time.Time
+	// Debug writes <Home>/logs/web_tools_debug_<id>.json per call (GATEHOUSE_DEBUG=1).
+	Debug bool
+	// DirectClient passes client settings (e.g. a test TLS config) to the direct backend.
+	DirectClient egress.ClientOptions
+}
+
+// CacheDir returns <home>/cache/web, where the extract cache and the full-text
+// store live (spec §A9.2, §A10.4).
+func CacheDir(home string) string { return filepath.Join(home, "cache", "web") }
+
+// GateOptions builds the urlsafe classification options from config; warnings
+// name dropped security.fake_ip_ranges entries.
+func GateOptions(cfg *config.Config) (urlsafe.Options, []string) {
+	ranges, warns := urlsafe.ParseFakeIPRanges(cfg.Security.FakeIPRanges)
+	return urlsafe.Options{AllowPrivate: cfg.Security.AllowPrivateURLs, FakeIPRanges: ranges}, warns
+}
+
+// NewGuard builds the egress guard for cfg.
+func NewGuard(cfg *config.Config, resolver egress.Resolver, allow []netip.AddrPort) (*egress.Guard, []string) {
+	gate, warns := GateOptions(cfg)
+	return egress.New(egress.Options{
+		Gate: gate, Resolver: resolver, AllowAddrPorts: allow,
+		ConnectTimeout: cfg.Web.Direct.ConnectTimeout,
+	}), warns
+}
+
+// LoadPolicy builds the website policy from cfg (shared files relative to home).
+func LoadPolicy(cfg *config.Config, home string) (*policy.Policy, []string) {
+	bl := cfg.Security.WebsiteBlocklist
+	return policy.Load(bl.Enabled, bl.Domains, bl.SharedFiles, home)
+}
+
+// Open builds a Service with the embedded direct backend from env. The returned
+// warnings (dropped fake-IP ranges, missing blocklist files) are for the user;
+// none is fatal.
+func Open(env Env) (*Service, []string) {
+	cfg := env.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	guard, warns := NewGuard(cfg, env.Resolver, env.AllowAddrPorts)
+	pol, pw := LoadPolicy(cfg, env.Home)
+	warns = append(warns, pw...)
+	dir := CacheDir(env.Home)
+	c := cache.New(cache.Options{
+		Dir: dir, TTL: time.Duration(cfg.Web.CacheTTLMinutes) * time.Minute,
+		Enabled: cfg.Web.CacheEnabled, ExemptHosts: cfg.Web.CacheExemptHosts, Now: env.Now,
+	})
+	store := &truncate.Store{Dir: dir, PathMap: cfg.Web.AgentVisiblePaths}
+	d := direct.New(direct.Options{
+		Guard: guard, Timeout: cfg.Web.Direct.Timeout, MaxBodyBytes: cfg.Web.Direct.MaxBodyBytes,
+		UserAgent: cfg.Web.Direct.UserAgent, ClientOptions: env.DirectClient,
+	})
+	deps := Deps{
+		Config: cfg, Guard: guard, Policy: pol, Cache: c, Store: store,
+		Extractors: map[string]provider.Extractor{direct.Name: d},
+		Logger:     env.Logger, Now: env.Now,
+	}
+	if env.Debug {
+		deps.DebugDir = filepath.Join(env.Home, "logs")
+	}
+	return New(deps), warns
+}
