@@ -1,0 +1,313 @@
+package content
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+
+	readability "codeberg.org/readeck/go-readability/v2"
+	trafilatura "github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// extractOptions are the knobs of the main-content step, so that the
+// quality bench can compare variants; production code uses defaultExtract.
+type extractOptions struct {
+	focus          trafilatura.ExtractionFocus // trafilatura's precision/recall balance
+	images         bool                        // keep <img> in trafilatura's content
+	readabilityOff bool                        // trafilatura alone
+	trafOff        bool                        // readability alone
+	noMerge        bool                        // pick one extraction instead of merging
+	keepTitleH1    bool                        // keep a leading heading that repeats the title
+}
+
+var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
+
+// HTMLToMarkdown finds the main content of an HTML page and converts it to
+// GitHub-flavoured markdown.
+//
+// Main content: go-trafilatura (favouring recall, its own fallback off) and
+// readeck's go-readability v2 both extract the article; the two answers are
+// merged block by block (see mergeExtractions): what both found, in
+// trafilatura's order, plus prose paragraphs and images only readability
+// found. Because the extractors rebuild the tree, every <pre> and <table> of
+// their output is first swapped back for the page's original element with the
+// same text, so code keeps its language class and exact bytes and table
+// cells keep their <br>. Figure captions are left out. When neither
+// extractor finds any text (a tiny page, a bare code listing or table), the
+// whole <body> minus navigation, scripts and forms is converted instead.
+//
+// Conversion (github.com/JohannesKaufmann/html-to-markdown/v2 with the GFM
+// table and strikethrough plugins):
+//   - <pre><code class="language-go"> becomes a ```go fence (longer when the
+//     code itself holds ```) whose content is the code's text byte for byte:
+//     nothing escaped, a line starting with '#' stays code; the language is
+//     also read from "lang-x", "highlight-source-x", "brush: x",
+//     "sourceCode x" and data-lang / data-language;
+//   - links and images are absolute, resolved (RFC 3986) against the page's
+//     first <base href> when that is http(s), else against base;
+//   - tables become GFM tables; '|' is escaped, also inside code in a cell,
+//     and a <br> inside a cell is written as an inline <br> so the row never
+//     breaks;
+//   - nested lists keep their nesting (two spaces per level for bullets).
+//
+// Title is the extractor's metadata title (<meta>, JSON-LD, Open Graph),
+// else <title>, else the first <h1>, with white space collapsed; a heading
+// repeating it at the top of Markdown is removed. base may be nil (links
+// stay as written). It returns reason.EmptyContent when the page has no
+// readable text beyond its title.
+func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
+	return htmlToMarkdown(htmlText, base, defaultExtract)
+}
+
+func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Document, error) {
+	doc, err := html.Parse(strings.NewReader(htmlText))
+	if err != nil {
+		return Document{Kind: KindHTML}, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
+	}
+	base = documentBase(doc, base)
+	absolutizeLinks(doc, base)
+	originals := collectOriginals(doc)
+
+	var title, primary, secondary string
+	if !opt.trafOff {
+		res, err := trafilatura.ExtractDocument(doc, trafilatura.Options{
+			OriginalURL:     base,
+			Focus:           opt.focus,
+			ExcludeComments: true,
+			IncludeImages:   opt.images,
+			IncludeLinks:    true,
+			HtmlDateMode:    trafilatura.Disabled,
+		})
+		if err == nil && res != nil && res.ContentNode != nil {
+			title = res.Metadata.Title
+			primary = nodeToMarkdown(res.ContentNode, base, originals)
+		}
+	}
+	if !opt.readabilityOff {
+		p := readability.NewParser()
+		p.KeepClasses = true // code blocks keep their language class
+		if art, err := p.ParseDocument(doc, base); err == nil && art.Node != nil {
+			if title == "" {
+				title = art.Title()
+			}
+			// Captions are not article text (and trafilatura leaves them
+			// out); the images themselves are merged back in.
+			figuresToImages(art.Node)
+			secondary = nodeToMarkdown(art.Node, base, originals)
+		}
+	}
+	var md string
+	switch {
+	case opt.noMerge:
+		md = primary
+		if len(strings.TrimSpace(md)) < 250 && len(secondary) > len(md) {
+			md = secondary
+		}
+	default:
+		md = mergeExtractions(primary, secondary)
+	}
+	if len(tokenize(visibleText(md))) == 0 {
+		// Both extractors gave up (a tiny page, a bare table or code
+		// listing): convert the whole body rather than return nothing.
+		if body := wholeBody(doc); body != nil {
+			if whole, err := toMarkdown(body, base); err == nil {
+				md = whole
+			}
+		}
+	}
+
+	if title == "" {
+		title = pageTitle(doc)
+	}
+	title = collapseSpace(title)
+	if !opt.keepTitleH1 {
+		md = dropLeadingTitle(md, title)
+	}
+	md = tidyMarkdown(md)
+	if normalizeForCompare(strings.Trim(md, "# \n")) == normalizeForCompare(title) {
+		md = "" // nothing but the title (trafilatura's last resort reads <title>)
+	}
+	if len(tokenize(visibleText(md))) == 0 && !strings.Contains(md, "```") {
+		return Document{Kind: KindHTML, Title: title}, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+	}
+	return Document{Title: title, Markdown: md, Kind: KindHTML}, nil
+}
+
+// nodeToMarkdown converts an extractor's content node: original <pre> and
+// <table> elements are restored first, code languages normalised. A
+// conversion failure gives "".
+func nodeToMarkdown(node *html.Node, base *url.URL, o *originals) string {
+	restoreOriginals(node, o)
+	prepareForMarkdown(node)
+	md, err := toMarkdown(node, base)
+	if err != nil {
+		return ""
+	}
+	return md
+}
+
+// wholeBody returns the page's <body> without scripts, navigation, forms
+// and page chrome, or nil. It modifies doc (called last).
+func wholeBody(doc *html.Node) *html.Node {
+	var body *html.Node
+	walk(doc, func(n *html.Node) bool {
+		if body != nil {
+			return false
+		}
+		if isElem(n, "body") {
+			body = n
+			return false
+		}
+		return true
+	})
+	if body == nil {
+		return nil
+	}
+	removeElements(body, "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "iframe", "svg", "button", "select", "dialog")
+	prepareForMarkdown(body)
+	return body
+}
+
+// absolutizeLinks resolves a[href], img[src] and img[data-src] against
+// base (RFC 3986 via net/url), before the extractors see the page:
+// go-trafilatura resolves "../x" against the page URL as if it were a
+// directory, so it must only ever meet absolute URLs. Fragment-only links
+// and unparsable values are left alone.
+func absolutizeLinks(doc *html.Node, base *url.URL) {
+	if base == nil {
+		return
+	}
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		var keys []string
+		switch n.Data {
+		case "a", "area":
+			keys = []string{"href"}
+		case "img":
+			keys = []string{"src", "data-src"}
+		default:
+			return true
+		}
+		for i, a := range n.Attr {
+			if a.Namespace != "" || !slices.Contains(keys, a.Key) {
+				continue
+			}
+			v := strings.TrimSpace(a.Val)
+			if v == "" || strings.HasPrefix(v, "#") {
+				continue
+			}
+			ref, err := url.Parse(v)
+			if err != nil {
+				continue
+			}
+			n.Attr[i].Val = base.ResolveReference(ref).String()
+		}
+		return true
+	})
+}
+
+// documentBase returns the URL relative links resolve against: the first
+// <base href> (HTML Standard "document base URL"), resolved against base,
+// when it is an http(s) URL; otherwise base.
+func documentBase(doc *html.Node, base *url.URL) *url.URL {
+	var href string
+	found := false
+	walk(doc, func(n *html.Node) bool {
+		if found {
+			return false
+		}
+		if n.Type == html.ElementNode && n.DataAtom == atom.Base {
+			if v, ok := attr(n, "href"); ok {
+				href, found = v, true
+				return false
+			}
+		}
+		return true
+	})
+	if !found {
+		return base
+	}
+	ref, err := url.Parse(strings.TrimSpace(href))
+	if err != nil {
+		return base
+	}
+	u := ref
+	if base != nil {
+		u = base.ResolveReference(ref)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return base
+	}
+	return u
+}
+
+// pageTitle returns the text of <title>, else of the first <h1>.
+func pageTitle(doc *html.Node) string {
+	var title, h1 string
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.Title:
+			if title == "" {
+				title = collapseSpace(textContent(n))
+			}
+			return false
+		case atom.Svg, atom.Math:
+			return false
+		case atom.H1:
+			if h1 == "" {
+				h1 = collapseSpace(textContent(n))
+			}
+			return false
+		}
+		return true
+	})
+	if title != "" {
+		return title
+	}
+	return h1
+}
+
+// dropLeadingTitle removes a first heading of the markdown whose text equals
+// the title: the title travels in Document.Title.
+func dropLeadingTitle(md, title string) string {
+	if title == "" {
+		return md
+	}
+	rest := strings.TrimLeft(md, "\n")
+	line, after, _ := strings.Cut(rest, "\n")
+	if !strings.HasPrefix(line, "#") {
+		return md
+	}
+	h := strings.TrimLeft(line, "#")
+	if !strings.HasPrefix(h, " ") {
+		return md
+	}
+	if normalizeForCompare(h) == normalizeForCompare(title) {
+		return after
+	}
+	return md
+}
+
+func normalizeForCompare(s string) string {
+	s = strings.ReplaceAll(s, "\\", "")
+	return strings.ToLower(collapseSpace(s))
+}
+
+// tidyMarkdown trims blank space around the result and ends it with one
+// newline. Inner blank lines are left alone (code blocks keep theirs).
+func tidyMarkdown(md string) string {
+	md = strings.TrimSpace(md)
+	if md == "" {
+		return ""
+	}
+	return md + "\n"
+}

@@ -1,0 +1,204 @@
+package content
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ledongthuc/pdf"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// Limits of PDF extraction. github.com/ledongthuc/pdf trusts the file: it
+// loops forever on cyclic page trees, /Parent chains or /Prev chains and
+// allocates whatever /Size or xref subsection a file claims. These bounds,
+// checked before and during reading, keep a hostile file from hanging or
+// exhausting the process.
+const (
+	// maxPDFPages caps how many pages are read.
+	maxPDFPages = 2000
+	// maxPDFTreeNodes caps the page-tree nodes visited to find the pages.
+	maxPDFTreeNodes = 20000
+	// maxPDFDepth caps page-tree depth and /Parent chain length.
+	maxPDFDepth = 64
+	// pdfTimeout bounds the whole extraction; the library cannot be
+	// interrupted, so a reader still running then is abandoned.
+	pdfTimeout = 20 * time.Second
+)
+
+var errPDFMalformed = errors.New("malformed or hostile PDF structure")
+
+// convertPDF extracts the plain text of a PDF, page by page
+// (github.com/ledongthuc/pdf, pure Go), and the /Title of its document
+// information. Encrypted, malformed or hostile files and files with no text
+// layer (scans) give reason.EmptyContent.
+func convertPDF(body []byte) (Document, error) {
+	const fix = "; download it with the terminal and inspect it locally"
+	if err := pdfPreflight(body); err != nil {
+		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed)"+fix, err)
+	}
+	type result struct {
+		doc Document
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			// The PDF reader panics on many malformed files.
+			if r := recover(); r != nil {
+				done <- result{err: reason.New(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+fix)}
+			}
+		}()
+		doc, err := readPDF(body)
+		done <- result{doc, err}
+	}()
+	timer := time.NewTimer(pdfTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-timer.C:
+		return Document{}, reason.New(reason.EmptyContent, "", "reading the PDF took too long"+fix)
+	}
+}
+
+func readPDF(body []byte) (Document, error) {
+	const fix = "; download it with the terminal and inspect it locally"
+	r, err := pdf.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+fix, err)
+	}
+	var b strings.Builder
+	fonts := map[string]*pdf.Font{}
+	for _, p := range pdfPages(r.Trailer().Key("Root").Key("Pages")) {
+		for _, name := range p.Fonts() {
+			if _, ok := fonts[name]; !ok {
+				f := p.Font(name)
+				fonts[name] = &f
+			}
+		}
+		text, err := p.GetPlainText(fonts)
+		if err != nil {
+			continue
+		}
+		if text = strings.TrimSpace(text); text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(text)
+	}
+	md := strings.TrimSpace(b.String())
+	if md == "" {
+		return Document{}, reason.New(reason.EmptyContent, "", "the PDF has no text layer (a scan?); download it and run OCR locally")
+	}
+	title := strings.TrimSpace(r.Trailer().Key("Info").Key("Title").Text())
+	return Document{Title: title, Markdown: md + "\n", Kind: KindPDF}, nil
+}
+
+// pdfPages walks the page tree depth-first within the limits above,
+// skipping any page whose /Parent chain does not end (a cycle would hang
+// the library's inherited-attribute lookup).
+func pdfPages(root pdf.Value) []pdf.Page {
+	var pages []pdf.Page
+	visits := 0
+	var walk func(v pdf.Value, depth int)
+	walk = func(v pdf.Value, depth int) {
+		if visits++; visits > maxPDFTreeNodes || depth > maxPDFDepth || len(pages) >= maxPDFPages || v.IsNull() {
+			return
+		}
+		switch v.Key("Type").Name() {
+		case "Pages":
+			kids := v.Key("Kids")
+			for i := 0; i < kids.Len() && visits <= maxPDFTreeNodes; i++ {
+				walk(kids.Index(i), depth+1)
+			}
+		case "Page":
+			if parentChainEnds(v) {
+				pages = append(pages, pdf.Page{V: v})
+			}
+		}
+	}
+	walk(root, 0)
+	return pages
+}
+
+func parentChainEnds(v pdf.Value) bool {
+	for i := 0; i <= maxPDFDepth; i++ {
+		if v.IsNull() {
+			return true
+		}
+		v = v.Key("Parent")
+	}
+	return false
+}
+
+var (
+	rePDFSize      = regexp.MustCompile(`/Size\s+(\d+)`)
+	rePDFIndex     = regexp.MustCompile(`/Index\s*\[([\d\s]*)\]`)
+	rePDFXref      = regexp.MustCompile(`(?s)(?:^|[\r\n])xref\s*[\r\n](.*?)trailer`)
+	rePDFSubsect   = regexp.MustCompile(`(?m)^\s*(\d+)[ \t]+(\d+)[ \t]*\r?$`)
+	rePDFPrev      = regexp.MustCompile(`/Prev\s+(\d+)(\s+\d+\s+R)?`)
+	rePDFStartXref = regexp.MustCompile(`startxref\s+(\d+)`)
+)
+
+// pdfPreflight rejects files whose cross-reference data would make the
+// library allocate without bound or loop forever: an object count (/Size,
+// /Index, xref subsection) larger than the file itself, or a /Prev chain
+// that revisits a section.
+func pdfPreflight(body []byte) error {
+	limit := int64(len(body))
+	tooBig := func(nums ...[]byte) bool {
+		var sum int64
+		for _, n := range nums {
+			v, err := strconv.ParseInt(string(n), 10, 64)
+			if err != nil || v > limit {
+				return true
+			}
+			sum += v
+		}
+		return sum > limit
+	}
+	for _, m := range rePDFSize.FindAllSubmatch(body, -1) {
+		if tooBig(m[1]) {
+			return errPDFMalformed
+		}
+	}
+	for _, m := range rePDFIndex.FindAllSubmatch(body, -1) {
+		f := bytes.Fields(m[1])
+		for i := 0; i+1 < len(f); i += 2 {
+			if tooBig(f[i], f[i+1]) {
+				return errPDFMalformed
+			}
+		}
+	}
+	for _, x := range rePDFXref.FindAllSubmatch(body, -1) {
+		for _, m := range rePDFSubsect.FindAllSubmatch(x[1], -1) {
+			if tooBig(m[1], m[2]) {
+				return errPDFMalformed
+			}
+		}
+	}
+	seen := map[int64]bool{}
+	if m := rePDFStartXref.FindAllSubmatch(body, -1); len(m) > 0 {
+		if off, err := strconv.ParseInt(string(m[len(m)-1][1]), 10, 64); err == nil {
+			seen[off] = true
+		}
+	}
+	for _, m := range rePDFPrev.FindAllSubmatch(body, -1) {
+		if len(m[2]) > 0 {
+			continue // "/Prev 12 0 R": an outline item, not an xref offset
+		}
+		off, err := strconv.ParseInt(string(m[1]), 10, 64)
+		if err != nil || seen[off] {
+			return errPDFMalformed
+		}
+		seen[off] = true
+	}
+	return nil
+}

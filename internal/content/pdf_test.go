@@ -1,0 +1,144 @@
+package content
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// minimalPDF writes a one-page PDF 1.4 file by hand: catalog, page tree,
+// one page whose content stream shows each line with the standard
+// Helvetica font, and an information dictionary with a title. The xref
+// offsets are computed, so the file is valid for strict readers.
+func minimalPDF(title string, lines ...string) []byte {
+	var content strings.Builder
+	content.WriteString("BT /F1 18 Tf 72 720 Td 22 TL\n")
+	for _, l := range lines {
+		fmt.Fprintf(&content, "(%s) Tj T*\n", l)
+	}
+	content.WriteString("ET\n")
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+		fmt.Sprintf("<< /Title (%s) /Producer (gatehouse test) >>", title),
+	}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
+
+func TestConvertPDF(t *testing.T) {
+	pdf := minimalPDF("Quarterly report", "Hello PDF world", "Second line of text")
+	for _, ct := range []string{"application/pdf", "", "application/octet-stream", "text/html"} {
+		t.Run("content-type="+ct, func(t *testing.T) {
+			doc, err := Convert(pdf, ct, nil)
+			if err != nil {
+				t.Fatalf("Convert: %v", err)
+			}
+			if doc.Kind != KindPDF || doc.Charset != "" {
+				t.Errorf("Kind, Charset = %q, %q; want pdf, empty", doc.Kind, doc.Charset)
+			}
+			if doc.Title != "Quarterly report" {
+				t.Errorf("Title = %q", doc.Title)
+			}
+			for _, want := range []string{"Hello PDF world", "Second line of text"} {
+				if !strings.Contains(doc.Markdown, want) {
+					t.Errorf("Markdown %q lacks %q", doc.Markdown, want)
+				}
+			}
+		})
+	}
+}
+
+func TestConvertPDFMalformed(t *testing.T) {
+	good := minimalPDF("T", "Hello")
+	cases := []struct {
+		name string
+		body []byte
+	}{
+		{name: "header only", body: []byte("%PDF-1.7\n")},
+		{name: "garbage after header", body: []byte("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF")},
+		{name: "truncated", body: good[:len(good)/2]},
+		{name: "no text", body: minimalPDF("Scan")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Convert(tc.body, "application/pdf", nil)
+			if got := reason.Of(err); got != reason.EmptyContent {
+				t.Fatalf("reason = %q (err %v), want %q", got, err, reason.EmptyContent)
+			}
+		})
+	}
+}
+
+func TestConvertDeclaredPDFThatIsNot(t *testing.T) {
+	_, err := Convert([]byte("<html><body>not a pdf</body></html>"), "application/pdf", nil)
+	if got := reason.Of(err); got != reason.UnsupportedContentType {
+		t.Fatalf("reason = %q, want %q", got, reason.UnsupportedContentType)
+	}
+}
+
+// TestConvertPDFHostile: structures that make the PDF library loop forever
+// or allocate without bound are refused quickly, never hang.
+func TestConvertPDFHostile(t *testing.T) {
+	good := string(minimalPDF("T", "Hello"))
+	xrefAt := strings.Index(good, "xref\n")
+	cases := []struct {
+		name string
+		body string
+	}{
+		{name: "page tree that contains itself", body: strings.Replace(good, "/Kids [3 0 R] /Count 1", "/Kids [2 0 R 3 0 R] /Count 5", 1)},
+		{name: "page whose parent is itself", body: strings.Replace(good, "/Type /Page /Parent 2 0 R", "/Type /Page /Parent 3 0 R", 1)},
+		{name: "huge page count", body: strings.Replace(good, "/Count 1", "/Count 999999999", 1)},
+		{name: "xref Prev pointing at itself", body: strings.Replace(good, "/Root 1 0 R", fmt.Sprintf("/Root 1 0 R /Prev %d", xrefAt), 1)},
+		{name: "absurd trailer Size", body: strings.Replace(good, "/Size 7", "/Size 99999999999", 1)},
+		{name: "absurd xref subsection", body: strings.Replace(good, "xref\n0 7\n", "xref\n4000000000 7\n", 1)},
+		{name: "absurd xref stream Index", body: good + "\n9 0 obj << /Type /XRef /Index [0 5000000000] /W [1 2 1] >>\nendobj\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				_, err := Convert([]byte(tc.body), "application/pdf", nil)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err != nil && reason.Of(err) != reason.EmptyContent {
+					t.Errorf("reason = %q, want %q or success", reason.Of(err), reason.EmptyContent)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Convert hung")
+			}
+		})
+	}
+}
+
+func TestPDFPreflightAcceptsRealStructures(t *testing.T) {
+	good := minimalPDF("T", "Hello")
+	// An outline item's "/Prev 4 0 R" is a reference, not an xref offset.
+	withOutline := bytes.Replace(good, []byte("/Producer (gatehouse test)"), []byte("/Producer (x) /Prev 4 0 R /Next 4 0 R /X << /Prev 4 0 R >>"), 1)
+	for _, b := range [][]byte{good, withOutline} {
+		if err := pdfPreflight(b); err != nil {
+			t.Errorf("preflight refused a valid file: %v", err)
+		}
+	}
+}
