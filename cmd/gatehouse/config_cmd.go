@@ -40,8 +40,18 @@ func (a *app) configCmd() *cobra.Command {
 	c.AddCommand(&cobra.Command{
 		Use:   "set KEY VALUE",
 		Short: "Set KEY to VALUE (YAML scalar or flow list) in config.yaml, keeping other keys and comments",
-		Args:  argsExact(2, "KEY and VALUE, e.g. web.extract_backend direct"),
-		RunE: func(_ *cobra.Command, args []string) error {
+		Long: `set writes KEY: VALUE into config.yaml atomically, keeping your other keys and comments.
+VALUE is read as YAML: 30, true, "[a.dev, b.dev]". Negative numbers work as they are
+(gatehouse config set web.extract_timeout -1): set takes no flags.`,
+		// No flags, so a VALUE such as -1 is a value, not an unknown flag.
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+				return c.Help()
+			}
+			if err := argsExact(2, "KEY and VALUE, e.g. web.extract_backend direct")(c, args); err != nil {
+				return err
+			}
 			home, err := config.Home()
 			if err != nil {
 				return err

@@ -163,3 +163,31 @@ func TestBrokenConfigFailsOpenToSafeDefaults(t *testing.T) {
 		t.Fatalf("exit %d out %s err %s", code, out, errs)
 	}
 }
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	home := t.TempDir()
+	if code, _, _ := cli(t, home, "bogus"); code != 2 {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	if code, _, errs := cli(t, home, "extract"); code != 2 || strings.Contains(errs, "gatehouse: gatehouse") {
+		t.Errorf("extract without URL: exit %d %q", code, errs)
+	}
+	// A negative value is a value, not a flag.
+	if code, _, errs := cli(t, home, "config", "set", "web.extract_timeout", "-1"); code != 0 {
+		t.Errorf("negative value: exit %d %s", code, errs)
+	}
+	if code, out, _ := cli(t, home, "config", "get", "web.extract_timeout"); code != 0 || strings.TrimSpace(out) != "0" {
+		t.Errorf("extract_timeout after -1: %q", out)
+	}
+}
+
+func TestCheckDoesNotEchoSecrets(t *testing.T) {
+	home := t.TempDir()
+	secret := "ghp_AAAAAAAAAAAAAAAAAAAAAAAA"
+	for _, args := range [][]string{{"check", "--json", "https://example.com/?x=" + secret}, {"check", "https://example.com/?x=" + secret}} {
+		code, out, errs := cli(t, home, args...)
+		if code != 1 || strings.Contains(out+errs, secret) || !strings.Contains(out, "secret_in_url") {
+			t.Errorf("%v: exit %d out %s", args, code, out)
+		}
+	}
+}

@@ -53,7 +53,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 func argsMin(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) < n {
-			return usageError{fmt.Errorf("%s: missing %s\nUsage: %s", c.CommandPath(), what, c.UseLine())}
+			return usageError{fmt.Errorf("missing %s\nUsage: %s", what, c.UseLine())}
 		}
 		return nil
 	}
@@ -62,7 +62,7 @@ func argsMin(n int, what string) cobra.PositionalArgs {
 func argsExact(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError{fmt.Errorf("%s: expected %s\nUsage: %s", c.CommandPath(), what, c.UseLine())}
+			return usageError{fmt.Errorf("expected %s\nUsage: %s", what, c.UseLine())}
 		}
 		return nil
 	}

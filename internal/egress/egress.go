@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"syscall"
@@ -367,5 +368,19 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 		rerr.Message = "Blocked: a redirect led to a refused target. " + rerr.Message
 		return rerr
 	}
+	// A hop must not make the client send credentials the caller never gave:
+	// userinfo in a Location would become an Authorization header.
+	if u.Username != "" || u.HasPassword {
+		return reason.New(reason.CredentialsInURL, reason.GateSecret,
+			"Blocked: a redirect target carries user:password credentials; Gatehouse does not send credentials from redirects. Open the final URL without credentials instead.")
+	}
+	// Dial what was judged: hand the transport the canonical URL (a Location of
+	// http://0x7f000001/ is judged, and dialed, as 127.0.0.1).
+	canon, perr := url.Parse(u.Href)
+	if perr != nil {
+		return reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: a redirect target could not be canonicalised.", perr)
+	}
+	req.URL = canon
+	req.Host = ""
 	return nil
 }

@@ -257,3 +257,46 @@ func TestMetadataNeverAllowed(t *testing.T) {
 		t.Fatalf("dial got %v", derr)
 	}
 }
+
+// A redirect hop with userinfo is refused (it would become an Authorization
+// header), and a hop's host is dialed in its canonical form.
+func TestRedirectHopCredentialsAndCanonicalHost(t *testing.T) {
+	_, targetHits, targetAP := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			t.Errorf("credentials reached the target")
+		}
+		fmt.Fprint(w, "landed")
+	})
+	for _, tc := range []struct {
+		location string
+		want     reason.Code
+	}{
+		{fmt.Sprintf("http://u:pw@127.0.0.1:%d/echo", targetAP.Port()), reason.CredentialsInURL},
+		{fmt.Sprintf("http://u@127.0.0.1:%d/echo", targetAP.Port()), reason.CredentialsInURL},
+		{fmt.Sprintf("http://0x7f000001:%d/echo", targetAP.Port()), ""},
+	} {
+		_, _, hopAP := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, tc.location, http.StatusFound)
+		})
+		res := newResolver() // knows no names: a hex host must never reach DNS
+		g := egress.New(egress.Options{Resolver: res, AllowAddrPorts: []netip.AddrPort{hopAP, targetAP}})
+		resp, err := g.Client(egress.ClientOptions{Timeout: 5 * time.Second}).Get("http://" + hopAP.String() + "/go")
+		if tc.want != "" {
+			if reason.Of(err) != tc.want {
+				t.Errorf("%s: got %v, want %s", tc.location, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.location, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "landed" || resp.Request.URL.Host != "127.0.0.1:"+fmt.Sprint(targetAP.Port()) {
+			t.Errorf("%s: body %q final %s", tc.location, b, resp.Request.URL)
+		}
+	}
+	if targetHits.Load() != 1 {
+		t.Errorf("target hits = %d, want 1 (only the canonical-host hop)", targetHits.Load())
+	}
+}

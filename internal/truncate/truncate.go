@@ -219,8 +219,14 @@ func Apply(rawURL, content string, limit int, s *Store) Result {
 		commas(w.TotalChars) + " total clean characters.\n")
 	if r.StoredPath != "" {
 		b.WriteString("Full text saved to: " + r.StoredPath + "\n")
+		what := "the file is the complete page"
+		if w.TotalChars > StoreCap {
+			// The stored copy is capped: say so, and do not promise the tail is in it.
+			what = "the file holds the first " + commas(StoreCap) + " of " + commas(w.TotalChars) +
+				" chars; the tail shown above is beyond its end"
+		}
 		b.WriteString(`To read the omitted middle: read_file path="` + r.StoredPath + `" offset=` +
-			strconv.Itoa(w.ReadOffset) + " limit=200 (the file is the complete page; raise/lower offset to page through it).\n")
+			strconv.Itoa(w.ReadOffset) + " limit=200 (" + what + "; raise/lower offset to page through it).\n")
 	} else {
 		b.WriteString(notStoredLine + "\n")
 	}

@@ -595,3 +595,17 @@ func FuzzCountChars(f *testing.F) {
 		}
 	})
 }
+
+// A page longer than the store cap: the footer must not claim the file is the
+// complete page (the tail shown is past the stored copy's end).
+func TestFooterWhenStoreIsCapped(t *testing.T) {
+	dir := t.TempDir()
+	content := strings.Repeat("abcdefghij\n", StoreCap/11+1000)
+	r := Apply("https://example.com/huge", content, DefaultLimit, &Store{Dir: dir})
+	if !r.Truncated || r.StoredPath == "" {
+		t.Fatalf("%+v", r)
+	}
+	if strings.Contains(r.Content, "the file is the complete page") || !strings.Contains(r.Content, "the file holds the first 2,000,000 of") {
+		t.Fatalf("footer:\n%s", r.Content[len(r.Content)-600:])
+	}
+}

@@ -34,23 +34,34 @@ type CheckMode struct {
 // metadata); pol may be nil.
 func CheckURL(ctx context.Context, guard *egress.Guard, pol *policy.Policy, raw string, mode CheckMode) CheckResult {
 	res := CheckResult{URL: raw}
+	var u *urlsafe.URL
 	deny := func(e *reason.Error) CheckResult {
 		g, c := e.Gate, e.Code
 		if g == "" {
 			g = reason.GateSSRF
 		}
 		res.Gate, res.Reason, res.Message = &g, &c, e.Message
+		if g == reason.GateSecret {
+			// Never print the secret back: keep scheme and host only.
+			res.URL = "(redacted: the URL carries a credential)"
+			if u != nil {
+				res.URL = u.Scheme + "://" + u.Host + "/…(redacted)"
+			}
+		}
 		return res
 	}
 	if e := urlsafe.FindSecret(raw); e != nil {
+		u, _ = urlsafe.Parse(raw)
 		return deny(e)
 	}
-	u, err := urlsafe.Parse(raw)
-	if err != nil {
-		return deny(reason.As(err))
+	u, perr := urlsafe.Parse(raw)
+	if perr != nil {
+		return deny(perr)
 	}
-	host := u.Host
-	res.Host = &host
+	if u.Host != "" {
+		host := u.Host
+		res.Host = &host
+	}
 	if e := urlsafe.CheckSecrets(raw, u, mode.Extract); e != nil {
 		return deny(e)
 	}

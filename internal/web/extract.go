@@ -13,6 +13,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"strings"
@@ -28,6 +29,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
+
+// extractGrace is how long dispatch waits, after web.extract_timeout fires or the
+// call is interrupted, for the provider to report what it has finished.
+const extractGrace = 2 * time.Second
 
 // MaxURLs is the number of batch items web_extract processes; later items are
 // ignored (spec §A1: the handler slices to the first 5).
@@ -81,7 +86,9 @@ type ExtractResponse struct {
 	Success *bool       `json:"success,omitempty"`
 	Error   string      `json:"error,omitempty"`
 	Reason  reason.Code `json:"reason,omitempty"`
-	Results []Result    `json:"results,omitempty"`
+	// Index is the 0-based batch item that caused a whole-call refusal.
+	Index   *int     `json:"index,omitempty"`
+	Results []Result `json:"results,omitempty"`
 }
 
 // Deps are the parts a Service is built from. Open builds them from config.
@@ -123,6 +130,14 @@ func (s *Service) Policy() *policy.Policy { return s.d.Policy }
 func errRow(url string, e *reason.Error) Result {
 	msg := e.Message
 	return Result{URL: url, Error: &msg, Reason: e.Code}
+}
+
+// itemRefusal is a whole-call refusal caused by batch item i (secret gate).
+func itemRefusal(i int, e *reason.Error) *ExtractResponse {
+	r := refusal(e)
+	r.Index = &i
+	r.Error = fmt.Sprintf("%s (item %d; no URL in this call was fetched.)", e.Message, i)
+	return r
 }
 
 func refusal(e *reason.Error) *ExtractResponse {
@@ -170,7 +185,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	}
 	if len(items) == 0 {
 		return refusal(reason.New(reason.ContentInaccessible, "",
-			"Error: no URLs given; web_extract needs 1 to 5 URL strings (content inaccessible or not found)."))
+			"No URLs given; web_extract needs 1 to 5 URL strings (content inaccessible or not found)."))
 	}
 	rows := make([]Result, len(items))
 	done := make([]bool, len(items))
@@ -182,13 +197,13 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		raw, ok := NormalizeItem(it)
 		if !ok {
 			rows[i] = errRow("", reason.Newf(reason.InvalidItem, "",
-				"Error: item %d is not a URL: expected a URL string or an object carrying a url/href string.", i))
+				"item %d is not a URL: expected a non-empty URL string or an object carrying a url/href string.", i))
 			done[i] = true
 			continue
 		}
 		raws[i] = raw
 		if e := urlsafe.FindSecret(raw); e != nil {
-			return refusal(e)
+			return itemRefusal(i, e)
 		}
 		u, err := urlsafe.Parse(raw)
 		if err != nil {
@@ -197,7 +212,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 			continue
 		}
 		if e := urlsafe.CheckSecrets(raw, u, true); e != nil {
-			return refusal(e)
+			return itemRefusal(i, e)
 		}
 		parsed[i] = u
 	}
@@ -346,36 +361,47 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 		urls[k] = j.u.Href
 	}
 	began := s.d.Now()
-	pagesCh := make(chan []provider.Page, 1)
-	go func() { pagesCh <- ext.Extract(pctx, urls) }()
-	var pages []provider.Page
+	var mu sync.Mutex
+	pages := make([]provider.Page, len(jobs))
+	got := make([]bool, len(jobs))
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		ext.Extract(pctx, urls, func(k int, p provider.Page) {
+			mu.Lock()
+			defer mu.Unlock()
+			if k >= 0 && k < len(pages) && !got[k] {
+				pages[k], got[k] = p, true
+			}
+		})
+	}()
 	select {
-	case pages = <-pagesCh:
+	case <-finished:
 	case <-pctx.Done():
-		// Give a well-behaved provider a moment to return what it has.
+		// A well-behaved provider stops promptly once its ctx ends; wait a
+		// moment for it, then report whatever it has not emitted.
 		select {
-		case pages = <-pagesCh:
-		case <-time.After(2 * time.Second):
+		case <-finished:
+		case <-time.After(extractGrace):
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	for k, j := range jobs {
-		var p provider.Page
-		if k < len(pages) {
-			p = pages[k]
-		}
+		p, ok := pages[k], got[k]
 		switch {
-		case ctx.Err() != nil && (p.Err != nil || k >= len(pages)):
+		case ctx.Err() != nil && (!ok || p.Err != nil):
 			rows[j.idx] = errRow(j.u.Href, interrupted(j.u.Href))
-		case pctx.Err() != nil && (p.Err != nil || k >= len(pages)):
+		case pctx.Err() != nil && (!ok || p.Err != nil):
 			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.ExtractTimeout, "",
-				"Error: the %s backend did not finish %s within web.extract_timeout (%.0f s; %.1f s elapsed). Raise web.extract_timeout or try again.",
-				ext.Name(), j.u.Href, timeout.Seconds(), s.d.Now().Sub(began).Seconds()))
-		case k >= len(pages):
-			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.NoResultForURL, "", "Error: the %s backend returned nothing for this URL.", ext.Name()))
+				"The %s backend did not finish %s within web.extract_timeout (%.0f s; %.1f s elapsed, including a %.0f s grace for finished pages). Raise web.extract_timeout or try again.",
+				ext.Name(), j.u.Href, timeout.Seconds(), s.d.Now().Sub(began).Seconds(), extractGrace.Seconds()))
+		case !ok:
+			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.NoResultForURL, "", "The %s backend returned nothing for this URL.", ext.Name()))
 		case p.Err != nil:
 			e := reason.As(p.Err)
 			if e == nil {
-				e = reason.Wrap(reason.ProviderError, "", "Error: "+p.Err.Error(), p.Err)
+				e = reason.Wrap(reason.ProviderError, "", p.Err.Error(), p.Err)
 			}
 			rows[j.idx] = errRow(j.u.Href, e)
 		default:

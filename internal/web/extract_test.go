@@ -400,3 +400,25 @@ func TestDebugFileWritten(t *testing.T) {
 		t.Fatalf("debug record: %s", b)
 	}
 }
+
+// One slow page must not cost the pages that finished: rows are collected as
+// each page is done, and only the unfinished one gets extract_timeout.
+func TestSlowPageCostsOnlyItsEntry(t *testing.T) {
+	h := newHarness(t)
+	fast := h.serve("fast.test", pageHandler(html("Fast", article(4, "quick"))))
+	slow := h.serve("slow.test", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+	h.cfg.Web.ExtractTimeout = 700 * time.Millisecond
+	h.open()
+	resp := h.extract(fast.URL("/"), slow.URL("/"))
+	if !resp.Results[0].OK() || resp.Results[0].Title != "Fast" {
+		t.Fatalf("fast row lost: %+v", resp.Results[0])
+	}
+	if resp.Results[1].Reason != reason.ExtractTimeout {
+		t.Fatalf("slow row: %+v", resp.Results[1])
+	}
+}

@@ -23,11 +23,15 @@ type Page struct {
 	Notes []string
 }
 
-// Extractor fetches pages. Extract returns exactly one Page per input URL, in
-// input order. It must honour ctx: when ctx ends, unfinished pages get ctx's error.
+// Extractor fetches pages. Extract calls emit exactly once per input URL, with
+// the URL's index, as soon as that page is done (so one slow page never holds
+// back the others), and returns when every URL has been emitted or ctx has
+// ended. emit is safe for concurrent use. Extract must honour ctx: when ctx
+// ends it should stop promptly; URLs it never emitted are reported by the
+// caller as timed out or interrupted.
 type Extractor interface {
 	Name() string
-	Extract(ctx context.Context, urls []string) []Page
+	Extract(ctx context.Context, urls []string, emit func(i int, p Page))
 }
 
 // Capabilities of a registered backend name.

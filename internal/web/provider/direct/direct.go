@@ -11,8 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -79,10 +79,9 @@ func New(o Options) *Direct {
 // Name returns "direct".
 func (d *Direct) Name() string { return Name }
 
-// Extract fetches urls concurrently (at most Options.Parallel at once) and returns
-// one Page per URL in input order.
-func (d *Direct) Extract(ctx context.Context, urls []string) []Page {
-	out := make([]Page, len(urls))
+// Extract fetches urls concurrently (at most Options.Parallel at once) and
+// emits each page as soon as it is done (provider.Extractor).
+func (d *Direct) Extract(ctx context.Context, urls []string, emit func(int, Page)) {
 	sem := make(chan struct{}, d.o.Parallel)
 	var wg sync.WaitGroup
 	for i, u := range urls {
@@ -92,15 +91,14 @@ func (d *Direct) Extract(ctx context.Context, urls []string) []Page {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				out[i] = Page{URL: u, Err: ctxErr(ctx, u)}
+				emit(i, Page{URL: u, Err: ctxErr(ctx, u)})
 				return
 			}
 			defer func() { <-sem }()
-			out[i] = d.Fetch(ctx, u)
+			emit(i, d.Fetch(ctx, u))
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // Page is provider.Page (re-exported for brevity).
@@ -123,6 +121,9 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 		p.Err = reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: the URL could not be turned into a request.", err)
 		return p
 	}
+	// The direct fetcher never authenticates: a user name in the URL (a password
+	// is refused earlier, credentials_in_url) must not become an Authorization header.
+	req.URL.User = nil
 	req.Header.Set("User-Agent", d.o.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,text/markdown;q=0.8,application/json;q=0.8,application/pdf;q=0.7,*/*;q=0.5")
 	req.Header.Set("Accept-Encoding", "gzip, deflate, br")
@@ -266,9 +267,11 @@ func requestError(ctx context.Context, rawURL string, err error) error {
 	if ctx.Err() != nil {
 		return ctxErr(ctx, rawURL)
 	}
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Timeout() {
-		return reason.Wrap(reason.FetchTimeout, "", fmt.Sprintf("Fetching %s timed out (no complete answer within the time limit). The site may be slow or down; raise web.direct.timeout or try again later.", rawURL), err)
+	// A timeout while connecting, waiting for headers or reading a slow body
+	// (a server that trickles bytes) is a timeout, whichever layer noticed it.
+	var ne net.Error
+	if (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, context.DeadlineExceeded) {
+		return reason.Wrap(reason.FetchTimeout, "", fmt.Sprintf("Fetching %s timed out (no complete answer within web.direct.timeout). The site may be slow or down; raise web.direct.timeout or try again later.", rawURL), err)
 	}
 	return reason.Wrap(reason.FetchFailed, "", fmt.Sprintf("Fetching %s failed: %s", rawURL, safeCause(err)), err)
 }

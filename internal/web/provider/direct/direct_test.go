@@ -155,3 +155,42 @@ func TestUserAgentIsHonest(t *testing.T) {
 		t.Fatalf("User-Agent %q", ua)
 	}
 }
+
+// A server that sends headers and then trickles the body slower than the total
+// timeout is a fetch_timeout, not a generic failure.
+func TestTrickleIsTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(200)
+		for i := 0; i < 50; i++ {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			w.Write([]byte("<p>x</p>"))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer srv.Close()
+	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	d := direct.New(direct.Options{Guard: egress.New(egress.Options{AllowAddrPorts: []netip.AddrPort{ap}}), Timeout: 700 * time.Millisecond})
+	p := d.Fetch(context.Background(), srv.URL)
+	if reason.Of(p.Err) != reason.FetchTimeout || !strings.Contains(p.Err.Error(), "web.direct.timeout") {
+		t.Fatalf("got %v", p.Err)
+	}
+}
+
+// A user name in the URL never becomes an Authorization header.
+func TestUserinfoNotSent(t *testing.T) {
+	var auth string
+	srv, d := server(t, func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("ok"))
+	})
+	u := strings.Replace(srv.URL, "http://", "http://someone@", 1)
+	if p := d.Fetch(context.Background(), u); p.Err != nil || auth != "" {
+		t.Fatalf("err %v auth %q", p.Err, auth)
+	}
+}

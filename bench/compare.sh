@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Side-by-side, in one run: Gatehouse's HTML→markdown conversion (internal/content,
+# one goroutine, BenchmarkConvertBench over the 181 shared bench pages) against the
+# peer readability.js 0.6.0 + jsdom 26.1.0 + turndown (one Node process, same pages).
+# Prints both throughputs and the ratio. Needs ../shared/bench and Node/npm.
+#   bench/compare.sh [SHARED_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared="${1:-../shared}"
+if [ ! -f "$shared/bench/extraction/ground-truth.json" ]; then
+  echo "bench/compare.sh: $shared/bench not found; skipping"; exit 0
+fi
+mkdir -p bench/out
+( cd bench/peer && [ -d node_modules ] || npm install --no-audit --no-fund --silent )
+echo "== peer: readability.js + jsdom + turndown (2 passes)"
+peer=$(node bench/peer/readability.mjs "$shared" bench/out/peer 2)
+echo "$peer"
+echo "== gatehouse: internal/content BenchmarkConvertBench (count 3)"
+go test -run '^$' -bench 'BenchmarkConvertBench$' -benchtime 2x -count 3 ./internal/content | tee bench/out/convert.txt
+python3 - "$peer" <<'PY'
+import json, re, sys
+peer = json.loads(sys.argv[1])["mb_per_s"]
+vals = [float(m.group(1)) for m in re.finditer(r"([\d.]+) MB/s", open("bench/out/convert.txt").read())]
+vals.sort(); ours = vals[len(vals)//2]
+print(f"peer {peer:.2f} MB/s, gatehouse {ours:.2f} MB/s (median of {len(vals)}): gatehouse/peer = {ours/peer:.1f}x")
+PY
