@@ -15,6 +15,35 @@
 //   - text/plain, markdown and JSON pass through as decoded text;
 //   - PDF: plain text per page (github.com/ledongthuc/pdf).
 //
+// # Large pages
+//
+// The direct fetcher accepts bodies up to 10 MB, and both extractors are
+// superlinear on big pages (measured on 2 shared cores): go-trafilatura
+// v1.12.2 concatenates the text of every <p> of the page with += (it takes
+// 10.7 s on 10 MB of 1 KB paragraphs), and readability re-counts the text
+// of every ancestor while cleaning (4.6 s on 10 MB of text nested 64 <div>s
+// deep). So HTMLToMarkdown first measures the parsed page (visible
+// text, outside <head>, scripts, styles, <noscript>, <template>, <svg>) and
+// picks, see size.go:
+//
+//   - both extractors and the merge when the text is at most 1 MiB, the page
+//     has at most 30,000 elements, trafilatura's <p> concatenation would
+//     copy at most 2e8 bytes (about 0.1 s) and the sum of text bytes times
+//     element depth is at most 2e7;
+//   - readability alone (it scales better and rarely loses text) up to
+//     100,000 elements and a text × depth sum of 1e8 (about 1.3 s);
+//   - beyond, the whole <body> minus navigation, scripts and forms.
+//
+// Every limit is at least ten times the largest value on the shared 181-page
+// bench (101 KB of text, 1,536 elements), whose output is unchanged. Lists
+// and quotes nested more than maxNesting (8) deep are flattened before
+// conversion, as html-to-markdown's time grows with the nesting depth. A
+// 10 MB page of every shape tried (long article, one huge paragraph, deep
+// nesting, big table, link lists, code, outlines, quote threads) converts
+// in under 2 s; the merge itself is linear (hash sets, no substring search
+// over the whole answer). See TestLargePageLinear and
+// BenchmarkConvertLarge.
+//
 // Nothing here touches the network or the file system. Every function is safe
 // for concurrent use.
 package content

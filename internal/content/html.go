@@ -39,6 +39,8 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // cells keep their <br>. Figure captions are left out. When neither
 // extractor finds any text (a tiny page, a bare code listing or table), the
 // whole <body> minus navigation, scripts and forms is converted instead.
+// Big pages get less extraction so that time stays about linear in their
+// size: readability alone, or the whole <body> (limits in the package doc).
 //
 // Conversion (github.com/JohannesKaufmann/html-to-markdown/v2 with the GFM
 // table and strikethrough plugins):
@@ -71,6 +73,14 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
 	originals := collectOriginals(doc)
+	// Big pages get less extraction, so that time stays about linear in
+	// the page's size (see the package doc and size.go).
+	switch measurePage(doc).strategy() {
+	case strategySingle:
+		opt.trafOff = true
+	case strategyWhole:
+		opt.trafOff, opt.readabilityOff = true, true
+	}
 
 	var title, primary, secondary string
 	if !opt.trafOff {
@@ -110,9 +120,10 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	default:
 		md = mergeExtractions(primary, secondary)
 	}
-	if len(tokenize(visibleText(md))) == 0 {
+	if !hasWords(md) {
 		// Both extractors gave up (a tiny page, a bare table or code
-		// listing): convert the whole body rather than return nothing.
+		// listing) or were skipped (a huge page): convert the whole body
+		// rather than return nothing.
 		if body := wholeBody(doc); body != nil {
 			if whole, err := toMarkdown(body, base); err == nil {
 				md = whole
@@ -128,10 +139,12 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		md = dropLeadingTitle(md, title)
 	}
 	md = tidyMarkdown(md)
-	if normalizeForCompare(strings.Trim(md, "# \n")) == normalizeForCompare(title) {
+	// (Only short answers can be the title: collapsing the spaces of a
+	// 10 MB answer to find out costs a full copy.)
+	if len(md) <= 2*len(title)+1024 && normalizeForCompare(strings.Trim(md, "# \n")) == normalizeForCompare(title) {
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
-	if len(tokenize(visibleText(md))) == 0 && !strings.Contains(md, "```") {
+	if !hasWords(md) && !strings.Contains(md, "```") {
 		return Document{Kind: KindHTML, Title: title}, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
 	return Document{Title: title, Markdown: md, Kind: KindHTML}, nil
@@ -300,6 +313,13 @@ func dropLeadingTitle(md, title string) string {
 func normalizeForCompare(s string) string {
 	s = strings.ReplaceAll(s, "\\", "")
 	return strings.ToLower(collapseSpace(s))
+}
+
+// hasWords reports whether md has at least one scorer-style token outside
+// image syntax and link destinations (what tokenize(visibleText(md)) would
+// find), without building the token list.
+func hasWords(md string) bool {
+	return strings.IndexFunc(visibleText(md), isTokenRune) >= 0
 }
 
 // tidyMarkdown trims blank space around the result and ends it with one

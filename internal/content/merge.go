@@ -1,8 +1,8 @@
 package content
 
 import (
-	"hash/fnv"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -49,8 +49,19 @@ const (
 type mdBlock struct {
 	text     string
 	tokens   []string
+	shingles []uint64 // distinct shingle hashes, sorted
+}
+
+// corpus is one whole extraction, indexed so that "is this block of the
+// other extraction in here?" costs time in the block's size, not the
+// extraction's: merging stays linear on multi-megabyte pages.
+type corpus struct {
+	tokens   []string
 	shingles map[uint64]struct{}
-	joined   string // " tok1 tok2 … "
+	// short holds the hashes of the 1 to shingleLen-1 token runs of this
+	// corpus that some short block of the other extraction consists of
+	// (only those: indexing every short run would triple the memory).
+	short map[uint64]struct{}
 }
 
 // mergeExtractions merges trafilatura's markdown (primary) with
@@ -60,6 +71,9 @@ type mdBlock struct {
 // selectRun accepts inserted after the primary block matching the shared
 // block they followed. Answers that barely overlap are not merged: the one
 // with more words outside link lists is returned whole.
+//
+// Time and memory are linear in the size of the two answers (hash sets and
+// a capped inverted index; see corpus and blockIndex).
 func mergeExtractions(primary, secondary string) string {
 	if strings.TrimSpace(secondary) == "" {
 		return primary
@@ -68,7 +82,7 @@ func mergeExtractions(primary, secondary string) string {
 		return secondary
 	}
 	pb, sb := splitBlocks(primary), splitBlocks(secondary)
-	pAll, sAll := blocksSummary(pb), blocksSummary(sb)
+	pAll, sAll := newCorpus(pb, sb), newCorpus(sb, pb)
 	if len(pAll.shingles) == 0 {
 		return secondary
 	}
@@ -82,7 +96,7 @@ func mergeExtractions(primary, secondary string) string {
 		}
 	}
 	if float64(inter) < agreeMinOverlap*float64(min(len(pAll.shingles), len(sAll.shingles))) &&
-		!strings.Contains(pAll.joined, sAll.joined) && !strings.Contains(sAll.joined, pAll.joined) {
+		!containsTokens(pAll.tokens, sAll.tokens) && !containsTokens(sAll.tokens, pAll.tokens) {
 		// Different parts of the page: keep the one that reads more like
 		// an article.
 		if plainWords(sb) > plainWords(pb) {
@@ -103,20 +117,20 @@ func mergeExtractions(primary, secondary string) string {
 			lastShared = i
 		}
 	}
-	// Runs of secondary-only blocks, keyed by the primary block they
-	// follow (-1: before everything).
-	extras := map[int][]string{}
+	// Runs of secondary-only blocks, with the shared secondary block they
+	// follow (-1: before everything) and what selectRun keeps of them.
+	type keptRun struct {
+		after int
+		keep  []mdBlock
+	}
+	var kept []keptRun
 	prev := -1
 	var run []mdBlock
 	flush := func() {
-		defer func() { run = run[:0] }()
-		at := -1
-		if prev >= 0 {
-			at = bestMatch(sb[prev], pb)
+		if keep := selectRun(run, prev < 0, prev == lastShared); len(keep) > 0 {
+			kept = append(kept, keptRun{prev, keep})
 		}
-		for _, b := range selectRun(run, prev < 0, prev == lastShared) {
-			extras[at] = append(extras[at], b.text)
-		}
+		run = run[:0]
 	}
 	for i, b := range sb {
 		switch {
@@ -128,6 +142,29 @@ func mergeExtractions(primary, secondary string) string {
 		}
 	}
 	flush()
+
+	// Where the kept runs go: after the primary block that best matches
+	// the shared block they followed.
+	extras := map[int][]string{}
+	var idx *blockIndex
+	for _, r := range kept {
+		at := -1
+		if r.after >= 0 {
+			if idx == nil {
+				var probes []mdBlock
+				for _, r := range kept {
+					if r.after >= 0 {
+						probes = append(probes, sb[r.after])
+					}
+				}
+				idx = newBlockIndex(pb, probes)
+			}
+			at = idx.bestMatch(sb[r.after])
+		}
+		for _, b := range r.keep {
+			extras[at] = append(extras[at], b.text)
+		}
+	}
 
 	var out []string
 	out = append(out, extras[-1]...)
@@ -207,40 +244,93 @@ func plainWords(bs []mdBlock) int {
 	return n
 }
 
-// bestMatch returns the index of the primary block that shares the most
-// shingles with b, or len(pb)-1 when none does.
-func bestMatch(b mdBlock, pb []mdBlock) int {
-	best, bestN := len(pb)-1, 0
+// maxPostings caps how many primary blocks blockIndex remembers per
+// shingle: a phrase repeated in more blocks than this (a boilerplate line
+// on every card) says little about where a block belongs, and an uncapped
+// list would make bestMatch quadratic on such pages.
+const maxPostings = 16
+
+// blockIndex maps shingles to the primary blocks holding them, for
+// bestMatch.
+type blockIndex struct {
+	n        int
+	postings map[uint64][]int32 // shingle → blocks holding it (ascending, at most maxPostings)
+	short    map[uint64]int     // short probe's hash → first block holding that token run
+}
+
+// newBlockIndex indexes pb for bestMatch queries with the given probes
+// (only the short ones, under shingleLen tokens, need to be known ahead).
+func newBlockIndex(pb []mdBlock, probes []mdBlock) *blockIndex {
+	idx := &blockIndex{n: len(pb), postings: map[uint64][]int32{}, short: map[uint64]int{}}
 	for j, p := range pb {
-		if strings.Contains(p.joined, b.joined) {
-			return j
-		}
-		n := 0
-		for h := range b.shingles {
-			if _, ok := p.shingles[h]; ok {
-				n++
+		for _, h := range p.shingles {
+			if l := idx.postings[h]; len(l) < maxPostings {
+				idx.postings[h] = append(l, int32(j))
 			}
 		}
-		if n > bestN {
-			best, bestN = j, n
+	}
+	needles := shortNeedles(probes)
+	if len(needles) > 0 {
+		for j, p := range pb {
+			forShortRuns(p.tokens, needles, func(h uint64) {
+				if _, ok := idx.short[h]; !ok {
+					idx.short[h] = j
+				}
+			})
+		}
+	}
+	return idx
+}
+
+// bestMatch returns the index of the primary block that contains b's token
+// sequence (the first such block), else the one sharing the most shingles
+// with b (the first on ties), else the last block.
+func (idx *blockIndex) bestMatch(b mdBlock) int {
+	last := idx.n - 1
+	if len(b.tokens) == 0 {
+		return last
+	}
+	if len(b.tokens) < shingleLen {
+		if j, ok := idx.short[b.shingles[0]]; ok {
+			return j
+		}
+		return last
+	}
+	// A block containing b holds all its shingles, the most any block
+	// can share, so the first one with the highest count is the answer
+	// in both cases.
+	votes := map[int32]int{}
+	for _, h := range b.shingles {
+		for _, j := range idx.postings[h] {
+			votes[j]++
+		}
+	}
+	best, bestN := last, 0
+	for j, n := range votes {
+		if n > bestN || n == bestN && int(j) < best {
+			best, bestN = int(j), n
 		}
 	}
 	return best
 }
 
-// foundIn reports whether the block's text also appears in other: its token
-// sequence is contained in other's, or enough of its shingles are. A block
-// without tokens (rule, image) counts as found.
-func (b mdBlock) foundIn(other mdBlock) bool {
+// foundIn reports whether the block's text also appears in c: its token
+// sequence is contained in c's, or at least sharedMinOverlap of its
+// shingles are. A block without tokens (rule, image) counts as found. A
+// block of shingleLen tokens or more that is contained has all its
+// shingles in c, so for those the shingle test decides alone; a shorter
+// one is looked up among c's short runs.
+func (b mdBlock) foundIn(c *corpus) bool {
 	if len(b.tokens) == 0 {
 		return true
 	}
-	if strings.Contains(other.joined, b.joined) {
-		return true
+	if len(b.tokens) < shingleLen {
+		_, ok := c.short[b.shingles[0]]
+		return ok
 	}
 	n := 0
-	for h := range b.shingles {
-		if _, ok := other.shingles[h]; ok {
+	for _, h := range b.shingles {
+		if _, ok := c.shingles[h]; ok {
 			n++
 		}
 	}
@@ -281,16 +371,73 @@ func visibleText(md string) string {
 
 func newBlock(text string) mdBlock {
 	toks := tokenize(visibleText(text))
-	return mdBlock{text: text, tokens: toks, shingles: shingles(toks), joined: " " + strings.Join(toks, " ") + " "}
+	set := shingles(toks)
+	hs := make([]uint64, 0, len(set))
+	for h := range set {
+		hs = append(hs, h)
+	}
+	slices.Sort(hs)
+	return mdBlock{text: text, tokens: toks, shingles: hs}
 }
 
-// blocksSummary is one block holding all the tokens of bs.
-func blocksSummary(bs []mdBlock) mdBlock {
-	var toks []string
+// newCorpus indexes all the tokens of bs, in order, for foundIn queries by
+// the blocks of probes (the other extraction).
+func newCorpus(bs, probes []mdBlock) *corpus {
+	n := 0
+	for _, b := range bs {
+		n += len(b.tokens)
+	}
+	toks := make([]string, 0, n)
 	for _, b := range bs {
 		toks = append(toks, b.tokens...)
 	}
-	return mdBlock{tokens: toks, shingles: shingles(toks), joined: " " + strings.Join(toks, " ") + " "}
+	c := &corpus{tokens: toks, shingles: shingles(toks), short: map[uint64]struct{}{}}
+	if needles := shortNeedles(probes); len(needles) > 0 {
+		forShortRuns(toks, needles, func(h uint64) { c.short[h] = struct{}{} })
+	}
+	return c
+}
+
+// shortNeedles returns, by length, the hashes of the blocks of bs that
+// have fewer than shingleLen tokens (such a block has exactly one shingle,
+// the hash of all its tokens).
+func shortNeedles(bs []mdBlock) [shingleLen]map[uint64]struct{} {
+	var needles [shingleLen]map[uint64]struct{}
+	for _, b := range bs {
+		if n := len(b.tokens); n > 0 && n < shingleLen {
+			if needles[n] == nil {
+				needles[n] = map[uint64]struct{}{}
+			}
+			needles[n][b.shingles[0]] = struct{}{}
+		}
+	}
+	return needles
+}
+
+// forShortRuns calls fn with the hash of every run of 1 to shingleLen-1
+// consecutive tokens of toks that is one of needles.
+func forShortRuns(toks []string, needles [shingleLen]map[uint64]struct{}, fn func(uint64)) {
+	for n := 1; n < shingleLen; n++ {
+		if len(needles[n]) == 0 {
+			continue
+		}
+		for i := 0; i+n <= len(toks); i++ {
+			if h := hashTokens(toks[i : i+n]); hasKey(needles[n], h) {
+				fn(h)
+			}
+		}
+	}
+}
+
+func hasKey(m map[uint64]struct{}, k uint64) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// containsTokens reports whether needle occurs as a contiguous run of
+// hay's tokens (like strings.Contains on the space-joined tokens).
+func containsTokens(hay, needle []string) bool {
+	return strings.Contains(" "+strings.Join(hay, " ")+" ", " "+strings.Join(needle, " ")+" ")
 }
 
 // splitBlocks cuts markdown at blank lines, keeping fenced code blocks
@@ -351,9 +498,12 @@ func fenceOpener(line string) string {
 // tokenize returns the maximal runs of Unicode letters, digits and '_', as
 // the bench scorer counts words.
 func tokenize(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool {
-		return !(r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r))
-	})
+	return strings.FieldsFunc(s, func(r rune) bool { return !isTokenRune(r) })
+}
+
+// isTokenRune reports whether r belongs to a token: a letter, a digit or '_'.
+func isTokenRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
 }
 
 // shingles hashes every run of shingleLen consecutive tokens; fewer tokens
@@ -363,20 +513,29 @@ func shingles(toks []string) map[uint64]struct{} {
 	if len(toks) == 0 {
 		return set
 	}
-	add := func(ts []string) {
-		h := fnv.New64a()
-		for _, t := range ts {
-			h.Write([]byte(t))
-			h.Write([]byte{0})
-		}
-		set[h.Sum64()] = struct{}{}
-	}
 	if len(toks) < shingleLen {
-		add(toks)
+		set[hashTokens(toks)] = struct{}{}
 		return set
 	}
 	for i := 0; i+shingleLen <= len(toks); i++ {
-		add(toks[i : i+shingleLen])
+		set[hashTokens(toks[i:i+shingleLen])] = struct{}{}
 	}
 	return set
+}
+
+// hashTokens is FNV-1a (64 bits) of the tokens, each followed by a NUL byte.
+func hashTokens(ts []string) uint64 {
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
+	for _, t := range ts {
+		for i := 0; i < len(t); i++ {
+			h ^= uint64(t[i])
+			h *= prime64
+		}
+		h *= prime64 // the NUL separator: h ^= 0 changes nothing
+	}
+	return h
 }
