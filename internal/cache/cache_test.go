@@ -191,11 +191,11 @@ func TestVectorsNeverCacheLocal(t *testing.T) {
 func TestLocalDevHostExtras(t *testing.T) {
 	for host, want := range map[string]bool{
 		"":                    true,
-		"localhost.":          true, // trailing dot ignored
+		"localhost.":          true,  // trailing dot ignored
 		"::ffff:8.8.8.8":      false, // an IPv4 carried in IPv6 is judged as that IPv4 (issue 2), here public; CPython would call ::ffff:0:0/96 private
-		"fe80::1%eth0":        true, // zone ignored
-		"198.18.0.1":          true, // RFC 2544, private in CPython
-		"240.0.0.1":           true, // reserved
+		"fe80::1%eth0":        true,  // zone ignored
+		"198.18.0.1":          true,  // RFC 2544, private in CPython
+		"240.0.0.1":           true,  // reserved
 		"0.0.0.0":             true,
 		"::":                  true,
 		"2001:db8::1":         true,
