@@ -9,8 +9,9 @@
 //     archives and other binary types with reason.UnsupportedContentType;
 //   - decode text per the WHATWG order (BOM → Content-Type charset → <meta>
 //     prescan → sniff), see Decode;
-//   - HTML: find the main content (go-trafilatura and readability, merged)
-//     and convert it to GitHub-flavoured markdown (html-to-markdown v2), see
+//   - HTML: find the main content (go-trafilatura and readability, merged;
+//     on small pages the main container itself, see direct.go) and convert
+//     it to GitHub-flavoured markdown (html-to-markdown v2), see
 //     HTMLToMarkdown;
 //   - text/plain, markdown and JSON pass through as decoded text;
 //   - PDF: plain text per page (github.com/ledongthuc/pdf).

@@ -29,6 +29,8 @@ func FuzzConvert(f *testing.F) {
 		{string(minimalPDF("T", "Hello")), "application/pdf"},
 		{"%PDF-1.4\n1 0 obj<</Type/Pages/Kids[1 0 R]/Count 9>>endobj trailer<</Root 1 0 R>>", ""},
 		{"<base href=//x/><a href=../y>z</a>", "text/html; charset=\"x\"; charset=utf-8"},
+		{"<title>T</title><article><p>T x</p><dl><dt>a</dt><dd>b</dd></dl><blockquote>q</blockquote><ol><li>1<ol start=3><li>3</li></ol></li></ol></article>", "text/html"},
+		{"<main><h1>A</h1><pre><code class=language-sh>x\n  \ny</code></pre><div hidden>h</div></main><footer>f</footer>", "text/html"},
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s.body), s.ct)

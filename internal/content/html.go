@@ -22,6 +22,7 @@ type extractOptions struct {
 	trafOff        bool                        // readability alone
 	noMerge        bool                        // pick one extraction instead of merging
 	keepTitleH1    bool                        // keep a leading heading that repeats the title
+	directOff      bool                        // never use the direct rendering of the main container
 }
 
 var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
@@ -36,11 +37,20 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // found. Because the extractors rebuild the tree, every <pre> and <table> of
 // their output is first swapped back for the page's original element with the
 // same text, so code keeps its language class and exact bytes and table
-// cells keep their <br>. Figure captions are left out. When neither
-// extractor finds any text (a tiny page, a bare code listing or table), the
-// whole <body> minus navigation, scripts and forms is converted instead.
-// Big pages get less extraction so that time stays about linear in their
-// size: readability alone, or the whole <body> (limits in the package doc).
+// cells keep their <br>. Figure captions are left out.
+//
+// Small pages, where trafilatura finds under 250 characters of main content
+// (its "baseline" rescue, which flattens the page to plain text, is
+// discarded): the page's main container (its only <article>, else <main> or
+// role="main", else <body>; navigation, site header, footer, sidebars,
+// forms, scripts and hidden elements removed) is converted as is when it
+// holds at least 90% of what readability found and at most 1.25 times as
+// many words plus 12, or when readability found nothing; headings, lists,
+// tables, code, quotes and links then come out as written. When nothing
+// has words, the whole <body> minus navigation, scripts and forms is
+// converted instead. Big pages get less extraction so that time stays
+// about linear in their size: readability alone, or the whole <body>
+// (limits in the package doc).
 //
 // Conversion (github.com/JohannesKaufmann/html-to-markdown/v2 with the GFM
 // table and strikethrough plugins):
@@ -54,7 +64,10 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 //   - tables become GFM tables; '|' is escaped, also inside code in a cell,
 //     and a <br> inside a cell is written as an inline <br> so the row never
 //     breaks;
-//   - nested lists keep their nesting (two spaces per level for bullets).
+//   - nested lists keep their nesting (two spaces per level for bullets)
+//     and stay tight;
+//   - a definition list's terms (<dt>) become bold lines above their
+//     definitions (GFM has no definition lists).
 //
 // Title is the extractor's metadata title (<meta>, JSON-LD, Open Graph),
 // else <title>, else the first <h1>, with white space collapsed; a heading
@@ -75,7 +88,8 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	originals := collectOriginals(doc)
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
-	switch measurePage(doc).strategy() {
+	strat := measurePage(doc).strategy()
+	switch strat {
 	case strategySingle:
 		opt.trafOff = true
 	case strategyWhole:
@@ -83,6 +97,9 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	}
 
 	var title, primary, secondary string
+	// small: trafilatura ran and found under 250 characters of main
+	// content, or none.
+	small := false
 	if !opt.trafOff {
 		res, err := trafilatura.ExtractDocument(doc, trafilatura.Options{
 			OriginalURL:     base,
@@ -92,9 +109,15 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 			IncludeLinks:    true,
 			HtmlDateMode:    trafilatura.Disabled,
 		})
+		small = true
 		if err == nil && res != nil && res.ContentNode != nil {
 			title = res.Metadata.Title
-			primary = nodeToMarkdown(res.ContentNode, base, originals)
+			// Its baseline rescue flattens the page to plain text
+			// (direct.go): better no answer than that one.
+			if !trafilaturaRescued(res, doc) {
+				primary = nodeToMarkdown(res.ContentNode, base, originals)
+				small = false
+			}
 		}
 	}
 	if !opt.readabilityOff {
@@ -120,23 +143,41 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	default:
 		md = mergeExtractions(primary, secondary)
 	}
+	if title == "" {
+		title = pageTitle(doc)
+	}
+	title = collapseSpace(title)
+	dropTitle := func(md string) string {
+		if opt.keepTitleH1 {
+			return md
+		}
+		return dropLeadingTitle(md, title)
+	}
+	md = dropTitle(md)
+	// A small page (trafilatura found under 250 characters of main
+	// content, or none): when its main container holds what readability
+	// found and not much more, convert the container as is (direct.go).
+	if small && !opt.directOff {
+		if c := mainContainer(doc); c != nil {
+			// (The container's count includes a title heading the
+			// renderings are compared without.)
+			eTok := len(tokenize(visibleText(md))) + len(tokenize(title))
+			if directFits(eTok, containerTokens(c)) {
+				if direct := dropTitle(directMarkdown(c, base)); preferDirect(md, direct) {
+					md = direct
+				}
+			}
+		}
+	}
 	if !hasWords(md) {
 		// Both extractors gave up (a tiny page, a bare table or code
 		// listing) or were skipped (a huge page): convert the whole body
 		// rather than return nothing.
 		if body := wholeBody(doc); body != nil {
 			if whole, err := toMarkdown(body, base); err == nil {
-				md = whole
+				md = dropTitle(whole)
 			}
 		}
-	}
-
-	if title == "" {
-		title = pageTitle(doc)
-	}
-	title = collapseSpace(title)
-	if !opt.keepTitleH1 {
-		md = dropLeadingTitle(md, title)
 	}
 	md = tidyMarkdown(md)
 	// (Only short answers can be the title: collapsing the spaces of a
@@ -322,12 +363,101 @@ func hasWords(md string) bool {
 	return strings.IndexFunc(visibleText(md), isTokenRune) >= 0
 }
 
-// tidyMarkdown trims blank space around the result and ends it with one
-// newline. Inner blank lines are left alone (code blocks keep theirs).
+// tidyMarkdown trims blank space around the result, ends it with one
+// newline and makes nested lists tight (see tightenNestedLists). Other inner
+// blank lines are left alone (code blocks keep theirs).
 func tidyMarkdown(md string) string {
 	md = strings.TrimSpace(md)
 	if md == "" {
 		return ""
 	}
-	return md + "\n"
+	return tightenNestedLists(md) + "\n"
+}
+
+// tightenNestedLists removes the blank line the converter writes between a
+// list item's first line and a list nested in it ("- two\n  \n  - nested"
+// becomes "- two\n  - nested"), which would otherwise make the outer list
+// loose. Only a nested bullet list or an ordered one starting at 1 may
+// follow an item's text directly (CommonMark §5.2), so others keep the
+// blank line. Lines of spaces only become empty. Fenced code is left
+// alone.
+func tightenNestedLists(md string) string {
+	var b strings.Builder
+	changed := false
+	fence := ""
+	itemCol := -1 // content column of the list item whose first line was the last line written
+	rest := md
+	for rest != "" {
+		line, after, found := strings.Cut(rest, "\n")
+		trimmed := strings.TrimLeft(line, " ")
+		switch {
+		case fence != "":
+			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
+				fence = ""
+			}
+			itemCol = -1
+		case fenceOpener(trimmed) != "":
+			fence = fenceOpener(trimmed)
+			itemCol = -1
+		case trimmed == "":
+			next, _, _ := strings.Cut(after, "\n")
+			indent, _, first := listMarker(next)
+			drop := itemCol >= 0 && found && indent >= itemCol && first
+			itemCol = -1
+			if drop || line != "" {
+				// Drop the line, or write it empty: the spaces the
+				// converter indents blank lines with are noise.
+				if !changed {
+					b.Grow(len(md))
+					b.WriteString(md[:len(md)-len(rest)])
+					changed = true
+				}
+				if drop {
+					rest = after
+					continue
+				}
+				line = ""
+			}
+		default:
+			itemCol = -1
+			if indent, width, _ := listMarker(line); width > 0 && strings.TrimSpace(line[indent+width:]) != "" {
+				itemCol = indent + width
+			}
+		}
+		if changed {
+			b.WriteString(line)
+			if found {
+				b.WriteByte('\n')
+			}
+		}
+		rest = after
+	}
+	if !changed {
+		return md
+	}
+	return b.String()
+}
+
+// listMarker reads a list item marker at the start of line: its
+// indentation, the width of the marker with the space after it ("- " is
+// 2, "10. " is 4), and whether the marker may start a list that interrupts
+// a paragraph (a bullet, or an ordered marker numbered 1). Width is 0 when
+// the line is no list item.
+func listMarker(line string) (indent, width int, canInterrupt bool) {
+	for indent < len(line) && line[indent] == ' ' {
+		indent++
+	}
+	s := line[indent:]
+	if len(s) >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' ' {
+		return indent, 2, true
+	}
+	d := 0
+	for d < len(s) && d < 9 && s[d] >= '0' && s[d] <= '9' {
+		d++
+	}
+	if d > 0 && d+1 < len(s) && (s[d] == '.' || s[d] == ')') && s[d+1] == ' ' {
+		n := strings.TrimLeft(s[:d], "0")
+		return indent, d + 2, n == "1"
+	}
+	return indent, 0, false
 }

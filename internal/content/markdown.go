@@ -215,6 +215,8 @@ func prepareForMarkdown(root *html.Node) {
 				if nest > maxNesting {
 					n.Data, n.DataAtom = "div", atom.Div
 				}
+			case "dt":
+				emboldenTerm(n)
 			}
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -226,6 +228,30 @@ func prepareForMarkdown(root *html.Node) {
 		br.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: cellBreak}, br)
 		br.Parent.RemoveChild(br)
 	}
+}
+
+// emboldenTerm wraps the content of a definition list's <dt> in <strong>:
+// GFM has no definition lists, so a term becomes a bold line above its
+// definition's paragraph. A term that is already bold is left alone.
+func emboldenTerm(dt *html.Node) {
+	var kids []*html.Node
+	for c := dt.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode && strings.TrimSpace(c.Data) == "" {
+			continue
+		}
+		kids = append(kids, c)
+	}
+	if len(kids) == 0 || len(kids) == 1 && (isElem(kids[0], "strong") || isElem(kids[0], "b")) {
+		return
+	}
+	strong := &html.Node{Type: html.ElementNode, Data: "strong", DataAtom: atom.Strong}
+	for c := dt.FirstChild; c != nil; {
+		next := c.NextSibling
+		dt.RemoveChild(c)
+		strong.AppendChild(c)
+		c = next
+	}
+	dt.AppendChild(strong)
 }
 
 // codeLanguage finds the language of a code block from the class or data

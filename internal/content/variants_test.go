@@ -35,6 +35,7 @@ func TestWriteVariants(t *testing.T) {
 		"trafilatura-img":       {focus: trafilatura.Balanced, images: true, readabilityOff: true},
 		"readability":           {trafOff: true},
 		"pick-one":              {focus: trafilatura.FavorRecall, noMerge: true},
+		"merge-no-direct":       {focus: trafilatura.FavorRecall, directOff: true},
 	}
 	for name := range variants {
 		if err := os.MkdirAll(filepath.Join(*variantsOut, name), 0o755); err != nil {
