@@ -1,6 +1,11 @@
 package urlsafe
 
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // BenchmarkGateNoDNS is the per-URL cost of the string gates before DNS:
 // Parse + CheckSecrets(extract) + CheckStatic.
@@ -56,5 +61,37 @@ func BenchmarkGateNoDNSLibrary(b *testing.B) {
 		if err := o.CheckStatic(u); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkGateBenchURLs runs the gate over the 181 real article URLs of the
+// shared extraction bench (ns/op is per URL). It skips when ../shared is absent.
+func BenchmarkGateBenchURLs(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "bench", "extraction", "ground-truth.json"))
+	if err != nil {
+		b.Skip("../shared/bench not present")
+	}
+	var gt map[string]struct {
+		URL string `json:"url"`
+	}
+	if err := json.Unmarshal(data, &gt); err != nil {
+		b.Fatal(err)
+	}
+	var urls []string
+	for _, v := range gt {
+		urls = append(urls, v.URL)
+	}
+	o := Options{}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		raw := urls[i%len(urls)]
+		i++
+		u, err := Parse(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = CheckSecrets(raw, u, true)
+		_ = o.CheckStatic(u)
 	}
 }
