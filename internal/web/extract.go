@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -244,9 +245,10 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	}
 	wg.Wait()
 	if len(jobs) == 0 {
+		s.writeDebug(start, raws, rows, nil)
 		return &ExtractResponse{Results: rows}
 	}
-	sortJobs(jobs)
+	slices.SortFunc(jobs, func(a, b *job) int { return a.idx - b.idx })
 
 	// 4. provider resolution (strict).
 	name, perr := provider.ResolveExtractName(s.selection())
@@ -269,9 +271,10 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		}
 		if s.d.Cache != nil && !j.privateSeen {
 			if e, ok := s.d.Cache.Get(j.u.Href, Format, name); ok {
-				s.d.Logger.Info("web_extract cache hit", "url", j.u.Href, "provider", name, "age_s", int64(s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds()))
+				age := int64(s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds())
+				s.d.Logger.Info("web_extract cache hit", "url", j.u.Href, "provider", name, "age_s", age)
 				rows[j.idx] = Result{URL: j.u.Href, Title: e.Title, Content: e.Content, Meta: &Meta{
-					Provider: name, Cached: true, AgeS: int64(s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds()), FinalURL: orURL(e.FinalURL, j.u.Href),
+					Provider: name, Cached: true, AgeS: age, FinalURL: orURL(e.FinalURL, j.u.Href),
 				}}
 				done[j.idx] = true
 				continue
@@ -337,14 +340,6 @@ func (s *Service) anyNonPublic(addrs []netip.Addr, port uint16) bool {
 		}
 	}
 	return false
-}
-
-func sortJobs(js []*job) {
-	for i := 1; i < len(js); i++ {
-		for k := i; k > 0 && js[k].idx < js[k-1].idx; k-- {
-			js[k], js[k-1] = js[k-1], js[k]
-		}
-	}
 }
 
 // dispatch calls the provider for the jobs and fills their rows, re-checks the
