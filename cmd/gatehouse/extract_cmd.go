@@ -26,8 +26,12 @@ API key) and converted to markdown. Pages longer than the character budget
 head and tail window; the full text is saved under $GATEHOUSE_HOME/cache/web and the
 footer says where and at which line to read on.
 
+At most 5 URLs per call (more is a usage error). A page served from the disk cache
+says so: meta.cached is true and meta.age_s gives its age in seconds.
+
 Exit status: 0 when at least one URL was extracted, 1 when all failed or the call
-was refused, 2 on a usage error.`,
+was refused, 2 on a usage error, 130 when interrupted (SIGINT/SIGTERM; the rows
+finished so far are still printed, the rest are marked interrupted).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if err := argsMin(1, "at least one URL")(c, args); err != nil {
 				return err
@@ -69,6 +73,9 @@ was refused, 2 on a usage error.`,
 				}
 			} else {
 				a.printMarkdown(resp)
+			}
+			if ctx.Err() != nil {
+				return exitError{interruptedExit}
 			}
 			if resp.Success != nil && !*resp.Success {
 				return exitError{1}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -107,7 +108,12 @@ func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// signalContext is cancelled on SIGINT: the interrupt of a running batch.
+// signalContext is cancelled on SIGINT or SIGTERM: the interrupt of a running
+// batch (unfinished URLs get "interrupted" rows and the results are printed).
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt)
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
+
+// interruptedExit is the exit status after an interrupt (128 + SIGINT), so a
+// script can tell a cut-short batch from a finished one.
+const interruptedExit = 130

@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -220,6 +221,11 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 		return nil, reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: malformed port.", err)
 	}
 	port := uint16(p)
+	// Hostnames are judged and resolved without their trailing dot (the form
+	// urlsafe canonicalises to); "localhost." and "localhost" are one host.
+	if h := strings.TrimSuffix(host, "."); h != "" {
+		host = h
+	}
 	scheme := schemeFrom(ctx)
 	var candidates []netip.Addr
 	if a, perr := netip.ParseAddr(host); perr == nil {

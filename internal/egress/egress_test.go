@@ -300,3 +300,25 @@ func TestRedirectHopCredentialsAndCanonicalHost(t *testing.T) {
 		t.Errorf("target hits = %d, want 1 (only the canonical-host hop)", targetHits.Load())
 	}
 }
+
+// The trailing dot of a host name is dropped before DNS at dial time too, so
+// the host judged by Check is the host resolved and dialed.
+func TestTrailingDotResolvedWithoutDot(t *testing.T) {
+	_, hits, ap := countingServer(t, nil)
+	res := newResolver()
+	res.set("trail.test", []string{"127.0.0.1"})
+	g := egress.New(egress.Options{Resolver: res, AllowAddrPorts: []netip.AddrPort{ap}})
+	u := mustParse(t, fmt.Sprintf("http://trail.test.:%d/", ap.Port()))
+	if _, err := g.Check(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := g.Client(egress.ClientOptions{Timeout: 5 * time.Second}).Get(u.Href)
+	if err != nil {
+		t.Fatalf("fetch %s: %v", u.Href, err)
+	}
+	resp.Body.Close()
+	if hits.Load() != 1 || res.calls["trail.test."] != 0 {
+		t.Fatalf("hits %d, lookups of the dotted name %d", hits.Load(), res.calls["trail.test."])
+	}
+}
+

@@ -320,7 +320,7 @@ func (s *Service) selection() provider.Selection {
 }
 
 func interrupted(u string) *reason.Error {
-	return reason.Newf(reason.Interrupted, "", "Interrupted: the call was cancelled before %s was fetched.", u)
+	return reason.Newf(reason.Interrupted, "", "Interrupted: the call was cancelled before %s was done.", u)
 }
 
 func orURL(a, b string) string {
