@@ -321,4 +321,3 @@ func TestTrailingDotResolvedWithoutDot(t *testing.T) {
 		t.Fatalf("hits %d, lookups of the dotted name %d", hits.Load(), res.calls["trail.test."])
 	}
 }
-
