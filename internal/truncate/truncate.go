@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
 )
 
 // Budget bounds, in chars (spec §A10.1).
@@ -93,8 +95,10 @@ func cut(content string, limit int) Window {
 	}
 	w.Truncated = true
 
-	head := content[:byteOffsetFromStart(content, headBudget)]
-	tail := content[byteOffsetFromEnd(content, tailBudget):]
+	hb := graphemeBoundaryAtOrBefore(content, byteOffsetFromStart(content, headBudget))
+	tb := graphemeBoundaryAtOrAfter(content, byteOffsetFromEnd(content, tailBudget))
+	head := content[:hb]
+	tail := content[tb:]
 
 	if nl := strings.LastIndexByte(head, '\n'); nl >= 0 {
 		if idx := countValid(head[:nl]); 2*idx > headBudget {
@@ -263,4 +267,80 @@ func commas(n int) string {
 		b.WriteString(s[i : i+3])
 	}
 	return b.String()
+}
+
+// graphemeWindow is how far (bytes) around a cut graphemeBoundary* look for
+// cluster boundaries; far longer than any real cluster (a family emoji with
+// skin tones is ~40 bytes).
+const graphemeWindow = 256
+
+// maxGraphemeScan bounds how far back (bytes) a segmentation start is sought;
+// only a run of that many non-ASCII bytes (pathological) exceeds it.
+const maxGraphemeScan = 64 << 10
+
+// graphemeBoundaries calls fn with every grapheme-cluster boundary (byte
+// offsets into s) in the window around i, in increasing order.
+func graphemeBoundaries(s string, i int, fn func(b int)) {
+	// Start segmenting at a known boundary: between two ASCII characters
+	// (other than CR LF) there always is one (UAX #29 GB999), whereas starting
+	// inside a run of regional indicators would pair the flags wrongly.
+	start := max(0, i-graphemeWindow)
+	for start > 0 && i-start < maxGraphemeScan {
+		a, b := s[start-1], s[start]
+		if a < utf8.RuneSelf && b < utf8.RuneSelf && !(a == '\r' && b == '\n') {
+			break
+		}
+		start--
+	}
+	for start > 0 && !utf8.RuneStart(s[start]) {
+		start--
+	}
+	end := min(len(s), i+graphemeWindow)
+	seg, state, pos := s[start:end], -1, start
+	fn(pos)
+	for len(seg) > 0 {
+		var cluster string
+		cluster, seg, _, state = uniseg.FirstGraphemeClusterInString(seg, state)
+		pos += len(cluster)
+		fn(pos)
+	}
+}
+
+// graphemeBoundaryAtOrBefore moves a cut at byte i back to the start of the
+// grapheme cluster it would split (a ZWJ emoji sequence, a flag, a letter with
+// combining marks, CRLF), so the head never ends in half a character as a
+// reader sees it. i itself is returned when it is already a boundary.
+func graphemeBoundaryAtOrBefore(s string, i int) int {
+	if i <= 0 || i >= len(s) {
+		return i
+	}
+	best := i
+	found := false
+	graphemeBoundaries(s, i, func(b int) {
+		if b <= i {
+			best, found = b, true
+		}
+	})
+	if !found {
+		return i
+	}
+	return best
+}
+
+// graphemeBoundaryAtOrAfter moves a cut at byte i forward to the end of the
+// grapheme cluster it would split, so the tail never starts mid-cluster.
+func graphemeBoundaryAtOrAfter(s string, i int) int {
+	if i <= 0 || i >= len(s) {
+		return i
+	}
+	best := -1
+	graphemeBoundaries(s, i, func(b int) {
+		if b >= i && best < 0 {
+			best = b
+		}
+	})
+	if best < 0 {
+		return i
+	}
+	return best
 }

@@ -609,3 +609,39 @@ func TestFooterWhenStoreIsCapped(t *testing.T) {
 		t.Fatalf("footer:\n%s", r.Content[len(r.Content)-600:])
 	}
 }
+
+// Cuts land on grapheme-cluster boundaries: a ZWJ family emoji, a flag (two
+// regional indicators) or a letter with a combining mark is never split.
+func TestCutKeepsGraphemeClusters(t *testing.T) {
+	for name, cluster := range map[string]string{
+		"zwj family": "👨‍👩‍👧‍👦",
+		"flag":       "🇩🇪",
+		"combining":  "e\u0301",
+		"skin tone":  "👍🏽",
+	} {
+		t.Run(name, func(t *testing.T) {
+			for shift := 0; shift < 12; shift++ {
+				content := strings.Repeat("x", 1500-shift) + strings.Repeat(cluster, 400) + strings.Repeat("y", 3000)
+				w := Cut(content, 2000)
+				if !w.Truncated {
+					t.Fatal("not truncated")
+				}
+				headRest := strings.TrimRight(strings.TrimLeft(w.Head, "x"), "")
+				if strings.Count(headRest, cluster)*len(cluster) != len(headRest) {
+					t.Fatalf("shift %d: head ends mid-cluster: %q", shift, headRest[max(0, len(headRest)-40):])
+				}
+				if utf8.RuneCountInString(w.Head) > w.HeadBudget || utf8.RuneCountInString(w.Tail) > w.TailBudget {
+					t.Fatalf("over budget")
+				}
+			}
+			content := strings.Repeat("y", 3000) + strings.Repeat(cluster, 400) + strings.Repeat("z", 480)
+			for shift := 0; shift < 12; shift++ {
+				w := Cut(content[:len(content)-shift], 2000)
+				tailRest := strings.TrimRight(w.Tail, "z")
+				if strings.Count(tailRest, cluster)*len(cluster) != len(tailRest) {
+					t.Fatalf("shift %d: tail starts mid-cluster: %q", shift, tailRest[:min(40, len(tailRest))])
+				}
+			}
+		})
+	}
+}
