@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/vectors"
+	"github.com/rivo/uniseg"
 )
 
 // buildVectorContent turns the textual description used by the
@@ -470,7 +471,23 @@ func sliceOracle(s string, limit int) (head, tail string, truncated bool) {
 	}
 	hb := int(float64(limit) * 0.75)
 	tb := limit - hb
-	h, tl := rs[:hb], rs[len(rs)-tb:]
+	// Grapheme-cluster boundaries (rune indices) of the whole string: the cuts
+	// move back (head) or forward (tail) to one.
+	boundary := map[int]bool{0: true}
+	g := uniseg.NewGraphemes(s)
+	idx := 0
+	for g.Next() {
+		idx += len(g.Runes())
+		boundary[idx] = true
+	}
+	hEnd, tStart := hb, len(rs)-tb
+	for !boundary[hEnd] {
+		hEnd--
+	}
+	for !boundary[tStart] {
+		tStart++
+	}
+	h, tl := rs[:hEnd], rs[tStart:]
 	if nl := lastIndexRune(h, '\n'); nl >= 0 && float64(nl) > float64(hb)*0.5 {
 		h = h[:nl]
 	}
