@@ -65,7 +65,7 @@ var codes = map[Code]string{
 	UnsupportedScheme:      "only http and https URLs are fetched (spec §A6.1)",
 	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL",
 	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers",
-	CredentialsInURL:       "the URL carries a password in its userinfo (user:pass@host)",
+	CredentialsInURL:       "the URL carries a password in its userinfo (user:pass@host), or a redirect target carries any userinfo",
 	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4)",
 	SSRFMetadata:           "the host is a cloud metadata endpoint (spec §A6.1); never overridable",
 	DNSUnresolvable:        "the host name did not resolve; Gatehouse fails closed but says so instead of calling it an SSRF block",
