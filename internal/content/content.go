@@ -14,7 +14,9 @@
 //     it to GitHub-flavoured markdown (html-to-markdown v2), see
 //     HTMLToMarkdown;
 //   - text/plain, markdown and JSON pass through as decoded text;
-//   - PDF: plain text per page (github.com/ledongthuc/pdf).
+//   - PDF: plain text per page (github.com/ledongthuc/pdf), laid out from
+//     the glyphs' positions: a line break where the baseline moves, a
+//     blank line at a paragraph-sized gap, a space at a word gap.
 //
 // # Large pages
 //

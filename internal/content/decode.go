@@ -41,8 +41,16 @@ const (
 //     1024 bytes (UTF-16 there means UTF-8, x-user-defined means
 //     windows-1252, as the standard says);
 //  4. sniffing: valid UTF-8 is UTF-8; otherwise a statistical detector
-//     (github.com/gogs/chardet, ICU's algorithm) names a WHATWG encoding;
+//     (github.com/gogs/chardet, ICU's algorithm) names a WHATWG encoding
+//     (a Cyrillic, Greek, Arabic or Hebrew single-byte one also with low
+//     confidence when the bytes >= 0x80 form whole words);
 //     otherwise windows-1252.
+//
+// One deviation from the standard: when the declared charset (2 or 3) is
+// a single-byte legacy one (latin1, windows-125x, iso-8859-x, koi8-…) and
+// the body is valid UTF-8 with multi-byte sequences, the body is decoded
+// as UTF-8 and charset is "utf-8". Browsers obey the label and show
+// "CafÃ©"; a legacy text that validates as UTF-8 is vanishingly rare.
 //
 // Labels are resolved with the WHATWG Encoding Standard table
 // (golang.org/x/net/html/charset.Lookup), so "latin1" is windows-1252 and
@@ -71,6 +79,14 @@ func decode(body []byte, contentType string, prescan bool) (string, string, erro
 	}
 	if declared == nil && prescan {
 		declared, declaredName = prescanMeta(body)
+	}
+	if declared != nil && singleByteLegacy[declaredName] && hasMultiByteUTF8(body) && validUTF8Prefix(body) {
+		// A deliberate deviation from the HTML Standard (browsers obey the
+		// label): a body that is valid UTF-8 and has multi-byte sequences
+		// is UTF-8 labelled wrongly (a server default of ISO-8859-1), not
+		// legacy text that happens to validate.
+		text, err := decodeWith(unicode.UTF8, body)
+		return text, "utf-8", err
 	}
 	if declared != nil {
 		text, err := decodeWith(declared, body)
@@ -244,17 +260,90 @@ func sniff(body []byte) (encoding.Encoding, string) {
 	if len(sample) > sniffBytes {
 		sample = sample[:sniffBytes]
 	}
-	if r, err := chardet.NewHtmlDetector().DetectBest(sample); err == nil && r != nil && r.Confidence >= minSniffConfidence {
+	if r, err := chardet.NewHtmlDetector().DetectBest(sample); err == nil && r != nil {
 		label := strings.ToLower(r.Charset)
 		enc, name := charset.Lookup(label)
 		if enc == nil {
 			enc, name = charset.Lookup(strings.ReplaceAll(label, "-", ""))
 		}
-		if enc != nil && !strings.HasPrefix(name, "utf-16") && name != "utf-8" && name != "replacement" {
+		// A non-Latin single-byte guess is taken with less confidence
+		// when the high bytes form whole words: chardet scores a short
+		// Russian windows-1251 page under 50, but Latin text with a few
+		// accented letters never has runs of them.
+		confident := r.Confidence >= minSniffConfidence ||
+			nonLatinSingleByte[name] && r.Confidence >= minNonLatinConfidence && highByteRunShare(sample) >= minHighByteRunShare
+		if confident && enc != nil && !strings.HasPrefix(name, "utf-16") && name != "utf-8" && name != "replacement" {
 			return enc, name
 		}
 	}
 	return charmap.Windows1252, "windows-1252"
+}
+
+// singleByteLegacy holds the WHATWG names of the single-byte legacy
+// encodings (Encoding Standard §9): a body labelled with one of them that
+// is valid UTF-8 with multi-byte sequences is read as UTF-8 (see Decode).
+var singleByteLegacy = map[string]bool{
+	"ibm866": true, "iso-8859-2": true, "iso-8859-3": true, "iso-8859-4": true, "iso-8859-5": true,
+	"iso-8859-6": true, "iso-8859-7": true, "iso-8859-8": true, "iso-8859-8-i": true, "iso-8859-10": true,
+	"iso-8859-13": true, "iso-8859-14": true, "iso-8859-15": true, "iso-8859-16": true, "koi8-r": true,
+	"koi8-u": true, "macintosh": true, "windows-874": true, "windows-1250": true, "windows-1251": true,
+	"windows-1252": true, "windows-1253": true, "windows-1254": true, "windows-1255": true,
+	"windows-1256": true, "windows-1257": true, "windows-1258": true, "x-mac-cyrillic": true,
+}
+
+// nonLatinSingleByte holds the single-byte encodings of non-Latin scripts
+// (Cyrillic, Greek, Arabic, Hebrew), where text is mostly bytes >= 0x80.
+var nonLatinSingleByte = map[string]bool{
+	"windows-1251": true, "koi8-r": true, "koi8-u": true, "iso-8859-5": true, "ibm866": true,
+	"windows-1253": true, "iso-8859-7": true, "windows-1256": true, "iso-8859-6": true,
+	"windows-1255": true, "iso-8859-8": true,
+}
+
+const (
+	// minNonLatinConfidence is the chardet confidence (0–100) enough for
+	// a nonLatinSingleByte guess when highByteRunShare agrees (48 for a
+	// one-sentence Russian page).
+	minNonLatinConfidence = 20
+	// minHighByteRunShare is the share of bytes >= 0x80 that must stand
+	// in runs of three or more for a non-Latin guess.
+	minHighByteRunShare = 0.6
+)
+
+// highByteRunShare is the share of the bytes >= 0x80 in b that stand in
+// runs of at least three such bytes: near 1 for Cyrillic or Greek words in
+// a single-byte encoding, near 0 for Latin text with accents ("café").
+func highByteRunShare(b []byte) float64 {
+	total, inRuns, run := 0, 0, 0
+	flush := func() {
+		if run >= 3 {
+			inRuns += run
+		}
+		run = 0
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			total++
+			run++
+			continue
+		}
+		flush()
+	}
+	flush()
+	if total == 0 {
+		return 0
+	}
+	return float64(inRuns) / float64(total)
+}
+
+// hasMultiByteUTF8 reports whether b holds a byte >= 0x80 (for valid UTF-8:
+// a multi-byte sequence).
+func hasMultiByteUTF8(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // validUTF8Prefix reports whether b is valid UTF-8, ignoring an incomplete

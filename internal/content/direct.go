@@ -237,6 +237,33 @@ func containerTokens(n *html.Node) int {
 	return count
 }
 
+// containerShingles returns the shingles (see shingles) of the tokens of
+// the text under n outside page chrome; text of different elements joins
+// into one token stream, as in the renderings.
+func containerShingles(n *html.Node) map[uint64]struct{} {
+	var toks []string
+	var visit func(n *html.Node, inContent bool)
+	visit = func(n *html.Node, inContent bool) {
+		switch n.Type {
+		case html.TextNode:
+			toks = append(toks, tokenize(n.Data)...)
+			return
+		case html.ElementNode:
+			if isChrome(n, inContent) {
+				return
+			}
+			if n.Data == "article" || n.Data == "main" {
+				inContent = true
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c, inContent)
+		}
+	}
+	visit(n, n.Data == "article" || n.Data == "main" || hasAncestor(n, "article", "main"))
+	return shingles(toks)
+}
+
 // hasAncestor reports whether one of n's ancestors is an element named one
 // of names.
 func hasAncestor(n *html.Node, names ...string) bool {

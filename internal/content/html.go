@@ -69,9 +69,13 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 //   - a definition list's terms (<dt>) become bold lines above their
 //     definitions (GFM has no definition lists).
 //
-// Title is the extractor's metadata title (<meta>, JSON-LD, Open Graph),
-// else <title>, else the first <h1>, with white space collapsed; a heading
-// repeating it at the top of Markdown is removed. base may be nil (links
+// Title is the page's og:title or <title>, shortened to the extractor's
+// metadata title when that is the same minus a " | Site" style suffix
+// (see chooseTitle), else the extractor's title, else the first <h1>, with
+// white space collapsed and a trailing permalink mark (¶) removed; a
+// heading repeating it (or the extractor's title) at the top of Markdown
+// is removed. Before extraction, permalink and edit controls next to
+// headings and comment sections are removed (see preClean). base may be nil (links
 // stay as written). It returns reason.EmptyContent when the page has no
 // readable text beyond its title.
 func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
@@ -85,6 +89,7 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	}
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
+	preClean(doc)
 	originals := collectOriginals(doc)
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
@@ -141,17 +146,23 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 			md = secondary
 		}
 	default:
-		md = mergeExtractions(primary, secondary)
+		md = mergeWithin(primary, secondary, func() map[uint64]struct{} {
+			c := mainContainer(doc)
+			if c == nil || c.Data == "body" {
+				return nil // the whole page: no help in choosing
+			}
+			return containerShingles(c)
+		})
 	}
-	if title == "" {
-		title = pageTitle(doc)
-	}
-	title = collapseSpace(title)
+	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(title), titleMarks))
+	title = chooseTitle(doc, title)
 	dropTitle := func(md string) string {
 		if opt.keepTitleH1 {
 			return md
 		}
-		return dropLeadingTitle(md, title)
+		// (The heading may repeat the extractor's title rather than
+		// the page's.)
+		return dropLeadingTitle(dropLeadingTitle(md, title), metaTitle)
 	}
 	md = dropTitle(md)
 	// A small page (trafilatura found under 250 characters of main
@@ -229,12 +240,14 @@ func wholeBody(doc *html.Node) *html.Node {
 // absolutizeLinks resolves a[href], img[src] and img[data-src] against
 // base (RFC 3986 via net/url), before the extractors see the page:
 // go-trafilatura resolves "../x" against the page URL as if it were a
-// directory, so it must only ever meet absolute URLs. Fragment-only links
-// and unparsable values are left alone.
+// directory, so it must only ever meet absolute URLs. Fragment-only links,
+// mailto:/tel: links and unparsable values are left alone; javascript:,
+// vbscript: and data: link targets are removed (the text stays). It also
+// drops permalink marks (cleanLinks) and gives lazy images their real
+// src (setLazySrc), so that the extractors keep them. base may be nil
+// (nothing is resolved).
 func absolutizeLinks(doc *html.Node, base *url.URL) {
-	if base == nil {
-		return
-	}
+	cleanLinks(doc)
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -243,9 +256,15 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 		switch n.Data {
 		case "a", "area":
 			keys = []string{"href"}
+			// mailto:/tel: stay as written; script and data: targets go.
+			repairHref(n)
 		case "img":
 			keys = []string{"src", "data-src"}
+			setLazySrc(n, base)
 		default:
+			return true
+		}
+		if base == nil {
 			return true
 		}
 		for i, a := range n.Attr {
@@ -253,7 +272,7 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 				continue
 			}
 			v := strings.TrimSpace(a.Val)
-			if v == "" || strings.HasPrefix(v, "#") {
+			if v == "" || strings.HasPrefix(v, "#") || linkScheme(v) != "" {
 				continue
 			}
 			ref, err := url.Parse(v)
@@ -460,4 +479,151 @@ func listMarker(line string) (indent, width int, canInterrupt bool) {
 		return indent, d + 2, n == "1"
 	}
 	return indent, 0, false
+}
+
+// permalinkClasses are classes of the permalink and edit controls that
+// documentation generators, GitHub and MediaWiki put in or next to
+// headings ("¶", "#", "[edit]"). The extractors drop a heading wrapped
+// with one of them, or keep the control as a stray "[" line.
+var permalinkClasses = []string{"anchor", "headerlink", "heading-anchor", "header-anchor", "anchorjs-link", "mw-editsection"}
+
+// commentClasses are id and class values of a page's comment section
+// (WordPress, Disqus and similar): comments are not the page's main content,
+// and a long thread otherwise outweighs a short article.
+var commentClasses = []string{"comments", "comment-list", "commentlist", "comments-area", "comment-section", "disqus_thread"}
+
+// preClean prepares the parsed page for the extractors: it removes
+// permalink and edit controls (see permalinkClasses), unwraps a heading
+// from a wrapper <div> with "heading" in its class that only held it and
+// such a control (GitHub's "markdown-heading", MediaWiki's "mw-heading"),
+// and removes comment
+// sections (see commentClasses).
+func preClean(doc *html.Node) {
+	var drop, unwrap []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		if (n.Data == "a" || n.Data == "span") && hasAnyClass(n, permalinkClasses) {
+			drop = append(drop, n)
+			return false
+		}
+		if n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
+			drop = append(drop, n)
+			return false
+		}
+		if v, _ := attr(n, "class"); n.Data == "div" && strings.Contains(v, "heading") {
+			unwrap = append(unwrap, n)
+		}
+		return true
+	})
+	for _, n := range drop {
+		if n.Parent != nil {
+			n.Parent.RemoveChild(n)
+		}
+	}
+	for _, n := range unwrap {
+		var h *html.Node
+		only := true
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
+			case c.Type == html.ElementNode && isHeadingAtom(c.DataAtom) && h == nil:
+				h = c
+			case c.Type == html.CommentNode:
+			default:
+				only = false
+			}
+		}
+		if h != nil && only && n.Parent != nil {
+			n.RemoveChild(h)
+			n.Parent.InsertBefore(h, n)
+			n.Parent.RemoveChild(n)
+		}
+	}
+}
+
+func isHeadingAtom(a atom.Atom) bool {
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return false
+}
+
+// hasAnyClass reports whether one of n's classes is in names.
+func hasAnyClass(n *html.Node, names []string) bool {
+	v, ok := attr(n, "class")
+	if !ok {
+		return false
+	}
+	for _, c := range strings.Fields(v) {
+		if slices.Contains(names, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// idIn reports whether n's id is in names.
+func idIn(n *html.Node, names []string) bool {
+	v, ok := attr(n, "id")
+	return ok && slices.Contains(names, strings.TrimSpace(v))
+}
+
+// titleMarks are permalink marks that heading-derived titles end with.
+const titleMarks = "¶#§🔗 \t\n"
+
+// chooseTitle picks the page title from the extractor's metadata title
+// (extracted, possibly from the first <h1>) and the page's og:title or
+// <title>: the page's own title wins, except that a " | Site", " - Site",
+// " — Site" or " · Site" suffix is dropped when the rest equals the
+// extracted title; with no page title the extracted one, else the first
+// <h1>. Permalink marks (¶, #, §) at the end are removed and white space
+// collapsed.
+func chooseTitle(doc *html.Node, extracted string) string {
+	clean := func(s string) string {
+		return collapseSpace(strings.TrimRight(collapseSpace(s), titleMarks))
+	}
+	extracted = clean(extracted)
+	og, page := "", ""
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.Body:
+			return false
+		case atom.Meta:
+			if p, _ := attr(n, "property"); og == "" && strings.EqualFold(p, "og:title") {
+				og, _ = attr(n, "content")
+			}
+		case atom.Title:
+			if page == "" {
+				page = textContent(n)
+			}
+			return false
+		}
+		return true
+	})
+	for _, t := range []string{clean(og), clean(page)} {
+		if t == "" {
+			continue
+		}
+		if extracted == "" || normalizeForCompare(t) == normalizeForCompare(extracted) {
+			return t
+		}
+		for _, sep := range []string{" | ", " - ", " — ", " – ", " · ", " :: "} {
+			if i := strings.LastIndex(t, sep); i > 0 && normalizeForCompare(t[:i]) == normalizeForCompare(extracted) {
+				return extracted
+			}
+		}
+		if !strings.Contains(normalizeForCompare(extracted), normalizeForCompare(t)) {
+			return t
+		}
+	}
+	if extracted != "" {
+		return extracted
+	}
+	return clean(pageTitle(doc))
 }

@@ -2,6 +2,8 @@ package content
 
 import (
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
@@ -121,7 +123,13 @@ func restoreOriginals(root *html.Node, o *originals) {
 			return true
 		}
 		pool[k] = cands[1:]
-		swaps = append(swaps, [2]*html.Node{n, cloneNode(cands[0])})
+		// The copy loses the original's parents, where Sphinx, GitHub
+		// and Jekyll put the language: read it from the page.
+		repl := cloneNode(cands[0])
+		if repl.Data == "pre" {
+			setLanguage(repl, codeLanguage(cands[0]))
+		}
+		swaps = append(swaps, [2]*html.Node{n, repl})
 		return false
 	})
 	for _, s := range swaps {
@@ -149,8 +157,9 @@ func textKey(n *html.Node) string {
 	return strings.Join(strings.Fields(textContent(n)), "")
 }
 
-// isBlockCode reports whether a <code> element stands for a code block: it
-// is not inside a paragraph-like inline context, or its text spans lines.
+// isBlockCode reports whether a <code> element stands for a code block: its
+// text spans lines, it wraps another <code>, or it stands alone in a block
+// container (no text beside it) rather than inside a paragraph.
 func isBlockCode(n *html.Node) bool {
 	if strings.Contains(textContent(n), "\n") {
 		return true
@@ -158,7 +167,23 @@ func isBlockCode(n *html.Node) bool {
 	if c := n.FirstChild; isElem(c, "code") {
 		return true
 	}
-	return false
+	// trafilatura turns a one-line <pre> into a <code> standing alone
+	// between blocks (an inline span sits in a <p> or among text).
+	p := n.Parent
+	if p == nil || p.Type != html.ElementNode {
+		return false
+	}
+	switch p.Data {
+	case "body", "div", "section", "article", "main", "blockquote", "figure":
+	default:
+		return false
+	}
+	for c := p.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // cellBreak stands in for a <br> inside a table cell during conversion; it
@@ -182,8 +207,10 @@ const maxNesting = 8
 // prepareForMarkdown adjusts the tree before conversion: code blocks get a
 // "language-x" class the converter understands, a <br> in a table cell
 // becomes cellBreak, lists and quotes nested deeper than maxNesting become
-// plain <div>s.
+// plain <div>s, permalink marks and script links go (cleanLinks), link
+// targets are repaired (repairHref) and lazy images get a src (setLazySrc).
 func prepareForMarkdown(root *html.Node) {
+	cleanLinks(root)
 	var brs []*html.Node
 	var visit func(n *html.Node, inCell, inCode bool, nest int)
 	visit = func(n *html.Node, inCell, inCode bool, nest int) {
@@ -217,6 +244,10 @@ func prepareForMarkdown(root *html.Node) {
 				}
 			case "dt":
 				emboldenTerm(n)
+			case "a", "area":
+				repairHref(n)
+			case "img":
+				setLazySrc(n, nil)
 			}
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -263,11 +294,11 @@ func codeLanguage(pre *html.Node) string {
 			cands = append(cands, c)
 		}
 	}
-	if p := pre.Parent; isElem(p, "div") {
+	// Wrappers: GitHub's <div class="highlight highlight-source-rust"><pre>,
+	// Sphinx's <div class="highlight-python"><div class="highlight"><pre>,
+	// Jekyll's <div class="language-ruby highlighter-rouge"> two levels up.
+	for p, i := pre.Parent, 0; i < maxLangAncestors && isElem(p, "div"); p, i = p.Parent, i+1 {
 		cands = append(cands, p)
-		if gp := p.Parent; isElem(gp, "div") {
-			cands = append(cands, gp)
-		}
 	}
 	for _, n := range cands {
 		// lang="…" is a human language, so only the data attributes count.
@@ -283,6 +314,10 @@ func codeLanguage(pre *html.Node) string {
 	}
 	return ""
 }
+
+// maxLangAncestors is how many <div> wrappers above a <pre> are searched
+// for its language.
+const maxLangAncestors = 3
 
 // languageFromClass reads a programming language from class names such as
 // "language-go", "lang-go", "highlight-source-go", "brush: go;" or
@@ -475,4 +510,301 @@ func cloneNode(n *html.Node) *html.Node {
 		c.AppendChild(cloneNode(ch))
 	}
 	return c
+}
+
+// ---------------------------------------------------------------- links and images
+
+// permalinkMarks are the texts of the "link to this heading" anchors that
+// documentation generators put in headings (Sphinx "¶", GitHub "#", "§",
+// "🔗").
+var permalinkMarks = map[string]bool{"": true, "¶": true, "#": true, "§": true, "🔗": true, "🔗\uFE0F": true}
+
+// isPermalink reports whether a is a "link to this section" mark: class
+// headerlink (Sphinx), or class anchor / header-anchor / hash-link /
+// anchor-link (GitHub, VitePress, Docusaurus, Jupyter) with only a mark as
+// text, or any in-page link whose text is only a mark. An empty anchor
+// counts only when it is aria-hidden or holds an aria-hidden icon and no
+// image.
+func isPermalink(a *html.Node) bool {
+	class, _ := attr(a, "class")
+	classes := strings.Fields(strings.ToLower(class))
+	if slices.Contains(classes, "headerlink") {
+		return true
+	}
+	text := strings.TrimSpace(textContent(a))
+	if !permalinkMarks[text] {
+		return false
+	}
+	href, _ := attr(a, "href")
+	marked := strings.Contains(href, "#")
+	for _, c := range classes {
+		switch c {
+		case "anchor", "header-anchor", "hash-link", "anchor-link", "heading-anchor", "anchorjs-link":
+			marked = true
+		}
+	}
+	if !marked {
+		return false
+	}
+	if text != "" {
+		return true
+	}
+	hidden, image := false, false
+	walk(a, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		if v, _ := attr(n, "aria-hidden"); v == "true" {
+			hidden = true
+		}
+		switch n.Data {
+		case "img", "picture":
+			image = true
+		case "svg":
+			// An inline icon (octicon, feather).
+			hidden = true
+		}
+		return true
+	})
+	return hidden && !image
+}
+
+// cleanLinks removes every permalink mark (isPermalink) under root, so
+// headings and titles do not end in "¶" or "[#](…#id)", and replaces every
+// link whose target is javascript:, vbscript: or a non-image data: URI by
+// its content (the text stays, the target goes).
+func cleanLinks(root *html.Node) {
+	var drop, unwrap []*html.Node
+	walk(root, func(n *html.Node) bool {
+		if !isElem(n, "a") || n == root {
+			return true
+		}
+		if isPermalink(n) {
+			drop = append(drop, n)
+			return false
+		}
+		if scriptTarget(n) {
+			unwrap = append(unwrap, n)
+		}
+		return true
+	})
+	for _, n := range drop {
+		n.Parent.RemoveChild(n)
+	}
+	for _, n := range unwrap {
+		for c := n.FirstChild; c != nil; {
+			next := c.NextSibling
+			n.RemoveChild(c)
+			n.Parent.InsertBefore(c, n)
+			c = next
+		}
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// scriptTarget reports whether link a points at javascript:, vbscript: or
+// a data: URI other than an image, also when an extractor resolved it as a
+// relative path.
+func scriptTarget(a *html.Node) bool {
+	v, ok := attr(a, "href")
+	if !ok {
+		return false
+	}
+	v = strings.TrimSpace(v)
+	if j := embeddedScheme(v); j >= 0 {
+		v = v[j:]
+	}
+	s := linkScheme(v)
+	if s == "data:" {
+		return !strings.HasPrefix(strings.ToLower(strings.TrimLeft(v, " \t\r\n\f\x00")), "data:image/")
+	}
+	return slices.Contains(droppedSchemes, s)
+}
+
+// keptSchemes are the non-hierarchical link schemes kept as written: they
+// must never be resolved against the page's URL.
+var keptSchemes = []string{"mailto:", "tel:", "sms:", "callto:"}
+
+// droppedSchemes are link schemes that run code or embed a document; such a
+// link keeps its text and loses its target. (data: is fine for images.)
+var droppedSchemes = []string{"javascript:", "vbscript:", "data:"}
+
+// linkSchemes is keptSchemes and droppedSchemes.
+var linkSchemes = append(slices.Clip(keptSchemes), droppedSchemes...)
+
+// linkScheme returns the lower-cased "scheme:" prefix of href when it is
+// one of keptSchemes or droppedSchemes, else "". Leading white space and
+// control characters are ignored, as browsers do.
+func linkScheme(href string) string {
+	h := strings.ToLower(strings.TrimLeft(href, " \t\r\n\f\x00"))
+	for _, s := range linkSchemes {
+		if strings.HasPrefix(h, s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// repairHref fixes the target of a link element: a mailto:/tel: target an
+// extractor resolved as a relative path ("https://ex.com/a/mailto:x@y")
+// gets back its own form, and a javascript:/vbscript:/data: target is
+// removed so only the link text remains.
+func repairHref(a *html.Node) {
+	for i, at := range a.Attr {
+		if at.Namespace != "" || at.Key != "href" {
+			continue
+		}
+		v := strings.TrimSpace(at.Val)
+		if linkScheme(v) == "" {
+			if j := embeddedScheme(v); j >= 0 {
+				v = v[j:]
+				if u, err := url.PathUnescape(v); err == nil {
+					v = u
+				}
+			}
+		}
+		switch s := linkScheme(v); {
+		case s == "":
+		case slices.Contains(droppedSchemes, s):
+			// cleanLinks unwraps the element.
+		default:
+			a.Attr[i].Val = v
+		}
+		return
+	}
+}
+
+// embeddedScheme finds, in an http(s) URL, a path segment that starts with
+// mailto:, tel:, sms:, javascript: or vbscript: (what resolving "mailto:x"
+// as a relative path produces) and returns its index, or -1. To spare real
+// paths such as "/wiki/Tel:Aviv", a mailto: segment needs an '@' after it
+// and a tel:/sms: one a digit or '+'.
+func embeddedScheme(v string) int {
+	lv := strings.ToLower(v)
+	if !strings.HasPrefix(lv, "http://") && !strings.HasPrefix(lv, "https://") {
+		return -1
+	}
+	for _, s := range []string{"mailto:", "tel:", "sms:", "javascript:", "vbscript:"} {
+		for _, enc := range []string{s, strings.TrimSuffix(s, ":") + "%3a"} {
+			j := strings.Index(lv, "/"+enc)
+			if j < 0 {
+				continue
+			}
+			rest := lv[j+1+len(enc):]
+			switch s {
+			case "mailto:":
+				if !strings.Contains(rest, "@") && !strings.Contains(rest, "%40") {
+					continue
+				}
+			case "tel:", "sms:":
+				if rest == "" || !strings.ContainsRune("+0123456789(", rune(rest[0])) {
+					continue
+				}
+			}
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// lazySrcAttrs are the attributes lazy-loading scripts read the real image
+// URL from, in order of preference.
+var lazySrcAttrs = []string{"data-src", "data-lazy-src", "data-original", "data-lazy", "data-url"}
+
+// lazySrcsetAttrs hold a srcset whose largest candidate is used when no
+// plain URL is found.
+var lazySrcsetAttrs = []string{"srcset", "data-srcset", "data-lazy-srcset"}
+
+// setLazySrc gives an <img> whose src is missing, empty or a data: URI
+// placeholder the real image URL: the first of lazySrcAttrs, else the
+// largest candidate of its srcset or data-srcset, else of the srcset of
+// the first <source> of its <picture> that has one. The new src is resolved
+// against base when base is non-nil. A real src is left alone.
+func setLazySrc(img *html.Node, base *url.URL) {
+	src, _ := attr(img, "src")
+	src = strings.TrimSpace(src)
+	if src != "" && !strings.HasPrefix(strings.ToLower(src), "data:") {
+		return
+	}
+	var v string
+	for _, k := range lazySrcAttrs {
+		if c, ok := attr(img, k); ok && strings.TrimSpace(c) != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(c)), "data:") {
+			v = strings.TrimSpace(c)
+			break
+		}
+	}
+	srcs := []*html.Node{img}
+	if p := img.Parent; isElem(p, "picture") {
+		// <picture><source srcset=…><img>: the sources, in order.
+		for c := p.FirstChild; c != nil; c = c.NextSibling {
+			if isElem(c, "source") {
+				srcs = append(srcs, c)
+			}
+		}
+	}
+	for _, n := range srcs {
+		for _, k := range lazySrcsetAttrs {
+			if v != "" {
+				break
+			}
+			if c, ok := attr(n, k); ok {
+				v = largestCandidate(c)
+			}
+		}
+	}
+	if v == "" {
+		return
+	}
+	if base != nil {
+		if ref, err := url.Parse(v); err == nil {
+			v = base.ResolveReference(ref).String()
+		}
+	}
+	removeAttr(img, "src")
+	img.Attr = append(img.Attr, html.Attribute{Key: "src", Val: v})
+}
+
+// largestCandidate returns the URL of the srcset candidate with the largest
+// width ("800w") or density ("2x") descriptor; candidates without one
+// count as 1x. Candidates are split as the HTML Standard's srcset parser
+// does (§4.8.4.3.1): a URL is a run of non-space characters, so commas
+// inside it (data: URIs, CDN parameters) do not split it. data: candidates
+// are skipped.
+func largestCandidate(srcset string) string {
+	best, bestSize := "", -1.0
+	s := srcset
+	for {
+		s = strings.TrimLeft(s, " \t\n\r\f,")
+		if s == "" {
+			return best
+		}
+		end := strings.IndexAny(s, " \t\n\r\f")
+		if end < 0 {
+			end = len(s)
+		}
+		u, desc := s[:end], ""
+		s = s[end:]
+		if strings.HasSuffix(u, ",") {
+			u = strings.TrimRight(u, ",")
+		} else {
+			c := strings.IndexByte(s, ',')
+			if c < 0 {
+				c = len(s)
+			}
+			desc, s = strings.TrimSpace(s[:c]), s[c:]
+		}
+		if u == "" || strings.HasPrefix(strings.ToLower(u), "data:") {
+			continue
+		}
+		size := 1.0
+		if f := strings.Fields(desc); len(f) > 0 {
+			d := strings.ToLower(f[0])
+			if n, err := strconv.ParseFloat(d[:len(d)-1], 64); err == nil && (strings.HasSuffix(d, "w") || strings.HasSuffix(d, "x")) {
+				size = n
+			}
+		}
+		if size > bestSize {
+			best, bestSize = u, size
+		}
+	}
 }

@@ -75,6 +75,14 @@ type corpus struct {
 // Time and memory are linear in the size of the two answers (hash sets and
 // a capped inverted index; see corpus and blockIndex).
 func mergeExtractions(primary, secondary string) string {
+	return mergeWithin(primary, secondary, nil)
+}
+
+// mergeWithin is mergeExtractions with the page's main container: when
+// the answers barely overlap, the one with more words in blocks that come
+// from the container wins (a short article over its long comment thread);
+// container returns the shingles of the container's text and may be nil.
+func mergeWithin(primary, secondary string, container func() map[uint64]struct{}) string {
 	if strings.TrimSpace(secondary) == "" {
 		return primary
 	}
@@ -97,8 +105,19 @@ func mergeExtractions(primary, secondary string) string {
 	}
 	if float64(inter) < agreeMinOverlap*float64(min(len(pAll.shingles), len(sAll.shingles))) &&
 		!containsTokens(pAll.tokens, sAll.tokens) && !containsTokens(sAll.tokens, pAll.tokens) {
-		// Different parts of the page: keep the one that reads more like
-		// an article.
+		// Different parts of the page: keep the one drawn from the main
+		// container, else the one that reads more like an article.
+		if container != nil {
+			if set := container(); len(set) > 0 {
+				pIn, sIn := wordsIn(pb, set), wordsIn(sb, set)
+				switch {
+				case sIn > pIn:
+					return secondary
+				case pIn > sIn:
+					return primary
+				}
+			}
+		}
 		if plainWords(sb) > plainWords(pb) {
 			return secondary
 		}
@@ -110,6 +129,32 @@ func mergeExtractions(primary, secondary string) string {
 	sShared := make([]bool, len(sb))
 	for i, b := range sb {
 		sShared[i] = len(b.tokens) > 0 && b.foundIn(pAll)
+	}
+	// Tables are compared by their words: the two extractors often
+	// render the same table differently (one drops an image row or a
+	// linked cell), which breaks most shingles. A secondary table holding
+	// the words of a primary one is that table; the fuller rendering is
+	// written (richer).
+	pTables, sTables := tableBlocks(pb), tableBlocks(sb)
+	richer, pMatched := map[int]string{}, map[int]bool{}
+	if len(pTables) > 0 && len(pTables) <= maxTables && len(sTables) <= maxTables {
+		pWords := make([]map[string]struct{}, len(pTables))
+		for k, j := range pTables {
+			pWords[k] = wordSet(pb[j].tokens)
+		}
+		best := map[int]int{}
+		for _, i := range sTables {
+			sWords := wordSet(sb[i].tokens)
+			for k, j := range pTables {
+				if wordCover(pb[j].tokens, sWords) < tableMinCover && wordCover(sb[i].tokens, pWords[k]) < tableMinCover {
+					continue
+				}
+				sShared[i], pMatched[j] = true, true
+				if n := len(sb[i].tokens); n > len(pb[j].tokens) && n > best[j] && wordCover(pb[j].tokens, sWords) == 1 {
+					richer[j], best[j] = sb[i].text, n
+				}
+			}
+		}
 	}
 	lastShared := -1
 	for i := range sb {
@@ -166,12 +211,47 @@ func mergeExtractions(primary, secondary string) string {
 		}
 	}
 
+	pFound := make([]bool, len(pb))
+	coveredTok, allTok := 0, 0
+	for j, b := range pb {
+		pFound[j] = pMatched[j] || b.foundIn(sAll)
+		if !b.isLinkHeavy() {
+			allTok += len(b.tokens)
+			if pFound[j] && len(b.tokens) > 0 {
+				coveredTok += len(b.tokens)
+			}
+		}
+	}
+	if float64(coveredTok) < minCoverShare*float64(allTok) && len(sAll.tokens) < len(pAll.tokens)/2 {
+		// Readability kept a small part of trafilatura's answer (a
+		// product page's reviews): it missed the content, so do not
+		// intersect with it.
+		return trimLinkTail(pb)
+	}
+	keepPrimary := keptPrimaryOnly(pb, pFound)
+	if ns, np := float64(len(sAll.tokens)), float64(len(pAll.tokens)); ns >= supersetMinCover*np && ns <= supersetMaxGrowth*np &&
+		startsInList(pb, pFound, keepPrimary) && wordCover(pAll.tokens, wordSet(sAll.tokens)) >= supersetMinCover {
+		// The two hold about the same words, but the merge would
+		// start inside a list whose first items trafilatura rendered
+		// differently (a results page): readability's answer is the
+		// better-formed one.
+		return secondary
+	}
+
 	var out []string
 	out = append(out, extras[-1]...)
 	for j, b := range pb {
+		if r, ok := richer[j]; ok && pFound[j] {
+			b.text = r
+		}
 		// Code listings are rarely boilerplate: keep them even when
-		// readability dropped them.
-		if b.foundIn(sAll) || b.isCode() {
+		// readability dropped them. Blocks without words or images (a
+		// stray "[" left by an edit link) are dropped.
+		switch {
+		case b.isCode():
+			out = append(out, b.text)
+		case len(b.tokens) == 0 && !b.isImage():
+		case pFound[j] || keepPrimary[j]:
 			out = append(out, b.text)
 		}
 		out = append(out, extras[j]...)
@@ -179,8 +259,156 @@ func mergeExtractions(primary, secondary string) string {
 	return strings.Join(out, "\n\n")
 }
 
+// supersetMaxGrowth and supersetMinCover: readability's answer replaces
+// the merge when it holds supersetMinCover of trafilatura's distinct
+// words, has between supersetMinCover and supersetMaxGrowth times its
+// tokens, and the merge would open mid-list.
+const (
+	supersetMaxGrowth = 1.15
+	supersetMinCover  = 0.9
+)
+
+// startsInList reports whether the first block the merge keeps is not
+// the first item of the list it belongs to (a continuation line, or an
+// ordered item not numbered 1).
+func startsInList(pb []mdBlock, found, keep []bool) bool {
+	for j, b := range pb {
+		if !found[j] && !keep[j] || len(b.tokens) == 0 {
+			continue
+		}
+		if strings.HasPrefix(b.text, " ") {
+			return true
+		}
+		_, w, first := listMarker(b.text)
+		return w > 0 && !first
+	}
+	return false
+}
+
+// minCoverShare: when the blocks of trafilatura's answer that readability
+// also found hold less than this share of its words (outside link-heavy
+// blocks), and readability's answer is under half as long, readability
+// missed the content and trafilatura's answer is used alone.
+const minCoverShare = 0.5
+
+// tableMinCover is the share of a table's words (distinct tokens) that
+// must appear in a table of the other extraction for the two to be the
+// same table; maxTables bounds the pairwise comparison that picks the
+// fuller rendering of a table.
+const (
+	tableMinCover = 0.8
+	maxTables     = 64
+)
+
+// isTable reports whether the block is a GFM table.
+func (b mdBlock) isTable() bool {
+	return strings.HasPrefix(b.text, "|")
+}
+
+// tableBlocks returns the indexes of the table blocks of bs.
+func tableBlocks(bs []mdBlock) []int {
+	var ts []int
+	for i, b := range bs {
+		if b.isTable() && len(b.tokens) > 0 {
+			ts = append(ts, i)
+		}
+	}
+	return ts
+}
+
+// wordSet returns the distinct tokens of toks.
+func wordSet(toks []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(toks))
+	for _, t := range toks {
+		m[t] = struct{}{}
+	}
+	return m
+}
+
+// wordCover returns the share of the distinct tokens of toks that are in
+// words (1 when toks is empty).
+func wordCover(toks []string, words map[string]struct{}) float64 {
+	seen := map[string]bool{}
+	in := 0
+	for _, t := range toks {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if _, ok := words[t]; ok {
+			in++
+		}
+	}
+	if len(seen) == 0 {
+		return 1
+	}
+	return float64(in) / float64(len(seen))
+}
+
+// maxPrimaryRun is the longest run of trafilatura-only blocks, between two
+// blocks both extractors found, that keptPrimaryOnly keeps.
+const maxPrimaryRun = 3
+
+// keptPrimaryOnly marks the primary blocks readability did not find that
+// are kept anyway: runs of at most maxPrimaryRun blocks between two found
+// blocks (the first of shingleLen tokens or more, the second not
+// link-heavy nor a heading right after a heading of the run), none of
+// them link-heavy or images only (a heading, an admonition, a short list
+// readability dropped inside the article).
+func keptPrimaryOnly(pb []mdBlock, found []bool) []bool {
+	keep := make([]bool, len(pb))
+	prev := -1
+	for j := range pb {
+		if !found[j] || len(pb[j].tokens) == 0 {
+			continue
+		}
+		if prev < 0 && len(pb[j].tokens) < shingleLen {
+			// Not before the first long found block: a short one
+			// (the title heading) may be found by chance.
+			continue
+		}
+		if prev >= 0 && j-prev-1 > 0 && j-prev-1 <= maxPrimaryRun {
+			// Not kept: a heading over a link list or image row ("Most
+			// read"), or over another heading (an empty section).
+			isHeading := func(b mdBlock) bool { return strings.HasPrefix(b.text, "#") }
+			ok := !pb[j].isLinkHeavy() && !(isHeading(pb[j-1]) && isHeading(pb[j]))
+			for k := prev + 1; k < j; k++ {
+				if pb[k].isLinkHeavy() || pb[k].isImage() {
+					ok = false
+				}
+			}
+			for k := prev + 1; ok && k < j; k++ {
+				keep[k] = true
+			}
+		}
+		prev = j
+	}
+	return keep
+}
+
+// trimLinkTail joins the blocks, leaving out a link-heavy tail ("you may
+// also like" boxes) and the heading just before it.
+func trimLinkTail(bs []mdBlock) string {
+	end := len(bs)
+	for end > 0 && (bs[end-1].isLinkHeavy() || len(bs[end-1].tokens) == 0 && !bs[end-1].isImage()) {
+		end--
+	}
+	if end < len(bs) && end > 0 && strings.HasPrefix(bs[end-1].text, "#") {
+		end--
+	}
+	if end == 0 {
+		end = len(bs)
+	}
+	out := make([]string, 0, end)
+	for _, b := range bs[:end] {
+		out = append(out, b.text)
+	}
+	return strings.Join(out, "\n\n")
+}
+
 // selectRun picks what to keep from a run of secondary-only blocks: its
-// prose blocks and images, never headings, short lines or link lists.
+// prose blocks and images (and, between two shared blocks, lists that are
+// not link-heavy), never headings, short lines or link lists.
 //   - Between two shared blocks the run is kept when prose makes up
 //     proseMinRunShare of its words (or it has no words, only images).
 //   - Before the first shared block (site header, standfirst, captions)
@@ -197,11 +425,19 @@ func selectRun(run []mdBlock, leading, trailing bool) []mdBlock {
 			}
 		}
 	}
+	// Between two shared blocks a plain list counts as prose (a README's
+	// feature or task list that trafilatura dropped).
+	isProse := func(b mdBlock) bool { return b.isProse() || !leading && !trailing && b.isPlainList() }
 	proseTok, allTok, lastOther := 0, 0, -1
 	for i, b := range run {
+		if !leading && !trailing && len(b.tokens) < shingleLen && !strings.HasPrefix(b.text, "#") {
+			// A label ("Important") between lists and prose does not
+			// make the run boilerplate (nor is it kept).
+			continue
+		}
 		allTok += len(b.tokens)
 		switch {
-		case b.isProse():
+		case isProse(b):
 			proseTok += len(b.tokens)
 		case len(b.tokens) > 0:
 			lastOther = i
@@ -216,11 +452,28 @@ func selectRun(run []mdBlock, leading, trailing bool) []mdBlock {
 		switch {
 		case b.isImage() && (!leading || i > lastOther):
 			keep = append(keep, b)
-		case b.isProse() && keepProse:
+		case isProse(b) && keepProse:
 			keep = append(keep, b)
 		}
 	}
 	return keep
+}
+
+// isPlainList reports whether the block is a list of at least two items
+// (every line an item or an item's continuation) that is not link-heavy.
+func (b mdBlock) isPlainList() bool {
+	if len(b.tokens) == 0 || b.isLinkHeavy() {
+		return false
+	}
+	items := 0
+	for _, line := range strings.Split(b.text, "\n") {
+		if _, w, _ := listMarker(line); w > 0 {
+			items++
+		} else if !strings.HasPrefix(line, " ") {
+			return false
+		}
+	}
+	return items >= 2
 }
 
 // isCode reports whether the block is a fenced code block.
@@ -231,6 +484,27 @@ func (b mdBlock) isCode() bool {
 // isImage reports whether the block is only images (possibly linked).
 func (b mdBlock) isImage() bool {
 	return len(b.tokens) == 0 && strings.Contains(b.text, "![")
+}
+
+// wordsIn counts the words of the blocks that are not link-heavy and
+// have at least sharedMinOverlap of their shingles in set.
+func wordsIn(bs []mdBlock, set map[uint64]struct{}) int {
+	n := 0
+	for _, b := range bs {
+		if len(b.tokens) == 0 || b.isLinkHeavy() {
+			continue
+		}
+		in := 0
+		for _, h := range b.shingles {
+			if _, ok := set[h]; ok {
+				in++
+			}
+		}
+		if float64(in) >= sharedMinOverlap*float64(len(b.shingles)) {
+			n += len(b.tokens)
+		}
+	}
+	return n
 }
 
 // plainWords counts the words of blocks that are not link-heavy.

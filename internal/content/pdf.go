@@ -33,7 +33,8 @@ const (
 var errPDFMalformed = errors.New("malformed or hostile PDF structure")
 
 // convertPDF extracts the plain text of a PDF, page by page
-// (github.com/ledongthuc/pdf, pure Go), and the /Title of its document
+// (github.com/ledongthuc/pdf, pure Go; lines and paragraphs from the glyph
+// positions, see pageLayoutText), and the /Title of its document
 // information. Encrypted, malformed or hostile files and files with no text
 // layer (scans) give reason.EmptyContent.
 func convertPDF(body []byte) (Document, error) {
@@ -81,9 +82,12 @@ func readPDF(body []byte) (Document, error) {
 				fonts[name] = &f
 			}
 		}
-		text, err := p.GetPlainText(fonts)
-		if err != nil {
-			continue
+		text, ok := pageLayoutText(p)
+		if !ok {
+			var err error
+			if text, err = p.GetPlainText(fonts); err != nil {
+				continue
+			}
 		}
 		if text = strings.TrimSpace(text); text == "" {
 			continue
@@ -201,4 +205,74 @@ func pdfPreflight(body []byte) error {
 		seen[off] = true
 	}
 	return nil
+}
+
+// Layout thresholds for pageLayoutText, as multiples of the font size.
+const (
+	// pdfNewLine: a baseline move larger than this starts a new line.
+	pdfNewLine = 0.5
+	// pdfParagraph: a downward baseline move larger than this (a line is
+	// usually 1.2 apart) starts a new paragraph, as does any move up.
+	pdfParagraph = 1.7
+	// pdfWordGap: a horizontal gap wider than this between two glyphs on
+	// a line is a word space.
+	pdfWordGap = 0.2
+)
+
+// pageLayoutText rebuilds the text of page p from its positioned glyphs:
+// a newline where the baseline moves, a blank line (a paragraph break)
+// where it moves down by more than pdfParagraph times the font size or
+// moves up (a new column or block), and a space where glyphs on a line are
+// further apart than pdfWordGap times the font size. Glyphs are taken in
+// content-stream order, the order the page was written in. GetPlainText
+// ignores positions and runs lines and words together. ok is false when
+// the library fails (it panics on some malformed content streams); the
+// caller then falls back to GetPlainText.
+func pageLayoutText(p pdf.Page) (text string, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			text, ok = "", false
+		}
+	}()
+	return layoutText(p.Content().Text), true
+}
+
+// layoutText is pageLayoutText's layout of glyphs (see there).
+func layoutText(glyphs []pdf.Text) string {
+	var b strings.Builder
+	var prev *pdf.Text
+	for i := range glyphs {
+		g := &glyphs[i]
+		if g.S == "" {
+			continue
+		}
+		if prev != nil {
+			size := max(g.FontSize, prev.FontSize, 1)
+			dy := prev.Y - g.Y // positive when moving down the page
+			switch {
+			case dy > pdfParagraph*size || -dy > pdfNewLine*size:
+				b.WriteString("\n\n")
+			case dy > pdfNewLine*size:
+				b.WriteString("\n")
+			default:
+				gap := g.X - (prev.X + prev.W)
+				if gap > pdfWordGap*size && !strings.HasSuffix(prev.S, " ") && !strings.HasPrefix(g.S, " ") {
+					b.WriteByte(' ')
+				}
+			}
+		}
+		b.WriteString(g.S)
+		prev = g
+	}
+	// Trim each line, and keep at most one blank line in a row.
+	lines := strings.Split(b.String(), "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" && (len(out) == 0 || out[len(out)-1] == "") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
 }
