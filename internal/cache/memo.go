@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 )
 
 // limitBuckets are the result counts a search provider is asked for
@@ -30,17 +32,7 @@ func BucketLimit(limit int) int {
 // to one space (spec §A9.1), so trivial variants share a memo entry.
 // Whitespace is Python's notion (Unicode spaces, U+001C–U+001F included).
 func NormalizeQuery(q string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(q), isPySpace), " ")
-}
-
-func isPySpace(r rune) bool {
-	switch {
-	case r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1c && r <= 0x1f) || r == 0x85 || r == 0xa0:
-		return true
-	case r == 0x1680 || (r >= 0x2000 && r <= 0x200a) || r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000:
-		return true
-	}
-	return false
+	return strings.Join(strings.FieldsFunc(strings.ToLower(q), truncate.IsPySpace), " ")
 }
 
 // Memo is the in-memory search memo (spec §A9.1): successful search

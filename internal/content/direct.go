@@ -204,22 +204,14 @@ func mainContainer(doc *html.Node) *html.Node {
 	return body
 }
 
-// containerTokens counts the scorer-style tokens of the text under n
-// outside page chrome, without building them.
-func containerTokens(n *html.Node) int {
-	count := 0
+// containerText calls fn with each text node under n that lies outside page
+// chrome, in document order.
+func containerText(n *html.Node, fn func(text string)) {
 	var visit func(n *html.Node, inContent bool)
 	visit = func(n *html.Node, inContent bool) {
 		switch n.Type {
 		case html.TextNode:
-			in := false
-			for _, r := range n.Data {
-				t := isTokenRune(r)
-				if t && !in {
-					count++
-				}
-				in = t
-			}
+			fn(n.Data)
 			return
 		case html.ElementNode:
 			if isChrome(n, inContent) {
@@ -234,6 +226,22 @@ func containerTokens(n *html.Node) int {
 		}
 	}
 	visit(n, n.Data == "article" || n.Data == "main" || hasAncestor(n, "article", "main"))
+}
+
+// containerTokens counts the scorer-style tokens of the text under n
+// outside page chrome, without building them.
+func containerTokens(n *html.Node) int {
+	count := 0
+	containerText(n, func(text string) {
+		in := false
+		for _, r := range text {
+			t := isTokenRune(r)
+			if t && !in {
+				count++
+			}
+			in = t
+		}
+	})
 	return count
 }
 
@@ -242,25 +250,7 @@ func containerTokens(n *html.Node) int {
 // into one token stream, as in the renderings.
 func containerShingles(n *html.Node) map[uint64]struct{} {
 	var toks []string
-	var visit func(n *html.Node, inContent bool)
-	visit = func(n *html.Node, inContent bool) {
-		switch n.Type {
-		case html.TextNode:
-			toks = append(toks, tokenize(n.Data)...)
-			return
-		case html.ElementNode:
-			if isChrome(n, inContent) {
-				return
-			}
-			if n.Data == "article" || n.Data == "main" {
-				inContent = true
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			visit(c, inContent)
-		}
-	}
-	visit(n, n.Data == "article" || n.Data == "main" || hasAncestor(n, "article", "main"))
+	containerText(n, func(text string) { toks = append(toks, tokenize(text)...) })
 	return shingles(toks)
 }
 

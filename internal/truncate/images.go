@@ -43,7 +43,7 @@ func ReplaceBase64Images(s string) string {
 		last := 0
 		for _, l := range locs {
 			b.WriteString(s[last:l[0]])
-			if alt := strings.TrimFunc(s[l[2]:l[3]], isPySpace); alt != "" {
+			if alt := strings.TrimFunc(s[l[2]:l[3]], IsPySpace); alt != "" {
 				b.WriteString("[IMAGE: " + alt + "]")
 			} else {
 				b.WriteString("[IMAGE]")
@@ -57,8 +57,10 @@ func ReplaceBase64Images(s string) string {
 	return bareDataImage.ReplaceAllLiteralString(s, "[IMAGE]")
 }
 
-// isPySpace reports whether r is whitespace for Python's str.strip().
-func isPySpace(r rune) bool {
+// IsPySpace reports whether r is whitespace for Python's str.strip() and
+// str.split() (Unicode spaces, U+001C–U+001F included). The spec's rules are
+// written against Python, so trimming and splitting follow it exactly.
+func IsPySpace(r rune) bool {
 	switch {
 	case r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1c && r <= 0x1f) || r == 0x85 || r == 0xa0:
 		return true
