@@ -14,6 +14,11 @@
 //     it to GitHub-flavoured markdown (html-to-markdown v2), see
 //     HTMLToMarkdown;
 //   - text/plain, markdown and JSON pass through as decoded text;
+//   - XML (text/xml, application/xml, any +xml type, or an undeclared body
+//     that is XML) is told apart by its root element: an RSS, RDF or Atom
+//     feed becomes a markdown list of its items (feed.go), <svg> is
+//     refused as an image, <html> (XHTML) takes the HTML path, anything
+//     else is shown as written in a fenced ```xml block;
 //   - PDF: plain text per page (github.com/ledongthuc/pdf), laid out from
 //     the glyphs' positions: a line break where the baseline moves, a
 //     blank line at a paragraph-sized gap, a space at a word gap.
@@ -56,6 +61,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -68,22 +74,31 @@ const (
 	KindMarkdown = "markdown"
 	KindJSON     = "json"
 	KindPDF      = "pdf"
+	// KindFeed is an RSS 2.0, RSS 1.0 (RDF) or Atom feed shown as a
+	// list of its items (see Convert).
+	KindFeed = "feed"
+	// KindXML is other XML, shown as written in a fenced ```xml block.
+	KindXML = "xml"
 )
 
 // Document is the converted page.
 type Document struct {
 	// Title is the page title, trimmed: main-content extractor metadata,
 	// then <title>, then the first <h1> (HTML); the first level-1 ATX heading
-	// (markdown); the document information /Title (PDF). It may be "".
+	// (markdown); the document information /Title (PDF); the channel or
+	// feed title (feed). It may be "".
 	Title string
 	// Markdown is the main content as markdown. For text/plain, markdown and
-	// JSON it is the decoded text itself; for PDF, the plain text.
+	// JSON it is the decoded text itself; for PDF, the plain text; for a
+	// feed, the list of its items; for other XML, the decoded text in a
+	// fenced ```xml block.
 	Markdown string
 	// Charset is the WHATWG name of the encoding used to decode the body
 	// ("utf-8", "gbk", "utf-16le", "windows-1252", …); "" for binary formats
 	// such as PDF.
 	Charset string
-	// Kind is one of KindHTML, KindText, KindMarkdown, KindJSON, KindPDF.
+	// Kind is one of KindHTML, KindText, KindMarkdown, KindJSON, KindPDF,
+	// KindFeed, KindXML.
 	Kind string
 }
 
@@ -96,13 +111,26 @@ type Document struct {
 // against it, honouring a <base href> in the page; base may be nil (links stay
 // as written).
 //
+// XML bodies are decoded with the encoding of their XML declaration when
+// neither a byte order mark nor the Content-Type names one. A feed
+// (application/rss+xml, application/atom+xml, or XML whose root is <rss>,
+// <rdf:RDF> or <feed>) gives a KindFeed Document titled with the feed's
+// title; Markdown lists the first 100 items in order, each as
+// "## [title](link)", a line with its date (as written) and authors, and
+// its summary or description converted from HTML (no main-content
+// extraction), links absolute against base and xml:base; a note gives the
+// total when there are more. Malformed feeds are read leniently (stray '<',
+// bare '&', unclosed or mismatched tags, illegal characters, a cut-off
+// end); one whose structure cannot be read at all gives its text content.
+//
 // Errors are *reason.Error values:
 //   - reason.BinaryPayload: the body starts with a known binary magic number
 //     (SQLite, ZIP, gzip, bzip2, xz, 7-Zip, ELF, Mach-O, PNG, JPEG, GIF, TIFF,
 //     FLAC, Ogg; spec §A10.2) although the declared type is text or missing;
 //   - reason.UnsupportedContentType: a binary type Gatehouse does not convert
 //     (image/*, audio/*, video/*, font/*, archives, application/octet-stream
-//     that sniffs binary, …);
+//     that sniffs binary, …), and SVG images (image/svg+xml, or XML whose
+//     root is <svg>): the message suggests a vision tool for images;
 //   - reason.EmptyContent: the body is empty or nothing extractable was found.
 //
 // Convert never panics, whatever the input.
@@ -130,7 +158,40 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 	if kind == KindPDF {
 		return convertPDF(body)
 	}
-	text, cs, err := decode(body, contentType, kind == KindHTML)
+	xmlFamily := kind == KindXML
+	if kind == KindXML || mediaType == "" || isGenericBinary(mediaType) {
+		// XML, or an undeclared body: the root element decides.
+		root := xmlRoot(body)
+		switch r := strings.ToLower(root.Local); {
+		case r == "svg":
+			return Document{}, imageRefusal("an SVG image")
+		case r == "html":
+			if kind == KindXML {
+				kind = KindHTML // XHTML
+			}
+		case feedFormatOf(root, mediaType) != formatNone:
+			text, cs, err := decodeXML(body, contentType)
+			if err != nil {
+				return Document{}, err
+			}
+			doc, ok, err := convertFeed(text, cs, base, feedFormatOf(root, mediaType), root)
+			if ok {
+				return doc, err
+			}
+			// Not a feed after all (RDF data): shown as XML.
+			kind, xmlFamily = KindXML, true
+		case r == "":
+			if kind == KindXML {
+				kind, xmlFamily = KindText, false // declared XML that is not XML
+			}
+		}
+	}
+	var text, cs string
+	if xmlFamily {
+		text, cs, err = decodeXML(body, contentType)
+	} else {
+		text, cs, err = decode(body, contentType, kind == KindHTML)
+	}
 	if err != nil {
 		return Document{}, err
 	}
@@ -141,6 +202,11 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 		return doc, err
 	case KindMarkdown:
 		doc = Document{Title: markdownTitle(text), Markdown: text, Kind: KindMarkdown, Charset: cs}
+	case KindXML:
+		if strings.TrimSpace(text) == "" {
+			return Document{}, reason.New(reason.EmptyContent, "", "the response body has no text; nothing to extract")
+		}
+		doc = Document{Markdown: fencedXML(text), Kind: KindXML, Charset: cs}
 	default:
 		doc = Document{Markdown: text, Kind: kind, Charset: cs}
 	}
@@ -164,9 +230,11 @@ func parseMediaType(contentType string) string {
 // classify picks the Kind for a body and its declared media type, or refuses
 // it. Rules, in order: a PDF signature wins; a binary magic number is refused
 // (BinaryPayload when declared as text or undeclared, UnsupportedContentType
-// when declared as a binary type such as application/octet-stream); a known
-// textual type gives its kind; an undeclared or generic binary type is
-// sniffed (WHATWG MIME Sniffing) and refused unless it sniffs as text.
+// when declared as a binary type such as application/octet-stream); an SVG
+// type is refused as an image; a known textual type gives its kind (every
+// XML type KindXML, which convert refines by the root element); an
+// undeclared or generic binary type is sniffed (WHATWG MIME Sniffing) and
+// refused unless it sniffs as text.
 func classify(body []byte, mediaType string) (string, error) {
 	if isPDF(body) || mediaType == "application/pdf" || mediaType == "application/x-pdf" {
 		if !isPDF(body) {
@@ -179,6 +247,9 @@ func classify(body []byte, mediaType string) (string, error) {
 			return "", reason.Newf(reason.BinaryPayload, "", "the response body is a binary file (%s) despite its declared type; download it with the terminal and inspect it locally", kindName)
 		}
 		return "", unsupported(mediaType)
+	}
+	if mediaType == "image/svg+xml" || mediaType == "image/svg" {
+		return "", imageRefusal("an SVG image (" + quoteType(mediaType) + ")")
 	}
 	if k := textKind(mediaType); k != "" {
 		return k, nil
@@ -199,7 +270,27 @@ func classify(body []byte, mediaType string) (string, error) {
 }
 
 func unsupported(mediaType string) error {
+	if strings.HasPrefix(mediaType, "image/") {
+		return imageRefusal("an image (" + quoteType(mediaType) + ")")
+	}
 	return reason.Newf(reason.UnsupportedContentType, "", "the response is %q, a binary type Gatehouse does not convert to text; download it with the terminal and inspect it locally", mediaType)
+}
+
+// quoteType returns a media type for a message: as is when it is printable
+// ASCII without spaces, else Go-quoted.
+func quoteType(mt string) string {
+	for i := 0; i < len(mt); i++ {
+		if mt[i] <= ' ' || mt[i] >= 0x7f || mt[i] == '"' {
+			return strconv.Quote(mt)
+		}
+	}
+	return mt
+}
+
+// imageRefusal refuses an image; what names it ("an SVG image
+// (image/svg+xml)").
+func imageRefusal(what string) error {
+	return reason.Newf(reason.UnsupportedContentType, "", "the response is %s, which Gatehouse does not convert to text; look at it with a vision tool (for example browser_navigate to the URL, then browser_vision), or download it with the terminal and inspect it locally", what)
 }
 
 // textKind maps a textual media type to a Kind, or "" for anything else.
@@ -211,9 +302,14 @@ func textKind(mt string) string {
 		return KindMarkdown
 	case "application/json", "text/json", "application/ld+json":
 		return KindJSON
+	case "text/xml", "application/xml", "text/xml-external-parsed-entity", "application/xml-external-parsed-entity", "application/xml-dtd":
+		return KindXML
 	}
 	if strings.HasSuffix(mt, "+json") {
 		return KindJSON
+	}
+	if strings.HasSuffix(mt, "+xml") {
+		return KindXML
 	}
 	if isTextual(mt) {
 		return KindText

@@ -51,7 +51,7 @@ func FuzzConvert(f *testing.F) {
 			return
 		}
 		switch doc.Kind {
-		case KindHTML, KindText, KindMarkdown, KindJSON, KindPDF:
+		case KindHTML, KindText, KindMarkdown, KindJSON, KindPDF, KindFeed, KindXML:
 		default:
 			t.Fatalf("unknown kind %q", doc.Kind)
 		}
