@@ -11,7 +11,7 @@ if [ ! -f "$shared/bench/extraction/ground-truth.json" ]; then
   echo "bench/compare.sh: $shared/bench not found; skipping"; exit 0
 fi
 mkdir -p bench/out
-( cd bench/peer && [ -d node_modules ] || npm install --no-audit --no-fund --silent )
+( cd bench/peer && { [ -d node_modules ] || npm install --no-audit --no-fund --silent; } )
 echo "== peer: readability.js + jsdom + turndown (2 passes)"
 peer=$(node bench/peer/readability.mjs "$shared" bench/out/peer 2)
 echo "$peer"

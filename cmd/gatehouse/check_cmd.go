@@ -51,7 +51,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 			for _, w := range append(warns, pw...) {
 				fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
 			}
-			ctx, cancel := signalContext()
+			ctx, cancel, _ := signalContext()
 			defer cancel()
 			results := make([]web.CheckResult, len(args))
 			refused := false

@@ -30,8 +30,9 @@ At most 5 URLs per call (more is a usage error). A page served from the disk cac
 says so: meta.cached is true and meta.age_s gives its age in seconds.
 
 Exit status: 0 when at least one URL was extracted, 1 when all failed or the call
-was refused, 2 on a usage error, 130 when interrupted (SIGINT/SIGTERM; the rows
-finished so far are still printed, the rest are marked interrupted).`,
+was refused, 2 on a usage error, 128+signal when interrupted (130 SIGINT, 143
+SIGTERM; the rows finished so far are still printed, the rest are marked
+interrupted).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if err := argsMin(1, "at least one URL")(c, args); err != nil {
 				return err
@@ -59,7 +60,7 @@ finished so far are still printed, the rest are marked interrupted).`,
 			if cmd.Flags().Changed("char-limit") {
 				req.CharLimit = charLimit
 			}
-			ctx, cancel := signalContext()
+			ctx, cancel, sigExit := signalContext()
 			defer cancel()
 			stop := a.progress(len(args))
 			resp := svc.Extract(ctx, req)
@@ -74,8 +75,8 @@ finished so far are still printed, the rest are marked interrupted).`,
 			} else {
 				a.printMarkdown(resp)
 			}
-			if ctx.Err() != nil {
-				return exitError{interruptedExit}
+			if code := sigExit(); code != 0 {
+				return exitError{code}
 			}
 			if resp.Success != nil && !*resp.Success {
 				return exitError{1}

@@ -2,7 +2,8 @@
 // extract pages to markdown behind SSRF/secret/policy gates, check URLs against
 // those gates, and read or change the configuration.
 //
-// Exit status: 0 success, 1 refused or failed, 2 usage error.
+// Exit status: 0 success, 1 refused or failed, 2 usage error, 128+signal
+// (130 SIGINT, 143 SIGTERM) after an interrupted extract.
 package main
 
 import (

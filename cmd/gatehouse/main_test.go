@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // cli runs the CLI in a fresh GATEHOUSE_HOME and returns exit status and output.
@@ -189,5 +191,22 @@ func TestCheckDoesNotEchoSecrets(t *testing.T) {
 		if code != 1 || strings.Contains(out+errs, secret) || !strings.Contains(out, "secret_in_url") {
 			t.Errorf("%v: exit %d out %s", args, code, out)
 		}
+	}
+}
+
+// SIGTERM cancels the batch context and the exit code is 128+15.
+func TestSignalContextReportsSignal(t *testing.T) {
+	ctx, stop, code := signalContext()
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("context not cancelled by SIGTERM")
+	}
+	if code() != 143 {
+		t.Fatalf("exit code %d, want 143", code())
 	}
 }

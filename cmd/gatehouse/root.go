@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -110,10 +111,22 @@ func newLogger(w io.Writer) *slog.Logger {
 
 // signalContext is cancelled on SIGINT or SIGTERM: the interrupt of a running
 // batch (unfinished URLs get "interrupted" rows and the results are printed).
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// exitCode reports 128+signal number once a signal arrived, else 0.
+func signalContext() (ctx context.Context, stop func(), exitCode func() int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Int32
+	go func() {
+		select {
+		case sig := <-ch:
+			if s, ok := sig.(syscall.Signal); ok {
+				got.Store(128 + int32(s))
+			}
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	stop = func() { signal.Stop(ch); cancel() }
+	return ctx, stop, func() int { return int(got.Load()) }
 }
-
-// interruptedExit is the exit status after an interrupt (128 + SIGINT), so a
-// script can tell a cut-short batch from a finished one.
-const interruptedExit = 130

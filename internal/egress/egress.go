@@ -142,9 +142,10 @@ func (g *Guard) CheckStatic(u *urlsafe.URL) *reason.Error {
 // Check is the full SSRF gate for one URL: CheckStatic, then DNS resolution of a
 // host name and judgement of every answer. It returns the vetted addresses (for an
 // IP literal, the literal itself) or a *reason.Error:
-// unsupported_scheme, invalid_url, ssrf_metadata, ssrf_private, dns_unresolvable,
-// dns_bad_answer. A Check that passes does not pin the answer: the connection made
-// later is judged again at dial time (DNS rebinding).
+// unsupported_scheme, invalid_url, ssrf_metadata, ssrf_private, dns_unresolvable
+// (interrupted when ctx ends during the lookup). A Check that passes does not pin
+// the answer: the connection made later is judged again at dial time (DNS
+// rebinding).
 func (g *Guard) Check(ctx context.Context, u *urlsafe.URL) ([]netip.Addr, *reason.Error) {
 	if err := g.CheckStatic(u); err != nil {
 		return nil, err
@@ -168,10 +169,6 @@ func (g *Guard) resolve(ctx context.Context, scheme, host string, port uint16) (
 		}
 		return nil, reason.Wrap(reason.DNSUnresolvable, reason.GateSSRF,
 			fmt.Sprintf("Blocked: the host %s could not be resolved (DNS lookup failed), so it cannot be checked for SSRF safety. Check the spelling of the host name and this machine's DNS/network access.", host), err)
-	}
-	answers := make([]string, len(addrs))
-	for i, a := range addrs {
-		answers[i] = a.String()
 	}
 	for _, a := range addrs {
 		if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil {
@@ -371,14 +368,14 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 		return err
 	}
 	if rerr := g.CheckStatic(u); rerr != nil {
-		rerr.Message = "Blocked: a redirect led to a refused target. " + rerr.Message
+		rerr.Message = "Blocked: a redirect led to a refused target: " + strings.TrimPrefix(rerr.Message, "Blocked: ")
 		return rerr
 	}
 	// A hop must not make the client send credentials the caller never gave:
 	// userinfo in a Location would become an Authorization header.
 	if u.Username != "" || u.HasPassword {
 		return reason.New(reason.CredentialsInURL, reason.GateSecret,
-			"Blocked: a redirect target carries user:password credentials; Gatehouse does not send credentials from redirects. Open the final URL without credentials instead.")
+			"Blocked: a redirect target carries credentials (user info before @); Gatehouse never sends credentials taken from a redirect. Open the final URL without them instead.")
 	}
 	// Dial what was judged: hand the transport the canonical URL (a Location of
 	// http://0x7f000001/ is judged, and dialed, as 127.0.0.1).

@@ -13,6 +13,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -208,7 +209,9 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		}
 		u, err := urlsafe.Parse(raw)
 		if err != nil {
-			rows[i] = errRow(raw, reason.As(err))
+			// An unparseable URL is echoed without its query and fragment:
+			// they may carry credentials the secret gate could not judge.
+			rows[i] = errRow(withoutQuery(raw), reason.As(err))
 			done[i] = true
 			continue
 		}
@@ -271,6 +274,14 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		}
 		if s.d.Cache != nil && !j.privateSeen {
 			if e, ok := s.d.Cache.Get(j.u.Href, Format, name); ok {
+				// The cached page came from e.FinalURL: the blocklist may have
+				// gained that host since, and a hit must not skip the check.
+				if e.FinalURL != "" && e.FinalURL != j.u.Href {
+					if b := s.d.Policy.Check(e.FinalURL); b != nil {
+						rows[j.idx], done[j.idx] = redirectPolicyRow(e.FinalURL, b), true
+						continue
+					}
+				}
 				age := int64(s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds())
 				s.d.Logger.Info("web_extract cache hit", "url", j.u.Href, "provider", name, "age_s", age)
 				rows[j.idx] = Result{URL: j.u.Href, Title: e.Title, Content: e.Content, Meta: &Meta{
@@ -319,8 +330,42 @@ func (s *Service) selection() provider.Selection {
 	return provider.Selection{ExtractBackend: w.ExtractBackend, Backend: w.Backend, Disabled: w.DisabledProviders}
 }
 
+// redirectPolicyRow is the row of a page whose final URL (after redirects) is on
+// the website blocklist.
+func redirectPolicyRow(final string, b *policy.Block) Result {
+	r := errRow(final, reason.New(reason.PolicyBlocked, reason.GatePolicy,
+		"Blocked: the page redirected to a host on the website blocklist. "+b.Message()))
+	r.BlockedByPolicy = b
+	return r
+}
+
+// publicFinal reports whether the page's final URL (after redirects) resolves
+// only to public addresses (or test allowances), so its content may be cached.
+// A redirect can land on a host that allow_private_urls let through even though
+// the requested host is public; such content is never cached (spec §A9.2). The
+// final host is looked up only when it differs from the requested one.
+func (s *Service) publicFinal(ctx context.Context, j *job, final string) bool {
+	fu, err := urlsafe.Parse(final)
+	if err != nil {
+		return false
+	}
+	if fu.Host == j.u.Host {
+		return true
+	}
+	addrs, rerr := s.d.Guard.Check(ctx, fu)
+	return rerr == nil && !s.anyNonPublic(addrs, egress.PortOf(fu))
+}
+
 func interrupted(u string) *reason.Error {
 	return reason.Newf(reason.Interrupted, "", "Interrupted: the call was cancelled before %s was done.", u)
+}
+
+// withoutQuery returns raw cut before its first '?' or '#', marked "…" when cut.
+func withoutQuery(raw string) string {
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i] + "…"
+	}
+	return raw
 }
 
 func orURL(a, b string) string {
@@ -384,10 +429,14 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 	defer mu.Unlock()
 	for k, j := range jobs {
 		p, ok := pages[k], got[k]
+		// A page that failed on its own (404, unsupported type, …) keeps its
+		// reason; only unfinished pages and failures caused by the cut-off
+		// context are reported as interrupted / extract_timeout.
+		cutOff := !ok || (p.Err != nil && (errors.Is(p.Err, context.Canceled) || errors.Is(p.Err, context.DeadlineExceeded)))
 		switch {
-		case ctx.Err() != nil && (!ok || p.Err != nil):
+		case ctx.Err() != nil && cutOff:
 			rows[j.idx] = errRow(j.u.Href, interrupted(j.u.Href))
-		case pctx.Err() != nil && (!ok || p.Err != nil):
+		case pctx.Err() != nil && cutOff:
 			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.ExtractTimeout, "",
 				"The %s backend did not finish %s within web.extract_timeout (%.0f s; %.1f s elapsed, including a %.0f s grace for finished pages). Raise web.extract_timeout or try again.",
 				ext.Name(), j.u.Href, timeout.Seconds(), s.d.Now().Sub(began).Seconds(), extractGrace.Seconds()))
@@ -403,16 +452,14 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 			final := orURL(p.FinalURL, j.u.Href)
 			if final != j.u.Href {
 				if b := s.d.Policy.Check(final); b != nil {
-					r := errRow(final, reason.New(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the page redirected to a host on the website blocklist. "+b.Message()))
-					r.BlockedByPolicy = b
-					rows[j.idx] = r
+					rows[j.idx] = redirectPolicyRow(final, b)
 					break
 				}
 			}
 			rows[j.idx] = Result{URL: j.u.Href, Title: p.Title, Content: p.Content, Meta: &Meta{
 				Provider: ext.Name(), FinalURL: final, Notes: p.Notes,
 			}}
-			if s.d.Cache != nil && !j.privateSeen && strings.TrimSpace(p.Content) != "" {
+			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
 				if err := s.d.Cache.Put(j.u.Href, cache.Entry{URL: j.u.Href, FinalURL: final, Title: p.Title, Content: p.Content, FetchedAt: s.d.Now()}, Format, ext.Name()); err != nil {
 					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 				}

@@ -21,6 +21,8 @@ type Page struct {
 	Err      error  // non-nil on failure; should carry a *reason.Error
 	// Notes are short facts about how the page was obtained (e.g. "body capped at 10485760 bytes").
 	Notes []string
+	// NoCache asks the pipeline not to cache this page (e.g. the transfer was cut short).
+	NoCache bool
 }
 
 // Extractor fetches pages. Extract calls emit exactly once per input URL, with

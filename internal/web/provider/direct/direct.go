@@ -141,13 +141,17 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 		p.Err = reason.Newf(reason.HTTPStatus, "", "The server answered HTTP %s for %s. Check the URL, or try again later if the site is down.", resp.Status, p.FinalURL)
 		return p
 	}
-	body, capped, err := readBody(resp, d.o.MaxBodyBytes)
+	body, capped, short, err := readBody(resp, d.o.MaxBodyBytes)
 	if err != nil {
 		p.Err = requestError(ctx, rawURL, err)
 		return p
 	}
 	if capped {
 		p.Notes = append(p.Notes, fmt.Sprintf("body capped at %d bytes", d.o.MaxBodyBytes))
+	}
+	if short {
+		p.Notes = append(p.Notes, fmt.Sprintf("transfer incomplete: the server closed the connection after %d bytes; the page may be cut short", len(body)))
+		p.NoCache = true
 	}
 	doc, err := content.Convert(body, resp.Header.Get("Content-Type"), final)
 	if err != nil {
@@ -160,15 +164,17 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 
 // readBody decodes Content-Encoding (gzip, deflate, br) and reads at most max
 // decompressed bytes. capped reports that the body was longer and was cut at max
-// (at a UTF-8 boundary when the cut would split a sequence).
-func readBody(resp *http.Response, max int64) (body []byte, capped bool, err error) {
+// (at a UTF-8 boundary when the cut would split a sequence); short reports that
+// the transfer ended early (the server closed before the promised length), in
+// which case the bytes received are returned.
+func readBody(resp *http.Response, max int64) (body []byte, capped, short bool, err error) {
 	var r io.Reader = resp.Body
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
 		gz, gerr := gzip.NewReader(resp.Body)
 		if gerr != nil {
-			return nil, false, reason.Wrap(reason.FetchFailed, "", "The server sent a corrupt gzip body.", gerr)
+			return nil, false, false, reason.Wrap(reason.FetchFailed, "", "The server sent a corrupt gzip body.", gerr)
 		}
 		defer gz.Close()
 		r = gz
@@ -178,7 +184,7 @@ func readBody(resp *http.Response, max int64) (body []byte, capped bool, err err
 		if hdr, _ := br.peek(2); len(hdr) == 2 && hdr[0]&0x0f == 8 && (uint16(hdr[0])<<8|uint16(hdr[1]))%31 == 0 {
 			zr, zerr := zlib.NewReader(br)
 			if zerr != nil {
-				return nil, false, reason.Wrap(reason.FetchFailed, "", "The server sent a corrupt deflate body.", zerr)
+				return nil, false, false, reason.Wrap(reason.FetchFailed, "", "The server sent a corrupt deflate body.", zerr)
 			}
 			defer zr.Close()
 			r = zr
@@ -190,16 +196,17 @@ func readBody(resp *http.Response, max int64) (body []byte, capped bool, err err
 	case "br":
 		r = brotli.NewReader(resp.Body)
 	default:
-		return nil, false, reason.Newf(reason.UnsupportedContentType, "", "The server used an unsupported Content-Encoding %q.", enc)
+		return nil, false, false, reason.Newf(reason.UnsupportedContentType, "", "The server used an unsupported Content-Encoding %q.", enc)
 	}
 	buf, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil && !(errors.Is(err, io.ErrUnexpectedEOF) && len(buf) > 0) {
-		return nil, false, err
+		return nil, false, false, err
 	}
+	short = err != nil // the server closed the connection before the promised end
 	if int64(len(buf)) > max {
-		return cutRuneBoundary(buf[:max]), true, nil
+		return cutRuneBoundary(buf[:max]), true, short, nil
 	}
-	return buf, false, nil
+	return buf, false, short, nil
 }
 
 // cutRuneBoundary drops a trailing incomplete UTF-8 sequence (at most 3 bytes), so
