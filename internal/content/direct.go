@@ -298,6 +298,7 @@ func directMarkdown(c *html.Node, base *url.URL) string {
 	inContent := c.Data == "article" || c.Data == "main" || hasAncestor(c, "article", "main")
 	root := cloneNode(c)
 	stripChrome(root, inContent)
+	captionsToParagraphs(root, false)
 	figuresToImages(root)
 	prepareForMarkdown(root)
 	md, err := toMarkdown(root, base)

@@ -30,6 +30,7 @@ func FuzzConvert(f *testing.F) {
 		{"%PDF-1.4\n1 0 obj<</Type/Pages/Kids[1 0 R]/Count 9>>endobj trailer<</Root 1 0 R>>", ""},
 		{"<base href=//x/><a href=../y>z</a>", "text/html; charset=\"x\"; charset=utf-8"},
 		{"<title>T</title><article><p>T x</p><dl><dt>a</dt><dd>b</dd></dl><blockquote>q</blockquote><ol><li>1<ol start=3><li>3</li></ol></li></ol></article>", "text/html"},
+		{"<article><ul><li><input type=checkbox checked> a</li></ul><figure><img src=i.png><figcaption>One two three four five six.</figcaption></figure><aside class=quote><div class=title>b:</div><blockquote>q<footer>f</footer></blockquote></aside><span class=u>c</span><span class=d>d</span><a href=#cite_ref-1>^</a></article>", "text/html"},
 		{"<main><h1>A</h1><pre><code class=language-sh>x\n  \ny</code></pre><div hidden>h</div></main><footer>f</footer>", "text/html"},
 	}
 	for _, s := range seeds {

@@ -90,6 +90,7 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
 	preClean(doc)
+	polishTree(doc)
 	originals := collectOriginals(doc)
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
@@ -154,7 +155,7 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 			return containerShingles(c)
 		})
 	}
-	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(title), titleMarks))
+	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(strings.ReplaceAll(title, gapMark, " ")), titleMarks))
 	title = chooseTitle(doc, title)
 	dropTitle := func(md string) string {
 		if opt.keepTitleH1 {
@@ -162,7 +163,7 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		}
 		// (The heading may repeat the extractor's title rather than
 		// the page's.)
-		return dropLeadingTitle(dropLeadingTitle(md, title), metaTitle)
+		return dropLeadingTitle(dropLeadingTitle(moveLeadingBadges(md), title), metaTitle)
 	}
 	md = dropTitle(md)
 	// A small page (trafilatura found under 250 characters of main
@@ -583,6 +584,7 @@ const titleMarks = "¶#§🔗 \t\n"
 // collapsed.
 func chooseTitle(doc *html.Node, extracted string) string {
 	clean := func(s string) string {
+		s = strings.ReplaceAll(s, gapMark, " ")
 		return collapseSpace(strings.TrimRight(collapseSpace(s), titleMarks))
 	}
 	extracted = clean(extracted)

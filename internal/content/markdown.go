@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
@@ -46,7 +47,7 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`).Replace(string(out)), nil
+	return strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark, " ").Replace(string(out)), nil
 }
 
 // originals holds the page's own <pre> and <table> elements, keyed by their
@@ -54,11 +55,14 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 type originals struct {
 	pre   map[string][]*html.Node
 	table map[string][]*html.Node
+	// looseTable indexes the tables by looseKey: trafilatura drops the
+	// text after an inline element in a cell ("e.g. <code>x</code>.").
+	looseTable map[string][]*html.Node
 }
 
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
 func collectOriginals(doc *html.Node) *originals {
-	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}}
+	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}}
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -72,6 +76,8 @@ func collectOriginals(doc *html.Node) *originals {
 		case "table":
 			if k := textKey(n); k != "" {
 				o.table[k] = append(o.table[k], n)
+				lk := looseKey(k)
+				o.looseTable[lk] = append(o.looseTable[lk], n)
 			}
 			return false
 		}
@@ -91,6 +97,8 @@ func restoreOriginals(root *html.Node, o *originals) {
 	// Each original is used once per call; the index itself stays intact
 	// for the next extraction.
 	pools := map[string]map[string][]*html.Node{"pre": copyPool(o.pre), "table": copyPool(o.table)}
+	loose := copyPool(o.looseTable)
+	used := map[*html.Node]bool{}
 	var swaps [][2]*html.Node
 	walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == root {
@@ -113,6 +121,21 @@ func restoreOriginals(root *html.Node, o *originals) {
 		}
 		k := textKey(n)
 		cands := pool[k]
+		for len(cands) > 0 && used[cands[0]] {
+			cands = cands[1:]
+		}
+		if len(cands) == 0 && n.Data == "table" && k != "" {
+			// A table that lost punctuation: match on letters and
+			// digits alone.
+			lk := looseKey(k)
+			for len(loose[lk]) > 0 && used[loose[lk][0]] {
+				loose[lk] = loose[lk][1:]
+			}
+			cands = loose[lk]
+			if len(cands) > 0 {
+				loose[lk] = cands[1:]
+			}
+		}
 		if k == "" || len(cands) == 0 {
 			return true
 		}
@@ -122,7 +145,7 @@ func restoreOriginals(root *html.Node, o *originals) {
 			// one-line <pre>.
 			return true
 		}
-		pool[k] = cands[1:]
+		used[cands[0]] = true // (later lookups skip it)
 		// The copy loses the original's parents, where Sphinx, GitHub
 		// and Jekyll put the language: read it from the page.
 		repl := cloneNode(cands[0])
@@ -140,6 +163,16 @@ func restoreOriginals(root *html.Node, o *originals) {
 		old.Parent.InsertBefore(repl, old)
 		old.Parent.RemoveChild(old)
 	}
+}
+
+// looseKey keeps only the letters and digits of a textKey.
+func looseKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return r
+		}
+		return -1
+	}, k)
 }
 
 func copyPool(m map[string][]*html.Node) map[string][]*html.Node {
@@ -407,8 +440,9 @@ func isElem(n *html.Node, name string) bool {
 }
 
 // figuresToImages replaces every <figure> under root by a paragraph that
-// holds only its images (<img>, or <picture> with its sources), and drops
-// stray <figcaption> elements: captions, credits and gallery counters go.
+// holds only its images (<img>, or <picture> with its sources), followed by
+// its caption when polishTree made it a paragraph of class captionClass,
+// and drops stray <figcaption> elements: credits and gallery counters go.
 func figuresToImages(root *html.Node) {
 	var figs []*html.Node
 	walk(root, func(n *html.Node) bool {
@@ -421,10 +455,14 @@ func figuresToImages(root *html.Node) {
 	for _, f := range figs {
 		if f.Data == "figure" {
 			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
-			var imgs []*html.Node
+			var imgs, caps []*html.Node
 			walk(f, func(n *html.Node) bool {
-				if isElem(n, "img") || isElem(n, "picture") {
+				switch {
+				case isElem(n, "img") || isElem(n, "picture"):
 					imgs = append(imgs, n)
+					return false
+				case isElem(n, "p") && hasAnyClass(n, []string{captionClass}):
+					caps = append(caps, n)
 					return false
 				}
 				return true
@@ -435,6 +473,10 @@ func figuresToImages(root *html.Node) {
 			}
 			if p.FirstChild != nil {
 				f.Parent.InsertBefore(p, f)
+			}
+			for _, c := range caps {
+				c.Parent.RemoveChild(c)
+				f.Parent.InsertBefore(c, f)
 			}
 		}
 		f.Parent.RemoveChild(f)
@@ -579,7 +621,7 @@ func cleanLinks(root *html.Node) {
 		if !isElem(n, "a") || n == root {
 			return true
 		}
-		if isPermalink(n) {
+		if isPermalink(n) || isBacklink(n) {
 			drop = append(drop, n)
 			return false
 		}
