@@ -308,14 +308,21 @@ func emboldenTerm(dt *html.Node) {
 	if len(kids) == 0 || len(kids) == 1 && (isElem(kids[0], "strong") || isElem(kids[0], "b")) {
 		return
 	}
-	strong := &html.Node{Type: html.ElementNode, Data: "strong", DataAtom: atom.Strong}
-	for c := dt.FirstChild; c != nil; {
+	wrapChildren(dt, "strong", atom.Strong)
+}
+
+// wrapChildren moves every child of n into a new <tag> element, which becomes
+// n's only child, and returns it.
+func wrapChildren(n *html.Node, tag string, a atom.Atom) *html.Node {
+	w := &html.Node{Type: html.ElementNode, Data: tag, DataAtom: a}
+	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
-		dt.RemoveChild(c)
-		strong.AppendChild(c)
+		n.RemoveChild(c)
+		w.AppendChild(c)
 		c = next
 	}
-	dt.AppendChild(strong)
+	n.AppendChild(w)
+	return w
 }
 
 // codeLanguage finds the language of a code block from the class or data

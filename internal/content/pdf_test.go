@@ -29,8 +29,14 @@ func minimalPDF(title string, lines ...string) []byte {
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
 		fmt.Sprintf("<< /Title (%s) /Producer (gatehouse test) >>", title),
 	}
+	return assemblePDF("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", objs, " /Info 6 0 R")
+}
+
+// assemblePDF writes objs (numbered from 1, object 1 the catalog) after
+// header, with a correct xref table and a trailer carrying trailerExtra.
+func assemblePDF(header string, objs []string, trailerExtra string) []byte {
 	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	b.WriteString(header)
 	offsets := make([]int, len(objs))
 	for i, o := range objs {
 		offsets[i] = b.Len()
@@ -41,7 +47,7 @@ func minimalPDF(title string, lines ...string) []byte {
 	for _, off := range offsets {
 		fmt.Fprintf(&b, "%010d 00000 n \n", off)
 	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, trailerExtra, xref)
 	return b.Bytes()
 }
 

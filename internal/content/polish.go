@@ -40,14 +40,7 @@ func captionsToParagraphs(root *html.Node, sentencesOnly bool) {
 		if strings.TrimSpace(textContent(n)) == "" {
 			continue
 		}
-		em := &html.Node{Type: html.ElementNode, Data: "em", DataAtom: atom.Em}
-		for c := n.FirstChild; c != nil; {
-			next := c.NextSibling
-			n.RemoveChild(c)
-			em.AppendChild(c)
-			c = next
-		}
-		n.AppendChild(em)
+		wrapChildren(n, "em", atom.Em)
 		n.Data, n.DataAtom = "p", atom.P
 		n.Attr = []html.Attribute{{Key: "class", Val: captionClass}}
 	}

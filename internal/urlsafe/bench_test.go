@@ -10,7 +10,12 @@ import (
 // BenchmarkGateNoDNS is the per-URL cost of the string gates before DNS:
 // Parse + CheckSecrets(extract) + CheckStatic.
 func BenchmarkGateNoDNS(b *testing.B) {
-	const raw = "https://example.com/articles/2024/some-page?utm_source=x&id=42#top"
+	benchGate(b, "https://example.com/articles/2024/some-page?utm_source=x&id=42#top")
+}
+
+// benchGate measures Parse + CheckSecrets(extract) + CheckStatic on raw,
+// which must pass every gate.
+func benchGate(b *testing.B, raw string) {
 	o := Options{}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -47,21 +52,7 @@ func BenchmarkCheckSecrets(b *testing.B) {
 // canonicalisation (upper case, IDNA, a space), so Parse goes through the
 // WHATWG library.
 func BenchmarkGateNoDNSLibrary(b *testing.B) {
-	const raw = "https://Bücher.example/articles/2024/some page?utm_source=x&id=42#top"
-	o := Options{}
-	b.ReportAllocs()
-	for b.Loop() {
-		u, err := Parse(raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := CheckSecrets(raw, u, true); err != nil {
-			b.Fatal(err)
-		}
-		if err := o.CheckStatic(u); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchGate(b, "https://Bücher.example/articles/2024/some page?utm_source=x&id=42#top")
 }
 
 // BenchmarkGateBenchURLs runs the gate over the 181 real article URLs of the
