@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -405,30 +404,6 @@ func FuzzConvertFeed(f *testing.F) {
 	}
 	base, _ := url.Parse(feedURL)
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		timer := time.AfterFunc(10*time.Second, func() {
-			panic(fmt.Sprintf("convert hung on %d bytes, content type %q", len(body), contentType))
-		})
-		defer timer.Stop()
-		doc, err := convert(body, contentType, base)
-		if err != nil {
-			if e := reason.As(err); e == nil || !e.Code.Known() {
-				t.Fatalf("error without a known reason code: %v", err)
-			}
-			return
-		}
-		switch doc.Kind {
-		case KindHTML, KindText, KindMarkdown, KindJSON, KindPDF, KindFeed, KindXML:
-		default:
-			t.Fatalf("unknown kind %q", doc.Kind)
-		}
-		if strings.TrimSpace(doc.Markdown) == "" {
-			t.Fatal("success with empty markdown")
-		}
-		if doc.Kind != KindPDF && doc.Charset == "" {
-			t.Fatal("text without a charset")
-		}
-		if (doc.Kind == KindFeed || doc.Kind == KindXML) && !utf8.ValidString(doc.Markdown) {
-			t.Fatal("markdown is not valid UTF-8")
-		}
+		checkConvert(t, body, contentType, base)
 	})
 }

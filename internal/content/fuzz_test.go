@@ -38,32 +38,38 @@ func FuzzConvert(f *testing.F) {
 	}
 	base, _ := url.Parse("https://example.com/dir/page.html")
 	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
-		// A hang is a bug too: crash (and so record the input) if one
-		// conversion takes this long.
-		timer := time.AfterFunc(10*time.Second, func() {
-			panic(fmt.Sprintf("convert hung on %d bytes, content type %q", len(body), contentType))
-		})
-		defer timer.Stop()
-		doc, err := convert(body, contentType, base)
-		if err != nil {
-			if e := reason.As(err); e == nil || !e.Code.Known() {
-				t.Fatalf("error without a known reason code: %v", err)
-			}
-			return
-		}
-		switch doc.Kind {
-		case KindHTML, KindText, KindMarkdown, KindJSON, KindPDF, KindFeed, KindXML:
-		default:
-			t.Fatalf("unknown kind %q", doc.Kind)
-		}
-		if strings.TrimSpace(doc.Markdown) == "" {
-			t.Fatal("success with empty markdown")
-		}
-		if doc.Kind != KindPDF && doc.Charset == "" {
-			t.Fatal("text without a charset")
-		}
-		if doc.Kind == KindHTML && !utf8.ValidString(doc.Markdown) {
-			t.Fatal("markdown is not valid UTF-8")
-		}
+		checkConvert(t, body, contentType, base)
 	})
+}
+
+// checkConvert is the property both fuzz targets check: Convert never hangs
+// (a 10 s watchdog crashes and so records the input), every error carries a
+// known reason code, and a success has a known kind, non-empty valid UTF-8
+// markdown (HTML, feeds, XML) and a charset for text kinds.
+func checkConvert(t *testing.T, body []byte, contentType string, base *url.URL) {
+	timer := time.AfterFunc(10*time.Second, func() {
+		panic(fmt.Sprintf("convert hung on %d bytes, content type %q", len(body), contentType))
+	})
+	defer timer.Stop()
+	doc, err := convert(body, contentType, base)
+	if err != nil {
+		if e := reason.As(err); e == nil || !e.Code.Known() {
+			t.Fatalf("error without a known reason code: %v", err)
+		}
+		return
+	}
+	switch doc.Kind {
+	case KindHTML, KindText, KindMarkdown, KindJSON, KindPDF, KindFeed, KindXML:
+	default:
+		t.Fatalf("unknown kind %q", doc.Kind)
+	}
+	if strings.TrimSpace(doc.Markdown) == "" {
+		t.Fatal("success with empty markdown")
+	}
+	if doc.Kind != KindPDF && doc.Charset == "" {
+		t.Fatal("text without a charset")
+	}
+	if (doc.Kind == KindHTML || doc.Kind == KindFeed || doc.Kind == KindXML) && !utf8.ValidString(doc.Markdown) {
+		t.Fatal("markdown is not valid UTF-8")
+	}
 }
