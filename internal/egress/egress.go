@@ -101,6 +101,20 @@ func (g *Guard) Options() Options { return g.opts }
 // (e.g. for caching).
 func (g *Guard) Allowed(ap netip.AddrPort) bool { return g.allowed(ap.Addr(), ap.Port()) }
 
+// judge is urlsafe's verdict on one address, with AllowAddrPorts applied.
+func (g *Guard) judge(scheme, host string, a netip.Addr, port uint16) *reason.Error {
+	if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil && !g.excused(rerr, a, port) {
+		return rerr
+	}
+	return nil
+}
+
+// excused reports whether an explicit allowance lifts refusal rerr for a:port.
+// Only ssrf_private can be lifted; metadata never.
+func (g *Guard) excused(rerr *reason.Error, a netip.Addr, port uint16) bool {
+	return rerr.Code == reason.SSRFPrivate && g.allowed(a, port)
+}
+
 func (g *Guard) allowed(a netip.Addr, port uint16) bool {
 	if !a.IsValid() {
 		return false
@@ -133,7 +147,7 @@ func portOf(u *urlsafe.URL) uint16 {
 // It returns nil or a *reason.Error (gate scheme, parse or ssrf).
 func (g *Guard) CheckStatic(u *urlsafe.URL) *reason.Error {
 	err := g.opts.Gate.CheckStatic(u)
-	if err != nil && err.Code == reason.SSRFPrivate && u.Addr.IsValid() && g.allowed(u.Addr, portOf(u)) {
+	if err != nil && u.Addr.IsValid() && g.excused(err, u.Addr, portOf(u)) {
 		return nil
 	}
 	return err
@@ -171,10 +185,7 @@ func (g *Guard) resolve(ctx context.Context, scheme, host string, port uint16) (
 			fmt.Sprintf("Blocked: the host %s could not be resolved (DNS lookup failed), so it cannot be checked for SSRF safety. Check the spelling of the host name and this machine's DNS/network access.", host), err)
 	}
 	for _, a := range addrs {
-		if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil {
-			if rerr.Code == reason.SSRFPrivate && g.allowed(a, port) {
-				continue
-			}
+		if rerr := g.judge(scheme, host, a, port); rerr != nil {
 			return nil, rerr
 		}
 	}
@@ -226,7 +237,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	scheme := schemeFrom(ctx)
 	var candidates []netip.Addr
 	if a, perr := netip.ParseAddr(host); perr == nil {
-		if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil && !(rerr.Code == reason.SSRFPrivate && g.allowed(a, port)) {
+		if rerr := g.judge(scheme, host, a, port); rerr != nil {
 			return nil, rerr
 		}
 		candidates = []netip.Addr{a}
