@@ -596,6 +596,3 @@ func TestBuildSelfHostedOrigin(t *testing.T) {
 		}
 	}
 }
-
-
-
