@@ -233,3 +233,14 @@ func (s *Service) flagURL(row *SearchRow) {
 		row.UnsafeURL = &UnsafeURL{Reason: e.Code, Message: e.Message}
 	}
 }
+
+// SearchAvailable reports whether a search backend resolves with the current
+// configuration (no network): nil, or the resolution error naming the fix.
+// web_search is listed over MCP only when it is nil.
+func (s *Service) SearchAvailable() *reason.Error {
+	_, err := s.resolve(provider.CapSearch, "")
+	return err
+}
+
+// Registry returns the provider registry (resolution, backends).
+func (s *Service) Registry() *provider.Registry { return s.d.Registry }
