@@ -519,7 +519,7 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 			rows[j.idx] = Result{URL: j.u.Href, Title: p.Title, Content: p.Content, Meta: &Meta{
 				Provider: ext.Name(), FinalURL: final, Notes: p.Notes, ServedBy: servedBy(p, ext.Name()),
 			}}
-			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && p.ServedBy == "" && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
+			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && servedBy(p, ext.Name()) == "" && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
 				if err := s.d.Cache.Put(j.u.Href, cache.Entry{URL: j.u.Href, FinalURL: final, Title: p.Title, Content: p.Content, FetchedAt: s.d.Now()}, Format, ext.Name()); err != nil {
 					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 				}

@@ -83,6 +83,7 @@ type harness struct {
 	endpoints map[string]string
 	vendors   []netip.AddrPort
 	logger    *slog.Logger
+	debug     bool
 }
 
 func newHarness(t *testing.T) *harness {
@@ -118,6 +119,7 @@ func (h *harness) open() *web.Service {
 		Home: h.home, Config: h.cfg, Resolver: h.res, AllowAddrPorts: allow,
 		Now:    func() time.Time { return h.now },
 		DotEnv: h.dotenv, VendorEndpoints: h.endpoints, SessionID: "test-session", Logger: h.logger,
+		Debug: h.debug,
 	})
 	for _, w := range warns {
 		h.t.Logf("warning: %s", w)

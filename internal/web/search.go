@@ -139,7 +139,14 @@ func QueryFingerprint(q string) string {
 // memoised, keyed on provider, normalised query and bucketed limit), slice
 // to the caller's limit and flag unsafe URLs. It never returns a Go error.
 func (s *Service) Search(ctx context.Context, req SearchRequest) *SearchResponse {
+	start := s.d.Now()
 	limit := ClampSearchLimit(req.Limit)
+	resp := s.search(ctx, req, limit)
+	s.writeSearchDebug(start, QueryFingerprint(req.Query), limit, resp)
+	return resp
+}
+
+func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *SearchResponse {
 	if ctx.Err() != nil {
 		return searchFail(reason.New(reason.Interrupted, "", "Interrupted: the call was cancelled before the search ran."))
 	}
