@@ -274,3 +274,97 @@ func TestUnpinnedRingAdvancesCursor(t *testing.T) {
 		}
 	}
 }
+
+type fakeExtractor struct {
+	name  string
+	page  func(u string) provider.Page
+	calls atomic.Int32
+}
+
+func (f *fakeExtractor) Name() string { return f.name }
+func (f *fakeExtractor) Extract(_ context.Context, urls []string, emit func(int, provider.Page)) {
+	f.calls.Add(1)
+	for i, u := range urls {
+		p := f.page(u)
+		p.URL = u
+		emit(i, p)
+	}
+}
+
+func extractRing(pages map[string]func(string) provider.Page) (map[string]*fakeExtractor, []*provider.Backend) {
+	fakes := map[string]*fakeExtractor{}
+	var bs []*provider.Backend
+	for _, sp := range provider.Specs() {
+		b := &provider.Backend{Spec: sp}
+		if fn, ok := pages[sp.Name]; ok && sp.Ring {
+			f := &fakeExtractor{name: sp.Name, page: fn}
+			fakes[sp.Name], b.KeylessExtract = f, f
+		}
+		bs = append(bs, b)
+	}
+	return fakes, bs
+}
+
+func TestKeylessExtractRing(t *testing.T) {
+	throttled := func(string) provider.Page {
+		return provider.Page{Err: reason.New(reason.VendorRateLimited, "", "HTTP 429")}
+	}
+	ok := func(u string) provider.Page { return provider.Page{Content: "content of " + u} }
+	page404 := func(string) provider.Page { return provider.Page{Err: reason.New(reason.HTTPStatus, "", "HTTP 404")} }
+	fakes, bs := extractRing(map[string]func(string) provider.Page{"exa": throttled, "parallel": page404, "firecrawl": ok, "keenable": ok})
+	s := provider.Settings{ExtractBackend: "exa", KeylessFallback: true, Env: envOf(nil)}
+	reg := provider.NewRegistry(s, bs, nil, nil)
+	res, err := reg.Resolve(provider.CapExtract)
+	if err != nil || res.Mode != provider.ModeKeyless {
+		t.Fatalf("%+v %v", res, err)
+	}
+	ext, _ := reg.Extractor(res)
+	var got []provider.Page
+	ext.Extract(context.Background(), []string{"https://a.example/"}, func(_ int, p provider.Page) { got = append(got, p) })
+	// exa throttled → parallel; parallel's page-level 404 is returned as is.
+	if len(got) != 1 || reason.Of(got[0].Err) != reason.HTTPStatus || got[0].ServedBy != "parallel" || fakes["firecrawl"].calls.Load() != 0 {
+		t.Fatalf("%+v firecrawl calls %d", got, fakes["firecrawl"].calls.Load())
+	}
+}
+
+func TestRescueEligibilityAndBackstop(t *testing.T) {
+	s := provider.Settings{KeylessFallback: true, KeylessRescue: true, Env: envOf(nil)}
+	reg := provider.NewRegistry(s, nil, nil, nil)
+	for mode, want := range map[provider.Mode]bool{provider.ModeKeyed: true, provider.ModeKeyless: false,
+		provider.ModeEmbedded: false, provider.ModeSelfHosted: false} {
+		if got := reg.RescueEligible(provider.Resolution{Name: "x", Mode: mode}); got != want {
+			t.Errorf("%s: %v", mode, got)
+		}
+	}
+	off := provider.Settings{KeylessFallback: false, KeylessRescue: true, Env: envOf(nil)}
+	if provider.NewRegistry(off, nil, nil, nil).RescueEligible(provider.Resolution{Mode: provider.ModeKeyed}) {
+		t.Error("rescue must be off with the keyless tier off (SettingsFrom folds it)")
+	}
+
+	// Keyed backstop: exa pinned free (keyless) with a key; the ring is
+	// exhausted; web.keyed_backstop retries once on the keyed path.
+	all := map[string]error{}
+	for _, v := range provider.RingOrder {
+		all[v] = reason.New(reason.VendorRateLimited, "", "HTTP 429")
+	}
+	_, bs := ring(all)
+	keyed := &fakeSearcher{name: "exa", rows: []provider.Row{{URL: "https://keyed.example/"}}}
+	for _, b := range bs {
+		if b.Name == "exa" {
+			b.Search = keyed
+		}
+	}
+	bk := provider.Settings{SearchBackend: "exa", KeylessFallback: true, KeyedBackstop: true,
+		Tier: map[string]string{"exa": "free"}, Env: envOf(map[string]string{"EXA_API_KEY": "k"})}
+	reg = provider.NewRegistry(bk, bs, nil, nil)
+	res, _ := reg.Resolve(provider.CapSearch)
+	out, err := reg.Search(context.Background(), res, "q", 5)
+	if err != nil || keyed.calls.Load() != 1 || out.RescuedFrom != "keyless" || !out.Rescued() {
+		t.Fatalf("backstop: %+v %v", out, err)
+	}
+	bk.KeyedBackstop = false
+	reg = provider.NewRegistry(bk, bs, nil, nil)
+	if _, err := reg.Search(context.Background(), res, "q", 5); reason.Of(err) != reason.KeylessExhausted || keyed.calls.Load() != 1 {
+		t.Fatalf("no backstop when off: %v", err)
+	}
+}

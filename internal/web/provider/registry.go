@@ -131,12 +131,13 @@ func (r *Registry) backstopSearch(ctx context.Context, res Resolution, query str
 	return &SearchOutcome{Rows: rows, Provider: res.Name, RescuedFrom: "keyless", BackendError: backendError(ringErr)}, nil
 }
 
-// rescueEligible: the rescue is on, and the failed call was not already a
-// keyless ring walk; the embedded direct backend is never rescued (its
-// failures are the pages' own, and a rescue would hand the URLs to a third
-// party the user never chose).
+// rescueEligible: the rescue is on and the failed call used a vendor's keyed
+// API (spec §A5.5: a keyless ring member already walked the ring). Embedded
+// and self-hosted backends (direct, ddgs, searxng, a self-hosted firecrawl)
+// are never rescued: their users chose not to send queries and URLs to a
+// vendor, and a rescue would hand them to a third party they never picked.
 func (r *Registry) rescueEligible(res Resolution) bool {
-	return r.settings.KeylessRescue && res.Mode != ModeKeyless && res.Name != Direct
+	return r.settings.KeylessRescue && r.settings.KeylessFallback && res.Mode == ModeKeyed
 }
 
 // RescueEligible reports whether a failure of res may be rescued by the ring.
