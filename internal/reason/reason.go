@@ -65,6 +65,7 @@ const (
 	VendorError            Code = "vendor_error"
 	KeylessExhausted       Code = "keyless_exhausted"
 	EmptyQuery             Code = "empty_query"
+	SecretInQuery          Code = "secret_in_query"
 	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
 
@@ -120,6 +121,7 @@ var codes = map[Code]string{
 	VendorBadResponse:      "the vendor API answered with a body that is truncated, not valid JSON, or not the documented shape",
 	VendorError:            "the vendor API rejected the request for another reason (other 4xx or an error envelope)",
 	EmptyQuery:             "the web_search query is empty or only whitespace",
+	SecretInQuery:          "a credential-shaped token (API key prefix, spec §A7) appears in a web_search query; refused before any vendor sees it",
 	KeylessExhausted:       "every keyless vendor in the ring failed or is pinned to a paid tier (spec §A5.3)",
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",

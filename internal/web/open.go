@@ -33,7 +33,8 @@ type Env struct {
 	// DirectClient passes client settings (e.g. a test TLS config) to the direct backend.
 	DirectClient egress.ClientOptions
 	// DotEnv is the parsed $GATEHOUSE_HOME/.env (config.LoadEnv): API keys
-	// and vendor URLs, consulted before the process environment.
+	// and vendor URLs, consulted before the process environment. nil means
+	// Open reads <Home>/.env itself.
 	DotEnv map[string]string
 	// SessionID seeds the keyless ring cursor (spec §A5.3); "" → random.
 	SessionID string
@@ -90,7 +91,21 @@ func Open(env Env) (*Service, []string) {
 		Guard: guard, Timeout: cfg.Web.Direct.Timeout, MaxBodyBytes: cfg.Web.Direct.MaxBodyBytes,
 		UserAgent: cfg.Web.Direct.UserAgent, ClientOptions: env.DirectClient,
 	})
-	settings := provider.SettingsFrom(cfg, env.DotEnv)
+	dotenv := env.DotEnv
+	if dotenv == nil {
+		// Every surface gets the keys of $GATEHOUSE_HOME/.env; warnings name
+		// lines, never values.
+		m, ew, err := config.LoadEnv(env.Home)
+		for _, w := range ew {
+			warns = append(warns, w.String())
+		}
+		if err != nil {
+			warns = append(warns, err.Error()+" (API keys from the environment only)")
+			m = map[string]string{}
+		}
+		dotenv = m
+	}
+	settings := provider.SettingsFrom(cfg, dotenv)
 	backends := vendors.Build(vendors.BuildOptions{
 		Settings: settings, Config: cfg, Guard: guard, ClientOptions: env.VendorClient,
 		Direct: d, Endpoints: env.VendorEndpoints,

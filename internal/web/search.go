@@ -154,11 +154,19 @@ func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *Sea
 	if strings.TrimSpace(query) == "" {
 		return searchFail(reason.New(reason.EmptyQuery, "", "The search query is empty; pass a non-empty query."))
 	}
+	fp := QueryFingerprint(query)
+	// A credential-shaped token (spec §A7 prefixes) in a query would be sent
+	// to a third-party vendor and kept in its logs: refused, like a secret in
+	// a URL, before any backend is involved.
+	if tok, ok := urlsafe.MatchPrefix(query); ok && tok != "" {
+		s.d.Logger.Info("web_search refused", "query_sha256", fp, "reason", string(reason.SecretInQuery))
+		return searchFail(reason.New(reason.SecretInQuery, reason.GateSecret,
+			"Blocked: the query contains what appears to be an API key or token. Secrets must not be sent to search vendors; remove it from the query."))
+	}
 	res, perr := s.resolve(provider.CapSearch, req.Backend)
 	if perr != nil {
 		return searchFail(perr)
 	}
-	fp := QueryFingerprint(query)
 	var out *provider.SearchOutcome
 	var hit bool
 	var err error

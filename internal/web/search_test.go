@@ -309,3 +309,12 @@ func TestExtractRescueProvenancePolicyAndNoCache(t *testing.T) {
 		t.Fatalf("tavily calls %d", tavilyCalls.Load())
 	}
 }
+
+func TestSearchRefusesSecretInQuery(t *testing.T) {
+	f := &braveFake{}
+	h := braveHarness(t, f)
+	r := h.svc.Search(context.Background(), web.SearchRequest{Query: "why does sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 fail"})
+	if r.Success || r.Reason != reason.SecretInQuery || f.calls.Load() != 0 || strings.Contains(r.Error, "sk-proj") {
+		t.Fatalf("%+v calls %d", r, f.calls.Load())
+	}
+}

@@ -144,10 +144,13 @@ func ddgTarget(href string) string {
 	}
 	if strings.HasSuffix(u.Host, "duckduckgo.com") && strings.HasPrefix(u.Path, "/l/") {
 		if t := u.Query().Get("uddg"); t != "" {
-			return t
+			if tu, err := url.Parse(t); err == nil && (tu.Scheme == "http" || tu.Scheme == "https") && tu.Host != "" {
+				return t
+			}
+			return ""
 		}
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return ""
 	}
 	return u.String()
