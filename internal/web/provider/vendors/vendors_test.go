@@ -100,6 +100,12 @@ func (f *fake) last() recorded {
 	return f.reqs[len(f.reqs)-1]
 }
 
+func (f *fake) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.reqs)
+}
+
 func (f *fake) setMode(m string) {
 	f.mu.Lock()
 	f.mode = m
@@ -185,7 +191,7 @@ func runVendorCases(t *testing.T, cases []vendorCase) {
 				if c.key != "" && strings.Contains(err.Error(), c.key) {
 					t.Errorf("%s: key value leaked into the error: %s", mode, err)
 				}
-				if len(f.reqs) == 0 {
+				if f.count() == 0 {
 					t.Errorf("%s: fake received no request", mode)
 				}
 			}
