@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
 
@@ -16,7 +17,10 @@ type doctorReport struct {
 	Config   string           `json:"config"`
 	Web      *provider.Report `json:"web"`
 	Chromium ChromiumStatus   `json:"chromium"`
-	OK       bool             `json:"ok"`
+	// Unavailable lists registered tools this process cannot serve (not
+	// listed over MCP), each with why and the fix.
+	Unavailable []tools.Unusable `json:"tools_unavailable"`
+	OK          bool             `json:"ok"`
 }
 
 func (a *app) doctorCmd() *cobra.Command {
@@ -37,6 +41,9 @@ Exit status: 0 when every configured selection can work, 1 when one cannot.`,
 				return err
 			}
 			rep := doctorReport{Home: a.home, Config: config.Path(a.home), Web: a.doctorProviders(), Chromium: findChromium(lookPath)}
+			if reg, err := a.registry(); err == nil {
+				rep.Unavailable = reg.Unavailable()
+			}
 			rep.OK = !rep.Web.Failed()
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -53,6 +60,12 @@ Exit status: 0 when every configured selection can work, 1 when one cannot.`,
 					fmt.Fprintf(w, "chromium → %s\n\n", rep.Chromium.Path)
 				} else {
 					fmt.Fprintf(w, "chromium → not found: %s\n\n", rep.Chromium.Fix)
+				}
+				for _, u := range rep.Unavailable {
+					fmt.Fprintf(w, "tool %s is unavailable: %s\n", u.Name, u.Why)
+				}
+				if len(rep.Unavailable) > 0 {
+					fmt.Fprintln(w)
 				}
 				printAdvice(w, rep.Web.Advice)
 			}

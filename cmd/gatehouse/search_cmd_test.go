@@ -158,3 +158,15 @@ func TestSearchCommandAndExtractBackend(t *testing.T) {
 		t.Fatalf("extract --backend nosuch: %d %s", code, out)
 	}
 }
+
+func TestDoctorListsUnavailableSearchTool(t *testing.T) {
+	home := writeHome(t, "web:\n  keyless_fallback: false\n", "")
+	for _, k := range []string{"TAVILY_API_KEY", "PERPLEXITY_API_KEY", "EXA_API_KEY", "PARALLEL_API_KEY", "KEENABLE_API_KEY", "FIRECRAWL_API_KEY", "FIRECRAWL_API_URL", "SEARXNG_URL", "BRAVE_SEARCH_API_KEY"} {
+		t.Setenv(k, "")
+	}
+	code, out, _ := cli(t, home, "doctor")
+	// Nothing configured: not an error (no stored selection), but said.
+	if code != 0 || !strings.Contains(out, "tool web_search is unavailable") || !strings.Contains(out, "search   → CANNOT RESOLVE [no_provider]") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}

@@ -190,11 +190,16 @@ func TestKeylessMCPVendors(t *testing.T) {
 			ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
 		}
 		_, err := exa.Search(ctx, "q", 5)
-		cancel()
 		if reason.Of(err) != want {
 			t.Errorf("exa %s: got %v (%s), want %s", mode, err, reason.Of(err), want)
 		} else if !strings.Contains(err.Error(), "EXA_API_KEY") && mode != "timeout" {
 			t.Errorf("exa %s: error does not suggest the key: %v", mode, err)
+		}
+		pages := make([]provider.Page, 1)
+		par.Extract(ctx, []string{"https://a.example/"}, func(i int, p provider.Page) { pages[i] = p })
+		cancel()
+		if reason.Of(pages[0].Err) != want && !(mode == "timeout" && reason.Of(pages[0].Err) == reason.VendorTimeout) {
+			t.Errorf("parallel fetch %s: got %v, want %s", mode, pages[0].Err, want)
 		}
 	}
 	f.set("")
