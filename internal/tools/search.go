@@ -40,6 +40,7 @@ func searchTool(svc *web.Service) *Tool {
 			"(its query is cut when it carries a credential); web_extract would refuse it. " +
 			"meta.cached says the answer came from the in-process memo (identical searches within web.cache_ttl_minutes); " +
 			"meta.rescued_from and meta.backend_error say the configured backend failed and a keyless free tier answered instead. " +
+			"A query containing an API key or token is refused (secret_in_query) before any vendor sees it. " +
 			"Failures carry a stable reason code (vendor_rate_limited, vendor_auth, missing_key, …) and a message naming the fix.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},
 		Schema: func(s *jsonschema.Schema) {

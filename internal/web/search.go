@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -246,6 +247,13 @@ func (s *Service) flagURL(row *SearchRow) {
 	}
 	if e := s.d.Guard.CheckStatic(u); e != nil {
 		row.UnsafeURL = &UnsafeURL{Reason: e.Code, Message: e.Message}
+		return
+	}
+	// A host name that can only be local (localhost, *.local, a single
+	// label) is flagged by name; other names are judged at fetch time, with DNS.
+	if u.Addr == (netip.Addr{}) && urlsafe.IsLocalDevHost(u.Host) && !s.d.Config.Security.AllowPrivateURLs {
+		row.UnsafeURL = &UnsafeURL{Reason: reason.SSRFPrivate,
+			Message: "The result points at a local or intranet host name (" + u.Host + "); web_extract refuses private targets."}
 	}
 }
 

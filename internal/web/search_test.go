@@ -143,10 +143,15 @@ func TestSearchFlagsUnsafeURLs(t *testing.T) {
 		{"title": "meta", "url": "http://169.254.169.254/latest/meta-data/"},
 		{"title": "lan", "url": "http://10.0.0.5/admin"},
 		{"title": "tok", "url": "https://x.example/?q=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"},
+		{"title": "local", "url": "http://router.local/setup"},
+		{"title": "gcp", "url": "http://metadata.google.internal/computeMetadata/v1/"},
 	}}
 	h := braveHarness(t, f)
-	resp := h.svc.Search(context.Background(), web.SearchRequest{Query: "q"})
-	want := []reason.Code{"", reason.SensitiveQueryParam, reason.SSRFMetadata, reason.SSRFPrivate, reason.SecretInURL}
+	resp := h.svc.Search(context.Background(), web.SearchRequest{Query: "q", Limit: 10})
+	if len(resp.Data.Web) != 7 {
+		t.Fatalf("rows %d", len(resp.Data.Web))
+	}
+	want := []reason.Code{"", reason.SensitiveQueryParam, reason.SSRFMetadata, reason.SSRFPrivate, reason.SecretInURL, reason.SSRFPrivate, reason.SSRFMetadata}
 	for i, r := range resp.Data.Web {
 		got := reason.Code("")
 		if r.UnsafeURL != nil {
