@@ -17,30 +17,30 @@ const (
 	ParallelCloud      = "https://api.parallel.ai"
 	ParallelKeylessMCP = "https://search.parallel.ai/mcp"
 	ParallelTimeout    = 60 * time.Second
-	parallelBeta       = "search-extract-2025-10-10"
 )
 
-// Parallel is a client of Parallel's Search and Extract API: POST
-// /v1beta/search and POST /v1beta/extract with the key in x-api-key.
+// Parallel is a client of Parallel's Search and Extract API (v1): POST
+// /v1/search and POST /v1/extract with the key in x-api-key.
 type Parallel struct {
 	a    api
 	mode string
 }
 
 // NewParallel returns a keyed Parallel client. mode is PARALLEL_SEARCH_MODE:
-// basic or advanced (default; legacy fast/one-shot → basic, agentic →
-// advanced, spec §A11).
+// turbo, fast, basic or advanced (the default); the legacy one-shot means
+// basic and agentic advanced (spec §A11).
 func NewParallel(o Options, mode string) *Parallel {
-	switch strings.ToLower(strings.TrimSpace(mode)) {
-	case "basic", "fast", "one-shot":
+	switch m := strings.ToLower(strings.TrimSpace(mode)); m {
+	case "turbo", "fast", "basic":
+		mode = m
+	case "one-shot":
 		mode = "basic"
 	default:
 		mode = "advanced"
 	}
 	return &Parallel{mode: mode, a: api{vendor: "parallel", label: "Parallel", base: strings.TrimRight(orStr(o.Base, ParallelCloud), "/"),
 		key: o.Key, keyEnv: "PARALLEL_API_KEY", client: o.Client,
-		auth:   func(h http.Header, k string) { h.Set("x-api-key", k) },
-		header: func(h http.Header) { h.Set("parallel-beta", parallelBeta) }}}
+		auth: func(h http.Header, k string) { h.Set("x-api-key", k) }}}
 }
 
 // Name returns "parallel".
@@ -61,16 +61,18 @@ type parallelError struct {
 	Content    string `json:"content"`
 }
 
-// Search calls POST /v1beta/search {objective, search_queries: [query],
-// max_results, mode}; the description is the excerpts joined by a space.
+// Search calls POST /v1/search {objective, search_queries: [query], mode,
+// advanced_settings: {max_results}}; the description is the excerpts joined
+// by a space.
 func (p *Parallel) Search(ctx context.Context, query string, limit int) ([]provider.Row, error) {
 	ctx, cancel := withTimeout(ctx, ParallelTimeout)
 	defer cancel()
 	var out struct {
 		Results *[]parallelResult `json:"results"`
 	}
-	if err := p.a.json(ctx, request{method: http.MethodPost, path: "/v1beta/search", body: map[string]any{
-		"objective": query, "search_queries": []string{query}, "max_results": clampLimit(limit), "mode": p.mode,
+	if err := p.a.json(ctx, request{method: http.MethodPost, path: "/v1/search", body: map[string]any{
+		"objective": query, "search_queries": []string{query}, "mode": p.mode,
+		"advanced_settings": map[string]any{"max_results": clampLimit(limit)},
 	}}, &out); err != nil {
 		return nil, err
 	}
@@ -92,14 +94,14 @@ func parallelRows(rs []parallelResult, limit int) []provider.Row {
 	return rows
 }
 
-// Extract calls POST /v1beta/extract {urls, objective, excerpts: false,
+// Extract calls POST /v1/extract {urls, objective, excerpts: false,
 // full_content: true}; errors[] become error rows, and a URL missing from
 // both lists gets a "no content returned" row.
 func (p *Parallel) Extract(ctx context.Context, urls []string, emit func(int, provider.Page)) {
 	ctx, cancel := withTimeout(ctx, ParallelTimeout)
 	defer cancel()
 	var out parallelExtract
-	err := p.a.json(ctx, request{method: http.MethodPost, path: "/v1beta/extract", body: map[string]any{
+	err := p.a.json(ctx, request{method: http.MethodPost, path: "/v1/extract", body: map[string]any{
 		"urls": urls, "objective": "Full page content", "excerpts": false, "full_content": true,
 	}}, &out)
 	emitParallel(urls, out, err, "Parallel", emit)

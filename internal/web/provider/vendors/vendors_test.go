@@ -379,9 +379,10 @@ func TestVendorsAgainstDocumentedFakes(t *testing.T) {
 			},
 			run: searchOp(func(o Options) provider.Searcher { return NewParallel(o, "") }, parKey),
 			verify: func(t *testing.T, req recorded, out any) {
-				wantReq(t, req, "POST", "/v1beta/search")
+				wantReq(t, req, "POST", "/v1/search")
 				wantHeader(t, req, "x-api-key", parKey)
-				if req.body["objective"] != "golang generics" || fmt.Sprint(req.body["search_queries"]) != "[golang generics]" || req.body["mode"] != "advanced" {
+				adv, _ := req.body["advanced_settings"].(map[string]any)
+				if req.body["objective"] != "golang generics" || fmt.Sprint(req.body["search_queries"]) != "[golang generics]" || req.body["mode"] != "advanced" || num(adv["max_results"]) != 7 {
 					t.Errorf("body %v", req.body)
 				}
 				if rowsOf(t, out)[0].Description != "a b" {
@@ -396,7 +397,7 @@ func TestVendorsAgainstDocumentedFakes(t *testing.T) {
 			},
 			run: extractOp(func(o Options) provider.Extractor { return NewParallel(o, "basic") }, parKey, "https://a.example/"),
 			verify: func(t *testing.T, req recorded, out any) {
-				wantReq(t, req, "POST", "/v1beta/extract")
+				wantReq(t, req, "POST", "/v1/extract")
 				if req.body["full_content"] != true {
 					t.Errorf("body %v", req.body)
 				}
