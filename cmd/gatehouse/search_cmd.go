@@ -38,8 +38,9 @@ func (a *app) searchCmd() *cobra.Command {
 as site:, filetype:, -term and "quoted phrases" pass through) goes to the search
 backend resolved from web.search_backend, else web.backend, else the first vendor
 whose key is set, else the keyless free tier (run 'gatehouse doctor' to see which
-and why). Identical searches within web.cache_ttl_minutes are answered from an
-in-process memo. Results are metadata only: title, URL, description, position.
+and why). Within one process (the MCP server), identical searches within
+web.cache_ttl_minutes are answered from a memo. Results are metadata only: title,
+URL, description, position. A query carrying an API key or token is refused.
 A result URL that carries a credential or points at a private or metadata address
 is flagged UNSAFE with its reason.
 
