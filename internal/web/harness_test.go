@@ -71,7 +71,7 @@ func itoa(n int) string {
 }
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	home  string
 	cfg   *config.Config
 	res   *resolver
@@ -86,7 +86,7 @@ type harness struct {
 	debug     bool
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t, home: t.TempDir(), cfg: config.Default(), res: &resolver{hosts: map[string][]netip.Addr{}}, now: time.Now().Truncate(time.Second)}
 	return h

@@ -207,7 +207,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *Sea
 		s.flagURL(&row)
 		rows = append(rows, row)
 	}
-	s.d.Logger.Info("web_search", "provider", res.Name, "query_sha256", fp, "rows", len(rows), "cached", hit,
+	s.d.Logger.Debug("web_search", "provider", res.Name, "query_sha256", fp, "rows", len(rows), "cached", hit,
 		"served_by", out.ServedBy, "rescued_from", out.RescuedFrom)
 	return &SearchResponse{Success: true, Data: &SearchData{Web: rows}, Meta: &SearchMeta{
 		Provider: res.Name, Cached: hit, ServedBy: out.ServedBy, RescuedFrom: out.RescuedFrom, BackendError: out.BackendError,
