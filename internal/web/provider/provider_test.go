@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -366,5 +367,30 @@ func TestRescueEligibilityAndBackstop(t *testing.T) {
 	reg = provider.NewRegistry(bk, bs, nil, nil)
 	if _, err := reg.Search(context.Background(), res, "q", 5); reason.Of(err) != reason.KeylessExhausted || keyed.calls.Load() != 1 {
 		t.Fatalf("no backstop when off: %v", err)
+	}
+}
+
+func TestDoctorAdvice(t *testing.T) {
+	s := provider.Settings{SearchBackend: "ddgs", KeylessFallback: false, KeylessRescue: false,
+		Tier: map[string]string{"exa": "paid", "tavily": "free"}, Env: envOf(map[string]string{"XAI_API_KEY": "xai-VALUE-never-shown"})}
+	r := provider.Doctor(s, true)
+	codes := map[string]bool{}
+	for _, a := range r.Advice {
+		codes[a.Code] = true
+		if a.Severity == "warning" && a.Fix == "" && a.Code != "backstop_unused" {
+			t.Errorf("%s has no fix", a.Code)
+		}
+	}
+	for _, want := range []string{"rescue_off", "paid_without_key", "tier_not_ring", "ddgs_best_effort"} {
+		if !codes[want] {
+			t.Errorf("advice %s missing: %+v", want, r.Advice)
+		}
+	}
+	if r.Failed() || r.Search.Backend != "ddgs" || r.Extract.Backend != "direct" {
+		t.Errorf("report %+v", r)
+	}
+	b, _ := json.Marshal(r)
+	if strings.Contains(string(b), "xai-VALUE-never-shown") || !strings.Contains(string(b), `"var":"XAI_API_KEY","present":true`) {
+		t.Errorf("report JSON: %s", b)
 	}
 }

@@ -71,7 +71,12 @@ func Build(o BuildOptions) []*provider.Backend {
 			b.KeylessSearch, b.KeylessExtract = kl, kl
 		case "tavily":
 			if key != "" {
-				t := NewTavily(with(key, orStr(ep("tavily"), env("TAVILY_BASE_URL"))))
+				to := with(key, ep("tavily"))
+				if u := env("TAVILY_BASE_URL"); u != "" && to.Base == "" {
+					// A user-configured base (a proxy) is a configured origin.
+					to = Options{Client: originGuard(o.Guard, u).Client(o.ClientOptions), Key: key, Base: u}
+				}
+				t := NewTavily(to)
 				b.Search, b.Extract = t, t
 			}
 		case "exa":
