@@ -36,7 +36,7 @@ type toolCall struct {
 	args map[string]any
 }
 
-func newMCPFake(t *testing.T) *mcpFake {
+func newMCPFake(t *testing.T, sse bool) *mcpFake {
 	f := &mcpFake{}
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake-vendor", Version: "1"}, nil)
 	add := func(name string, answer func(args map[string]any) string) {
@@ -70,7 +70,7 @@ func newMCPFake(t *testing.T) *mcpFake {
 		b, _ := json.Marshal(map[string]any{"results": rs, "errors": []any{}})
 		return string(b)
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: !sse})
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.headers = append(f.headers, r.Header.Clone())
@@ -127,8 +127,17 @@ func (f *mcpFake) lastCall(t *testing.T) toolCall {
 	return f.calls[len(f.calls)-1]
 }
 
+// The hosted servers answer tools/call as an SSE stream; both framings work.
+func TestKeylessMCPOverSSE(t *testing.T) {
+	f := newMCPFake(t, true)
+	rows, err := NewExaKeyless(Options{Client: f.client(), Base: f.srv.URL}).Search(context.Background(), "golang", 3)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("%+v %v", rows, err)
+	}
+}
+
 func TestKeylessMCPVendors(t *testing.T) {
-	f := newMCPFake(t)
+	f := newMCPFake(t, false)
 	opts := func() Options { return Options{Client: f.client(), Base: f.srv.URL} }
 	exa, par := NewExaKeyless(opts()), NewParallelKeyless(opts())
 
