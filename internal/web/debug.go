@@ -66,13 +66,13 @@ func (s *Service) writeDebug(start time.Time, urls []string, rows []Result, metr
 			rec.PagesTruncated++
 		}
 	}
-	if err := os.MkdirAll(s.d.DebugDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.d.DebugDir, 0o700); err != nil {
 		s.d.Logger.Warn("web_extract debug dir", "err", err)
 		return
 	}
 	b, _ := json.MarshalIndent(rec, "", "  ")
 	p := filepath.Join(s.d.DebugDir, "web_tools_debug_"+rec.CallID+".json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
+	if err := os.WriteFile(p, b, 0o600); err != nil {
 		s.d.Logger.Warn("web_extract debug write", "err", err)
 		return
 	}
