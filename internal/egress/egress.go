@@ -147,8 +147,18 @@ func portOf(u *urlsafe.URL) uint16 {
 // It returns nil or a *reason.Error (gate scheme, parse or ssrf).
 func (g *Guard) CheckStatic(u *urlsafe.URL) *reason.Error {
 	err := g.opts.Gate.CheckStatic(u)
-	if err != nil && u.Addr.IsValid() && g.excused(err, u.Addr, portOf(u)) {
+	if err == nil {
 		return nil
+	}
+	if u.Addr.IsValid() && g.excused(err, u.Addr, portOf(u)) {
+		return nil
+	}
+	if !u.Addr.IsValid() && urlsafe.IsLocalhostName(u.Host) {
+		for _, a := range urlsafe.LocalhostAddrs {
+			if g.excused(err, a, portOf(u)) {
+				return nil
+			}
+		}
 	}
 	return err
 }
@@ -171,7 +181,28 @@ func (g *Guard) Check(ctx context.Context, u *urlsafe.URL) ([]netip.Addr, *reaso
 }
 
 // resolve looks host up and judges every answer; the first bad answer refuses the host.
+//
+// A localhost name (urlsafe.IsLocalhostName) is never sent to the resolver:
+// its answers are the loopback addresses (RFC 6761 §6.3, as browsers do),
+// keeping those that pass (the first refusal is returned when none does).
 func (g *Guard) resolve(ctx context.Context, scheme, host string, port uint16) ([]netip.Addr, *reason.Error) {
+	if urlsafe.IsLocalhostName(host) {
+		var ok []netip.Addr
+		var first *reason.Error
+		for _, a := range urlsafe.LocalhostAddrs {
+			if rerr := g.judge(scheme, host, a, port); rerr != nil {
+				if first == nil {
+					first = rerr
+				}
+				continue
+			}
+			ok = append(ok, a)
+		}
+		if len(ok) == 0 {
+			return nil, first
+		}
+		return ok, nil
+	}
 	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
 		if err == nil {
