@@ -46,8 +46,8 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 				// A local browser may open private pages (spec §B8.1 3b); metadata stays blocked.
 				cfg.Security.AllowPrivateURLs = true
 			}
-			guard, warns := web.NewGuard(&cfg, nil, nil)
 			pol, pw := web.LoadPolicy(&cfg, a.home)
+			guard, warns := web.NewGuard(&cfg, nil, nil, pol)
 			for _, w := range append(warns, pw...) {
 				fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
 			}

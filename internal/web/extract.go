@@ -448,6 +448,12 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 				e = reason.Wrap(reason.ProviderError, "", p.Err.Error(), p.Err)
 			}
 			rows[j.idx] = errRow(j.u.Href, e)
+			// A redirect hop refused by the website policy (egress.Decide)
+			// carries its block: the row says which rule stopped it.
+			var b *policy.Block
+			if errors.As(p.Err, &b) {
+				rows[j.idx].BlockedByPolicy = b
+			}
 		default:
 			final := orURL(p.FinalURL, j.u.Href)
 			if final != j.u.Href {

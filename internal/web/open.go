@@ -44,12 +44,13 @@ func GateOptions(cfg *config.Config) (urlsafe.Options, []string) {
 	return urlsafe.Options{AllowPrivate: cfg.Security.AllowPrivateURLs, FakeIPRanges: ranges}, warns
 }
 
-// NewGuard builds the egress guard for cfg.
-func NewGuard(cfg *config.Config, resolver egress.Resolver, allow []netip.AddrPort) (*egress.Guard, []string) {
+// NewGuard builds the egress guard for cfg. pol (may be nil) is the website
+// policy the guard's Decide applies to every request and redirect hop.
+func NewGuard(cfg *config.Config, resolver egress.Resolver, allow []netip.AddrPort, pol *policy.Policy) (*egress.Guard, []string) {
 	gate, warns := GateOptions(cfg)
 	return egress.New(egress.Options{
 		Gate: gate, Resolver: resolver, AllowAddrPorts: allow,
-		ConnectTimeout: cfg.Web.Direct.ConnectTimeout,
+		ConnectTimeout: cfg.Web.Direct.ConnectTimeout, Policy: pol,
 	}), warns
 }
 
@@ -67,8 +68,8 @@ func Open(env Env) (*Service, []string) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	guard, warns := NewGuard(cfg, env.Resolver, env.AllowAddrPorts)
 	pol, pw := LoadPolicy(cfg, env.Home)
+	guard, warns := NewGuard(cfg, env.Resolver, env.AllowAddrPorts, pol)
 	warns = append(warns, pw...)
 	dir := CacheDir(env.Home)
 	c := cache.New(cache.Options{
