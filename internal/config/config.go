@@ -187,7 +187,11 @@ type Security struct {
 	// the metadata floor). Set only from the file: security.allow_private_urls,
 	// or when that key is absent the legacy browser.allow_private_urls.
 	AllowPrivateURLs bool
-	// RedactSecrets turns secret redaction of outputs on (default true).
+	// RedactSecrets (security.redact_secrets, default true, spec §A12)
+	// redacts secrets (urlsafe.Redact) in page content: titles, markdown and
+	// the stored full text. URLs and messages of Gatehouse's own output (rows,
+	// meta.final_url, notes, logs, debug files, check) are always redacted,
+	// whatever this says.
 	RedactSecrets bool
 	// FakeIPRanges lists CIDRs (or single IPs) declared as fake-IP DNS ranges;
 	// syntactically invalid entries are dropped with a warning. The check for

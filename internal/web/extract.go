@@ -117,6 +117,7 @@ func New(d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	d.Logger = newRedactLogger(d.Logger)
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -138,13 +139,13 @@ func errRow(url string, e *reason.Error) Result {
 func itemRefusal(i int, e *reason.Error) *ExtractResponse {
 	r := refusal(e)
 	r.Index = &i
-	r.Error = fmt.Sprintf("%s (item %d; no URL in this call was fetched.)", e.Message, i)
+	r.Error = urlsafe.Redact(fmt.Sprintf("%s (item %d; no URL in this call was fetched.)", e.Message, i))
 	return r
 }
 
 func refusal(e *reason.Error) *ExtractResponse {
 	f := false
-	return &ExtractResponse{Success: &f, Error: e.Message, Reason: e.Code}
+	return &ExtractResponse{Success: &f, Error: urlsafe.Redact(e.Message), Reason: e.Code}
 }
 
 // NormalizeItem implements spec §A3 step 1 for one batch item: a string, or an
@@ -248,6 +249,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	}
 	wg.Wait()
 	if len(jobs) == 0 {
+		redactRows(rows, false)
 		s.writeDebug(start, raws, rows, nil)
 		return &ExtractResponse{Results: rows}
 	}
@@ -314,6 +316,9 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		if !r.OK() || r.Meta == nil {
 			continue
 		}
+		if s.d.Config.Security.RedactSecrets {
+			redactContent(r) // before the store: the saved full text is redacted too
+		}
 		tr := truncate.Apply(r.URL, r.Content, limit, s.d.Store)
 		r.Content = tr.Content
 		r.Meta.Truncated = tr.Truncated
@@ -321,6 +326,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		r.Meta.StoredPath = tr.StoredPath
 		metrics = append(metrics, pageMetric{URL: r.URL, OriginalChars: tr.OriginalChars, SentChars: tr.ShownChars, Truncated: tr.Truncated, Cached: r.Meta.Cached})
 	}
+	redactRows(rows, false) // URLs and messages; content was redacted above
 	s.writeDebug(start, raws, rows, metrics)
 	return &ExtractResponse{Results: rows}
 }
