@@ -101,7 +101,6 @@ func TestSecretsRedactedInOutput(t *testing.T) {
 	}
 }
 
-
 // TestCheckNeverPrintsSecrets: `gatehouse check` output (CheckResult) keeps
 // no secret, also one in the host name or percent-encoded, for both tools.
 func TestCheckNeverPrintsSecrets(t *testing.T) {
