@@ -39,7 +39,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 				return usageError{fmt.Errorf("--backend must be local or cloud, not %q", backend)}
 			}
 			if err := a.load(); err != nil {
-				return err
+				return a.refuse(asJSON, err)
 			}
 			cfg := *a.cfg
 			if !mode.Extract && (backend == "local" || cfg.Browser.AllowPrivateURLs) {

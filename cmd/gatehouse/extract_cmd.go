@@ -44,7 +44,7 @@ interrupted).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.load(); err != nil {
-				return err
+				return a.refuse(asJSON, err)
 			}
 			svc, warns := web.Open(web.Env{
 				Home: a.home, Config: a.cfg, Logger: a.logger,

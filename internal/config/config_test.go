@@ -580,7 +580,7 @@ security:
   fake_ip_ranges: "198.18.0.0/15, bogus"
   website_blocklist:
     enabled: yes
-    domains: [a.example, 3, b.example]
+    domains: [a.example, b.example]
 browser:
   inactivity_timeout: 10
   command_timeout: 1
@@ -598,7 +598,7 @@ browser:
 	wantWarn := map[string]int{ // key → line
 		"web.cache_enabled": 2, "web.extract_char_limit": 3, "web.cache_exempt_hosts": 4, "web.cache_ttl_minutes": 5,
 		"web.extract_timeout": 6, "web.backend": 7, "web.provider_tier": 9, "web.direct.timeout": 11,
-		"security.allow_private_urls": 13, "security.fake_ip_ranges": 14, "security.website_blocklist.domains": 17,
+		"security.allow_private_urls": 13, "security.fake_ip_ranges": 14,
 		"browser.inactivity_timeout": 19, "browser.command_timeout": 20, "browser.snapshot_threshold": 21,
 		"browser.dialog_timeout_s": 22, "browser.engine": 23, "browser.dialog_policy": 24, "browser.camofox": 25,
 	}

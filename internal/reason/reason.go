@@ -57,6 +57,7 @@ const (
 	StrictSelection        Code = "strict_selection"
 	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
+	ConfigInvalid          Code = "config_invalid"
 )
 
 // codes documents every Code. A test asserts each constant above is listed.
@@ -88,6 +89,7 @@ var codes = map[Code]string{
 	StrictSelection:        "the configured backend name is not a registered provider (spec §A4.4)",
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
+	ConfigInvalid:          "config.yaml cannot be read or parsed, or would silently weaken the website blocklist (a problem inside security.website_blocklist, a misplaced security key); every web tool refuses until it is fixed (fail closed, a departure from spec §A8, which falls back to defaults)",
 }
 
 // Doc returns the one-line documentation of c, or "" for an unknown code.
