@@ -26,25 +26,98 @@ import (
 //     decorative duplicates) and off-screen text without it (screen-reader
 //     text such as "skip to content") are kept.
 //
+// Two kinds of hidden element are content a browser does show, because the
+// page's scripts reveal them on load, and are kept (their descendants are
+// still judged):
+//
+//   - a completed React streaming-SSR segment (<div hidden id="S:0">), in a
+//     page that has the boundary placeholders (<template id="B:0">) the
+//     segment's inline script moves it into;
+//   - a page-reveal wrapper (anti-flicker: <body style="display:none">, a
+//     visibility:hidden root div shown once scripts run) holding at least
+//     revealShare of the page's text: hiding most of a page is a loading
+//     state, not a hidden message.
+//
 // Only inline styles are read: class-based hiding through a stylesheet is
 // not evaluated (that needs a CSS cascade; the browser tools see it).
 func dropHidden(doc *html.Node) {
+	react := hasReactBoundaries(doc)
+	var lens map[*html.Node]int
+	total := 0
 	var drop []*html.Node
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		if isHiddenElement(n) {
-			drop = append(drop, n)
-			return false
+		if !isHiddenElement(n) {
+			return true
 		}
-		return true
+		if n.DataAtom != atom.Template && n.DataAtom != atom.Dialog {
+			if id, _ := attr(n, "id"); react && strings.HasPrefix(id, "S:") {
+				removeAttr(n, "hidden")
+				return true
+			}
+			if lens == nil {
+				lens = map[*html.Node]int{}
+				total = textLen(doc, lens)
+			}
+			if total > 0 && float64(lens[n]) >= revealShare*float64(total) {
+				return true // a page-reveal wrapper: judge what is inside
+			}
+		}
+		drop = append(drop, n)
+		return false
 	})
 	for _, n := range drop {
 		if n.Parent != nil {
 			n.Parent.RemoveChild(n)
 		}
 	}
+}
+
+// revealShare is the share of the page's text (chars outside script and
+// style) above which a hidden element is taken for a page-reveal wrapper.
+const revealShare = 0.8
+
+// hasReactBoundaries reports whether doc holds a React streaming-SSR
+// boundary placeholder (<template id="B:…">).
+func hasReactBoundaries(doc *html.Node) bool {
+	found := false
+	walk(doc, func(n *html.Node) bool {
+		if found {
+			return false
+		}
+		if n.Type == html.ElementNode && n.DataAtom == atom.Template {
+			if id, _ := attr(n, "id"); strings.HasPrefix(id, "B:") {
+				found = true
+			}
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// textLen returns the bytes of text under n (script, style and template
+// content excluded) and records it for every element in lens.
+func textLen(n *html.Node, lens map[*html.Node]int) int {
+	switch n.Type {
+	case html.TextNode:
+		return len(strings.TrimSpace(n.Data))
+	case html.ElementNode:
+		switch n.DataAtom {
+		case atom.Script, atom.Style, atom.Template, atom.Noscript:
+			return 0
+		}
+	}
+	sum := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		sum += textLen(c, lens)
+	}
+	if n.Type == html.ElementNode {
+		lens[n] = sum
+	}
+	return sum
 }
 
 // isHiddenElement reports whether n itself (not its ancestors) makes its
