@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -49,7 +50,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 			pol, pw := web.LoadPolicy(&cfg, a.home)
 			guard, warns := web.NewGuard(&cfg, nil, nil, pol)
 			for _, w := range append(warns, pw...) {
-				fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
+				fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w))
 			}
 			ctx, cancel, _ := signalContext()
 			defer cancel()

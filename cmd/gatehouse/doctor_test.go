@@ -101,3 +101,20 @@ func TestDoctorMissingSharedFile(t *testing.T) {
 		t.Fatalf("doctor: exit %d %s (%v)", code, out, err)
 	}
 }
+
+// TestCheckOutputRedacted: neither the table nor the JSON of `check` prints
+// a secret, also one in the host name (issue 6 item 3).
+func TestCheckOutputRedacted(t *testing.T) {
+	home := t.TempDir()
+	const key = "sk-proj0123456789abcdefabcdef"
+	for _, args := range [][]string{
+		{"check", "https://" + key + ".evil.example/x"},
+		{"check", "--json", "https://" + key + ".evil.example/x"},
+		{"check", "--for", "browser", "https://evil.example/?t=" + key},
+	} {
+		code, out, errs := cli(t, home, args...)
+		if code != 1 || strings.Contains(out+errs, key) || !strings.Contains(out, "secret_in_url") {
+			t.Errorf("%v: exit %d out %s err %s", args, code, out, errs)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -51,7 +52,7 @@ interrupted).`,
 				Debug: os.Getenv("GATEHOUSE_DEBUG") == "1",
 			})
 			for _, w := range warns {
-				fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
+				fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w))
 			}
 			req := web.ExtractRequest{}
 			for _, u := range args {
