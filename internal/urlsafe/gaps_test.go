@@ -110,3 +110,32 @@ func TestSensitiveParamVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretCaseAndEncodingVariants: §A7 prefixes are case-sensitive, but a
+// host is lower-cased (and IDNA-mapped) before it is sent, so a key that only
+// becomes a token in the canonical host is still refused; the same holds for
+// every percent-encoding depth and for HTML-escaped separators.
+func TestSecretCaseAndEncodingVariants(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		extract   bool
+		want      reason.Code
+	}{
+		{"upper-case key in host", "https://SK-PROJ0123456789ABCDEF.evil.example/", false, reason.SecretInURL},
+		{"upper-case GitHub token in host", "https://GHP_AAAAAAAAAAAAAAAAAAAAAA.evil.example/", false, reason.SecretInURL},
+		{"full-width key in host", "https://ｓｋ-proj0123456789abcdef.evil.example/", false, reason.SecretInURL},
+		{"percent-encoded host", "https://%73k-proj0123456789abcdef.evil.example/", false, reason.SecretInURL},
+		{"upper-case key in path is no token", "https://evil.example/SK-PROJ0123456789ABCDEF", false, ""},
+		{"HTML-escaped separator", "https://x.example/?a=1&amp;token=abc", true, reason.SensitiveQueryParam},
+		{"hyphenated name", "https://x.example/?Api-Key=abc", true, reason.SensitiveQueryParam},
+		{"name double-encoded", "https://x.example/?%2561ccess_token=abc", true, reason.SensitiveQueryParam},
+		{"fragment route", "https://x.example/#/cb?id=1&access_token=abc", true, reason.SensitiveQueryParam},
+		{"key triple-encoded in fragment", "https://x.example/#k=sk%25252Dproj0123456789abcdef", false, reason.SecretInURL},
+	}
+	for _, tt := range tests {
+		u, _ := Parse(tt.raw)
+		if got := CheckSecrets(tt.raw, u, tt.extract); reason.Of(got) != tt.want {
+			t.Errorf("%s: CheckSecrets(%q) = %v, want %q", tt.name, tt.raw, got, tt.want)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func Redact(s string) string {
 	if hasEncodedSecret(out) {
 		out = redactEncodedWords(out)
 	}
-	if strings.IndexByte(out, '@') >= 0 && passwordLeft(out) {
+	if len(out) <= MaxURLBytes && strings.IndexByte(out, '@') >= 0 && passwordLeft(out) {
 		// The whole text is a URL whose password the word scan could not
 		// place (white space inside the userinfo): keep the scheme only.
 		if n := schemeLen(out); n > 0 {
@@ -122,7 +122,7 @@ func redactURLParts(s string) string {
 		if (s[i] == '?' || s[i] == '&' || s[i] == ';' || s[i] == '#') && i+1 < len(s) {
 			j := i + 1
 			k := j
-			for k < len(s) && s[k] != '=' && s[k] != '&' && s[k] != ';' && s[k] != '#' && !isURLStop(s[k]) {
+			for k < len(s) && s[k] != '=' && s[k] != '&' && s[k] != ';' && s[k] != '#' && s[k] != '?' && !isURLStop(s[k]) {
 				k++
 			}
 			if k < len(s) && s[k] == '=' && k > j && redactParams[paramKey(formDecode(s[j:k]))] {
@@ -237,7 +237,12 @@ func hasEncodedSecret(s string) bool {
 	if !strings.ContainsAny(s, "%\t\r\n") {
 		return false
 	}
-	_, found := findInDecoded(s)
+	// s itself is known clean (Redact removed every token): start from
+	// its first decoding.
+	found := false
+	if d := percentDecode(s); d != s {
+		_, found = findInDecoded(d)
+	}
 	if !found {
 		if n := Normalize(s); n != s {
 			_, found = findInDecoded(n)

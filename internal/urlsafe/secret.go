@@ -100,6 +100,27 @@ var byFirst = func() (t [256][]int) {
 	return t
 }()
 
+// startPair marks the first two bytes of every prefix (and "ey" of a JWT)
+// as a bitset per first byte, so that scanning clean text skips almost
+// every position after two table lookups.
+var startPair = func() (t [256][4]uint64) {
+	set := func(a, b byte) { t[a][b>>6] |= 1 << (b & 63) }
+	for _, p := range prefixPatterns {
+		set(p.prefix[0], p.prefix[1])
+	}
+	set('e', 'y')
+	return t
+}()
+
+// mayStart reports whether a prefix or a JWT may start at text[i].
+func mayStart(text string, i int) bool {
+	if i+1 >= len(text) {
+		return false
+	}
+	b := text[i+1]
+	return startPair[text[i]][b>>6]&(1<<(b&63)) != 0
+}
+
 // isTokenChar is the boundary class [A-Za-z0-9_-] of spec §A7.
 func isTokenChar(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' || c == '-' }
 
@@ -128,16 +149,27 @@ func leadingBoundary(text string, i int) bool {
 // matchAt returns the end of the first format matching at text[i], or -1,
 // and the format's index.
 func matchAt(text string, i int) (end, idx int) {
-	if !leadingBoundary(text, i) {
-		return -1, -1
-	}
+	checked := false // leadingBoundary is evaluated once, after a prefix matched
 	for _, k := range byFirst[text[i]] {
 		p := &prefixPatterns[k]
 		if !strings.HasPrefix(text[i:], p.prefix) {
 			continue
 		}
+		if !checked {
+			if !leadingBoundary(text, i) {
+				return -1, -1
+			}
+			checked = true
+		}
 		start := i + len(p.prefix)
-		loc := p.body.FindStringIndex(text[start:])
+		// Every body class is inside [A-Za-z0-9_.=-]: the regexp never
+		// reads past that run, so give it the run only (not the rest of a
+		// long text).
+		run := start
+		for run < len(text) && (isTokenChar(text[run]) || text[run] == '.' || text[run] == '=') {
+			run++
+		}
+		loc := p.body.FindStringIndex(text[start:run])
 		if loc == nil {
 			continue
 		}
@@ -156,7 +188,7 @@ func matchAt(text string, i int) (end, idx int) {
 // findPrefix returns the leftmost credential token in text and its format.
 func findPrefix(text string) (match string, idx int, ok bool) {
 	for i := 0; i < len(text); i++ {
-		if byFirst[text[i]] == nil {
+		if !mayStart(text, i) || byFirst[text[i]] == nil {
 			continue
 		}
 		if e, k := matchAt(text, i); e >= 0 {
@@ -256,6 +288,9 @@ func jwtAt(text string, i int) int {
 // token or a JWT (jwtAt): its byte range and the kind named in messages.
 func findToken(text string) (start, end int, kind string, ok bool) {
 	for i := 0; i < len(text); i++ {
+		if !mayStart(text, i) {
+			continue
+		}
 		c := text[i]
 		if c == 'e' {
 			if e := jwtAt(text, i); e >= 0 {
