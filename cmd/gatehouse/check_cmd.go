@@ -48,7 +48,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 				cfg.Security.AllowPrivateURLs = true
 			}
 			pol, pw := web.LoadPolicy(&cfg, a.home)
-			guard, warns := web.NewGuard(&cfg, nil, nil, pol)
+			guard, warns := web.NewPolicyGuard(&cfg, nil, nil, pol)
 			for _, w := range append(warns, pw...) {
 				fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w))
 			}
