@@ -111,9 +111,10 @@ func TestCheckOutputRedacted(t *testing.T) {
 		{"check", "https://" + key + ".evil.example/x"},
 		{"check", "--json", "https://" + key + ".evil.example/x"},
 		{"check", "--for", "browser", "https://evil.example/?t=" + key},
+		{"check", "https://" + strings.ToUpper(key) + ".evil.example/x"}, // the host is lower-cased before it is sent
 	} {
 		code, out, errs := cli(t, home, args...)
-		if code != 1 || strings.Contains(out+errs, key) || !strings.Contains(out, "secret_in_url") {
+		if code != 1 || strings.Contains(strings.ToLower(out+errs), key) || !strings.Contains(out, "secret_in_url") {
 			t.Errorf("%v: exit %d out %s err %s", args, code, out, errs)
 		}
 	}

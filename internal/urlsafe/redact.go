@@ -57,6 +57,17 @@ func Redact(s string) string {
 	if hasEncodedSecret(out) {
 		out = redactEncodedWords(out)
 	}
+	if single := repairSchemeGap(strings.TrimSpace(out)); len(single) <= MaxURLBytes && !strings.ContainsAny(single, " \t\r\n") && schemeLen(single) > 0 {
+		// One URL: a token may appear only in its canonical form (a host
+		// is lower-cased and IDNA-mapped before it is sent, so
+		// "SK-PROJ…" in a host is the key "sk-proj…"). Show the canonical
+		// form, redacted, instead.
+		if u, err := Parse(single); err == nil && u.Href != single {
+			if _, found := findInDecoded(u.Href); found {
+				return Redact(u.Href)
+			}
+		}
+	}
 	if len(out) <= MaxURLBytes && strings.IndexByte(out, '@') >= 0 && passwordLeft(out) {
 		// The whole text is a URL whose password the word scan could not
 		// place (white space inside the userinfo): keep the scheme only.

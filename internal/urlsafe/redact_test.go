@@ -24,13 +24,18 @@ func TestRedact(t *testing.T) {
 		{"https://evil.example/x?t=sk%2Daaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "https://evil.example/" + Redacted},
 		{"go https://sk%2Daaaaaaaaaaaaaaaaaaaaaaaaaa.evil.example/ now", "go https://" + Redacted + " now"},
 		{"ghp_AAAAAAAAAAAAAAAAAAAA and AKIAABCDEFGHIJKLMNOP", "ghp_" + Redacted + " and AKIA" + Redacted},
+		{"https://SK-PROJ0123456789ABCDEF.evil.example/x", "https://sk-" + Redacted + "/x"},
+		{"https://ｓｋ-proj0123456789abcdef.evil.example/", "https://sk-" + Redacted + "/"},
+		{"https:// SK-PROJ0123456789ABCDEF.evil.example/", "https://sk-" + Redacted + "/"},
 	}
 	for _, tt := range tests {
 		if got := Redact(tt.in); got != tt.want {
 			t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
 		}
-		if FindSecret(Redact(tt.in)) != nil {
+		if r := Redact(tt.in); FindSecret(r) != nil {
 			t.Errorf("Redact(%q) still carries a secret", tt.in)
+		} else if u, err := Parse(r); err == nil && FindSecret(u.Href) != nil {
+			t.Errorf("Redact(%q) = %q carries a secret in its canonical form", tt.in, r)
 		}
 	}
 }
@@ -48,6 +53,9 @@ func FuzzRedact(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		start := time.Now()
 		r := Redact(s)
+		if u, err := Parse(r); err == nil && FindSecret(u.Href) != nil && !strings.ContainsAny(repairSchemeGap(strings.TrimSpace(r)), " \t\r\n") {
+			t.Fatalf("Redact(%q) = %q carries a secret in its canonical form %q", s, r, u.Href)
+		}
 		if d := time.Since(start); d > 2*time.Second && len(s) < 1<<16 {
 			t.Fatalf("Redact of %d bytes took %v", len(s), d)
 		}
