@@ -87,6 +87,7 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 	if err != nil {
 		return Document{Kind: KindHTML}, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
 	}
+	dropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
 	preClean(doc)

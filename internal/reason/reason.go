@@ -68,6 +68,7 @@ const (
 	SecretInQuery          Code = "secret_in_query"
 	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
+	ConfigInvalid          Code = "config_invalid"
 
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
@@ -89,10 +90,10 @@ const (
 var codes = map[Code]string{
 	InvalidURL:             "the URL cannot be parsed the way a browser would parse it (WHATWG URL Standard), or has no host",
 	UnsupportedScheme:      "only http and https URLs are fetched (spec §A6.1)",
-	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL",
-	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers",
+	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL, also percent-encoded; a JSON Web Token (three base64url parts, eyJ….eyJ….…) counts too, a Gatehouse extension (§A7 leaves JWTs to output redaction, but a JWT handed to a reader is a credential)",
+	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers. Names are compared decoded to a fixed point, case-folded, with '-', '.' and ' ' read as '_' (api-key = api_key), a Gatehouse extension",
 	CredentialsInURL:       "the URL carries a password in its userinfo (user:pass@host), or a redirect target carries any userinfo",
-	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4)",
+	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4); localhost and *.localhost names are loopback without DNS (RFC 6761 §6.3)",
 	SSRFMetadata:           "the host is a cloud metadata endpoint (spec §A6.1); never overridable",
 	DNSUnresolvable:        "the host name did not resolve; Gatehouse fails closed but says so instead of calling it an SSRF block",
 	DNSBadAnswer:           "the resolver returned an answer that is not an IP address; fails closed",
@@ -125,6 +126,7 @@ var codes = map[Code]string{
 	KeylessExhausted:       "every keyless vendor in the ring failed or is pinned to a paid tier (spec §A5.3)",
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
+	ConfigInvalid:          "config.yaml cannot be read or parsed, or would silently weaken the website blocklist (a problem inside security.website_blocklist, a misplaced security key); every web tool refuses until it is fixed (fail closed, a departure from spec §A8, which falls back to defaults)",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",
