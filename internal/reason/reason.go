@@ -77,7 +77,7 @@ var codes = map[Code]string{
 	FetchTimeout:           "the fetch exceeded its connect or total timeout",
 	HTTPStatus:             "the server answered with an HTTP error status (4xx/5xx)",
 	UnsupportedContentType: "the response is a binary type Gatehouse does not convert",
-	BinaryPayload:          "the body is a binary file (magic signature) despite its declared type",
+	BinaryPayload:          "the body is binary data (a known magic signature, or mostly NUL/control bytes) despite its declared type",
 	EmptyContent:           "the page had no extractable text",
 	ExtractTimeout:         "the provider exceeded web.extract_timeout (spec §A3 step 6)",
 	NoResultForURL:         "the provider returned no row for this URL",
