@@ -41,6 +41,7 @@ const (
 	DNSBadAnswer           Code = "dns_bad_answer"
 	PolicyBlocked          Code = "policy_blocked"
 	InvalidItem            Code = "invalid_item"
+	UsageError             Code = "usage_error"
 	TooManyRedirects       Code = "too_many_redirects"
 	FetchFailed            Code = "fetch_failed"
 	FetchTimeout           Code = "fetch_timeout"
@@ -72,6 +73,7 @@ var codes = map[Code]string{
 	DNSBadAnswer:           "the resolver returned an answer that is not an IP address; fails closed",
 	PolicyBlocked:          "the host matched security.website_blocklist (spec §A8)",
 	InvalidItem:            "the batch item is neither a URL string nor an object with a url/href string",
+	UsageError:             "the command line is not valid (unknown command or flag, missing or extra argument, bad flag value); the CLI exits with status 2",
 	TooManyRedirects:       "the page redirected more than 10 times",
 	FetchFailed:            "the connection or transfer failed",
 	FetchTimeout:           "the fetch exceeded its connect or total timeout",
