@@ -8,9 +8,28 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// lockedBuffer is a bytes.Buffer safe for one writer goroutine and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // --json applies to usage errors too: one JSON error object on stdout with
 // reason usage_error, nothing on stderr, exit status 2 (issue 6 item 14).
@@ -77,7 +96,7 @@ func TestWantsJSON(t *testing.T) {
 // error", log.Printf in dependencies) come out as structured slog records,
 // not bare lines, and the previous log setup is restored afterwards.
 func TestStdlibLogIsStructured(t *testing.T) {
-	var stderr bytes.Buffer
+	var stderr lockedBuffer // the server logs from its own goroutine
 	origOut, origFlags := log.Writer(), log.Flags()
 	restore := routeStdlibLog(&stderr)
 
