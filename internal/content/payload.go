@@ -30,18 +30,32 @@ const maxBinaryShare = 0.10
 // NULs, a memory dump, a binary file without a known magic number served as
 // text/*) with reason.BinaryPayload; it returns nil for anything else.
 // declared is the media type from the Content-Type ("" when none).
+// Texts over 1 MiB are judged on binarySampleWindows evenly spaced windows
+// of binarySampleBytes each (256 KiB), so the check stays O(1) on big pages.
 func binaryText(text, declared string) error {
-	n := 0
-	for i := 0; i < len(text); i++ {
-		if binaryDataByte[text[i]] {
-			n++
+	const binarySampleWindows, binarySampleBytes = 16, 16 << 10
+	n, seen := 0, 0
+	count := func(s string) {
+		for i := 0; i < len(s); i++ {
+			if binaryDataByte[s[i]] {
+				n++
+			}
+		}
+		seen += len(s)
+	}
+	if len(text) <= 1<<20 {
+		count(text)
+	} else {
+		step := (len(text) - binarySampleBytes) / (binarySampleWindows - 1)
+		for w := 0; w < binarySampleWindows; w++ {
+			count(text[w*step : w*step+binarySampleBytes])
 		}
 	}
-	if n == 0 || float64(n) <= maxBinaryShare*float64(len(text)) {
+	if n == 0 || float64(n) <= maxBinaryShare*float64(seen) {
 		return nil
 	}
 	what := "binary data"
-	if strings.Count(text, "\x00") == len(text) {
+	if n == seen && strings.Count(text, "\x00") == len(text) {
 		what = "nothing but NUL (zero) bytes"
 	}
 	as := "declared as " + quoteType(declared)
@@ -49,8 +63,8 @@ func binaryText(text, declared string) error {
 		as = "with no declared type"
 	}
 	return reason.Newf(reason.BinaryPayload, "",
-		"the response body (%d bytes, %s) is %s, not text: %d%% of its bytes are NUL or other control bytes; nothing to extract (download it with the terminal and inspect it locally if you need it)",
-		len(text), as, what, n*100/len(text))
+		"the response body (%d bytes, %s) is %s, not text: about %d%% of its bytes are NUL or other control bytes; nothing to extract (download it with the terminal and inspect it locally if you need it)",
+		len(text), as, what, n*100/seen)
 }
 
 // maxHTMLDepth is golang.org/x/net/html's limit on nested elements: Parse

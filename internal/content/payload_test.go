@@ -25,6 +25,15 @@ func TestNULPayloadNamed(t *testing.T) {
 			t.Errorf("%q: message should name the NUL payload: %q", ct, msg)
 		}
 	}
+	// Big bodies are sampled: text followed by as many NULs is still caught,
+	// and a big text is still text.
+	text := []byte(strings.Repeat("Words of a long plain text document.\n", 2<<20/37))
+	if _, err := Convert(append(append([]byte{}, text...), bytes.Repeat([]byte{0}, len(text))...), "text/plain", nil); reason.Of(err) != reason.BinaryPayload {
+		t.Errorf("text + NULs: %v", err)
+	}
+	if d, err := Convert(text, "text/plain", nil); err != nil || len(d.Markdown) != len(text) {
+		t.Errorf("2 MB text: %v", err)
+	}
 	// Mostly control bytes with a little markup: binary data too.
 	junk := append([]byte("<html><body><p>hi</p>"), bytes.Repeat([]byte{1, 2, 3, 0, 0x1f}, 4000)...)
 	if _, err := Convert(junk, "text/html", nil); reason.Of(err) != reason.BinaryPayload || !strings.Contains(err.Error(), "control bytes") {
