@@ -41,6 +41,7 @@ const (
 	DNSBadAnswer           Code = "dns_bad_answer"
 	PolicyBlocked          Code = "policy_blocked"
 	InvalidItem            Code = "invalid_item"
+	UsageError             Code = "usage_error"
 	TooManyRedirects       Code = "too_many_redirects"
 	FetchFailed            Code = "fetch_failed"
 	FetchTimeout           Code = "fetch_timeout"
@@ -99,12 +100,13 @@ var codes = map[Code]string{
 	DNSBadAnswer:           "the resolver returned an answer that is not an IP address; fails closed",
 	PolicyBlocked:          "the host matched security.website_blocklist (spec §A8)",
 	InvalidItem:            "the batch item is neither a URL string nor an object with a url/href string",
+	UsageError:             "the command line is not valid (unknown command or flag, missing or extra argument, bad flag value); the CLI exits with status 2",
 	TooManyRedirects:       "the page redirected more than 10 times",
 	FetchFailed:            "the connection or transfer failed",
 	FetchTimeout:           "the fetch exceeded its connect or total timeout",
 	HTTPStatus:             "the server answered with an HTTP error status (4xx/5xx)",
 	UnsupportedContentType: "the response is a binary type Gatehouse does not convert",
-	BinaryPayload:          "the body is a binary file (magic signature) despite its declared type",
+	BinaryPayload:          "the body is binary data (a known magic signature, or mostly NUL/control bytes) despite its declared type",
 	EmptyContent:           "the page had no extractable text",
 	ExtractTimeout:         "the provider exceeded web.extract_timeout (spec §A3 step 6)",
 	NoResultForURL:         "the provider returned no row for this URL",
