@@ -21,6 +21,7 @@ var version = "0.1.0-dev"
 
 // app holds what every subcommand needs; built lazily by load.
 type app struct {
+	stdin          io.Reader // nil: os.Stdin
 	stdout, stderr io.Writer
 	home           string
 	cfg            *config.Config
@@ -48,6 +49,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
 	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd())
+	root.AddCommand(a.mcpCmd())
 	return root
 }
 

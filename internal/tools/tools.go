@@ -417,3 +417,15 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 	}
 	return b, nil
 }
+
+// Reasoned is implemented by results whose entries carry reason codes; the
+// surfaces log them in the call's canonical log record.
+type Reasoned interface{ Reasons() []reason.Code }
+
+// Reasons returns o's reason when it is a refusal.
+func (o Outcome) Reasons() []reason.Code {
+	if o.Reason == "" {
+		return nil
+	}
+	return []reason.Code{o.Reason}
+}

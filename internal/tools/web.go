@@ -254,3 +254,31 @@ func checkTool(env *Env, cfg *config.Config) *Tool {
 		return out, nil
 	})
 }
+
+// Reasons returns the whole-call reason or each failed row's reason, in order.
+func (o *ExtractOutput) Reasons() []reason.Code {
+	if o.ExtractResponse == nil {
+		return nil
+	}
+	if o.Reason != "" {
+		return []reason.Code{o.Reason}
+	}
+	var out []reason.Code
+	for _, r := range o.Results {
+		if r.Reason != "" {
+			out = append(out, r.Reason)
+		}
+	}
+	return out
+}
+
+// Reasons returns the reason of each refused URL, in order.
+func (o *CheckOutput) Reasons() []reason.Code {
+	var out []reason.Code
+	for _, r := range o.Results {
+		if r.Reason != nil {
+			out = append(out, *r.Reason)
+		}
+	}
+	return out
+}
