@@ -25,7 +25,7 @@ var (
 )
 
 // gatehouseBinary builds the CLI once per test binary.
-func gatehouseBinary(t *testing.T) string {
+func gatehouseBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "gatehouse-bin-")
@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 // mcpHome returns a GATEHOUSE_HOME whose config lets the gates reach
 // loopback test pages (DESIGN §5: tests enable security.allow_private_urls in
 // a temp home; the production default stays closed).
-func mcpHome(t *testing.T) string {
+func mcpHome(t testing.TB) string {
 	t.Helper()
 	home := t.TempDir()
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  allow_private_urls: true\n"), 0o644); err != nil {
@@ -69,7 +69,7 @@ func mcpHome(t *testing.T) string {
 	return home
 }
 
-func testPage(t *testing.T) *httptest.Server {
+func testPage(t testing.TB) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write([]byte(`<!doctype html><html><head><title>Gatehouse MCP test page</title></head><body><article><h1>Gatehouse MCP test page</h1><p>The quick brown fox reads pages through the gates, one sentence at a time.</p></article></body></html>`))
