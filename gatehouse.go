@@ -110,8 +110,9 @@ func (g *Gatehouse) Home() string { return g.home }
 // line each.
 func (g *Gatehouse) Warnings() []string { return append([]string(nil), g.warnings...) }
 
-// Close ends the Gatehouse's task, releasing per-task state. Later calls
-// return ErrClosed. Close is idempotent.
+// Close ends the Gatehouse's task, releasing per-task state, and releases
+// process-wide resources its tools hold (a browser). Later calls return
+// ErrClosed. Close is idempotent; it returns the first cleanup error.
 func (g *Gatehouse) Close() error {
 	g.mu.Lock()
 	if g.closed {
@@ -121,6 +122,11 @@ func (g *Gatehouse) Close() error {
 	g.closed = true
 	g.mu.Unlock()
 	g.reg.EndTask(g.task)
+	// Process-wide resources (the browser tools' Chromium) go with the last
+	// user: the registry is this Gatehouse's own.
+	if c, ok := any(g.reg).(interface{ Close() error }); ok {
+		return c.Close()
+	}
 	return nil
 }
 

@@ -47,6 +47,7 @@ the resource gatehouse://store/<name>.`,
 			if err != nil {
 				return err
 			}
+			defer closeRegistry(reg)
 			env := tools.Env{}
 			env.Web.Home, env.Web.Config = a.home, a.cfg
 			opts := mcpserver.Options{

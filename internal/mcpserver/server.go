@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -300,6 +301,9 @@ func (s *Server) toMCP(res *tools.Result) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("encoding result: %w", err)
 	}
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(string(b), "\n")}}, IsError: res.Refused}
+	for _, im := range images(res.Value) {
+		out.Content = append(out.Content, im)
+	}
 	if s.opts.Store != nil {
 		for _, p := range pages {
 			if p.Stored == "" {
@@ -380,4 +384,32 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// images returns an image content block per image of a result that carries
+// images (the browser tools' screenshot): a result with a method
+// Images() []T where T has fields MIMEType string and Data []byte (the
+// tools layer's Imaged interface). It is matched by shape rather than by
+// interface so this package does not depend on which tools are compiled in.
+func images(v any) []*mcp.ImageContent {
+	if v == nil {
+		return nil
+	}
+	m := reflect.ValueOf(v).MethodByName("Images")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0).Kind() != reflect.Slice {
+		return nil
+	}
+	list := m.Call(nil)[0]
+	var out []*mcp.ImageContent
+	for i := 0; i < list.Len(); i++ {
+		e := reflect.Indirect(list.Index(i))
+		if e.Kind() != reflect.Struct {
+			continue
+		}
+		mt, data := e.FieldByName("MIMEType"), e.FieldByName("Data")
+		if mt.Kind() == reflect.String && data.Kind() == reflect.Slice && data.Type().Elem().Kind() == reflect.Uint8 && data.Len() > 0 {
+			out = append(out, &mcp.ImageContent{MIMEType: mt.String(), Data: data.Bytes()})
+		}
+	}
+	return out
 }

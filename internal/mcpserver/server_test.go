@@ -553,3 +553,65 @@ func TestProgressAndConcurrencyCap(t *testing.T) {
 		t.Fatalf("second call: %v", v)
 	}
 }
+
+type pic struct {
+	MIMEType string
+	Data     []byte
+}
+
+type picOut struct {
+	URL string `json:"url"`
+	png []byte
+}
+
+func (o *picOut) Images() []pic { return []pic{{MIMEType: "image/png", Data: o.png}} }
+
+// TestImagesBecomeImageContent: a result carrying images (the browser's
+// screenshot) gets an image content block next to its JSON.
+func TestImagesBecomeImageContent(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	type in struct {
+		X string `json:"x,omitempty" jsonschema:"unused"`
+	}
+	f.reg.Add(tools.New(tools.Spec{Name: "shot", Title: "t", Description: "d"},
+		func(ctx context.Context, c *tools.Call, _ in) (*picOut, error) {
+			return &picOut{URL: "http://x.test/", png: []byte("\x89PNG fake")}, nil
+		}))
+	f.srv = mcpserver.New(mcpserver.Options{Registry: f.reg, Logger: slog.New(slog.NewJSONHandler(f.logs, nil))})
+	cs := f.stdio(t, nil)
+	res, _ := callTool(t, cs, "shot", map[string]any{})
+	if len(res.Content) != 2 {
+		t.Fatalf("content: %d items", len(res.Content))
+	}
+	im, ok := res.Content[1].(*mcp.ImageContent)
+	if !ok || im.MIMEType != "image/png" || string(im.Data) != "\x89PNG fake" {
+		t.Fatalf("image content: %#v", res.Content[1])
+	}
+}
+
+func TestResourceReadConfined(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	cs := f.stdio(t, nil)
+	dir := web.CacheDir(f.w.Home)
+	os.MkdirAll(dir, 0o755)
+	secret := filepath.Join(f.w.Home, "outside.md")
+	os.WriteFile(secret, []byte("SECRET"), 0o644)
+	os.Symlink(secret, filepath.Join(dir, "planted-0000000000.md"))
+	for _, uri := range []string{
+		tools.StoreURIPrefix + "planted-0000000000.md",
+		tools.StoreURIPrefix + "../outside.md",
+		tools.StoreURIPrefix + "missing-0000000000.md",
+		"file:///etc/passwd",
+	} {
+		rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err == nil {
+			t.Errorf("%s: read %+v", uri, rr)
+		} else if strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s: leaked", uri)
+		}
+	}
+	lt, err := cs.ListResourceTemplates(context.Background(), nil)
+	if err != nil || len(lt.ResourceTemplates) != 1 || lt.ResourceTemplates[0].URITemplate != tools.StoreURIPrefix+"{name}" {
+		t.Fatalf("templates: %v %+v", err, lt)
+	}
+}
