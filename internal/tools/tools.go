@@ -366,6 +366,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 		}
 		return nil, err
 	}
+	if rv := reflect.ValueOf(v); !rv.IsValid() || (rv.Kind() == reflect.Pointer && rv.IsNil()) {
+		return nil, fmt.Errorf("tools: %s returned neither a result nor an error", name)
+	}
 	res := &Result{Value: v}
 	if rf, ok := v.(Refuser); ok {
 		res.Refused = rf.Refused()
