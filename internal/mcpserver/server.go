@@ -265,7 +265,8 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		res, err := s.opts.Registry.Call(ctx, name, req.Params.Arguments, opts)
 		if err != nil {
 			s.log.Error(LogToolCall, KeyTool, name, KeyTask, task, "err", err)
-			res = &tools.Result{Value: tools.Outcome{Success: new(bool), Error: "Internal error in " + name + ": " + err.Error()}, Refused: true}
+			res = &tools.Result{Value: tools.Refusal(reason.Newf(reason.ToolFailed, "",
+				"%s failed unexpectedly; this is a Gatehouse bug, please report it with the server log.", name)), Refused: true}
 		}
 		s.record(ctx, name, task, start, res)
 		return s.toMCP(res)
