@@ -219,3 +219,57 @@ func TestNPMClient(t *testing.T) {
 		run(t, "http", u, page.URL+"/npm-http", "quick brown fox", "npm-test-token")
 	})
 }
+
+// TestMCPBinaryOptions: mcp.content_boundaries: false in config.yaml turns
+// the boundaries off; GATEHOUSE_MCP_TOKEN makes HTTP demand the token.
+func TestMCPBinaryOptions(t *testing.T) {
+	bin := gatehouseBinary(t)
+	page := testPage(t)
+	home := mcpHome(t)
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  allow_private_urls: true\nmcp:\n  content_boundaries: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "web_extract", Arguments: map[string]any{"urls": []string{page.URL + "/raw"}}})
+	cs.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; strings.Contains(text, "UNTRUSTED WEB CONTENT") || !strings.Contains(text, "quick brown fox") {
+		t.Fatalf("boundaries should be off: %s", text)
+	}
+
+	t.Setenv("GATEHOUSE_MCP_TOKEN", "env-token-123")
+	u := startHTTP(t, bin, home)
+	req, _ := http.NewRequest("POST", u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token with GATEHOUSE_MCP_TOKEN set: status %d", resp.StatusCode)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	cs, err = c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: bearerRT("env-token-123")}}, nil)
+	if err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+	cs.Close()
+}
+
+type bearerRT string
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
