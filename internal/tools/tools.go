@@ -89,6 +89,12 @@ type Spec struct {
 	// Schema, if non-nil, adjusts the input schema inferred from In (enums,
 	// bounds, item types) before it is resolved. It runs once, at New.
 	Schema func(s *jsonschema.Schema)
+	// Prepare, if non-nil, adjusts the decoded arguments object before it is
+	// validated: the place for documented leniency that keeps the published
+	// schema simple (web_extract turns {url:…} items into strings and other
+	// non-string items into "", so each fails as its own row instead of
+	// failing the call). It must not add capability the schema denies.
+	Prepare func(args map[string]any)
 	// Available reports whether the tool is usable in this process; nil means
 	// always. The error text says why not and names the fix ("Chromium not
 	// found: apt-get install chromium or set browser.executable_path").
@@ -407,6 +413,9 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 		if err := json.Unmarshal(args, &v); err != nil {
 			return nil, invalidArgs(t.Name(), errors.New("arguments must be a JSON object"))
 		}
+	}
+	if t.spec.Prepare != nil {
+		t.spec.Prepare(v)
 	}
 	if err := t.resolved.ApplyDefaults(&v); err != nil {
 		return nil, invalidArgs(t.Name(), err)
