@@ -124,14 +124,24 @@ func ExampleGatehouse_Tools() {
 		log.Fatal(err)
 	}
 	defer g.Close()
-	usable, _ := g.Tools()
+	usable, unavailable := g.Tools()
+	byName := map[string]gatehouse.Tool{}
 	for _, t := range usable {
-		fmt.Println(t.Name, t.ReadOnly, t.OpenWorld)
+		byName[t.Name] = t
+	}
+	// Which other tools are listed depends on this machine (a search
+	// backend, Chromium); unavailable ones say why.
+	for _, name := range []string{"web_extract", "web_read", "web_check"} {
+		t := byName[name]
+		fmt.Println(t.Name, t.ReadOnly, t.OpenWorld, len(t.InputSchema) > 0)
+	}
+	for _, u := range unavailable {
+		_ = u.Why // e.g. "Chromium not found: …"
 	}
 	// Output:
-	// web_extract true true
-	// web_read true false
-	// web_check true true
+	// web_extract true true true
+	// web_read true false true
+	// web_check true true true
 }
 
 func ExampleGatehouse_Call() {
