@@ -155,7 +155,7 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      idle,
 		MaxRequestBodyBytes: maxBody,
-		Logger:              s.opts.Logger,
+		Logger:              sdkLogger(s.opts.Logger),
 	})
 	hosts := hostSet{bind: bind, port: port, names: map[string]bool{}}
 	for _, h := range o.AllowedHosts {

@@ -127,7 +127,7 @@ func New(opts Options) *Server {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Title: "Gatehouse", Version: version}, &mcp.ServerOptions{
 		Instructions: instr,
-		Logger:       opts.Logger,
+		Logger:       sdkLogger(opts.Logger),
 		Capabilities: &mcp.ServerCapabilities{},
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			s.taskOf(req.Session)

@@ -32,6 +32,8 @@ type logBuf struct {
 
 func (l *logBuf) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
 
+func (l *logBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
 // records returns the log records with message msg.
 func (l *logBuf) records(msg string) []map[string]any {
 	l.mu.Lock()
@@ -61,7 +63,7 @@ func newFixture(t *testing.T, opts mcpserver.Options) *fixture {
 		if !t.Failed() {
 			return
 		}
-		for _, l := range strings.Split(f.logs.b.String(), "\n") {
+		for _, l := range strings.Split(f.logs.String(), "\n") {
 			if !strings.Contains(l, "DEBUG") {
 				t.Log(l)
 			}
@@ -487,6 +489,10 @@ func TestSessionsIsolated(t *testing.T) {
 	ra, rb := strings.Split(results["/a"], "|"), strings.Split(results["/b"], "|")
 	if !strings.HasSuffix(ra[0], "/a") || ra[1] != "value of /a" || !strings.HasSuffix(rb[0], "/b") || rb[1] != "value of /b" || ra[2] == rb[2] {
 		t.Fatalf("sessions mixed: %v / %v", ra, rb)
+	}
+	// Session ids are credentials: logs carry only their hash.
+	if id := a.ID(); id == "" || strings.Contains(f.logs.String(), id) || !strings.Contains(f.logs.String(), `"session":"`) {
+		t.Fatalf("session id %q appears in the log", id)
 	}
 	a.Close() // DELETE /mcp ends the session
 	select {
