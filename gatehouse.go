@@ -5,7 +5,7 @@
 // truncate-and-store) and the tool registry that `gatehouse mcp` serves.
 //
 // Open a Gatehouse home (the directory holding config.yaml, .env, the cache
-// and stored pages), then call Extract, Check and Read, or any tool by name
+// and stored pages), then call Extract, Search, Check and Read, or any tool by name
 // with Call. Every call goes through the same tool layer as the CLI and the
 // MCP server, so inputs are validated against the same schemas and results
 // have the same JSON shapes (`gatehouse extract --json`, `gatehouse check

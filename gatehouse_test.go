@@ -80,3 +80,24 @@ func TestErrorsAndClose(t *testing.T) {
 		t.Fatal("a config that does not parse must be an error")
 	}
 }
+
+func TestSearchRefusesSecretsBeforeAnyVendor(t *testing.T) {
+	home := exampleHome(false)
+	defer os.RemoveAll(home)
+	g, err := gatehouse.Open(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	res, err := g.Search(context.Background(), "docs sk-proj-abcdefghijklmnopqrstuvwxyz012345", 3)
+	var ge *gatehouse.Error
+	switch {
+	case errors.As(err, &ge) && ge.Reason == "tool_unavailable":
+		t.Skip("no search backend resolves here:", ge.Message)
+	case err != nil:
+		t.Fatal(err)
+	}
+	if res.Success || res.Reason != "secret_in_query" {
+		t.Fatalf("%+v", res)
+	}
+}
