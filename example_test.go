@@ -193,3 +193,40 @@ func ExampleGatehouse_Read() {
 	// true true
 	// 3 8
 }
+
+func ExampleGatehouse_Search() {
+	// A self-hosted SearXNG instance stands in for the search backend.
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"results":[
+			{"title":"The Go Programming Language","url":"https://go.dev/","content":"Build simple, secure, scalable systems with Go."},
+			{"title":"Internal wiki","url":"http://10.0.0.7/wiki","content":"A result pointing at a private address."}]}`)
+	}))
+	defer searx.Close()
+	home := exampleHome(false)
+	defer os.RemoveAll(home)
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("web:\n  search_backend: searxng\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".env"), []byte("SEARXNG_URL="+searx.URL+"\n"), 0o600)
+
+	g, err := gatehouse.Open(home, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+	res, err := g.Search(context.Background(), "golang", 5)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Success, res.Meta.Provider)
+	for _, row := range res.Data.Web {
+		flag := ""
+		if row.UnsafeURL != nil {
+			flag = " (unsafe: " + string(row.UnsafeURL.Reason) + ")"
+		}
+		fmt.Printf("%d. %s %s%s\n", row.Position, row.Title, row.URL, flag)
+	}
+	// Output:
+	// true searxng
+	// 1. The Go Programming Language https://go.dev/
+	// 2. Internal wiki http://10.0.0.7/wiki (unsafe: ssrf_private)
+}
