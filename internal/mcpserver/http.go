@@ -171,7 +171,8 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 		// DNS rebinding (MCP security best practices, "Local MCP server
 		// compromise"): the Host a browser sends is the attacker's name.
 		if !hosts.allowHost(r.Host) {
-			http.Error(w, "Forbidden: Host "+strconv.Quote(r.Host)+" is not this server; use "+hosts.example(), http.StatusForbidden)
+			http.Error(w, "Forbidden: Host "+strconv.Quote(r.Host)+" does not name this server (DNS-rebinding protection); connect to "+
+				hosts.example()+", or start gatehouse mcp with --allow-host NAME for a DNS name", http.StatusForbidden)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !hosts.allowOrigin(origin) {
