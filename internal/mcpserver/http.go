@@ -155,7 +155,13 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      idle,
 		MaxRequestBodyBytes: maxBody,
-		Logger:              sdkLogger(s.opts.Logger),
+		// The SDK's own rebinding check refuses every non-loopback Host on a
+		// loopback connection, including names the user allowed; hostSet
+		// (below, always on, not switchable by any environment variable)
+		// enforces the same rule plus the allowed names, so it stands in
+		// for the SDK's check only then.
+		DisableLocalhostProtection: len(o.AllowedHosts) > 0,
+		Logger:                     sdkLogger(s.opts.Logger),
 	})
 	hosts := hostSet{bind: bind, port: port, names: map[string]bool{}}
 	for _, h := range o.AllowedHosts {

@@ -621,3 +621,23 @@ func TestResourceReadConfined(t *testing.T) {
 		t.Fatalf("templates: %v %+v", err, lt)
 	}
 }
+
+func TestHTTPAllowedHostAndIPv6(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	hs := f.listen(t, mcpserver.HTTPOptions{AllowedHosts: []string{"Gatehouse.Internal."}})
+	port := hs.URL[strings.LastIndex(hs.URL, ":")+1 : strings.LastIndex(hs.URL, "/")]
+	if resp, body := rawPost(t, hs.URL, "gatehouse.internal:"+port, "https://gatehouse.internal:"+port, "", initBody); resp.StatusCode != 200 {
+		t.Fatalf("allowed host: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := rawPost(t, hs.URL, "other.internal:"+port, "", "", initBody); resp.StatusCode != 403 {
+		t.Fatalf("other host: %d", resp.StatusCode)
+	}
+	h6, err := f.srv.Listen(mcpserver.HTTPOptions{Addr: "[::1]:0"})
+	if err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	}
+	defer h6.Close()
+	if resp, body := rawPost(t, h6.URL, "", "", "", initBody); resp.StatusCode != 200 {
+		t.Fatalf("[::1]: %d %s", resp.StatusCode, body)
+	}
+}
