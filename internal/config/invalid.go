@@ -14,8 +14,10 @@ import (
 // that would silently switch a protection off: a problem inside
 // security.website_blocklist (an unknown key such as "domain", a value of
 // the wrong type, a dropped entry, the block not being a mapping), a
-// security block that is not a mapping, or a security key written in the
-// wrong place ("website_blocklist" at the top level or under web). Fix names
+// security block that is not a mapping, a security key written in the
+// wrong place ("website_blocklist" at the top level or under web, or in a
+// later YAML document, which is never read), or an unknown key under
+// security that looks like a misspelt website_blocklist. Fix names
 // what to do. The web tools refuse to run on such a file (fail closed, see
 // [Invalid]).
 type KeyError struct {

@@ -24,6 +24,13 @@ func TestFailClosed(t *testing.T) {
 		{"top level not a mapping", "- a\n- b\n", "(top level)"},
 		{"enabled not a boolean", "security:\n  website_blocklist:\n    enabled: maybe\n", "security.website_blocklist.enabled"},
 		{"non-string domain", "security:\n  website_blocklist:\n    domains: [a.example, 3]\n", "security.website_blocklist.domains"},
+		// A later YAML document is never read: a blocklist there is dropped.
+		{"blocklist in a later document", "security:\n  allow_private_urls: true\n---\nsecurity:\n  website_blocklist:\n    enabled: true\n", "security"},
+		{"blocklist nested in a later document", "web: {}\n---\nx:\n  website_blocklist: {enabled: true}\n", "website_blocklist"},
+		// A misspelt website_blocklist is ignored, which leaves the blocklist off.
+		{"misspelt blocklist key", "security:\n  website_blocklst:\n    enabled: true\n    domains: [x.example]\n", "security.website_blocklst"},
+		{"blocklist key in other case", "security:\n  Website-Blocklist: {enabled: true}\n", "security.Website-Blocklist"},
+		{"blocklist under another name", "security:\n  blocked_sites:\n    domains: [x.example]\n", "security.blocked_sites"},
 	}
 	for _, c := range fatal {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,6 +57,8 @@ func TestFailClosed(t *testing.T) {
 		"web:\n  backend_x: 1\n",                   // a typo elsewhere keeps the tools running
 		"security:\n  allow_private_urls: maybe\n", // default (off) is the safe side
 		"browser:\n  engine: firefox\n",
+		"web: {}\n---\nweb:\n  backend: exa\n",         // a later document without security keys
+		"security:\n  tirith_policy: {mode: strict}\n", // an unrelated mapping under security
 	}
 	for _, y := range warnOnly {
 		home := writeConfig(t, y)
