@@ -126,3 +126,27 @@ func TestCheckOutputRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorShowsDotEnvProblems: a skipped .env line (its key is then
+// missing) and a .env others can read are in doctor's report, text and JSON,
+// naming the line and never a value. Doctor used to discard them.
+func TestDoctorShowsDotEnvProblems(t *testing.T) {
+	home := t.TempDir()
+	const val = "tvly-SECRETVALUE1234567890"
+	os.WriteFile(filepath.Join(home, ".env"), []byte("TAVILY_API_KEY="+val+"\nEXA_API_KEY "+val+"\n"), 0o644)
+	os.Chmod(filepath.Join(home, ".env"), 0o644)
+	code, out, errs := cli(t, home, "doctor")
+	if strings.Contains(out+errs, "SECRETVALUE") {
+		t.Fatalf("doctor printed a key value: %s %s", out, errs)
+	}
+	if !strings.Contains(out, ".env:2:1") || !strings.Contains(out, "chmod 600") {
+		t.Errorf("doctor (exit %d) does not show the .env problems:\n%s", code, out)
+	}
+	_, out, _ = cli(t, home, "doctor", "--json")
+	var d struct {
+		EnvWarnings []string `json:"env_warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.EnvWarnings) != 2 || strings.Contains(out, "SECRETVALUE") {
+		t.Fatalf("doctor --json env_warnings = %v (%v): %s", d.EnvWarnings, err, out)
+	}
+}
