@@ -87,3 +87,30 @@ func TestDiagnose(t *testing.T) {
 		t.Fatalf("broken: %+v", d)
 	}
 }
+
+// TestInvalidNeverEchoesASecret: the YAML parser quotes what it stumbled on
+// (a duplicate key, a bad scalar); an API key pasted into config.yaml must
+// not come back in the config_invalid message (it did: `mapping key
+// "sk-proj-…" already defined`).
+func TestInvalidNeverEchoesASecret(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"
+	for _, y := range []string{
+		"web:\n  " + key + ": 1\n  " + key + ": 2\n",
+		"web: {a: 1, a: " + key + "}\n",
+		"security:\n  " + key + "_blocklist: {enabled: true}\n",
+		"\"" + key + "\": [\n",
+	} {
+		home := writeConfig(t, y)
+		_, _, err := Load(home)
+		if err == nil {
+			t.Fatalf("Load(%q) accepted the file", y)
+		}
+		rerr := Invalid(Path(home), err)
+		if strings.Contains(rerr.Message, "abcdefghij") {
+			t.Errorf("config_invalid message carries the key: %s", rerr.Message)
+		}
+		if d := Diagnose(home); d.Refusal == nil || strings.Contains(d.Refusal.Message, "abcdefghij") {
+			t.Errorf("Diagnose refusal carries the key: %+v", d.Refusal)
+		}
+	}
+}
