@@ -451,3 +451,25 @@ func TestDoctorFlagsUnusableEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveErrorsNeverEchoASecret: an API key pasted as a backend name
+// (web.backend: sk-proj-…) is not printed back by unknown_backend or
+// provider_disabled (doctor, extract rows and search errors showed it).
+func TestResolveErrorsNeverEchoASecret(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"
+	for _, s := range []provider.Settings{
+		{Backend: key, Env: envOf(nil)},
+		{SearchBackend: key, ExtractBackend: key, Disabled: []string{key}, Env: envOf(nil)},
+	} {
+		for _, c := range []provider.Capability{provider.CapSearch, provider.CapExtract} {
+			_, err := provider.Resolve(c, s)
+			if err == nil || strings.Contains(err.Message, "abcdefghij") {
+				t.Errorf("Resolve(%v) = %v", c, err)
+			}
+		}
+		b, _ := json.Marshal(provider.Doctor(s, true))
+		if strings.Contains(string(b), "abcdefghij") {
+			t.Errorf("doctor report carries the key: %s", b)
+		}
+	}
+}
