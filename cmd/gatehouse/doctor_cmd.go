@@ -27,6 +27,10 @@ type doctorReport struct {
 	// MissingSharedFiles lists security.website_blocklist.shared_files that
 	// do not exist (their rules are skipped; the tools keep running, spec §A8).
 	MissingSharedFiles []string `json:"missing_shared_files"`
+	// EnvWarnings are the problems of $GATEHOUSE_HOME/.env: a line that was
+	// skipped (its key is then missing), a file others can read, a file
+	// that cannot be read. They name the line, never a value.
+	EnvWarnings []string `json:"env_warnings"`
 	// Reason and Error are set when config.yaml cannot be used (config_invalid).
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -65,7 +69,16 @@ Exit status: 0 when the configuration loads and every configured selection can w
 			}
 			d := config.Diagnose(home)
 			rep := doctorReport{Home: home, Config: d.Path, Exists: d.Exists,
-				Warnings: []string{}, MissingSharedFiles: nonNil(d.MissingSharedFiles())}
+				Warnings: []string{}, EnvWarnings: []string{}, MissingSharedFiles: nonNil(d.MissingSharedFiles())}
+			// The tools print .env warnings on stderr as they load it; doctor
+			// reports them (its stderr is discarded below).
+			if _, warns, err := config.LoadEnv(home); err != nil {
+				rep.EnvWarnings = append(rep.EnvWarnings, urlsafe.Redact(err.Error())+" (API keys from the environment only)")
+			} else {
+				for _, w := range warns {
+					rep.EnvWarnings = append(rep.EnvWarnings, urlsafe.Redact(w.String()))
+				}
+			}
 			for _, w := range d.Warnings {
 				rep.Warnings = append(rep.Warnings, urlsafe.Redact(w.String()))
 			}
@@ -115,6 +128,9 @@ func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
 	}
 	for _, x := range rep.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", x)
+	}
+	for _, x := range rep.EnvWarnings {
+		fmt.Fprintf(w, "  .env warning: %s\n", x)
 	}
 	for _, f := range d.SharedFiles {
 		state := "ok"

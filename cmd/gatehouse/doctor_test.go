@@ -21,6 +21,8 @@ func TestBrokenConfigFailsClosed(t *testing.T) {
 		{"typo inside blocklist", "security:\n  website_blocklist:\n    enabled: true\n    domain: [evil.example]\n", "config.yaml:4:5"},
 		{"blocklist not a mapping", "security:\n  website_blocklist: evil.example\n", "config.yaml:2:22"},
 		{"wrong type for domains", "security:\n  website_blocklist:\n    enabled: true\n    domains: {evil.example: 1}\n", "config.yaml:4:14"},
+		{"blocklist in a later document", "web: {}\n---\nsecurity:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:3:1"},
+		{"misspelt blocklist key", "security:\n  website_blocklst:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:2:3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -31,6 +33,7 @@ func TestBrokenConfigFailsClosed(t *testing.T) {
 			for _, args := range [][]string{
 				{"check", "--json", "https://example.com/"},
 				{"extract", "--json", "https://example.com/"},
+				{"search", "--json", "some query"},
 			} {
 				code, out, errs := cli(t, home, args...)
 				var got struct {
@@ -44,15 +47,19 @@ func TestBrokenConfigFailsClosed(t *testing.T) {
 				if code != 1 || got.Success == nil || *got.Success || got.Reason != "config_invalid" {
 					t.Fatalf("%v: exit %d out %s", args, code, out)
 				}
-				if !strings.Contains(got.Error, c.where) || !strings.Contains(got.Error, "Fix") && !strings.Contains(got.Error, "Move") && !strings.Contains(got.Error, "Use one") && !strings.Contains(got.Error, "Write it") {
+				if !strings.Contains(got.Error, c.where) || !strings.Contains(got.Error, "Fix") && !strings.Contains(got.Error, "Move") && !strings.Contains(got.Error, "Use one") && !strings.Contains(got.Error, "Write it") && !strings.Contains(got.Error, "Rename it") {
 					t.Errorf("%v: message lacks position %s or fix: %s", args, c.where, got.Error)
 				}
 			}
-			code, out, _ := cli(t, home, "check", "https://example.com/")
-			_ = out
-			if code != 1 {
-				t.Errorf("text check: exit %d", code)
+			// Text mode: every tool command says REFUSED [config_invalid] on stderr.
+			for _, args := range [][]string{{"check", "https://example.com/"}, {"extract", "https://example.com/"}, {"search", "some query"}} {
+				code, _, errs := cli(t, home, args...)
+				if code != 1 || !strings.Contains(errs, "REFUSED [config_invalid]") || !strings.Contains(errs, c.where) {
+					t.Errorf("text %v: exit %d stderr %s", args, code, errs)
+				}
 			}
+			var code int
+			var out string
 			code, out, _ = cli(t, home, "doctor")
 			if code != 1 || !strings.Contains(out, "BROKEN [config_invalid]") || !strings.Contains(out, c.where) {
 				t.Errorf("doctor: exit %d out %s", code, out)
@@ -117,5 +124,29 @@ func TestCheckOutputRedacted(t *testing.T) {
 		if code != 1 || strings.Contains(strings.ToLower(out+errs), key) || !strings.Contains(out, "secret_in_url") {
 			t.Errorf("%v: exit %d out %s err %s", args, code, out, errs)
 		}
+	}
+}
+
+// TestDoctorShowsDotEnvProblems: a skipped .env line (its key is then
+// missing) and a .env others can read are in doctor's report, text and JSON,
+// naming the line and never a value. Doctor used to discard them.
+func TestDoctorShowsDotEnvProblems(t *testing.T) {
+	home := t.TempDir()
+	const val = "tvly-SECRETVALUE1234567890"
+	os.WriteFile(filepath.Join(home, ".env"), []byte("TAVILY_API_KEY="+val+"\nEXA_API_KEY "+val+"\n"), 0o644)
+	os.Chmod(filepath.Join(home, ".env"), 0o644)
+	code, out, errs := cli(t, home, "doctor")
+	if strings.Contains(out+errs, "SECRETVALUE") {
+		t.Fatalf("doctor printed a key value: %s %s", out, errs)
+	}
+	if !strings.Contains(out, ".env:2:1") || !strings.Contains(out, "chmod 600") {
+		t.Errorf("doctor (exit %d) does not show the .env problems:\n%s", code, out)
+	}
+	_, out, _ = cli(t, home, "doctor", "--json")
+	var d struct {
+		EnvWarnings []string `json:"env_warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.EnvWarnings) != 2 || strings.Contains(out, "SECRETVALUE") {
+		t.Fatalf("doctor --json env_warnings = %v (%v): %s", d.EnvWarnings, err, out)
 	}
 }

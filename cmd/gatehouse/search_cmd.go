@@ -52,7 +52,7 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 			}
 			reg, err := a.registry()
 			if err != nil {
-				return err
+				return a.refuse(asJSON, err) // config_invalid: fail closed, as extract and check do
 			}
 			in := tools.SearchInput{Query: strings.Join(args, " ")}
 			if cmd.Flags().Changed("limit") {

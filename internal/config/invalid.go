@@ -8,14 +8,17 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // KeyError is returned by [Load] when config.yaml parses but says something
 // that would silently switch a protection off: a problem inside
 // security.website_blocklist (an unknown key such as "domain", a value of
 // the wrong type, a dropped entry, the block not being a mapping), a
-// security block that is not a mapping, or a security key written in the
-// wrong place ("website_blocklist" at the top level or under web). Fix names
+// security block that is not a mapping, a security key written in the
+// wrong place ("website_blocklist" at the top level or under web, or in a
+// later YAML document, which is never read), or an unknown key under
+// security that looks like a misspelt website_blocklist. Fix names
 // what to do. The web tools refuse to run on such a file (fail closed, see
 // [Invalid]).
 type KeyError struct {
@@ -65,8 +68,8 @@ func (l *loader) fail(line, col int, key, msg, fix string) {
 // the line:column when known, what is wrong and the fix. Gatehouse fails
 // closed here on purpose, a departure from the described system (spec §A8,
 // which falls back to defaults so that a typo cannot disable the tools):
-// falling back would silently drop a configured website blocklist. It
-// returns nil for a nil err.
+// falling back would silently drop a configured website blocklist. The
+// message is redacted (urlsafe.Redact). It returns nil for a nil err.
 func Invalid(path string, err error) *reason.Error {
 	if err == nil {
 		return nil
@@ -76,22 +79,30 @@ func Invalid(path string, err error) *reason.Error {
 	var ke *KeyError
 	switch {
 	case errors.As(err, &se):
-		return reason.Wrap(reason.ConfigInvalid, "", fmt.Sprintf(
+		return invalid(fmt.Sprintf(
 			"Configuration error: %s:%d:%d is not valid YAML (%s). Fix the file at that line and column.%s",
 			se.File, se.Line, se.Column, se.Message, stay), err)
 	case errors.As(err, &ke):
-		return reason.Wrap(reason.ConfigInvalid, "", fmt.Sprintf(
+		return invalid(fmt.Sprintf(
 			"Configuration error: %s:%d:%d: %s: %s. %s%s", ke.File, ke.Line, ke.Column, ke.Key, ke.Message, ke.Fix, stay), err)
 	case errors.Is(err, fs.ErrPermission):
-		return reason.Wrap(reason.ConfigInvalid, "", fmt.Sprintf(
+		return invalid(fmt.Sprintf(
 			"Configuration error: %s cannot be read (permission denied). Make it readable by this user (chmod 600 %s).%s", path, path, stay), err)
 	}
 	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-		return reason.Wrap(reason.ConfigInvalid, "", fmt.Sprintf(
+		return invalid(fmt.Sprintf(
 			"Configuration error: %s is a directory, not a file. Remove it or replace it with a config.yaml file.%s", path, stay), err)
 	}
-	return reason.Wrap(reason.ConfigInvalid, "", fmt.Sprintf(
+	return invalid(fmt.Sprintf(
 		"Configuration error: %s cannot be read (%s). Fix or replace the file.%s", path, trimPath(err.Error(), path), stay), err)
+}
+
+// invalid is the config_invalid refusal with message msg, passed through
+// urlsafe.Redact: the YAML parser quotes the text it stumbled on (a
+// duplicate key, an unterminated scalar), and a key pasted into the wrong
+// line of config.yaml must not be printed back.
+func invalid(msg string, err error) *reason.Error {
+	return reason.Wrap(reason.ConfigInvalid, "", urlsafe.Redact(msg), err)
 }
 
 func trimPath(msg, path string) string {

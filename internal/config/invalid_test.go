@@ -24,6 +24,13 @@ func TestFailClosed(t *testing.T) {
 		{"top level not a mapping", "- a\n- b\n", "(top level)"},
 		{"enabled not a boolean", "security:\n  website_blocklist:\n    enabled: maybe\n", "security.website_blocklist.enabled"},
 		{"non-string domain", "security:\n  website_blocklist:\n    domains: [a.example, 3]\n", "security.website_blocklist.domains"},
+		// A later YAML document is never read: a blocklist there is dropped.
+		{"blocklist in a later document", "security:\n  allow_private_urls: true\n---\nsecurity:\n  website_blocklist:\n    enabled: true\n", "security"},
+		{"blocklist nested in a later document", "web: {}\n---\nx:\n  website_blocklist: {enabled: true}\n", "website_blocklist"},
+		// A misspelt website_blocklist is ignored, which leaves the blocklist off.
+		{"misspelt blocklist key", "security:\n  website_blocklst:\n    enabled: true\n    domains: [x.example]\n", "security.website_blocklst"},
+		{"blocklist key in other case", "security:\n  Website-Blocklist: {enabled: true}\n", "security.Website-Blocklist"},
+		{"blocklist under another name", "security:\n  blocked_sites:\n    domains: [x.example]\n", "security.blocked_sites"},
 	}
 	for _, c := range fatal {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,6 +57,8 @@ func TestFailClosed(t *testing.T) {
 		"web:\n  backend_x: 1\n",                   // a typo elsewhere keeps the tools running
 		"security:\n  allow_private_urls: maybe\n", // default (off) is the safe side
 		"browser:\n  engine: firefox\n",
+		"web: {}\n---\nweb:\n  backend: exa\n",         // a later document without security keys
+		"security:\n  tirith_policy: {mode: strict}\n", // an unrelated mapping under security
 	}
 	for _, y := range warnOnly {
 		home := writeConfig(t, y)
@@ -76,5 +85,32 @@ func TestDiagnose(t *testing.T) {
 	os.WriteFile(Path(home), []byte("web: [\n"), 0o600)
 	if d := Diagnose(home); d.OK() || !strings.Contains(d.Refusal.Message, ":1:") {
 		t.Fatalf("broken: %+v", d)
+	}
+}
+
+// TestInvalidNeverEchoesASecret: the YAML parser quotes what it stumbled on
+// (a duplicate key, a bad scalar); an API key pasted into config.yaml must
+// not come back in the config_invalid message (it did: `mapping key
+// "sk-proj-…" already defined`).
+func TestInvalidNeverEchoesASecret(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"
+	for _, y := range []string{
+		"web:\n  " + key + ": 1\n  " + key + ": 2\n",
+		"web: {a: 1, a: " + key + "}\n",
+		"security:\n  " + key + "_blocklist: {enabled: true}\n",
+		"\"" + key + "\": [\n",
+	} {
+		home := writeConfig(t, y)
+		_, _, err := Load(home)
+		if err == nil {
+			t.Fatalf("Load(%q) accepted the file", y)
+		}
+		rerr := Invalid(Path(home), err)
+		if strings.Contains(rerr.Message, "abcdefghij") {
+			t.Errorf("config_invalid message carries the key: %s", rerr.Message)
+		}
+		if d := Diagnose(home); d.Refusal == nil || strings.Contains(d.Refusal.Message, "abcdefghij") {
+			t.Errorf("Diagnose refusal carries the key: %+v", d.Refusal)
+		}
 	}
 }

@@ -79,7 +79,9 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 //   - A value of the wrong type for a known key gives a Warning and that key
 //     keeps its default; the other keys still apply. An out-of-range number is
 //     clamped with a Warning. A null value means "default" silently.
-//   - Only the first YAML document is read; more give a Warning.
+//   - Only the first YAML document is read; more give a Warning, and a
+//     *[KeyError] when a later one holds a security key (it would be
+//     dropped, blocklist included).
 //   - A file over 1 MiB, or one that cannot be read, is an error.
 //
 // Blocklist shared_files are resolved against home (spec §A8). When
@@ -166,6 +168,11 @@ func parseConfig(path, home string, data []byte) (*Config, []Warning, error) {
 			body = d.Body
 		} else {
 			l.warnAt(d.Body, "", "only the first YAML document is read; this one is ignored")
+			if k := securityKeyIn(d.Body); k != nil {
+				line, col := nodePos(k)
+				l.fail(line, col, keyText(k), "this security key is in a later YAML document, which is never read (only the first document is)",
+					"Move it into the first document (delete the '---' line above it).")
+			}
 		}
 	}
 	if body != nil {
@@ -179,6 +186,58 @@ func parseConfig(path, home string, data []byte) (*Config, []Warning, error) {
 		return nil, l.warns, l.fatal
 	}
 	return l.cfg, l.warns, nil
+}
+
+// looksLikeBlocklist reports whether an unknown key under security is
+// probably a misspelt website_blocklist (ignoring it would silently leave the
+// blocklist off): its name, case-folded with '-', '.' and ' ' read as '_',
+// mentions a block/black list, or its value is a mapping holding one of the
+// blocklist's keys (enabled, domains, shared_files). Unrelated keys of the
+// described system (tirith_enabled: true, …) stay warnings.
+func (l *loader) looksLikeBlocklist(name string, value ast.Node) bool {
+	n := strings.NewReplacer("-", "_", ".", "_", " ", "_").Replace(strings.ToLower(name))
+	n = strings.ReplaceAll(n, "_", "")
+	if strings.Contains(n, "blocklist") || strings.Contains(n, "blacklist") || strings.Contains(n, "denylist") {
+		return true
+	}
+	es, ok := l.entries(l.deref(value), 0)
+	if !ok {
+		return false
+	}
+	for _, e := range es {
+		switch e.key {
+		case "enabled", "domains", "shared_files":
+			return true
+		}
+	}
+	return false
+}
+
+// securityKeyIn returns the first mapping key anywhere in n that names a
+// security setting (securityHome: security, website_blocklist, domains,
+// shared_files, …), or nil.
+func securityKeyIn(n ast.Node) (found ast.MapKeyNode) {
+	ast.Walk(keyVisitor(func(k ast.MapKeyNode) bool {
+		if found != nil {
+			return false
+		}
+		if securityHome(keyText(k)) != "" {
+			found = k
+			return false
+		}
+		return true
+	}), n)
+	return found
+}
+
+// keyVisitor calls f on every mapping key until f returns false.
+type keyVisitor func(ast.MapKeyNode) bool
+
+func (v keyVisitor) Visit(n ast.Node) ast.Visitor {
+	if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil && !v(mv.Key) {
+		return nil
+	}
+	return v
 }
 
 // maxDepth bounds recursion over nested YAML (mappings, sequences, aliases).
@@ -425,6 +484,9 @@ func (l *loader) block(f *field, prefix string, n ast.Node, depth int) {
 				l.fail(line, col, key, "this security key is in the wrong place and would be ignored", "Move it to "+home+".")
 			} else if prefix == "security.website_blocklist" {
 				l.fail(line, col, key, "unknown key; it would be ignored", fmt.Sprintf("Use one of the keys of %s: %s.", prefix, strings.Join(f.childNames(), ", ")))
+			} else if prefix == "security" && l.looksLikeBlocklist(e.key, e.value) {
+				l.fail(line, col, key, "unknown key that looks like a misspelt website_blocklist; it would be ignored and leave the blocklist off",
+					"Rename it to website_blocklist (security.website_blocklist).")
 			}
 			continue
 		}

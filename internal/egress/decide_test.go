@@ -177,3 +177,36 @@ func TestDecideFirstRequest(t *testing.T) {
 		t.Fatalf("Decide with SensitiveParams = %v", rerr)
 	}
 }
+
+// TestRedirectToMappedIPv6OfBlockedAddress: a blocklist rule naming an IPv4
+// address also covers its IPv4-mapped IPv6 spelling. A hop to
+// http://[::ffff:127.0.0.1]:port/ reaches 127.0.0.1, so with the rule
+// "127.0.0.1" it is refused before it is dialed and the server behind that
+// address receives nothing.
+func TestRedirectToMappedIPv6OfBlockedAddress(t *testing.T) {
+	_, endHits, endAP := countingServer(t, nil)
+	_, startHits, startAP := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, fmt.Sprintf("http://[::ffff:127.0.0.1]:%d/x", endAP.Port()), http.StatusFound)
+	})
+	res := newResolver()
+	res.set("allowed.test", []string{"127.0.0.1"})
+	pol, warns := policy.Load(true, []string{"127.0.0.1"}, nil, t.TempDir())
+	if len(warns) > 0 {
+		t.Fatal(warns)
+	}
+	g := egress.New(egress.Options{Resolver: res, AllowAddrPorts: []netip.AddrPort{startAP, endAP}, Policy: pol})
+	resp, err := g.Client(egress.ClientOptions{Timeout: 5 * time.Second}).Get(fmt.Sprintf("http://allowed.test:%d/", startAP.Port()))
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("hop to the mapped IPv6 form of a blocklisted address was followed")
+	}
+	if rerr := reason.As(err); rerr == nil || rerr.Code != reason.PolicyBlocked {
+		t.Fatalf("err = %v, want policy_blocked", err)
+	}
+	if n := endHits.Load(); n != 0 {
+		t.Fatalf("blocklisted address received %d requests, want 0", n)
+	}
+	if n := startHits.Load(); n != 1 {
+		t.Fatalf("first server received %d requests, want 1", n)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,6 +92,9 @@ type Policy struct {
 type compiledRule struct {
 	Rule
 	glob *regexp.Regexp // non-nil for "*." rules (and any rule with glob syntax)
+	// addr is the rule's address when the pattern is an IP literal, with an
+	// IPv4-mapped IPv6 form reduced to IPv4 (see ipEqual).
+	addr netip.Addr
 }
 
 // Load builds a Policy from the values of security.website_blocklist
@@ -133,6 +137,8 @@ func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []
 				return
 			}
 			cr.glob = re
+		} else {
+			cr.addr = ruleAddr(pat)
 		}
 		p.rules = append(p.rules, cr)
 	}
@@ -235,7 +241,27 @@ func (r compiledRule) match(host string) bool {
 	if r.glob != nil {
 		return r.glob.MatchString(host)
 	}
+	if r.addr.IsValid() {
+		if a := ruleAddr(host); a.IsValid() {
+			return a == r.addr
+		}
+	}
 	return host == r.Pattern || strings.HasSuffix(host, "."+r.Pattern)
+}
+
+// ruleAddr parses an IP-literal host or rule (IPv6 without brackets, as
+// ExtractHost and NormalizeRule give it) and reduces an IPv4-mapped IPv6
+// address (::ffff:a.b.c.d, RFC 4291 §2.5.5.2) to its IPv4 address: a
+// connection to [::ffff:10.0.0.5] reaches 10.0.0.5, so a rule for one
+// blocks the other, and IPv6 rules match whatever notation the URL uses
+// ("::FFFF:7F00:2", "0:0:0:0:0:ffff:127.0.0.2"). It returns the zero Addr
+// for anything else (a host name, a zoned address).
+func ruleAddr(s string) netip.Addr {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Addr{}
+	}
+	return a.Unmap()
 }
 
 // NormalizeRule reduces one blocklist entry to the pattern that is matched
@@ -244,8 +270,8 @@ func (r compiledRule) match(host string) bool {
 //
 // Steps, in order: trim and lower-case; a rule containing "://" is reduced
 // to its URL hostname; a schemeless rule containing ":" or "@" is re-parsed
-// as an authority (dropping port and userinfo; a bare IPv6 literal keeps its
-// colons); anything from the first "/" is cut; trailing dots and one leading
+// as an authority (dropping port and userinfo; a bare IPv6 literal such as
+// "2001:db8::1" is kept whole, a Gatehouse fix: urlsplit would read "2001"); anything from the first "/" is cut; trailing dots and one leading
 // "www." are removed. A rule that still contains "@" is dropped. "*."
 // wildcards are kept. Non-ASCII hosts are converted to their IDNA ASCII
 // form (a Gatehouse addition, so a Unicode rule matches the canonical
@@ -278,7 +304,7 @@ func normalizeRule(s string) (string, bool) {
 		default:
 			value = u.path
 		}
-	} else if strings.ContainsAny(value, ":@") {
+	} else if strings.ContainsAny(value, ":@") && !isBareIPv6(value) {
 		if u, err := pySplit("//" + value); err == nil && u.hostname() != "" {
 			value = u.hostname()
 		}
@@ -298,11 +324,20 @@ func normalizeRule(s string) (string, bool) {
 	return toASCII(value), true
 }
 
+// isBareIPv6 reports whether s is an IPv6 literal without brackets
+// ("2001:db8::1"): a host, not host:port (urlsplit would keep "2001" of it
+// and the rule would never match).
+func isBareIPv6(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is6() && a.Zone() == ""
+}
+
 // HostMatch reports whether host matches one normalised rule pattern
 // (spec §A8). A pattern starting with "*." is a glob in the sense of
 // Python's fnmatch ("*" may span dots; "?" and "[...]" are honoured; the
-// apex does not match). Any other pattern matches the host exactly or as a
-// parent domain on a label boundary. Empty host or pattern never match. The
+// apex does not match). An IP-literal pattern matches the same address in
+// any notation, IPv4-mapped IPv6 included (see ruleAddr). Any other pattern
+// matches the host exactly or as a parent domain on a label boundary. Empty host or pattern never match. The
 // matcher never strips "www." (NormalizeRule does that for configured rules).
 // Both arguments are expected lower-case, as ExtractHost and NormalizeRule
 // return them.
@@ -313,6 +348,9 @@ func HostMatch(host, pattern string) bool {
 	if strings.HasPrefix(pattern, "*.") {
 		re, err := compileGlob(pattern)
 		return err == nil && re.MatchString(host)
+	}
+	if pa, ha := ruleAddr(pattern), ruleAddr(host); pa.IsValid() && ha.IsValid() {
+		return pa == ha
 	}
 	return host == pattern || strings.HasSuffix(host, "."+pattern)
 }

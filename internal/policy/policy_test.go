@@ -358,3 +358,38 @@ func FuzzExtractHost(f *testing.F) {
 		}
 	})
 }
+
+// TestIPRuleMatchesEveryNotation: an IP-literal rule blocks the same address
+// however the URL writes it. A URL's IPv6 host is canonicalised
+// (WHATWG) before the policy sees it, so [::ffff:127.0.0.2] arrives as
+// "::ffff:7f00:2"; a connection to it reaches 127.0.0.2, so the rule
+// "127.0.0.2" must block it (and the other way round).
+func TestIPRuleMatchesEveryNotation(t *testing.T) {
+	for _, c := range []struct {
+		rule, url string
+		blocked   bool
+	}{
+		{"127.0.0.2", "http://[::ffff:7f00:2]:8080/", true},
+		{"127.0.0.2", "http://[::ffff:127.0.0.2]/", true},
+		{"10.0.0.5", "http://[0:0:0:0:0:ffff:a00:5]/", true},
+		{"::ffff:10.0.0.5", "http://10.0.0.5/", true},
+		{"[::FFFF:A00:5]", "http://10.0.0.5/", true},
+		{"2001:db8::1", "http://[2001:0db8:0:0:0:0:0:1]/", true},
+		{"127.0.0.2", "http://127.0.0.3/", false},
+		{"127.0.0.2", "http://[::7f00:2]/", false}, // IPv4-compatible, not mapped: a different address
+		{"2001:db8::1", "http://[2001:db8::2]/", false},
+	} {
+		p, warns := Load(true, []string{c.rule}, nil, "")
+		if len(warns) != 0 {
+			t.Fatalf("rule %q: warnings %v", c.rule, warns)
+		}
+		b := p.Check(c.url)
+		if (b != nil) != c.blocked {
+			t.Errorf("rule %q, %s: blocked = %v, want %v", c.rule, c.url, b != nil, c.blocked)
+		}
+		pat, _ := NormalizeRule(c.rule)
+		if got := HostMatch(ExtractHost(c.url), pat); got != c.blocked {
+			t.Errorf("HostMatch(%q, %q) = %v, want %v", ExtractHost(c.url), pat, got, c.blocked)
+		}
+	}
+}

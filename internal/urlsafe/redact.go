@@ -20,7 +20,9 @@ const maxRedactRounds = 64
 // would refuse in a URL is what Redact removes from text:
 //
 //   - a spec §A7 prefix token keeps its vendor prefix ("sk-[REDACTED]",
-//     "ghp_[REDACTED]") so a reader still sees what kind of key it was;
+//     "ghp_[REDACTED]") so a reader still sees what kind of key it was; a
+//     token that runs on through percent-escapes ("sk-proj-abc…%6Blmn…") is
+//     removed up to the end of that run (encodedTail);
 //   - a JSON Web Token becomes "eyJ[REDACTED]";
 //   - the password of URL userinfo ("https://user:pw@host") becomes
 //     "user:[REDACTED]@";
@@ -51,6 +53,7 @@ func Redact(s string) string {
 		if kind != jwtKind {
 			keep = tokenPrefix(out[start:end])
 		}
+		end = encodedTail(out, end)
 		out = out[:start] + keep + Redacted + out[end:]
 	}
 	out = redactURLParts(out)
@@ -77,6 +80,35 @@ func Redact(s string) string {
 		return Redacted
 	}
 	return out
+}
+
+// encodedTail returns the end of the token that ends at s[end] when it
+// continues through percent-escapes: the raw matcher stops at the first '%'
+// of "sk-proj-abcdefghij%6Blmnop…", but a server decoding the URL reads one
+// key "sk-proj-abcdefghijklmnop…", so the rest of it must go too. The run
+// is extended over token characters, '.', and %XX escapes of those (or of
+// '%' itself, for double encoding); an escape of anything else (%20, %2F,
+// %26) ends it.
+func encodedTail(s string, end int) int {
+	e := end
+	for e < len(s) {
+		c := s[e]
+		if isTokenChar(c) || c == '.' {
+			e++
+			continue
+		}
+		if c == '%' && e+2 < len(s) && isHex(s[e+1]) && isHex(s[e+2]) {
+			if d := unhex(s[e+1])<<4 | unhex(s[e+2]); isTokenChar(d) || d == '.' || d == '%' {
+				e += 3
+				continue
+			}
+		}
+		break
+	}
+	if e > end && strings.IndexByte(s[end:e], '%') < 0 {
+		return end // no escape: the matcher's own boundary stands
+	}
+	return e
 }
 
 // passwordLeft reports whether s, read as one URL, has a userinfo password

@@ -1,6 +1,7 @@
 package urlsafe
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,42 @@ func FuzzRedact(f *testing.F) {
 			t.Fatalf("password survived: %q", r)
 		}
 	})
+}
+
+// TestRedactTokenRunningOnThroughEscapes: a key with a percent-escape in
+// its body ("…abcdefghij%6Blmnop…", the letter k encoded) is matched raw up
+// to the escape only; a server decoding the URL reads one key, so no part of
+// its body may survive redaction (the tail used to be printed: the refused
+// hop's message showed "sk-[REDACTED]%6blmnopqrstuvwxyz012345").
+func TestRedactTokenRunningOnThroughEscapes(t *testing.T) {
+	const body = "abcdefghijklmnopqrstuvwxyz012345"
+	for i := 10; i < len(body); i++ {
+		enc := fmt.Sprintf("%s%%%02X%s", body[:i], body[i], body[i+1:])
+		for _, in := range []string{
+			"http://127.0.0.1:18092/f?q=sk-proj-" + enc,
+			"http://127.0.0.1:18092/f?q=sk-proj-" + enc + "&page=2",
+			"redirect hop 1 (to http://x.example/f?q=sk-proj-" + enc + ") was refused",
+			"http://x.example/f?q=sk-proj-" + strings.Replace(enc, "%", "%25", 1),
+		} {
+			got := Redact(in)
+			if tail := body[i+1:]; len(tail) >= 4 && strings.Contains(got, tail) {
+				t.Errorf("Redact(%q) = %q keeps the key's tail %q", in, got, tail)
+			}
+			if !strings.Contains(got, "sk-"+Redacted) {
+				t.Errorf("Redact(%q) = %q, want sk-%s", in, got, Redacted)
+			}
+		}
+	}
+	// An escape of a separator ends the run: what follows is not the key.
+	for in, want := range map[string]string{
+		"https://x.example/?q=sk-proj-" + body + "%20and%20more": "https://x.example/?q=sk-" + Redacted + "%20and%20more",
+		"https://x.example/?q=sk-proj-" + body + "%26page%3D2":   "https://x.example/?q=sk-" + Redacted + "%26page%3D2",
+		"see sk-proj-" + body + " 100%25 sure":                   "see sk-" + Redacted + " 100%25 sure",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
 }
 
 func TestRedactPasswordForms(t *testing.T) {

@@ -36,7 +36,8 @@ type SearchRequest struct {
 
 // UnsafeURL flags a result URL Gatehouse would refuse to fetch: it carries a
 // credential (secret_in_url, sensitive_query_param, credentials_in_url; the
-// row's url then has its query and fragment cut) or points at a private or
+// row's url then has its query and fragment cut, and like every row URL is
+// passed through urlsafe.Redact, so a key in the host or path is removed too) or points at a private or
 // metadata address (ssrf_private, ssrf_metadata; judged without DNS), or is
 // not an http(s) URL (unsupported_scheme, invalid_url).
 type UnsafeURL struct {
@@ -205,6 +206,12 @@ func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *Sea
 		r := out.Rows[i]
 		row := SearchRow{Title: r.Title, URL: r.URL, Description: r.Description, Position: i + 1}
 		s.flagURL(&row)
+		// URLs are redacted always, title and description (page content)
+		// while security.redact_secrets is on, as extract content is.
+		row.URL = urlsafe.Redact(row.URL)
+		if s.d.Config.Security.RedactSecrets {
+			row.Title, row.Description = urlsafe.Redact(row.Title), urlsafe.Redact(row.Description)
+		}
 		rows = append(rows, row)
 	}
 	s.d.Logger.Debug("web_search", "provider", res.Name, "query_sha256", fp, "rows", len(rows), "cached", hit,

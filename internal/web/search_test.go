@@ -166,6 +166,38 @@ func TestSearchFlagsUnsafeURLs(t *testing.T) {
 	}
 }
 
+// TestSearchRowsNeverCarryASecret: a result URL with a key in its host,
+// path or userinfo is flagged and printed redacted (cutting the query alone
+// left "https://sk-proj-….example/" in the row); a title or description
+// quoting a key is redacted while security.redact_secrets is on.
+func TestSearchRowsNeverCarryASecret(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+	f := &braveFake{rows: []map[string]string{
+		{"title": "host", "url": "https://" + key + ".example/"},
+		{"title": "path", "url": "https://x.example/keys/" + key + "/view"},
+		{"title": "userinfo", "url": "https://bob:" + key + "@x.example/"},
+		{"title": "encoded", "url": "https://x.example/k/sk-proj-abcdefghij%6Blmnopqrstuvwxyz0123456789"},
+		{"title": "quoted " + key, "url": "https://ok.example/", "description": "the key is " + key},
+	}}
+	h := braveHarness(t, f)
+	resp := h.svc.Search(context.Background(), web.SearchRequest{Query: "q", Limit: 10})
+	if !resp.Success || len(resp.Data.Web) != 5 {
+		t.Fatalf("%+v", resp)
+	}
+	for i, r := range resp.Data.Web {
+		b, _ := json.Marshal(r)
+		if strings.Contains(string(b), "abcdefghij") || strings.Contains(string(b), "lmnopqrstuvwxyz") {
+			t.Errorf("row %d carries the key: %s", i, b)
+		}
+		if i < 4 && (r.UnsafeURL == nil || r.UnsafeURL.Reason != reason.SecretInURL) {
+			t.Errorf("row %d (%s) not flagged secret_in_url: %+v", i, r.URL, r.UnsafeURL)
+		}
+	}
+	if got := resp.Data.Web[4]; got.UnsafeURL != nil || got.URL != "https://ok.example/" {
+		t.Errorf("clean URL changed or flagged: %+v", got)
+	}
+}
+
 func TestSearchInterruptedAndEmpty(t *testing.T) {
 	h := braveHarness(t, &braveFake{})
 	ctx, cancel := context.WithCancel(context.Background())

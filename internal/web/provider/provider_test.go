@@ -394,3 +394,82 @@ func TestDoctorAdvice(t *testing.T) {
 		t.Errorf("report JSON: %s", b)
 	}
 }
+
+// TestDoctorFlagsUnusableEndpoint: a SEARXNG_URL or FIRECRAWL_API_URL that
+// egress refuses on every call (a metadata address, not http(s), not a URL,
+// a password in it) is reported before it bites; doctor said "ready" and
+// "No problems found" while every search failed. The value is never shown; a
+// private address is a fine configured origin.
+func TestDoctorFlagsUnusableEndpoint(t *testing.T) {
+	for _, c := range []struct {
+		val  string
+		code reason.Code
+	}{
+		{"http://169.254.169.254/", reason.SSRFMetadata},
+		{"ftp://127.0.0.1/", reason.UnsupportedScheme},
+		{"searx.lan:8888", reason.UnsupportedScheme}, // no "http://": read as scheme searx.lan
+		{"http://admin:hunter2secret@10.0.0.2:8888/", reason.CredentialsInURL},
+	} {
+		r := provider.Doctor(settings(map[string]string{"SEARXNG_URL": c.val}), true)
+		var found *provider.Advice
+		for i, a := range r.Advice {
+			if a.Code == "endpoint_invalid" {
+				found = &r.Advice[i]
+			}
+		}
+		if found == nil || found.Severity != "error" || !strings.Contains(found.Message, string(c.code)) || found.Fix == "" || !r.Failed() {
+			t.Errorf("SEARXNG_URL=%s: advice %+v", c.val, r.Advice)
+		}
+		for _, p := range r.Providers {
+			if p.Name == "searxng" && p.Ready {
+				t.Errorf("SEARXNG_URL=%s: searxng still ready", c.val)
+			}
+		}
+		b, _ := json.Marshal(r)
+		if strings.Contains(string(b), "hunter2") || strings.Contains(string(b), "169.254") {
+			t.Errorf("report carries the value: %s", b)
+		}
+	}
+	for _, ok := range []string{"http://10.0.0.2:8888/", "https://searx.example/", "http://localhost:8080/searx"} {
+		r := provider.Doctor(settings(map[string]string{"SEARXNG_URL": ok}), true)
+		for _, a := range r.Advice {
+			if a.Code == "endpoint_invalid" {
+				t.Errorf("SEARXNG_URL=%s flagged: %+v", ok, a)
+			}
+		}
+	}
+	// A firecrawl endpoint nobody selected is a warning, not a failure.
+	st := settings(map[string]string{"FIRECRAWL_API_URL": "ftp://x/"})
+	st.SearchBackend = "ddgs"
+	r := provider.Doctor(st, true)
+	if r.Failed() {
+		t.Errorf("unselected firecrawl endpoint fails doctor: %+v", r.Advice)
+	}
+	for _, a := range r.Advice {
+		if a.Code == "endpoint_invalid" && a.Severity != "warning" {
+			t.Errorf("unselected firecrawl endpoint: %+v", a)
+		}
+	}
+}
+
+// TestResolveErrorsNeverEchoASecret: an API key pasted as a backend name
+// (web.backend: sk-proj-…) is not printed back by unknown_backend or
+// provider_disabled (doctor, extract rows and search errors showed it).
+func TestResolveErrorsNeverEchoASecret(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"
+	for _, s := range []provider.Settings{
+		{Backend: key, Env: envOf(nil)},
+		{SearchBackend: key, ExtractBackend: key, Disabled: []string{key}, Env: envOf(nil)},
+	} {
+		for _, c := range []provider.Capability{provider.CapSearch, provider.CapExtract} {
+			_, err := provider.Resolve(c, s)
+			if err == nil || strings.Contains(err.Message, "abcdefghij") {
+				t.Errorf("Resolve(%v) = %v", c, err)
+			}
+		}
+		b, _ := json.Marshal(provider.Doctor(s, true))
+		if strings.Contains(string(b), "abcdefghij") {
+			t.Errorf("doctor report carries the key: %s", b)
+		}
+	}
+}

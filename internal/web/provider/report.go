@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // Presence says whether a variable is set: never its value.
@@ -110,6 +111,27 @@ func Doctor(s Settings, rescueSetting bool) *Report {
 	}
 	r.Search = resolved(CapSearch, s)
 	r.Extract = resolved(CapExtract, s)
+	// A configured endpoint that egress will refuse (not an http(s) URL, a
+	// metadata address, a password in it): every call to that backend would
+	// fail, so say so now. The message never carries the value.
+	for i, sp := range specs {
+		if sp.URLEnv == "" || !s.HasURL(sp) {
+			continue
+		}
+		e := endpointProblem(s.env(sp.URLEnv))
+		if e == nil {
+			continue
+		}
+		r.Providers[i].Ready, r.Providers[i].Mode = false, ""
+		r.Providers[i].Note = sp.URLEnv + " cannot be used (" + string(e.Code) + ")"
+		sev := "warning"
+		if r.Search.Backend == sp.Name || r.Extract.Backend == sp.Name {
+			sev = "error"
+		}
+		r.Advice = append(r.Advice, Advice{Severity: sev, Code: "endpoint_invalid",
+			Message: fmt.Sprintf("%s is set, but %s would refuse every call to it [%s]: %s", sp.URLEnv, sp.Label, e.Code, e.Message),
+			Fix:     "set " + sp.URLEnv + " to the instance's base URL (http:// or https://, no password, not a metadata address) in $GATEHOUSE_HOME/.env or the environment"})
+	}
 	r.Keyless.Fallback = s.KeylessFallback
 	r.Keyless.Rescue = s.KeylessRescue
 	r.Keyless.Ring = RingWalk(RingOrder[0], true, 0, s.paidPinned())
@@ -184,6 +206,28 @@ func resolved(c Capability, s Settings) ResolvedStatus {
 	}
 	st.Backend, st.Mode, st.Why = res.Name, res.Mode, res.Why
 	return st
+}
+
+// endpointProblem is the refusal egress would give every request to a
+// configured self-hosted endpoint (SEARXNG_URL, FIRECRAWL_API_URL), judged
+// without DNS: unparseable, not http(s), a secret or password in it, or a
+// metadata address. A private address is fine (a configured origin is
+// allowed for its host and port). nil when none applies.
+func endpointProblem(raw string) *reason.Error {
+	if e := urlsafe.FindSecret(raw); e != nil {
+		return e
+	}
+	u, perr := urlsafe.Parse(raw)
+	if perr != nil {
+		return perr
+	}
+	if e := urlsafe.CheckSecrets(raw, u, false); e != nil {
+		return e
+	}
+	if e := (urlsafe.Options{}).CheckStatic(u); e != nil && e.Code != reason.SSRFPrivate {
+		return e
+	}
+	return nil
 }
 
 func extractSuggestion(s Settings) string {

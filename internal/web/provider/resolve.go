@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // Capability is what a call needs from a backend.
@@ -135,13 +136,13 @@ func Resolve(c Capability, s Settings) (Resolution, *reason.Error) {
 			if Canonical(d) == name {
 				return Resolution{}, reason.Newf(reason.ProviderDisabled, "",
 					"The %s backend %q (%s) is disabled by web.disabled_providers. Remove it from that list to re-enable it (`gatehouse config set web.disabled_providers []`), or %s",
-					c, name, key, lowerFirst(fixFor(c)))
+					c, urlsafe.Redact(name), key, lowerFirst(fixFor(c)))
 			}
 		}
 		switch {
 		case !known:
 			return Resolution{}, reason.Newf(reason.UnknownBackend, "",
-				"%s names %q, which is not a registered web provider; Gatehouse never silently switches to another one. %s", key, name, fixFor(c))
+				"%s names %q, which is not a registered web provider; Gatehouse never silently switches to another one. %s", key, urlsafe.Redact(name), fixFor(c))
 		case c == CapExtract && !sp.Extract:
 			return Resolution{}, reason.Newf(reason.SearchOnlyBackend, "",
 				"%s (%q, from %s) is a search-only backend and cannot extract URL content. Set web.extract_backend to one of %s: `gatehouse config set web.extract_backend direct`.",

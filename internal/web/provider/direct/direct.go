@@ -299,6 +299,10 @@ func safeCause(err error) string {
 		return "the server closed the connection without a complete answer."
 	case strings.Contains(s, "certificate"), strings.Contains(s, "tls:"):
 		return "TLS handshake failed (certificate or protocol problem)."
+	case strings.Contains(s, "failed to parse Location header"):
+		// net/http refuses some Locations a browser would follow (a
+		// percent-encoded host such as evil%2eexample): nothing is dialed.
+		return "the server redirected to a Location that cannot be parsed (for example a percent-encoded host name); the redirect was not followed and nothing was sent to its target."
 	}
 	return "network error."
 }

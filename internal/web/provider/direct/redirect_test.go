@@ -66,3 +66,32 @@ func TestFetchRedirectThroughBlockedHost(t *testing.T) {
 		t.Fatalf("blocklisted server received %d requests, want 0", n)
 	}
 }
+
+// TestUnparseableLocationNamed: a Location net/http cannot parse (a
+// percent-encoded host, which a browser would decode) is not followed, its
+// target gets nothing, and the error says what happened instead of
+// "network error".
+func TestUnparseableLocationNamed(t *testing.T) {
+	var hits atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(target.Close)
+	tap := netip.MustParseAddrPort(target.Listener.Addr().String())
+	start := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Location"] = []string{fmt.Sprintf("http://evil%%2eblocked.test:%d/x", tap.Port())}
+		w.WriteHeader(http.StatusFound)
+	}))
+	t.Cleanup(start.Close)
+	sap := netip.MustParseAddrPort(start.Listener.Addr().String())
+	g := egress.New(egress.Options{
+		Resolver:       mapResolver{"start.test": netip.MustParseAddr("127.0.0.1"), "evil.blocked.test": netip.MustParseAddr("127.0.0.1")},
+		AllowAddrPorts: []netip.AddrPort{tap, sap},
+	})
+	p := direct.New(direct.Options{Guard: g}).Fetch(context.Background(), fmt.Sprintf("http://start.test:%d/", sap.Port()))
+	rerr := reason.As(p.Err)
+	if rerr == nil || rerr.Code != reason.FetchFailed || !strings.Contains(rerr.Message, "redirected to a Location that cannot be parsed") {
+		t.Fatalf("err = %v", p.Err)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("redirect target received %d requests", n)
+	}
+}

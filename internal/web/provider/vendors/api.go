@@ -23,6 +23,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -63,6 +64,34 @@ type request struct {
 	accept string
 }
 
+// joinEndpoint appends path (which may carry a query) to a configured base
+// URL. A base may carry a query of its own (SEARXNG_URL=https://searx.lan/?
+// token=…, for an instance behind a proxy that wants it): path goes before
+// it and the two queries are joined, base first, instead of being glued
+// after the base's query (".../?token=x/search?q=…"). A base that does not
+// parse, or has no query, is concatenated as it is.
+func joinEndpoint(base, path string) string {
+	i := strings.IndexAny(base, "?#")
+	if i < 0 {
+		return base + path
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return base + path
+	}
+	p, q, _ := strings.Cut(path, "?")
+	u.Path = strings.TrimRight(u.Path, "/") + p
+	u.RawPath = ""
+	switch {
+	case u.RawQuery == "":
+		u.RawQuery = q
+	case q != "":
+		u.RawQuery += "&" + q
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
 // do sends req and returns the body of a 2xx answer. Status and transport
 // failures are *reason.Error (see the package doc).
 func (a *api) do(ctx context.Context, req request) ([]byte, error) {
@@ -78,7 +107,7 @@ func (a *api) do(ctx context.Context, req request) ([]byte, error) {
 		}
 		rd, ctype = bytes.NewReader(b), "application/json"
 	}
-	hr, err := http.NewRequestWithContext(ctx, req.method, a.base+req.path, rd)
+	hr, err := http.NewRequestWithContext(ctx, req.method, joinEndpoint(a.base, req.path), rd)
 	if err != nil {
 		return nil, reason.Wrap(reason.VendorError, "", a.label+": invalid endpoint URL; check "+a.endpointHint()+".", err)
 	}

@@ -603,3 +603,37 @@ func TestBuildSelfHostedOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointBaseWithQuery: a configured base URL carrying a query
+// (SEARXNG_URL=http://host/searx/?token=t) gets the API path before that
+// query and the two queries joined; it used to be glued after it
+// ("/searx/?token=t/search?format=json&q=…"), so the instance saw a token of
+// "t/search?format=json" and no q.
+func TestEndpointBaseWithQuery(t *testing.T) {
+	var got *http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Clone(context.Background())
+		writeJSON(w, map[string]any{"results": []any{}})
+	}))
+	defer srv.Close()
+	for _, base := range []string{srv.URL + "/searx/?token=t", srv.URL + "/searx?token=t#frag"} {
+		got = nil
+		if _, err := NewSearXNG(Options{Client: srv.Client(), Base: base}).Search(context.Background(), "golang generics", 5); err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		if got == nil || got.URL.Path != "/searx/search" || got.URL.Query().Get("token") != "t" ||
+			got.URL.Query().Get("q") != "golang generics" || got.URL.Query().Get("format") != "json" {
+			t.Errorf("base %s: request %v", base, got.URL)
+		}
+	}
+	for base, want := range map[string]string{
+		"https://h.example":                "https://h.example/search?q=1",
+		"https://h.example/sub":            "https://h.example/sub/search?q=1",
+		"https://h.example/?k=v":           "https://h.example/search?k=v&q=1",
+		"https://h.example/a/?k=v&k2=v2#f": "https://h.example/a/search?k=v&k2=v2&q=1",
+	} {
+		if got := joinEndpoint(base, "/search?q=1"); got != want {
+			t.Errorf("joinEndpoint(%q) = %q, want %q", base, got, want)
+		}
+	}
+}
