@@ -170,3 +170,26 @@ func TestDoctorListsUnavailableSearchTool(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 }
+
+// TestSearchKeepsTypedSelectionErrors: a search backend that cannot work is
+// refused with its own reason code (unknown_backend, missing_key,
+// provider_disabled), the one doctor and docs/providers.md name, not a
+// generic tool_unavailable.
+func TestSearchKeepsTypedSelectionErrors(t *testing.T) {
+	t.Setenv("TAVILY_API_KEY", "")
+	cases := []struct{ yaml, want string }{
+		{"web:\n  search_backend: nonsense\n", "unknown_backend"},
+		{"web:\n  search_backend: tavily\n", "missing_key"},
+		{"web:\n  search_backend: tavily\n  disabled_providers: [tavily]\n", "provider_disabled"},
+	}
+	for _, c := range cases {
+		home := t.TempDir()
+		if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(c.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs := cli(t, home, "search", "--json", "harbour tides")
+		if code != 1 || !strings.Contains(out, `"reason": "`+c.want+`"`) && !strings.Contains(out, `"reason":"`+c.want+`"`) {
+			t.Errorf("%q: exit %d, want reason %s\nout: %s\nerr: %s", c.yaml, code, c.want, out, errs)
+		}
+	}
+}

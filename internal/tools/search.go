@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -51,7 +50,7 @@ func searchTool(svc *web.Service) *Tool {
 		},
 		Available: func() error {
 			if err := svc.SearchAvailable(); err != nil {
-				return errors.New(err.Message)
+				return err // typed: unknown_backend, missing_key, provider_disabled, search_only_backend
 			}
 			return nil
 		},

@@ -346,7 +346,8 @@ func (r *Registry) Lookup(name string) (*Tool, bool) {
 // tool's input schema, applies schema defaults and runs the handler with the
 // task id in ctx (TaskID). An unknown tool name is a Go error (a surface
 // turns it into its own protocol error); an unusable tool and invalid
-// arguments are refusals (reason tool_unavailable / invalid_arguments). A
+// arguments are refusals (reason tool_unavailable / invalid_arguments; an
+// Available error that is a *reason.Error keeps its own code). A
 // non-nil error from the handler is returned as is.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, opts Options) (*Result, error) {
 	t, ok := r.Lookup(name)
@@ -354,6 +355,11 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 		return nil, fmt.Errorf("tools: no tool named %q", name)
 	}
 	if err := t.Usable(); err != nil {
+		// A typed cause (e.g. web_search's unknown_backend or missing_key)
+		// keeps its own code, so the caller sees the fix it names.
+		if rerr := reason.As(err); rerr != nil {
+			return refused(rerr), nil
+		}
 		return refused(reason.Newf(reason.ToolUnavailable, "", "%s is not available in this process: %v", name, err)), nil
 	}
 	args, verr := t.validate(args)
