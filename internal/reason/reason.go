@@ -57,6 +57,22 @@ const (
 	StrictSelection        Code = "strict_selection"
 	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
+
+	// Browser toolset (spec §B2, §B8, §B14).
+	ChromiumMissing  Code = "chromium_missing"
+	BrowserFailed    Code = "browser_failed"
+	CommandTimeout   Code = "command_timeout"
+	NavigationFailed Code = "navigation_failed"
+	RedirectPrivate  Code = "redirect_private"
+	RedirectMetadata Code = "redirect_metadata"
+	PageBlocked      Code = "page_blocked"
+	StaleRef         Code = "stale_ref"
+	ClickIntercepted Code = "click_intercepted"
+	NotEditable      Code = "not_editable"
+	InvalidDirection Code = "invalid_direction"
+	InvalidKey       Code = "invalid_key"
+	NoHistory        Code = "no_history"
+	EvalFailed       Code = "eval_failed"
 )
 
 // codes documents every Code. A test asserts each constant above is listed.
@@ -88,6 +104,21 @@ var codes = map[Code]string{
 	StrictSelection:        "the configured backend name is not a registered provider (spec §A4.4)",
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
+
+	ChromiumMissing:  "no Chromium binary was found (browser.executable_path, CHROME_PATH, /usr/lib/chromium/chromium, PATH); install it, e.g. apt-get install -y chromium",
+	BrowserFailed:    "the browser or its session could not be started, or the tab crashed; the session is dropped and the next call starts a fresh one",
+	CommandTimeout:   "a browser command exceeded browser.command_timeout (navigation: max(timeout, 60 s), spec §B5)",
+	NavigationFailed: "the browser could not load the page (connection refused, DNS failure, refused by the egress proxy, …)",
+	RedirectPrivate:  "the navigation's redirect chain ended on a private/internal address; the tab was reset to about:blank (spec §B8.1 step 6)",
+	RedirectMetadata: "the navigation's redirect chain ended on a cloud metadata endpoint; the tab was reset to about:blank (spec §B8.1 step 6)",
+	PageBlocked:      "the tab's current page URL is refused by the gates (a script may have navigated it); content withheld and input refused (spec §B8.2)",
+	StaleRef:         "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
+	ClickIntercepted: "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",
+	NotEditable:      "browser_type was given a ref that is not a text field or editable element",
+	InvalidDirection: "browser_scroll direction is not up or down (case-sensitive, spec §B2)",
+	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
+	NoHistory:        "browser_back has no earlier history entry in this tab",
+	EvalFailed:       "browser_console's expression threw or could not be serialised",
 }
 
 // Doc returns the one-line documentation of c, or "" for an unknown code.
