@@ -183,6 +183,9 @@ func CommandTimeouts(seconds int) Timeouts {
 	return Timeouts{Command: c, Open: max(c, 60), FirstOpen: max(c, 120)}
 }
 
+// item is a snapshot line without its indentation and "- " bullet.
+func item(l string) string { return strings.TrimPrefix(strings.TrimSpace(l), "- ") }
+
 // maxDeltaLines caps a snapshot delta.
 const maxDeltaLines = 40
 
@@ -206,9 +209,9 @@ func Delta(before, after string) string {
 				continue
 			}
 			if m := refRe.FindStringSubmatch(l); m != nil {
-				byRef[m[1]] = keyed{strings.TrimSpace(l), i}
+				byRef[m[1]] = keyed{item(l), i}
 			} else {
-				plain[strings.TrimSpace(l)]++
+				plain[item(l)]++
 			}
 			order = append(order, l)
 		}
@@ -218,7 +221,7 @@ func Delta(before, after string) string {
 	aRef, aPlain, aOrder := index(after)
 	var out []string
 	for _, l := range aOrder {
-		t := strings.TrimSpace(l)
+		t := item(l)
 		if m := refRe.FindStringSubmatch(l); m != nil {
 			old, ok := bRef[m[1]]
 			switch {
@@ -237,7 +240,7 @@ func Delta(before, after string) string {
 		out = append(out, "+ "+t)
 	}
 	for _, l := range strings.Split(before, "\n") {
-		t := strings.TrimSpace(l)
+		t := item(l)
 		if t == "" {
 			continue
 		}

@@ -69,6 +69,7 @@ const (
 	StaleRef         Code = "stale_ref"
 	ClickIntercepted Code = "click_intercepted"
 	NotEditable      Code = "not_editable"
+	NotVisible       Code = "element_not_visible"
 	InvalidDirection Code = "invalid_direction"
 	InvalidKey       Code = "invalid_key"
 	NoHistory        Code = "no_history"
@@ -114,6 +115,7 @@ var codes = map[Code]string{
 	PageBlocked:      "the tab's current page URL is refused by the gates (a script may have navigated it); content withheld and input refused (spec §B8.2)",
 	StaleRef:         "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
 	ClickIntercepted: "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",
+	NotVisible:       "the ref names an element that has no visible box to click (hidden, collapsed or zero-sized); scroll or open its container, then snapshot again",
 	NotEditable:      "browser_type was given a ref that is not a text field or editable element",
 	InvalidDirection: "browser_scroll direction is not up or down (case-sensitive, spec §B2)",
 	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
