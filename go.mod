@@ -8,6 +8,7 @@ require (
 	github.com/andybalholm/brotli v1.3.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f
+	github.com/google/jsonschema-go v0.4.3
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/markusmobius/go-trafilatura v1.12.2
 	github.com/nlnwa/whatwg-url v0.6.2

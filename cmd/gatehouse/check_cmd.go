@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -27,37 +28,39 @@ browser's: credential-named query parameters are allowed, and with --backend loc
 Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage error.`,
 		Args: argsMin(1, "at least one URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var mode web.CheckMode
 			switch forTool {
-			case "extract":
-				mode.Extract = true
-			case "browser":
+			case "extract", "browser":
 			default:
 				return usageError{fmt.Errorf("--for must be extract or browser, not %q", forTool)}
 			}
 			if backend != "local" && backend != "cloud" {
 				return usageError{fmt.Errorf("--backend must be local or cloud, not %q", backend)}
 			}
-			if err := a.load(); err != nil {
+			reg, err := a.registry()
+			if err != nil {
 				return err
-			}
-			cfg := *a.cfg
-			if !mode.Extract && (backend == "local" || cfg.Browser.AllowPrivateURLs) {
-				// A local browser may open private pages (spec §B8.1 3b); metadata stays blocked.
-				cfg.Security.AllowPrivateURLs = true
-			}
-			guard, warns := web.NewGuard(&cfg, nil, nil)
-			pol, pw := web.LoadPolicy(&cfg, a.home)
-			for _, w := range append(warns, pw...) {
-				fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
 			}
 			ctx, cancel, _ := signalContext()
 			defer cancel()
-			results := make([]web.CheckResult, len(args))
+			var results []web.CheckResult
+			for len(args) > 0 { // web_check takes tools.MaxCheckURLs per call
+				n := min(len(args), tools.MaxCheckURLs)
+				res, err := reg.CallValue(ctx, tools.WebCheck, tools.CheckInput{URLs: args[:n], For: forTool, Backend: backend},
+					tools.Options{Surface: tools.SurfaceCLI, Task: cliTask()})
+				if err != nil {
+					return err
+				}
+				out, ok := res.Value.(*tools.CheckOutput)
+				if !ok {
+					b, _ := res.JSON(false)
+					return fmt.Errorf("web_check refused: %s", b)
+				}
+				results = append(results, out.Results...)
+				args = args[n:]
+			}
 			refused := false
-			for i, u := range args {
-				results[i] = web.CheckURL(ctx, guard, pol, u, mode)
-				refused = refused || !results[i].Allowed
+			for _, r := range results {
+				refused = refused || !r.Allowed
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)

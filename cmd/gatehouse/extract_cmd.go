@@ -1,15 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -43,35 +44,43 @@ interrupted).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.load(); err != nil {
+			reg, err := a.registry()
+			if err != nil {
 				return err
 			}
-			svc, warns := web.Open(web.Env{
-				Home: a.home, Config: a.cfg, Logger: a.logger,
-				Debug: os.Getenv("GATEHOUSE_DEBUG") == "1",
-			})
-			for _, w := range warns {
-				fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
-			}
-			req := web.ExtractRequest{}
+			in := tools.ExtractInput{}
 			for _, u := range args {
-				req.URLs = append(req.URLs, u)
+				in.URLs = append(in.URLs, u)
 			}
 			if cmd.Flags().Changed("char-limit") {
-				req.CharLimit = charLimit
+				in.CharLimit = &charLimit
 			}
 			ctx, cancel, sigExit := signalContext()
 			defer cancel()
-			stop := a.progress(len(args))
-			resp := svc.Extract(ctx, req)
+			prog, stop := a.progress(len(args))
+			res, err := reg.CallValue(ctx, tools.WebExtract, in, tools.Options{Surface: tools.SurfaceCLI, Task: cliTask(), Progress: prog})
 			stop()
+			reg.EndTask(cliTask())
+			if err != nil {
+				return err
+			}
+			out, ok := res.Value.(*tools.ExtractOutput)
+			if !ok { // refused before the handler ran (invalid arguments)
+				b, _ := res.JSON(true)
+				if asJSON {
+					a.stdout.Write(b)
+				} else {
+					fmt.Fprintf(a.stderr, "gatehouse: refused: %s", b)
+				}
+				return exitError{1}
+			}
+			resp := out.ExtractResponse
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(resp); err != nil {
+				b, err := res.JSON(true)
+				if err != nil {
 					return err
 				}
+				a.stdout.Write(b)
 			} else {
 				a.printMarkdown(resp)
 			}
@@ -94,22 +103,25 @@ interrupted).`,
 	return c
 }
 
-// progress shows a one-line progress indicator on stderr for batches when stderr
-// is a terminal; the returned func clears it.
-func (a *app) progress(n int) func() {
+// progress shows a one-line progress indicator on stderr for batches when
+// stderr is a terminal: elapsed time and URLs finished, fed by the tool's
+// progress reports (the same ones MCP clients get). It returns the reporter
+// to pass to the tool and a func that clears the line.
+func (a *app) progress(n int) (report func(done, total int, msg string), stop func()) {
 	f, ok := a.stderr.(*os.File)
 	if n < 2 || !ok || !term.IsTerminal(int(f.Fd())) {
-		return func() {}
+		return nil, func() {}
 	}
 	start := time.Now()
+	var finished atomic.Int64
 	done := make(chan struct{})
-	finished := make(chan struct{})
+	exited := make(chan struct{})
 	go func() {
-		defer close(finished)
+		defer close(exited)
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
-			fmt.Fprintf(f, "\rgatehouse: extracting %d URLs… %.1fs", n, time.Since(start).Seconds())
+			fmt.Fprintf(f, "\rgatehouse: extracting %d URLs… %d/%d done, %.1fs", n, finished.Load(), n, time.Since(start).Seconds())
 			select {
 			case <-done:
 				fmt.Fprint(f, "\r\033[K")
@@ -118,7 +130,8 @@ func (a *app) progress(n int) func() {
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	report = func(d, total int, _ string) { finished.Store(int64(d)) }
+	return report, func() { close(done); <-exited }
 }
 
 func (a *app) printMarkdown(resp *web.ExtractResponse) {

@@ -71,13 +71,16 @@ func TestPurePackagesImportNoIO(t *testing.T) {
 // Lower packages never import higher ones: data flows tool → web → gates → egress.
 func TestImportDirection(t *testing.T) {
 	higher := map[string][]string{
-		mod + "/internal/urlsafe":  {"/internal/egress", "/internal/web", "/internal/config", "/cmd/"},
-		mod + "/internal/egress":   {"/internal/web", "/internal/config", "/cmd/"},
-		mod + "/internal/policy":   {"/internal/web", "/internal/egress", "/cmd/"},
-		mod + "/internal/cache":    {"/internal/web", "/internal/egress", "/cmd/"},
-		mod + "/internal/truncate": {"/internal/web", "/internal/egress", "/cmd/"},
-		mod + "/internal/content":  {"/internal/web", "/internal/egress", "/cmd/"},
-		mod + "/internal/config":   {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/urlsafe":   {"/internal/egress", "/internal/web", "/internal/config", "/cmd/"},
+		mod + "/internal/egress":    {"/internal/web", "/internal/config", "/cmd/"},
+		mod + "/internal/policy":    {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/cache":     {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/truncate":  {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/content":   {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/config":    {"/internal/web", "/internal/egress", "/cmd/"},
+		mod + "/internal/web":       {"/internal/tools", "/internal/mcpserver", "/cmd/"},
+		mod + "/internal/tools":     {"/internal/mcpserver", "/cmd/"},
+		mod + "/internal/mcpserver": {"/cmd/"},
 	}
 	for _, p := range listPackages(t) {
 		for _, imp := range p.Imports {

@@ -76,6 +76,17 @@ const (
 	EvalFailed       Code = "eval_failed"
 )
 
+// Codes of the tool layer and the MCP server (internal/tools, internal/mcpserver).
+const (
+	InvalidArguments Code = "invalid_arguments"
+	ToolUnavailable  Code = "tool_unavailable"
+	TooManyCalls     Code = "too_many_calls"
+	ReadOutsideStore Code = "read_outside_store"
+	ReadSymlink      Code = "read_symlink"
+	ReadNotRegular   Code = "read_not_regular"
+	ReadNotFound     Code = "read_not_found"
+)
+
 // codes documents every Code. A test asserts each constant above is listed.
 var codes = map[Code]string{
 	InvalidURL:             "the URL cannot be parsed the way a browser would parse it (WHATWG URL Standard), or has no host",
@@ -121,6 +132,14 @@ var codes = map[Code]string{
 	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
 	NoHistory:        "browser_back has no earlier history entry in this tab",
 	EvalFailed:       "browser_console's expression threw or could not be serialised",
+
+	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
+	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",
+	TooManyCalls:     "this MCP session already has the maximum number of tool calls running; wait for one to finish",
+	ReadOutsideStore: "web_read was given a path outside the full-text store directory (a .. component, an absolute path elsewhere, a subdirectory, or a file that is not a stored page)",
+	ReadSymlink:      "web_read refuses symlinks, even inside the store directory",
+	ReadNotRegular:   "web_read reads only regular files (not directories, FIFOs or devices)",
+	ReadNotFound:     "no stored page has that name (the store keeps truncated pages; re-run web_extract to store it again)",
 }
 
 // Doc returns the one-line documentation of c, or "" for an unknown code.

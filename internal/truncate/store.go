@@ -29,7 +29,18 @@ import (
 type Store struct {
 	Dir     string
 	PathMap map[string]string
+	// ReadTool selects the paging hint of the footer: "" → read_file with the
+	// agent-visible path (spec §A10.3); ReadToolWeb → web_read with the store
+	// file name, for clients that cannot see this disk (MCP), followed by
+	// the page's resource URI when ResourcePrefix is set.
+	ReadTool string
+	// ResourcePrefix is prepended to the file name to form the MCP resource
+	// URI of a stored page (e.g. "gatehouse://store/"); "" shows none.
+	ResourcePrefix string
 }
+
+// ReadToolWeb is the Store.ReadTool value for web_read footers.
+const ReadToolWeb = "web_read"
 
 // storeMarker is appended to a stored copy that was capped at StoreCap chars.
 func storeMarker(original int) string {

@@ -10,6 +10,7 @@
 package truncate
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -222,14 +223,25 @@ func Apply(rawURL, content string, limit int, s *Store) Result {
 	b.WriteString("Showing " + commas(hc) + " chars (head) + " + commas(tc) + " chars (tail) of " +
 		commas(w.TotalChars) + " total clean characters.\n")
 	if r.StoredPath != "" {
-		b.WriteString("Full text saved to: " + r.StoredPath + "\n")
 		what := "the file is the complete page"
 		if w.TotalChars > StoreCap {
 			// The stored copy is capped: say so, and do not promise the tail is in it.
 			what = "the file holds the first " + commas(StoreCap) + " of " + commas(w.TotalChars) +
 				" chars; the tail shown above is beyond its end"
 		}
-		b.WriteString(`To read the omitted middle: read_file path="` + r.StoredPath + `" offset=` +
+		tool, shown := "read_file", r.StoredPath
+		if s.ReadTool == ReadToolWeb {
+			tool, shown = ReadToolWeb, filepath.Base(r.StoredPath)
+			what = "lines, 1-based; " + what
+			if s.ResourcePrefix != "" {
+				b.WriteString("Full text saved to: " + shown + " (resource " + s.ResourcePrefix + shown + ")\n")
+			} else {
+				b.WriteString("Full text saved to: " + shown + "\n")
+			}
+		} else {
+			b.WriteString("Full text saved to: " + shown + "\n")
+		}
+		b.WriteString(`To read the omitted middle: ` + tool + ` path="` + shown + `" offset=` +
 			strconv.Itoa(w.ReadOffset) + " limit=200 (" + what + "; raise/lower offset to page through it).\n")
 	} else {
 		b.WriteString(notStoredLine + "\n")
@@ -343,4 +355,25 @@ func graphemeBoundaryAtOrAfter(s string, i int) int {
 		return i
 	}
 	return best
+}
+
+// SplitFooter splits content produced by Apply into the page text and the
+// truncation footer Apply appended ("" when content has none). The footer is
+// Gatehouse's own text, not page text: surfaces that mark page text as
+// untrusted keep the footer outside that mark. Only a footer at the very end,
+// opening with the "[TRUNCATED]" rule and closing with the 29-dash rule,
+// counts. Call it only on content whose Result.Truncated was true: a short
+// page could end with a forged footer, and splitting it would lift page text
+// out of the untrusted mark. (In truncated content the real footer is last
+// and holds no rule of its own, so LastIndex finds it even when the page
+// quotes the rule.)
+func SplitFooter(content string) (body, footer string) {
+	if !strings.HasSuffix(content, closeRule) {
+		return content, ""
+	}
+	i := strings.LastIndex(content, "\n\n"+openRule+"\n")
+	if i < 0 {
+		return content, ""
+	}
+	return content[:i], content[i:]
 }

@@ -52,6 +52,18 @@ type ExtractRequest struct {
 	// means web.extract_char_limit. Clamped to [2000, 500000]; non-numeric → 15000
 	// (spec §A10.1).
 	CharLimit any `json:"char_limit,omitempty"`
+	// ReadTool selects the truncation footer's paging hint (truncate.Store.ReadTool):
+	// "" names read_file and the agent-visible path; truncate.ReadToolWeb names
+	// web_read and the store file name (MCP). Presentation only.
+	ReadTool string `json:"-"`
+	// ResourcePrefix is the resource URI prefix the footer shows with ReadTool
+	// web_read (truncate.Store.ResourcePrefix).
+	ResourcePrefix string `json:"-"`
+	// Progress, if set, is called with (finished, total) items as rows finish:
+	// once after the gates and cache (rows refused or served from cache), then
+	// once per page the provider delivers. Calls may come from several
+	// goroutines but never concurrently.
+	Progress func(done, total int) `json:"-"`
 }
 
 // Meta is the provenance of one successful row.
@@ -295,14 +307,31 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	}
 
 	// 6. dispatch under web.extract_timeout.
+	progress := func(int) {}
+	if req.Progress != nil {
+		finished := 0
+		for _, d := range done {
+			if d {
+				finished++
+			}
+		}
+		req.Progress(finished, len(items))
+		progress = func(n int) { req.Progress(finished+n, len(items)) }
+	}
 	if len(fetch) > 0 {
-		s.dispatch(ctx, ext, fetch, rows, done)
+		s.dispatch(ctx, ext, fetch, rows, done, progress)
 	}
 
 	// 9. truncate-and-store on every success row.
 	limit := s.d.Config.Web.ExtractCharLimit
 	if req.CharLimit != nil {
 		limit = config.ClampCharLimit(req.CharLimit)
+	}
+	store := s.d.Store
+	if store != nil && req.ReadTool != "" {
+		st := *store
+		st.ReadTool, st.ResourcePrefix = req.ReadTool, req.ResourcePrefix
+		store = &st
 	}
 	var metrics []pageMetric
 	for i := range rows {
@@ -314,7 +343,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		if !r.OK() || r.Meta == nil {
 			continue
 		}
-		tr := truncate.Apply(r.URL, r.Content, limit, s.d.Store)
+		tr := truncate.Apply(r.URL, r.Content, limit, store)
 		r.Content = tr.Content
 		r.Meta.Truncated = tr.Truncated
 		r.Meta.OriginalChars = tr.OriginalChars
@@ -389,7 +418,7 @@ func (s *Service) anyNonPublic(addrs []netip.Addr, port uint16) bool {
 
 // dispatch calls the provider for the jobs and fills their rows, re-checks the
 // final URL against the website policy, and writes successes to the cache.
-func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*job, rows []Result, done []bool) {
+func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*job, rows []Result, done []bool, progress func(delivered int)) {
 	timeout := s.d.Config.Web.ExtractTimeout
 	pctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -404,6 +433,7 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 	var mu sync.Mutex
 	pages := make([]provider.Page, len(jobs))
 	got := make([]bool, len(jobs))
+	delivered := 0
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -412,6 +442,8 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 			defer mu.Unlock()
 			if k >= 0 && k < len(pages) && !got[k] {
 				pages[k], got[k] = p, true
+				delivered++
+				progress(delivered)
 			}
 		})
 	}()

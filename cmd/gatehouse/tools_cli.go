@@ -1,0 +1,28 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
+)
+
+// registry loads the config and builds the tool registry every subcommand
+// calls tools through (the same one `gatehouse mcp` serves).
+func (a *app) registry() (*tools.Registry, error) {
+	if err := a.load(); err != nil {
+		return nil, err
+	}
+	reg, warns := tools.Default(tools.Env{Web: web.Env{
+		Home: a.home, Config: a.cfg, Logger: a.logger,
+		Debug: os.Getenv("GATEHOUSE_DEBUG") == "1",
+	}})
+	for _, w := range warns {
+		fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
+	}
+	return reg, nil
+}
+
+// cliTask is the task id of this CLI process (one task per process).
+func cliTask() string { return fmt.Sprintf("cli-%d", os.Getpid()) }

@@ -1,0 +1,419 @@
+// Package tools is Gatehouse's one tool layer: every tool an agent, a person or
+// a Go program can call is defined here once, as a typed input struct, a typed
+// result struct and a description written for a model, and registered in a
+// Registry. The MCP server (internal/mcpserver), the CLI (cmd/gatehouse) and the
+// public package (module root) all call tools through Registry.Call, so a
+// tool's schema, its validation and its behaviour cannot drift between surfaces.
+//
+// # Adding a tool
+//
+//  1. Write the input struct. Property names come from `json` tags; the
+//     `jsonschema:"…"` tag is the property's description, written for a model:
+//     what it is, units (chars, lines, seconds), limits, defaults. Optional
+//     fields are pointers or `omitempty`. Adjust the inferred schema (enums,
+//     bounds) in Spec.Schema.
+//  2. Write the result struct. It is marshalled as the tool's JSON result on
+//     every surface. A whole-call refusal must be visible to the surface:
+//     implement Refuser (usually by embedding Outcome). Page text that came from
+//     the network is untrusted: implement Paged so surfaces can wrap it in
+//     content boundaries (see Boundary) and link stored pages.
+//  3. Write the handler, func(ctx, *Call, In) (Out, error). Return refusals as
+//     results (Outcome with a reason code), never as Go errors: a Go error means
+//     the tool itself broke and is reported as an internal failure. Honour ctx
+//     (cancellation is the interrupt), report progress with Call.Progress, and
+//     key any per-task state by Call.Task (see TaskState and Registry.OnTaskEnd).
+//  4. Register it: in a func add…(r *Registry, env *Env) called from Default,
+//     r.Add(New(Spec{…}, handler)). If the tool needs something this process
+//     may lack (Chromium, a search backend), set Spec.Available: a tool whose
+//     Available returns an error is not listed by Registry.Tools, is refused
+//     by Registry.Call with reason tool_unavailable, and `gatehouse doctor` and
+//     `gatehouse mcp --help` print the error text (which should name the fix).
+//
+// Registration happens in one function, Default, that a test calls, so schema
+// inference panics surface in CI and not at a user's first start.
+//
+// # Tasks
+//
+// A task is the unit of isolation between agents: per-task state (browser
+// sessions, bindings) is keyed by the task id and released when the task ends.
+// The MCP server gives each MCP session its own task id (stdio: one per
+// process; streamable HTTP: one per Mcp-Session-Id) and calls Registry.EndTask
+// when the session closes or expires; the CLI uses one task per process. A
+// handler reads its task from Call.Task (or TaskID(ctx) deeper down).
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// Annotations are the MCP tool hints (MCP spec 2025-06-18, "Tool annotations").
+// They must be true statements about the tool: clients use them to decide
+// whether to ask the user before a call.
+type Annotations struct {
+	// ReadOnly: the tool does not modify its environment (no writes a user
+	// would care about; Gatehouse's own cache and store are not counted).
+	ReadOnly bool
+	// Destructive: the tool may destroy or overwrite user data (only
+	// meaningful when ReadOnly is false).
+	Destructive bool
+	// Idempotent: repeating a call with the same arguments has no additional
+	// effect on the environment.
+	Idempotent bool
+	// OpenWorld: the tool interacts with an open set of external entities
+	// (the web), as opposed to a closed local domain.
+	OpenWorld bool
+}
+
+// Spec describes a tool to New.
+type Spec struct {
+	// Name is the tool name seen by agents (snake_case, e.g. "web_extract").
+	Name string
+	// Title is a short human-readable name (MCP "title").
+	Title string
+	// Description is written for a model: what the tool does, what it
+	// refuses, limits and units. It is the MCP description and the CLI help.
+	Description string
+	// Annotations are the MCP hints; set them truthfully.
+	Annotations Annotations
+	// Schema, if non-nil, adjusts the input schema inferred from In (enums,
+	// bounds, item types) before it is resolved. It runs once, at New.
+	Schema func(s *jsonschema.Schema)
+	// Available reports whether the tool is usable in this process; nil means
+	// always. The error text says why not and names the fix ("Chromium not
+	// found: apt-get install chromium or set browser.executable_path").
+	// It is called by Registry.Tools, Registry.Unavailable and Registry.Call,
+	// so it should be cheap (cache any probing).
+	Available func() error
+}
+
+// Handler runs one call of a tool with validated input. Refusals are results
+// (see Outcome); a non-nil error means the tool broke.
+type Handler[In, Out any] func(ctx context.Context, c *Call, in In) (Out, error)
+
+// Tool is a registered tool: its spec, its resolved input schema and a
+// type-erased handler. Tools are immutable after New and safe for concurrent use.
+type Tool struct {
+	spec     Spec
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+	inType   reflect.Type
+	call     func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
+}
+
+// New builds a Tool from a typed handler. The input schema is inferred from
+// In (json tags name properties; jsonschema tags describe them), adjusted by
+// spec.Schema and resolved. New panics when the schema cannot be built: call
+// it only from registration code that a test runs (Default).
+func New[In, Out any](spec Spec, h Handler[In, Out]) *Tool {
+	if spec.Name == "" || h == nil {
+		panic("tools.New: a tool needs a name and a handler")
+	}
+	s, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools.New(%s): input schema: %v", spec.Name, err))
+	}
+	if s.Type != "object" {
+		panic(fmt.Sprintf("tools.New(%s): input must be a struct, not %s", spec.Name, s.Type))
+	}
+	// Optional fields are pointers or slices, which infer as ["null", T]; a
+	// model should see T (omit the field instead of sending null).
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+	}
+	if spec.Schema != nil {
+		spec.Schema(s)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools.New(%s): resolving input schema: %v", spec.Name, err))
+	}
+	t := &Tool{spec: spec, schema: s, resolved: rs, inType: reflect.TypeFor[In]()}
+	t.call = func(ctx context.Context, c *Call, args json.RawMessage) (any, error) {
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil, invalidArgs(spec.Name, err)
+		}
+		return h(ctx, c, in)
+	}
+	return t
+}
+
+// Name returns the tool name.
+func (t *Tool) Name() string { return t.spec.Name }
+
+// Title returns the human-readable title.
+func (t *Tool) Title() string { return t.spec.Title }
+
+// Description returns the model-facing description.
+func (t *Tool) Description() string { return t.spec.Description }
+
+// Annotations returns the MCP hints.
+func (t *Tool) Annotations() Annotations { return t.spec.Annotations }
+
+// InputSchema returns a copy of the tool's JSON Schema for its arguments.
+func (t *Tool) InputSchema() *jsonschema.Schema { return t.schema.CloneSchemas() }
+
+// Usable returns nil when the tool can run in this process, else why not.
+func (t *Tool) Usable() error {
+	if t.spec.Available == nil {
+		return nil
+	}
+	return t.spec.Available()
+}
+
+// Surface names the caller of a tool; some results differ in presentation
+// (never in behaviour) by surface, e.g. which tool the truncation footer
+// names for paging.
+type Surface int
+
+const (
+	// SurfaceGo is the public Go package: results are Go values; the footer
+	// names read_file and the host path, like the CLI.
+	SurfaceGo Surface = iota
+	// SurfaceCLI is the command line.
+	SurfaceCLI
+	// SurfaceMCP is an MCP client: the client usually cannot see the server's
+	// disk, so paging goes through web_read and stored pages are MCP resources.
+	SurfaceMCP
+)
+
+// Call is what a handler knows about the call besides its input. Surfaces
+// build it with Options; handlers must not retain it after returning.
+type Call struct {
+	// Task is the task id (see package doc); never empty ("default" when the
+	// surface set none).
+	Task string
+	// Surface is who called.
+	Surface  Surface
+	progress func(done, total int, msg string)
+}
+
+// Progress reports that done of total units (URLs, steps) are finished. It is
+// a no-op when the caller did not ask for progress. Safe for concurrent use
+// when the surface's reporter is (all of Gatehouse's are).
+func (c *Call) Progress(done, total int, msg string) {
+	if c != nil && c.progress != nil {
+		c.progress(done, total, msg)
+	}
+}
+
+// Options are per-call settings from the surface. The zero value is a Go
+// package call in task "default" without progress.
+type Options struct {
+	Task    string
+	Surface Surface
+	// Progress receives progress reports (nil: none requested).
+	Progress func(done, total int, msg string)
+}
+
+// Refuser is implemented by results that can be whole-call refusals; the MCP
+// surface sets isError when Refused reports true, the CLI exits 1.
+type Refuser interface{ Refused() bool }
+
+// Outcome is the whole-call refusal shape shared by tools (DESIGN §4):
+// {"success":false,"error":…,"reason":…}. Embed it in a result struct; on
+// success leave it zero (Success nil, so the JSON carries none of its fields).
+type Outcome struct {
+	Success *bool       `json:"success,omitempty"`
+	Error   string      `json:"error,omitempty"`
+	Reason  reason.Code `json:"reason,omitempty"`
+}
+
+// Refused reports whether o is a whole-call refusal.
+func (o Outcome) Refused() bool { return o.Success != nil && !*o.Success }
+
+// Refusal returns an Outcome refusing the call with e's code and message.
+func Refusal(e *reason.Error) Outcome {
+	f := false
+	return Outcome{Success: &f, Error: e.Message, Reason: e.Code}
+}
+
+// Result is what Registry.Call returns: the tool's result value (the handler's
+// Out, or an Outcome when the call was refused before the handler ran) and
+// whether it is a whole-call refusal.
+type Result struct {
+	Value   any
+	Refused bool
+}
+
+// JSON returns the result as the tool's JSON text (HTML not escaped).
+func (r *Result) JSON(indent bool) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(r.Value); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+// Registry holds the tools of this process and the task-end hooks. Safe for
+// concurrent use; tools are added at startup only.
+type Registry struct {
+	mu    sync.Mutex
+	tools []*Tool
+	hooks []func(task string)
+	ended map[string]bool
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{ended: map[string]bool{}} }
+
+// Add registers t. It panics on a duplicate name (a programming error caught
+// by the registration test).
+func (r *Registry) Add(t *Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range r.tools {
+		if o.Name() == t.Name() {
+			panic("tools: duplicate tool " + t.Name())
+		}
+	}
+	r.tools = append(r.tools, t)
+}
+
+// All returns every registered tool, usable or not, in registration order.
+func (r *Registry) All() []*Tool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.tools)
+}
+
+// Tools returns the tools usable in this process, in registration order:
+// what MCP lists and the CLI offers.
+func (r *Registry) Tools() []*Tool {
+	var out []*Tool
+	for _, t := range r.All() {
+		if t.Usable() == nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Unusable is a registered tool that cannot run in this process, and why.
+type Unusable struct {
+	Name string
+	Why  string
+}
+
+// Unavailable lists the registered tools that are not usable here, with the
+// reason each gives (for `gatehouse doctor` and help texts).
+func (r *Registry) Unavailable() []Unusable {
+	var out []Unusable
+	for _, t := range r.All() {
+		if err := t.Usable(); err != nil {
+			out = append(out, Unusable{Name: t.Name(), Why: err.Error()})
+		}
+	}
+	return out
+}
+
+// Lookup returns the registered tool with that name (usable or not).
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	for _, t := range r.All() {
+		if t.Name() == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Call validates args (a JSON object; nil or empty means {}) against the
+// tool's input schema, applies schema defaults and runs the handler with the
+// task id in ctx (TaskID). An unknown tool name is a Go error (a surface
+// turns it into its own protocol error); an unusable tool and invalid
+// arguments are refusals (reason tool_unavailable / invalid_arguments). A
+// non-nil error from the handler is returned as is.
+func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, opts Options) (*Result, error) {
+	t, ok := r.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("tools: no tool named %q", name)
+	}
+	if err := t.Usable(); err != nil {
+		return refused(reason.Newf(reason.ToolUnavailable, "", "%s is not available in this process: %v", name, err)), nil
+	}
+	args, verr := t.validate(args)
+	if verr != nil {
+		return refused(verr), nil
+	}
+	task := opts.Task
+	if task == "" {
+		task = DefaultTask
+	}
+	r.started(task)
+	c := &Call{Task: task, Surface: opts.Surface, progress: opts.Progress}
+	v, err := t.call(WithTask(ctx, task), c, args)
+	if err != nil {
+		if e := reason.As(err); e != nil && e.Code == reason.InvalidArguments {
+			return refused(e), nil
+		}
+		return nil, err
+	}
+	res := &Result{Value: v}
+	if rf, ok := v.(Refuser); ok {
+		res.Refused = rf.Refused()
+	}
+	return res, nil
+}
+
+// CallValue is Call with in marshalled to JSON first (the Go and CLI
+// surfaces build typed inputs; they still go through the same validation).
+func (r *Registry) CallValue(ctx context.Context, name string, in any, opts Options) (*Result, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("tools: encoding %s input: %w", name, err)
+	}
+	return r.Call(ctx, name, b, opts)
+}
+
+func refused(e *reason.Error) *Result {
+	return &Result{Value: Refusal(e), Refused: true}
+}
+
+func invalidArgs(tool string, err error) *reason.Error {
+	msg := err.Error()
+	// Keep the message short and free of Go type names the model cannot act on.
+	if i := strings.Index(msg, "\n"); i > 0 {
+		msg = msg[:i]
+	}
+	return reason.Newf(reason.InvalidArguments, "", "Invalid arguments for %s: %s. Check the tool's input schema.", tool, msg)
+}
+
+// validate applies defaults and validates args against the input schema,
+// returning the arguments to decode.
+func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
+	v := map[string]any{}
+	if len(args) > 0 && string(args) != "null" {
+		if err := json.Unmarshal(args, &v); err != nil {
+			return nil, invalidArgs(t.Name(), errors.New("arguments must be a JSON object"))
+		}
+	}
+	if err := t.resolved.ApplyDefaults(&v); err != nil {
+		return nil, invalidArgs(t.Name(), err)
+	}
+	if err := t.resolved.Validate(v); err != nil {
+		return nil, invalidArgs(t.Name(), err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, invalidArgs(t.Name(), err)
+	}
+	return b, nil
+}

@@ -1,0 +1,256 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
+)
+
+// Tool names of this file.
+const (
+	WebExtract = "web_extract"
+	WebRead    = "web_read"
+	WebCheck   = "web_check"
+)
+
+// StoreURIPrefix is the MCP resource URI prefix of stored pages: a truncated
+// page's full text is the resource StoreURIPrefix + <store file name>.
+const StoreURIPrefix = "gatehouse://store/"
+
+// MaxCheckURLs is the number of URLs one web_check call accepts.
+const MaxCheckURLs = 20
+
+// Env is what Default builds the tools of this process from.
+type Env struct {
+	// Web configures the web pipeline (home, config, resolver, logger); see
+	// web.Env. Web.Config nil means config.Default().
+	Web web.Env
+	// Service, if non-nil, is used instead of web.Open(Web).
+	Service *web.Service
+}
+
+func (e *Env) config() *config.Config {
+	if e.Web.Config == nil {
+		e.Web.Config = config.Default()
+	}
+	return e.Web.Config
+}
+
+func (e *Env) logger() *slog.Logger {
+	if e.Web.Logger == nil {
+		return slog.Default()
+	}
+	return e.Web.Logger
+}
+
+// Store returns the full-text store of env (where truncated pages are saved
+// and web_read reads).
+func (e *Env) Store() *truncate.Store {
+	return &truncate.Store{Dir: web.CacheDir(e.Web.Home), PathMap: e.config().Web.AgentVisiblePaths}
+}
+
+// Default builds the registry of every Gatehouse tool from env. Warnings
+// (dropped config entries, missing blocklist files) are for the user; none is
+// fatal. Registration of every tool happens here, so a test calling Default
+// sees any schema-inference panic.
+func Default(env Env) (*Registry, []string) {
+	r := NewRegistry()
+	warns := addWeb(r, &env)
+	return r, warns
+}
+
+func addWeb(r *Registry, env *Env) []string {
+	cfg := env.config()
+	svc, warns := env.Service, []string(nil)
+	if svc == nil {
+		svc, warns = web.Open(env.Web)
+	}
+	r.Add(extractTool(svc))
+	r.Add(readTool(env.Store()))
+	r.Add(checkTool(env, cfg))
+	return warns
+}
+
+// ExtractInput is the input of web_extract.
+type ExtractInput struct {
+	URLs      []any `json:"urls" jsonschema:"1 to 5 absolute http(s) URLs, fetched in parallel; results come back in this order"`
+	CharLimit *int  `json:"char_limit,omitempty" jsonschema:"character budget per page (Unicode chars, not tokens); default web.extract_char_limit (15000), clamped to 2000..500000"`
+}
+
+// ExtractOutput is the result of web_extract: exactly the JSON of
+// `gatehouse extract --json` ({"results":[…]} in input order, or a
+// whole-call refusal {"success":false,"error":…,"reason":…}).
+type ExtractOutput struct {
+	*web.ExtractResponse
+}
+
+// Refused reports a whole-call refusal (secret in a URL, no provider).
+func (o *ExtractOutput) Refused() bool {
+	return o.ExtractResponse != nil && o.Success != nil && !*o.Success
+}
+
+// Pages returns the content of every successful row.
+func (o *ExtractOutput) Pages() []Page {
+	if o.ExtractResponse == nil {
+		return nil
+	}
+	var out []Page
+	for i := range o.Results {
+		r := &o.Results[i]
+		if !r.OK() {
+			continue
+		}
+		p := Page{Text: &r.Content, URL: r.URL}
+		if r.Meta != nil {
+			p.Truncated = r.Meta.Truncated
+			if r.Meta.StoredPath != "" {
+				p.Stored = filepath.Base(r.Meta.StoredPath)
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func extractTool(svc *web.Service) *Tool {
+	return New(Spec{
+		Name:  WebExtract,
+		Title: "Extract web pages as markdown",
+		Description: "Fetch up to 5 web pages and return each page's main content as clean markdown. " +
+			"Gates run before any byte is fetched: a URL carrying a credential (API key, token, password) refuses the whole call (reason secret_in_url); " +
+			"private, loopback and cloud-metadata addresses, blocklisted sites and unparseable URLs fail only their own row. " +
+			"Result: {\"results\":[{url,title,content,error,reason,meta}]} in input order; every error has a stable reason code; " +
+			"meta.cached and meta.age_s (seconds) say when a page came from the cache. " +
+			"A page longer than char_limit is cut to a head and tail; its footer names the web_read call that pages through the full text.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},
+		Schema: func(s *jsonschema.Schema) {
+			u := s.Properties["urls"]
+			u.MinItems, u.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(web.MaxURLs)
+			// Objects with a url/href field are accepted too (spec §A3 step 1).
+			u.Items = &jsonschema.Schema{Types: []string{"string", "object"}}
+		},
+	}, func(ctx context.Context, c *Call, in ExtractInput) (*ExtractOutput, error) {
+		req := web.ExtractRequest{URLs: in.URLs}
+		if in.CharLimit != nil {
+			req.CharLimit = *in.CharLimit
+		}
+		if c.Surface == SurfaceMCP {
+			req.ReadTool, req.ResourcePrefix = truncate.ReadToolWeb, StoreURIPrefix
+		}
+		req.Progress = func(done, total int) { c.Progress(done, total, "URLs finished") }
+		return &ExtractOutput{svc.Extract(ctx, req)}, nil
+	})
+}
+
+// ReadInput is the input of web_read.
+type ReadInput struct {
+	Path   string `json:"path" jsonschema:"the stored page: the path=\"…\" value of a truncated web_extract footer"`
+	Offset int    `json:"offset,omitempty" jsonschema:"1-based line number to start at (the footer's offset); default 1"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"number of lines to return; default 200, max 2000 (output is also capped at 100000 chars)"`
+}
+
+// ReadOutput is the result of web_read, or a refusal with a reason code
+// (read_outside_store, read_symlink, read_not_regular, read_not_found).
+type ReadOutput struct {
+	Outcome
+	Path       string `json:"path,omitempty"`        // store file name
+	Offset     int    `json:"offset,omitempty"`      // first line returned (1-based)
+	Lines      int    `json:"lines,omitempty"`       // lines returned
+	TotalLines int    `json:"total_lines,omitempty"` // lines in the stored page
+	NextOffset int    `json:"next_offset,omitempty"` // offset to read on; absent at the end
+	Cut        bool   `json:"cut,omitempty"`         // the last line was cut at 100000 chars
+	Content    string `json:"content"`
+}
+
+// Pages returns the page text read.
+func (o *ReadOutput) Pages() []Page {
+	if o.Refused() {
+		return nil
+	}
+	return []Page{{Text: &o.Content}}
+}
+
+func readTool(store *truncate.Store) *Tool {
+	return New(Spec{
+		Name:  WebRead,
+		Title: "Read a stored page",
+		Description: "Read lines of a full page that Gatehouse stored when a web_extract result was truncated. " +
+			"Pass path, offset and limit as the result's footer gives them; offset is a 1-based line number, limit a line count. " +
+			"Result: {path,offset,lines,total_lines,next_offset,content}; next_offset is absent at the end of the page. " +
+			"Reads only pages in Gatehouse's store: other paths, '..', symlinks and non-regular files are refused with a reason code.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["path"].MinLength = jsonschema.Ptr(1)
+			o := s.Properties["offset"]
+			o.Minimum, o.Default = jsonschema.Ptr(1.0), json.RawMessage("1")
+			l := s.Properties["limit"]
+			l.Minimum, l.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(float64(truncate.MaxReadLines))
+			l.Default = json.RawMessage("200")
+		},
+	}, func(ctx context.Context, c *Call, in ReadInput) (*ReadOutput, error) {
+		r, err := store.Read(in.Path, in.Offset, in.Limit)
+		if err != nil {
+			if e := reason.As(err); e != nil {
+				return &ReadOutput{Outcome: Refusal(e)}, nil
+			}
+			return nil, err
+		}
+		return &ReadOutput{Path: r.Name, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines,
+			NextOffset: r.NextOffset, Cut: r.Cut, Content: r.Content}, nil
+	})
+}
+
+// CheckInput is the input of web_check.
+type CheckInput struct {
+	URLs    []string `json:"urls" jsonschema:"1 to 20 URLs to judge; nothing is fetched"`
+	For     string   `json:"for,omitempty" jsonschema:"whose rules apply: extract (web_extract, default) or browser (credential-named query parameters allowed; private addresses allowed with a local backend, cloud metadata never)"`
+	Backend string   `json:"backend,omitempty" jsonschema:"browser backend for for=browser: local (default) or cloud"`
+}
+
+// CheckOutput is the result of web_check, the JSON of `gatehouse check --json`.
+type CheckOutput struct {
+	Results []web.CheckResult `json:"results"`
+}
+
+func checkTool(env *Env, cfg *config.Config) *Tool {
+	return New(Spec{
+		Name:  WebCheck,
+		Title: "Check URLs against the gates",
+		Description: "Dry-run Gatehouse's URL gates without fetching anything: for each URL say whether it would be allowed, " +
+			"and if not which gate refuses it (parse, scheme, secret, ssrf, policy) with a stable reason code and a message naming the fix. " +
+			"DNS is resolved (to judge the addresses); no page is requested. " +
+			"Result: {\"results\":[{url,allowed,gate,reason,host,message}]} in input order.",
+		// It resolves names in DNS, an open world, but changes nothing.
+		Annotations: Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},
+		Schema: func(s *jsonschema.Schema) {
+			u := s.Properties["urls"]
+			u.MinItems, u.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(MaxCheckURLs)
+			f := s.Properties["for"]
+			f.Enum, f.Default = []any{"extract", "browser"}, json.RawMessage(`"extract"`)
+			b := s.Properties["backend"]
+			b.Enum, b.Default = []any{"local", "cloud"}, json.RawMessage(`"local"`)
+		},
+	}, func(ctx context.Context, c *Call, in CheckInput) (*CheckOutput, error) {
+		mode := web.CheckMode{Extract: in.For != "browser"}
+		ccfg := *cfg
+		if !mode.Extract && (in.Backend != "cloud" || cfg.Browser.AllowPrivateURLs) {
+			// A local browser may open private pages (spec §B8.1 3b); metadata stays blocked.
+			ccfg.Security.AllowPrivateURLs = true
+		}
+		guard, _ := web.NewGuard(&ccfg, env.Web.Resolver, env.Web.AllowAddrPorts)
+		pol, _ := web.LoadPolicy(&ccfg, env.Web.Home)
+		out := &CheckOutput{Results: make([]web.CheckResult, len(in.URLs))}
+		for i, u := range in.URLs {
+			out.Results[i] = web.CheckURL(ctx, guard, pol, u, mode)
+		}
+		return out, nil
+	})
+}
