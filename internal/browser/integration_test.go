@@ -88,7 +88,7 @@ func TestMain(m *testing.M) {
 		}
 		itSrv.Close()
 		os.RemoveAll(itHome)
-		if left := backend.MarkedProcesses(); len(left) > 0 {
+		if left := backend.MarkedProcesses(os.Getpid()); len(left) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: Chromium processes with the profile marker survived Close: %v\n", left)
 			code = 1
 		}

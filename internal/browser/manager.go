@@ -195,7 +195,9 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 		// The default BrowserContext gets a proxy that refuses everything: no
 		// tab of ours uses it, and nothing in it may reach the network.
 		p, err := egress.NewProxySession(egress.ProxyOptions{
-			Name: "(default context)", Guard: m.gates.Strict, Logger: m.logger,
+			// Chromium's own background requests land here; they are refused and
+			// counted, not logged.
+			Name: "(default context)", Guard: m.gates.Strict,
 			Decider: egress.HostDeciderFunc(func(string, string, uint16) *reason.Error {
 				return reason.New(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the default browser context has no network access.")
 			}),

@@ -59,7 +59,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "close:", err)
 		}
 		sharedP.Close()
-		if left := backend.MarkedProcesses(); len(left) > 0 {
+		if left := backend.MarkedProcesses(os.Getpid()); len(left) > 0 {
 			fmt.Fprintf(os.Stderr, "leaked Chromium processes: %v\n", left)
 			code = 1
 		}

@@ -26,9 +26,11 @@ import (
 )
 
 // ProfileMarker is the prefix of every user-data-dir this package creates
-// (under os.TempDir). Chromium passes --user-data-dir to every child process,
-// so a process whose command line carries it is ours; the orphan scan and the
-// leak tests look for it in /proc.
+// (under os.TempDir), followed by the owning process id and "-":
+// gatehouse-chromium-<pid>-<random>. Chromium passes --user-data-dir to every
+// child process, so a process whose command line carries it is ours and the
+// pid names its owner; the orphan reaper and the leak tests look for it in
+// /proc.
 const ProfileMarker = "gatehouse-chromium-"
 
 // DefaultChromiumPath is where Debian's chromium package puts the real binary;
@@ -173,7 +175,8 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	setSubreaper()
-	dir, err := os.MkdirTemp("", ProfileMarker)
+	ReapOrphans()
+	dir, err := os.MkdirTemp("", ProfileMarker+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not create the browser profile directory.", err)
 	}
@@ -297,19 +300,61 @@ func KillLeftovers(dir string) {
 }
 
 // MarkedProcesses returns the pids of live (non-zombie) processes whose command
-// line carries a --user-data-dir starting with os.TempDir()/ProfileMarker.
-func MarkedProcesses() []int {
-	prefix := "--user-data-dir=" + filepath.Join(os.TempDir(), ProfileMarker)
+// line carries a --user-data-dir made by a Launch in process owner
+// (os.TempDir()/ProfileMarker<owner>-…).
+func MarkedProcesses(owner int) []int {
 	var out []int
+	for pid, o := range markedProcs() {
+		if o.owner == owner {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+type marked struct {
+	owner int
+	dir   string
+}
+
+// markedProcs maps each process carrying the profile marker to its owner pid
+// and profile directory.
+func markedProcs() map[int]marked {
+	prefix := "--user-data-dir=" + filepath.Join(os.TempDir(), ProfileMarker)
+	out := map[int]marked{}
 	forEachProc(func(pid int, args [][]byte) {
 		for _, a := range args {
-			if bytes.HasPrefix(a, []byte(prefix)) {
-				out = append(out, pid)
+			if rest, ok := bytes.CutPrefix(a, []byte(prefix)); ok {
+				ownerStr, _, _ := strings.Cut(string(rest), "-")
+				owner, err := strconv.Atoi(ownerStr)
+				if err != nil {
+					return
+				}
+				out[pid] = marked{owner: owner, dir: strings.TrimPrefix(string(a), "--user-data-dir=")}
 				return
 			}
 		}
 	})
 	return out
+}
+
+// ReapOrphans kills the Chromium processes of Gatehouse processes that are
+// gone (their owner pid no longer exists, e.g. after a SIGKILL that left
+// children behind) and removes their profile directories. A process is only
+// touched when its command line carries the profile marker with a dead owner.
+func ReapOrphans() {
+	dirs := map[string]bool{}
+	for pid, m := range markedProcs() {
+		if m.owner == os.Getpid() || syscall.Kill(m.owner, 0) == nil {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		dirs[m.dir] = true
+	}
+	for d := range dirs {
+		KillLeftovers(d)
+		os.RemoveAll(d)
+	}
 }
 
 func forEachProc(fn func(pid int, args [][]byte)) {
