@@ -63,13 +63,15 @@ type Manager struct {
 	execPath string
 	execErr  error
 
-	mu       sync.Mutex
-	local    *backend.Local
-	defProxy *egress.ProxySession
-	sessions map[string]*Session
-	closed   bool
-	stop     chan struct{}
-	wg       sync.WaitGroup
+	mu        sync.Mutex
+	local     *backend.Local
+	defProxy  *egress.ProxySession
+	sessions  map[string]*Session
+	spare     *Session // pre-started session for the next new key (see takeSpare)
+	spareBusy bool
+	closed    bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
 
 	bindings Bindings
 }
@@ -188,6 +190,10 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 			s.proxy.Close()
 			delete(m.sessions, k)
 		}
+		if m.spare != nil {
+			m.spare.proxy.Close()
+			m.spare = nil
+		}
 		m.local.Close()
 		m.local = nil
 	}
@@ -238,20 +244,15 @@ func (m *Manager) session(ctx context.Context, key, task string) (*Session, erro
 		return nil, err
 	}
 	active := m.gates.GuardActive(true, key)
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: key, Guard: m.gates.Guard(active), Decider: m.gates, Logger: m.logger})
-	if err != nil {
-		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
+	s := m.takeSpare(active)
+	if s == nil {
+		if s, err = m.newSession(ctx, l, active); err != nil {
+			return nil, err
+		}
 	}
-	policy := backend.DialogDismiss
-	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
-		policy = backend.DialogAccept
-	}
-	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: policy})
-	if err != nil {
-		p.Close()
-		return nil, err
-	}
-	s := &Session{Key: key, Owner: BareTask(key), active: active, tab: tab, proxy: p, lastUsed: time.Now(), nextRef: 1}
+	s.Key, s.Owner, s.lastUsed = key, BareTask(key), time.Now()
+	s.proxy.SetName(key)
+	tab, p := s.tab, s.proxy
 	m.mu.Lock()
 	if old, ok := m.sessions[key]; ok && !m.closed {
 		// Another call created it meanwhile: the stored one wins (spec §B4).
@@ -271,6 +272,90 @@ func (m *Manager) session(ctx context.Context, key, task string) (*Session, erro
 	m.mu.Unlock()
 	m.logger.Info("browser session created", "session", key, "owner", s.Owner)
 	return s, nil
+}
+
+// newSession opens a BrowserContext with its own egress proxy listener.
+func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool) (*Session, error) {
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Decider: m.gates, Logger: m.logger})
+	if err != nil {
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
+	}
+	policy := backend.DialogDismiss
+	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
+		policy = backend.DialogAccept
+	}
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: policy})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return &Session{active: active, tab: tab, proxy: p, nextRef: 1}, nil
+}
+
+// takeSpare hands out the pre-started session, if one is ready and has the
+// guard this key needs, and starts preparing the next one. A spare holds a
+// blank tab in a fresh BrowserContext and has never been used, so handing it
+// to any key is the same as creating one; it makes a new session usable in
+// about the time of one CDP round trip instead of ~200 ms.
+func (m *Manager) takeSpare(active bool) *Session {
+	m.mu.Lock()
+	s := m.spare
+	if s != nil && s.active == active && s.tab.Healthy() {
+		m.spare = nil
+	} else {
+		s = nil
+	}
+	m.mu.Unlock()
+	// Prepare the next spare a little later: opening a BrowserContext spawns a
+	// renderer, which would compete for CPU with the new session's first calls.
+	time.AfterFunc(spareDelay, m.fillSpare)
+	return s
+}
+
+// spareDelay is how long after a spare is taken the next one is prepared.
+const spareDelay = 250 * time.Millisecond
+
+// fillSpare prepares one spare session in the background (local backend,
+// SSRF guard off: the only kind a local key needs).
+func (m *Manager) fillSpare() {
+	active := m.gates.GuardActive(true, "")
+	m.mu.Lock()
+	if m.closed || m.spareBusy || m.local == nil || (m.spare != nil && m.spare.tab.Healthy()) {
+		m.mu.Unlock()
+		return
+	}
+	m.spareBusy = true
+	l := m.local
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := m.newSession(ctx, l, active)
+		if err == nil {
+			// Warm the tab's renderer and isolated world: the first script call
+			// in a fresh tab costs ~150 ms, paid here instead of by the agent.
+			err = s.callJS(ctx, "quiet", nil, nil)
+		}
+		m.mu.Lock()
+		m.spareBusy = false
+		if err != nil || m.closed || m.local != l {
+			m.mu.Unlock()
+			if s != nil {
+				s.tab.Close()
+				s.proxy.Close()
+			}
+			return
+		}
+		old := m.spare
+		m.spare = s
+		m.mu.Unlock()
+		if old != nil {
+			old.tab.Close()
+			old.proxy.Close()
+		}
+	}()
 }
 
 func (m *Manager) lookupOwner(key string) (Owner, bool) {
@@ -370,8 +455,18 @@ func (m *Manager) Close() error {
 	l := m.local
 	m.local = nil
 	dp := m.defProxy
+	if m.spare != nil {
+		ss[""] = m.spare
+		m.spare = nil
+	}
 	m.mu.Unlock()
 	m.wg.Wait()
+	m.mu.Lock()
+	if m.spare != nil { // finished while we waited
+		ss[""] = m.spare
+		m.spare = nil
+	}
+	m.mu.Unlock()
 	for _, s := range ss {
 		s.tab.Close()
 		s.proxy.Close()

@@ -244,7 +244,12 @@ function (op, arg) {
     const flush = (st, depth) => {
       const t = squash(st.text);
       st.text = '';
-      if (t) emit(depth, '- text: ' + q(full ? t : cap(t, 300)));
+      // Plain text goes unquoted (as YAML allows) unless quoting is needed to
+      // keep it one unambiguous scalar.
+      if (t) {
+        const v = full ? t : cap(t, 300);
+        emit(depth, '- text: ' + (/^[-\[\]{}"'#&*!|>%@`?:,]|: | #|^\s|\s$/.test(v) ? q(v) : v));
+      }
     };
     const st = { text: '' };
     if (document.body) walk(document.body, 0, st);

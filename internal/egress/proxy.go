@@ -88,7 +88,7 @@ const maxRefusals = 64
 // A ProxySession is safe for concurrent use. Close stops the listener and cuts
 // every open tunnel.
 type ProxySession struct {
-	name    string
+	name    atomic.Pointer[string]
 	guard   *Guard
 	decider HostDecider
 	logger  *slog.Logger
@@ -135,9 +135,10 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 		return nil, err
 	}
 	s := &ProxySession{
-		name: o.Name, guard: o.Guard, decider: o.Decider, logger: lg,
+		guard: o.Guard, decider: o.Decider, logger: lg,
 		ln: ln, tunnels: map[net.Conn]struct{}{},
 	}
+	s.SetName(o.Name)
 	s.tr = &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -181,7 +182,11 @@ func (s *ProxySession) Addr() string { return s.ln.Addr().String() }
 func (s *ProxySession) URL() string { return "http://" + s.Addr() }
 
 // Name returns the session name given to NewProxySession.
-func (s *ProxySession) Name() string { return s.name }
+func (s *ProxySession) Name() string { return *s.name.Load() }
+
+// SetName re-attributes the session (a pre-started session handed to a new
+// browser session key). Requests already logged keep the old name.
+func (s *ProxySession) SetName(name string) { s.name.Store(&name) }
 
 // Stats returns the session's counters.
 func (s *ProxySession) Stats() ProxyStats {
@@ -287,7 +292,7 @@ func (s *ProxySession) refuse(w http.ResponseWriter, method, host string, port u
 		s.refusals = s.refusals[len(s.refusals)-maxRefusals:]
 	}
 	s.mu.Unlock()
-	s.logger.Info(LogProxyDecision, LogFieldSession, s.name, LogFieldMethod, method,
+	s.logger.Info(LogProxyDecision, LogFieldSession, s.Name(), LogFieldMethod, method,
 		LogFieldHost, host, LogFieldReason, string(rerr.Code), LogFieldAllow, false)
 	if w != nil {
 		w.Header().Set(ProxyReasonHeader, string(rerr.Code))
