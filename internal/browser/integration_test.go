@@ -572,3 +572,28 @@ func TestCloseReleasesTheTask(t *testing.T) {
 	}
 	m.CloseTask(task)
 }
+
+func TestConsoleEvalPolicy(t *testing.T) {
+	m, ps := manager(t)
+	task := "eval-task"
+	defer m.CloseTask(task)
+	mustNav(t, m, task, ps.url("allowed.test", "/next"))
+	r := m.Console(context.Background(), task, ConsoleInput{Expression: "fetch('http://169.254.169.254/latest/meta-data/')"})
+	if r.Success || r.Reason != reason.EvalURLLiteral {
+		t.Errorf("metadata literal: %+v", r)
+	}
+	r = m.Console(context.Background(), task, ConsoleInput{Expression: "document.title"})
+	if !r.Success || string(r.Result) != `"Next"` || r.ResultType != "string" {
+		t.Errorf("plain eval: %+v", r)
+	}
+	r = m.Console(context.Background(), task, ConsoleInput{Expression: "throw new Error('boom')"})
+	if r.Success || r.Reason != reason.EvalFailed || !strings.Contains(r.Error, "boom") {
+		t.Errorf("throwing eval: %+v", r)
+	}
+	m.cfg.Browser.RestrictEvaluate = true
+	defer func() { m.cfg.Browser.RestrictEvaluate = false }()
+	r = m.Console(context.Background(), task, ConsoleInput{Expression: `document["coo"+"kie"]`})
+	if r.Success || r.Reason != reason.EvalDenylist || !strings.Contains(r.Error, "document.cookie") {
+		t.Errorf("denylist: %+v", r)
+	}
+}

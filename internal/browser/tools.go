@@ -513,6 +513,15 @@ type focusData struct {
 	What     string `json:"what"`
 }
 
+// originOf returns scheme://host of raw for messages (never its path or query,
+// which may carry a secret).
+func originOf(raw string) string {
+	if u, err := urlsafe.Parse(raw); err == nil {
+		return u.Scheme + "://" + u.Host
+	}
+	return "(unparseable URL)"
+}
+
 // displayText redacts credential-shaped tokens from echoed input (spec §B2).
 func displayText(s string) string {
 	if m, ok := urlsafe.MatchPrefix(s); ok {
@@ -659,8 +668,22 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 		r.Success = true
 		return r
 	}
+	// Eval policy (spec §B8.3): the opt-in denylist, then the URL-literal
+	// pre-screen when the SSRF guard is on (the metadata floor always).
+	if why := EvalDenied(in.Expression, m.cfg.Browser.RestrictEvaluate, m.cfg.Browser.AllowUnsafeEvaluate); why != "" {
+		m.errOf(s, &r.Page, reason.Newf(reason.EvalDenylist, "",
+			"Blocked: the expression uses %s, which browser.restrict_evaluate refuses. Set browser.restrict_evaluate: false (or browser.allow_unsafe_evaluate: true) to allow it.", why))
+		return r
+	}
 	cctx, cancel := m.cmdCtx(ctx)
 	defer cancel()
+	for _, lit := range URLLiterals(in.Expression) {
+		if chk := m.gates.CheckURL(cctx, lit, s.active); !chk.Allowed && (s.active || *chk.Reason == reason.SSRFMetadata) {
+			m.errOf(s, &r.Page, reason.Newf(reason.EvalURLLiteral, "",
+				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", originOf(lit), *chk.Reason))
+			return r
+		}
+	}
 	mark := s.tab.DialogMark()
 	v, err := s.tab.EvalPage(cctx, in.Expression)
 	r.Dialogs = s.tab.DialogsSince(mark)

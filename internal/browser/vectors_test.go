@@ -513,3 +513,41 @@ func loadConfig(t *testing.T, yaml string) *config.Config {
 	}
 	return cfg
 }
+
+func TestVectorEvalDenylist(t *testing.T) {
+	for _, v := range vectors.Area(t, "browser.eval_denylist", 28) {
+		var in struct {
+			Expression  string `json:"expression"`
+			Restrict    bool   `json:"restrict_evaluate"`
+			AllowUnsafe bool   `json:"allow_unsafe_evaluate"`
+		}
+		var want struct {
+			Blocked bool    `json:"blocked"`
+			Reason  *string `json:"reason"`
+		}
+		vectors.Decode(t, v.Input, &in)
+		vectors.Decode(t, v.Expected, &want)
+		t.Run(v.Note, func(t *testing.T) {
+			got := EvalDenied(in.Expression, in.Restrict, in.AllowUnsafe)
+			if (got != "") != want.Blocked || (want.Reason != nil && got != *want.Reason) {
+				t.Errorf("EvalDenied(%q) = %q, want blocked=%v reason=%v", in.Expression, got, want.Blocked, want.Reason)
+			}
+		})
+	}
+}
+
+func TestVectorEvalURLPrescreen(t *testing.T) {
+	for _, v := range vectors.Area(t, "browser.eval_url_prescreen", 5) {
+		var in struct {
+			Expression string `json:"expression"`
+		}
+		var want struct {
+			URLs []string `json:"url_literals"`
+		}
+		vectors.Decode(t, v.Input, &in)
+		vectors.Decode(t, v.Expected, &want)
+		if got := URLLiterals(in.Expression); !slices.Equal(got, want.URLs) {
+			t.Errorf("URLLiterals(%q) = %q, want %q", in.Expression, got, want.URLs)
+		}
+	}
+}

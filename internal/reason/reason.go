@@ -74,6 +74,8 @@ const (
 	InvalidKey       Code = "invalid_key"
 	NoHistory        Code = "no_history"
 	EvalFailed       Code = "eval_failed"
+	EvalDenylist     Code = "eval_denylist"
+	EvalURLLiteral   Code = "eval_private_literal"
 )
 
 // Codes of the tool layer and the MCP server (internal/tools, internal/mcpserver).
@@ -132,6 +134,8 @@ var codes = map[Code]string{
 	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
 	NoHistory:        "browser_back has no earlier history entry in this tab",
 	EvalFailed:       "browser_console's expression threw or could not be serialised",
+	EvalDenylist:     "browser.restrict_evaluate is on and the expression names a sensitive primitive (cookies, storage, network, form values; spec §B8.3)",
+	EvalURLLiteral:   "the expression contains an http(s) URL literal the gates refuse (private address or metadata endpoint; spec §B8.3 pre-screen)",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",
