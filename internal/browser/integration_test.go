@@ -173,6 +173,12 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Rerender", `<nav><a href="/next">Home</a><a href="/b">About</a></nav>
 <div id=part><button>Old one</button><button>Old two</button></div>
 <button onclick="document.getElementById('part').innerHTML='<button>New one</button><input aria-label=Fresh>'">Rerender</button>`)
+	case "/shadow":
+		html(w, "Shadow", `<h1>Host</h1><div id=host></div><script>
+const root = document.getElementById('host').attachShadow({mode: 'open'});
+root.innerHTML = '<button>Shadow button</button><p>in shadow</p>';
+root.querySelector('button').onclick = () => { document.title = 'shadow clicked'; };
+</script>`)
 	case "/alert":
 		html(w, "Alert", `<button onclick="alert('hello from the page'); document.title='after alert'">Alert me</button>`)
 	case "/overlay":
@@ -595,5 +601,49 @@ func TestConsoleEvalPolicy(t *testing.T) {
 	r = m.Console(context.Background(), task, ConsoleInput{Expression: `document["coo"+"kie"]`})
 	if r.Success || r.Reason != reason.EvalDenylist || !strings.Contains(r.Error, "document.cookie") {
 		t.Errorf("denylist: %+v", r)
+	}
+}
+
+func TestRefInsideOpenShadowRootClicks(t *testing.T) {
+	m, ps := manager(t)
+	task := "shadow-task"
+	defer m.CloseTask(task)
+	nav := mustNav(t, m, task, ps.url("allowed.test", "/shadow"))
+	if !strings.Contains(nav.Snapshot, "in shadow") {
+		t.Fatalf("shadow content missing:\n%s", nav.Snapshot)
+	}
+	cl := m.Click(context.Background(), task, RefInput{Ref: refOf(t, nav.Snapshot, "button", "Shadow button")})
+	if !cl.Success || cl.Title != "shadow clicked" {
+		t.Fatalf("click in shadow root: %+v", cl)
+	}
+}
+
+// A crashed tab is replaced by a fresh session on the next call, and no
+// Chromium process is left behind for it.
+func TestCrashedTabIsReplaced(t *testing.T) {
+	m, ps := manager(t)
+	task := "crash-task"
+	defer m.CloseTask(task)
+	mustNav(t, m, task, ps.url("allowed.test", "/next"))
+	s, _ := m.Session(task)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.tab.Navigate(ctx, "chrome://crash") //nolint:errcheck // the renderer dies mid-call
+	deadline := time.Now().Add(5 * time.Second)
+	for s.tab.Healthy() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s.tab.Healthy() {
+		t.Skip("this Chromium did not crash the renderer for chrome://crash")
+	}
+	r := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !r.Success || r.URL != "about:blank" {
+		t.Fatalf("snapshot after a crash: %+v", r)
+	}
+	if s2, _ := m.Session(task); s2 == s {
+		t.Fatal("crashed session was not replaced")
+	}
+	if nav := m.Navigate(context.Background(), task, NavigateInput{URL: ps.url("allowed.test", "/next")}); !nav.Success {
+		t.Fatalf("navigate after a crash: %+v", nav)
 	}
 }
