@@ -173,6 +173,9 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Rerender", `<nav><a href="/next">Home</a><a href="/b">About</a></nav>
 <div id=part><button>Old one</button><button>Old two</button></div>
 <button onclick="document.getElementById('part').innerHTML='<button>New one</button><input aria-label=Fresh>'">Rerender</button>`)
+	case "/xframe":
+		html(w, "Cross frames", `<h1>Outer</h1><iframe title="same site" src="`+template(q.Get("same"))+`" width=400 height=150></iframe>
+<iframe title="other site" src="`+template(q.Get("other"))+`" width=400 height=150></iframe>`)
 	case "/shadow":
 		html(w, "Shadow", `<h1>Host</h1><div id=host></div><script>
 const root = document.getElementById('host').attachShadow({mode: 'open'});
@@ -645,5 +648,38 @@ func TestCrashedTabIsReplaced(t *testing.T) {
 	}
 	if nav := m.Navigate(context.Background(), task, NavigateInput{URL: ps.url("allowed.test", "/next")}); !nav.Success {
 		t.Fatalf("navigate after a crash: %+v", nav)
+	}
+}
+
+// A cross-origin frame of the same site (another port) is snapshotted in its
+// own world and its refs click; a cross-site frame (another process under site
+// isolation) is listed but not expanded.
+func TestCrossOriginFrameRefsClick(t *testing.T) {
+	m, ps := manager(t)
+	ps2 := newPageServer()
+	defer ps2.Close()
+	task := "xframe-task"
+	defer m.CloseTask(task)
+	u := ps.url("allowed.test", "/xframe?same="+ps2.url("allowed.test", "/inner")+"&other="+ps.url("other.test", "/inner"))
+	nav := mustNav(t, m, task, u)
+	re := regexp.MustCompile(`button "Inner button" \[ref=(f\d+e\d+)\]`)
+	mm := re.FindStringSubmatch(nav.Snapshot)
+	if mm == nil {
+		t.Fatalf("no frame ref for the same-site cross-origin frame:\n%s", nav.Snapshot)
+	}
+	if !strings.Contains(nav.Snapshot, `iframe "other site"`) || !strings.Contains(nav.Snapshot, "(cross-origin: not expanded)") {
+		t.Errorf("cross-site frame not listed as unexpanded:\n%s", nav.Snapshot)
+	}
+	again := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if again.Snapshot != nav.Snapshot {
+		t.Errorf("re-snapshot changed frame refs:\n%s\n---\n%s", nav.Snapshot, again.Snapshot)
+	}
+	cl := m.Click(context.Background(), task, RefInput{Ref: mm[1]})
+	if !cl.Success || !strings.Contains(cl.Delta, "inner clicked") {
+		t.Fatalf("click in the cross-origin frame: %+v", cl)
+	}
+	mustNav(t, m, task, ps.url("allowed.test", "/next"))
+	if r := m.Click(context.Background(), task, RefInput{Ref: mm[1]}); r.Reason != reason.StaleRef {
+		t.Errorf("frame ref after navigation: %+v, want stale_ref", r)
 	}
 }

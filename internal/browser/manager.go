@@ -9,9 +9,14 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
@@ -90,6 +95,12 @@ type Session struct {
 	nextRef  int
 	lastSnap string
 	lastDoc  int64
+
+	// Frames of another origin (same process) are snapshotted in their own
+	// isolated world; their refs are "f<k>e<n>" (k never reused in the tab).
+	frameK   map[cdp.FrameID]int
+	frameOf  map[int]cdp.FrameID
+	frameRef map[int]int // next ref number per frame
 }
 
 // ProxyStats returns the session's egress counters.
@@ -289,7 +300,8 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 		p.Close()
 		return nil, err
 	}
-	return &Session{active: active, tab: tab, proxy: p, nextRef: 1}, nil
+	return &Session{active: active, tab: tab, proxy: p, nextRef: 1,
+		frameK: map[cdp.FrameID]int{}, frameOf: map[int]cdp.FrameID{}, frameRef: map[int]int{}}, nil
 }
 
 // takeSpare hands out the pre-started session, if one is ready and has the
@@ -527,10 +539,117 @@ func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 		return d, err
 	}
 	s.nextRef = max(s.nextRef, d.Next)
+	if strings.Contains(d.Snapshot, crossOriginMarker) {
+		s.expandFrames(ctx, &d, full)
+	}
 	if !full {
 		s.lastSnap, s.lastDoc = d.Snapshot, doc
 	}
 	return d, nil
+}
+
+// crossOriginMarker is what page.js appends to an iframe it cannot enter.
+const crossOriginMarker = " (cross-origin: not expanded)"
+
+type frameRefData struct {
+	Ref  string  `json:"ref"`
+	X    float64 `json:"x"`
+	Y    float64 `json:"y"`
+	Next int     `json:"next"`
+}
+
+// expandFrames snapshots each cross-origin child frame of the main frame that
+// runs in the page's process (same site) in its own isolated world, and
+// splices its lines under its <iframe> line. Frames of another site run in
+// another process (site isolation) and stay unexpanded.
+func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
+	frames, err := s.tab.Frames(ctx)
+	if err != nil {
+		return
+	}
+	lines := strings.Split(d.Snapshot, "\n")
+	for _, f := range frames {
+		if f.ParentID != s.tab.MainFrame() {
+			continue
+		}
+		var own frameRefData
+		raw, err := s.tab.CallOnFrameOwner(ctx, f.ID, "", pageJS, "frameref", nil)
+		if err != nil || json.Unmarshal(raw, &own) != nil || own.Ref == "" {
+			continue
+		}
+		s.nextRef = max(s.nextRef, own.Next)
+		at := -1
+		for i, l := range lines {
+			if strings.Contains(l, "[ref="+own.Ref+"]") && strings.HasSuffix(l, crossOriginMarker) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		k, ok := s.frameK[f.ID]
+		if !ok {
+			k = len(s.frameOf) + 1
+			s.frameK[f.ID], s.frameOf[k] = k, f.ID
+			s.frameRef[k] = 1
+		}
+		var fd snapData
+		raw, err = s.tab.CallIsolatedFrame(ctx, f.ID, pageJS, "snapshot", map[string]any{"full": full, "base": s.frameRef[k], "prefix": fmt.Sprintf("f%de", k)})
+		if err != nil || json.Unmarshal(raw, &fd) != nil {
+			continue // another process (cross-site) or gone
+		}
+		s.frameRef[k] = max(s.frameRef[k], fd.Next)
+		indent := strings.Repeat(" ", len(lines[at])-len(strings.TrimLeft(lines[at], " "))+2)
+		var sub []string
+		for _, l := range strings.Split(fd.Snapshot, "\n") {
+			if l != "" {
+				sub = append(sub, indent+l)
+			}
+		}
+		lines[at] = strings.TrimSuffix(lines[at], crossOriginMarker)
+		if len(sub) > 0 {
+			lines[at] += ":"
+		}
+		lines = append(lines[:at+1], append(sub, lines[at+1:]...)...)
+		d.Refs += fd.Refs
+	}
+	d.Snapshot = strings.Join(lines, "\n")
+}
+
+var frameRefRe = regexp.MustCompile(`^f(\d+)e\d+$`)
+
+// callRef runs op of page.js for ref in the world that owns it: the main
+// frame's, or a cross-origin frame's (then dx, dy are the top-viewport offset
+// of that frame's viewport, to add to coordinates it returns). An unknown frame
+// is stale.
+func (s *Session) callRef(ctx context.Context, ref, op string, arg map[string]any, out any) (dx, dy float64, stale bool, err error) {
+	id := refID(ref)
+	arg["ref"] = id
+	m := frameRefRe.FindStringSubmatch(id)
+	if m == nil {
+		return 0, 0, false, s.callJS(ctx, op, arg, out)
+	}
+	k, _ := strconv.Atoi(m[1])
+	fid, ok := s.frameOf[k]
+	if !ok {
+		return 0, 0, true, nil
+	}
+	var own frameRefData
+	raw, err := s.tab.CallOnFrameOwner(ctx, fid, "", pageJS, "frameref", nil)
+	if err != nil || json.Unmarshal(raw, &own) != nil {
+		return 0, 0, true, nil // the frame is gone
+	}
+	raw, err = s.tab.CallIsolatedFrame(ctx, fid, pageJS, op, arg)
+	if err != nil {
+		return 0, 0, true, nil
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return 0, 0, false, reason.Wrap(reason.BrowserFailed, "", "The page script returned an unexpected value.", err)
+		}
+	}
+	return own.X, own.Y, false, nil
 }
 
 // render applies the snapshot threshold (storing the full text when cut).

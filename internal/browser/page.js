@@ -12,6 +12,7 @@ function (op, arg) {
   let G = globalThis.__gh;
   if (!G) {
     G = globalThis.__gh = {
+      prefix: typeof arg.prefix === 'string' ? arg.prefix : 'e',
       next: Math.max(1, arg.base | 0),
       byEl: new WeakMap(),
       byRef: new Map(),
@@ -25,7 +26,7 @@ function (op, arg) {
   const refOf = (el) => {
     let r = G.byEl.get(el);
     if (!r) {
-      r = 'e' + (G.next++);
+      r = G.prefix + (G.next++);
       G.byEl.set(el, r);
       G.byRef.set(r, new WeakRef(el));
     }
@@ -358,6 +359,13 @@ function (op, arg) {
       const el = resolve(arg.ref);
       if (el) el.dispatchEvent(new Event('change', { bubbles: true }));
       return true;
+    }
+    case 'frameref': {
+      // this = an <iframe> element: its ref and the top-viewport offset of its
+      // content box (frames of another origin are snapshotted separately).
+      const r = this.getBoundingClientRect();
+      const o = frameOffset(this);
+      return { ref: refOf(this), x: o.x + r.left + this.clientLeft, y: o.y + r.top + this.clientTop, next: G.next };
     }
     case 'quiet':
       return { since: performance.now() - G.lastMut, ready: document.readyState };

@@ -189,7 +189,7 @@ func item(l string) string { return strings.TrimPrefix(strings.TrimSpace(l), "- 
 // maxDeltaLines caps a snapshot delta.
 const maxDeltaLines = 40
 
-var refRe = regexp.MustCompile(`\[ref=(e\d+)\]`)
+var refRe = regexp.MustCompile(`\[ref=((?:f\d+)?e\d+)\]`)
 
 // Delta returns a compact diff from snapshot before to after: lines that name
 // a ref are matched by ref ("~ " changed, "+ " added, "- " removed); other lines

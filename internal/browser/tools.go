@@ -407,11 +407,15 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 	defer cancel()
 	mark := s.tab.DialogMark()
 	var pt pointData
-	if err := s.callJS(cctx, "point", map[string]any{"ref": refID(in.Ref)}, &pt); err != nil {
+	dx, dy, gone, err := s.callRef(cctx, in.Ref, "point", map[string]any{}, &pt)
+	if err != nil {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
-	s.nextRef = max(s.nextRef, pt.Next)
+	if dx == 0 && dy == 0 && !frameRefRe.MatchString(refID(in.Ref)) {
+		s.nextRef = max(s.nextRef, pt.Next)
+	}
+	pt.X, pt.Y, pt.Stale = pt.X+dx, pt.Y+dy, pt.Stale || gone
 	switch {
 	case pt.Stale:
 		m.errOf(s, &r.Page, staleErr(in.Ref))
@@ -543,11 +547,12 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 	defer cancel()
 	mark := s.tab.DialogMark()
 	var f focusData
-	if err := s.callJS(cctx, "focus", map[string]any{"ref": refID(in.Ref), "clear": in.Text == ""}, &f); err != nil {
+	_, _, gone, err := s.callRef(cctx, in.Ref, "focus", map[string]any{"clear": in.Text == ""}, &f)
+	if err != nil {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
-	if f.Stale {
+	if f.Stale || gone {
 		m.errOf(s, &r.Page, staleErr(in.Ref))
 		return r
 	}
@@ -562,7 +567,7 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 			return r
 		}
 	}
-	s.callJS(cctx, "changed", map[string]any{"ref": refID(in.Ref)}, nil) //nolint:errcheck // best effort: a navigation may have replaced the page
+	s.callRef(cctx, in.Ref, "changed", map[string]any{}, nil) //nolint:errcheck // best effort: a navigation may have replaced the page
 	r.Typed, r.Element = displayText(in.Text), NormalizeRef(in.Ref)
 	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
 	return r

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
@@ -131,6 +132,9 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	l.mu.Unlock()
 	return t, nil
 }
+
+// MainFrame returns the id of the tab's main frame.
+func (t *Tab) MainFrame() cdp.FrameID { return t.frame }
 
 // Close closes the tab and disposes its BrowserContext (cookies, storage and
 // cache are gone). Idempotent.
@@ -673,4 +677,102 @@ func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
 		return nil, t.cdpErr(ctx, "Taking a screenshot", err)
 	}
 	return res.Data, nil
+}
+
+// Frame is one child frame of the tab's main frame (any depth).
+type Frame struct {
+	ID       cdp.FrameID
+	ParentID cdp.FrameID
+	URL      string
+}
+
+// Frames lists the tab's frames below the main frame, depth first. Frames of
+// another site run in their own process (site isolation) and are listed too;
+// CallIsolatedFrame fails for them.
+func (t *Tab) Frames(ctx context.Context) ([]Frame, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	res, err := chromedp.Call(rctx, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Reading the frame tree", err)
+	}
+	var out []Frame
+	var walk func(ft *page.FrameTree)
+	walk = func(ft *page.FrameTree) {
+		for _, c := range ft.ChildFrames {
+			if c.Frame != nil {
+				out = append(out, Frame{ID: c.Frame.ID, ParentID: c.Frame.ParentID, URL: c.Frame.URL})
+			}
+			walk(c)
+		}
+	}
+	if res.FrameTree != nil {
+		walk(res.FrameTree)
+	}
+	return out, nil
+}
+
+// CallIsolatedFrame is CallIsolated in Gatehouse's isolated world of frame.
+func (t *Tab) CallIsolatedFrame(ctx context.Context, frame cdp.FrameID, fn string, args ...any) (json.RawMessage, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	w, err := chromedp.Call(rctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frame, WorldName: WorldName})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the frame script", err)
+	}
+	return t.callOn(ctx, rctx, w.ExecutionContextID, fn, args)
+}
+
+// CallOnFrameOwner calls fn with this = the <iframe> element that owns frame,
+// in Gatehouse's isolated world of the frame's parent document.
+func (t *Tab) CallOnFrameOwner(ctx context.Context, frame, parent cdp.FrameID, fn string, args ...any) (json.RawMessage, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	if parent == "" {
+		parent = t.frame
+	}
+	own, err := chromedp.Call(rctx, dom.GetFrameOwner, dom.GetFrameOwnerParams{FrameID: frame})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Finding the frame's element", err)
+	}
+	w, err := chromedp.Call(rctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: parent, WorldName: WorldName})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the page script", err)
+	}
+	obj, err := chromedp.Call(rctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: own.BackendNodeID, ExecutionContextID: w.ExecutionContextID})
+	if err != nil || obj.Object == nil {
+		return nil, t.cdpErr(ctx, "Resolving the frame's element", err)
+	}
+	var cargs []*runtime.CallArgument
+	for _, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		cargs = append(cargs, &runtime.CallArgument{Value: b})
+	}
+	yes := true
+	res, err := chromedp.Call(rctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn, ObjectID: obj.Object.ObjectID, Arguments: cargs, ReturnByValue: &yes, AwaitPromise: &yes, Silent: &yes,
+	})
+	chromedp.Call(rctx, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: obj.Object.ObjectID}) //nolint:errcheck
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Running the page script", err)
+	}
+	if res.ExceptionDetails != nil {
+		return nil, reason.New(reason.EvalFailed, "", "The page script failed: "+exceptionText(res.ExceptionDetails))
+	}
+	if res.Result == nil || len(res.Result.Value) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	return json.RawMessage(res.Result.Value), nil
 }
