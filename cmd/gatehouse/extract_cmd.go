@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
@@ -17,6 +18,7 @@ import (
 func (a *app) extractCmd() *cobra.Command {
 	var asJSON bool
 	var charLimit int
+	var backend string
 	c := &cobra.Command{
 		Use:   "extract [--json] [--char-limit N] URL...",
 		Short: "Fetch up to 5 URLs through the gates and print clean markdown",
@@ -44,6 +46,9 @@ interrupted).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if backend != "" {
+				a.override = func(c *config.Config) { c.Web.ExtractBackend = backend }
+			}
 			reg, err := a.registry()
 			if err != nil {
 				return err
@@ -99,6 +104,7 @@ interrupted).`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, `print the tool result as JSON ({"results":[…]})`)
+	c.Flags().StringVar(&backend, "backend", "", "extract backend for this call only (direct, firecrawl, tavily, exa, parallel, keenable); resolved as strictly as web.extract_backend")
 	c.Flags().IntVar(&charLimit, "char-limit", 0, "character budget per page (clamped to 2000..500000; default web.extract_char_limit)")
 	return c
 }

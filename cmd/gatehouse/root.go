@@ -25,6 +25,10 @@ type app struct {
 	home           string
 	cfg            *config.Config
 	logger         *slog.Logger
+	// override, if set, adjusts the loaded config for this process only
+	// (per-call flags such as extract --backend).
+	override func(*config.Config)
+	dotenv   map[string]string
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -48,6 +52,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
 	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd(), a.browseCmd())
+	root.AddCommand(a.searchCmd(), a.doctorCmd())
 	return root
 }
 

@@ -14,9 +14,14 @@ func (a *app) registry() (*tools.Registry, error) {
 	if err := a.load(); err != nil {
 		return nil, err
 	}
+	if a.override != nil {
+		a.override(a.cfg)
+	}
+	a.loadDotEnv()
 	reg, warns := tools.Default(tools.Env{Web: web.Env{
 		Home: a.home, Config: a.cfg, Logger: a.logger,
-		Debug: os.Getenv("GATEHOUSE_DEBUG") == "1",
+		Debug:  os.Getenv("GATEHOUSE_DEBUG") == "1",
+		DotEnv: a.dotenv,
 	}})
 	for _, w := range warns {
 		fmt.Fprintln(a.stderr, "gatehouse: warning:", w)

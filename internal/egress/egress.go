@@ -75,6 +75,7 @@ type Options struct {
 type Guard struct {
 	opts     Options
 	resolver Resolver
+	origins  []origin // see WithOrigin
 }
 
 // New returns a Guard for o. The Options value is copied.
@@ -103,7 +104,7 @@ func (g *Guard) Allowed(ap netip.AddrPort) bool { return g.allowed(ap.Addr(), ap
 
 // judge is urlsafe's verdict on one address, with AllowAddrPorts applied.
 func (g *Guard) judge(scheme, host string, a netip.Addr, port uint16) *reason.Error {
-	if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil && !g.excused(rerr, a, port) {
+	if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil && !g.excused(rerr, a, port) && !g.originExcused(rerr, host, port) {
 		return rerr
 	}
 	return nil
@@ -148,6 +149,9 @@ func portOf(u *urlsafe.URL) uint16 {
 func (g *Guard) CheckStatic(u *urlsafe.URL) *reason.Error {
 	err := g.opts.Gate.CheckStatic(u)
 	if err != nil && u.Addr.IsValid() && g.excused(err, u.Addr, portOf(u)) {
+		return nil
+	}
+	if err != nil && g.originExcused(err, u.Host, portOf(u)) {
 		return nil
 	}
 	return err

@@ -54,7 +54,18 @@ const (
 	ContentInaccessible    Code = "content_inaccessible"
 	NoProvider             Code = "no_provider"
 	SearchOnlyBackend      Code = "search_only_backend"
-	StrictSelection        Code = "strict_selection"
+	UnknownBackend         Code = "unknown_backend"
+	MissingKey             Code = "missing_key"
+	VendorAuth             Code = "vendor_auth"
+	VendorQuota            Code = "vendor_quota"
+	VendorRateLimited      Code = "vendor_rate_limited"
+	VendorUnavailable      Code = "vendor_unavailable"
+	VendorTimeout          Code = "vendor_timeout"
+	VendorBadResponse      Code = "vendor_bad_response"
+	VendorError            Code = "vendor_error"
+	KeylessExhausted       Code = "keyless_exhausted"
+	EmptyQuery             Code = "empty_query"
+	SecretInQuery          Code = "secret_in_query"
 	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
 
@@ -76,6 +87,10 @@ const (
 	EvalFailed       Code = "eval_failed"
 	EvalDenylist     Code = "eval_denylist"
 	EvalURLLiteral   Code = "eval_private_literal"
+
+	// StrictSelection is the described system's name for UnknownBackend
+	// (spec §A13 strict_selection); kept so older callers compile.
+	StrictSelection = UnknownBackend
 )
 
 // Codes of the tool layer and the MCP server (internal/tools, internal/mcpserver).
@@ -115,7 +130,18 @@ var codes = map[Code]string{
 	ContentInaccessible:    "no result rows at all",
 	NoProvider:             "no extract/search provider is configured or available",
 	SearchOnlyBackend:      "the configured extract backend can only search (spec §A4.4)",
-	StrictSelection:        "the configured backend name is not a registered provider (spec §A4.4)",
+	UnknownBackend:         "the configured backend name is not a registered provider; a stored selection is never silently rerouted (spec §A4.4, strict_selection)",
+	MissingKey:             "the selected backend needs an API key or URL (named in the message) that is not set in the environment or $GATEHOUSE_HOME/.env",
+	VendorAuth:             "the vendor API refused the credentials (HTTP 401/403): key missing, wrong, revoked, or the caller's IP is blocked",
+	VendorQuota:            "the vendor account is out of credits or hit a plan/daily cap (HTTP 402 or a cap error)",
+	VendorRateLimited:      "the vendor API is throttling (HTTP 429 or a rate-limit error)",
+	VendorUnavailable:      "the vendor API failed on its side (HTTP 5xx) or could not be reached",
+	VendorTimeout:          "the vendor API did not answer in time",
+	VendorBadResponse:      "the vendor API answered with a body that is truncated, not valid JSON, or not the documented shape",
+	VendorError:            "the vendor API rejected the request for another reason (other 4xx or an error envelope)",
+	EmptyQuery:             "the web_search query is empty or only whitespace",
+	SecretInQuery:          "a credential-shaped token (API key prefix, spec §A7) appears in a web_search query; refused before any vendor sees it",
+	KeylessExhausted:       "every keyless vendor in the ring failed or is pinned to a paid tier (spec §A5.3)",
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
 

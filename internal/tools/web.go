@@ -81,6 +81,7 @@ func addWeb(r *Registry, env *Env) []string {
 	r.Add(extractTool(svc))
 	r.Add(readTool(env.Store()))
 	r.Add(checkTool(env, cfg))
+	r.Add(searchTool(svc))
 	return warns
 }
 

@@ -78,3 +78,41 @@ func (s *Service) writeDebug(start time.Time, urls []string, rows []Result, metr
 	}
 	s.d.Logger.Debug("web_extract debug file written", "path", p)
 }
+
+// searchDebug is the per-call debug file of web_search: the query only as a
+// sha256 fingerprint (spec §A2 step 9), never the query or any key.
+type searchDebug struct {
+	Tool        string    `json:"tool"`
+	CallID      string    `json:"call_id"`
+	StartedAt   time.Time `json:"started_at"`
+	DurationMS  int64     `json:"duration_ms"`
+	QuerySHA256 string    `json:"query_sha256"`
+	Limit       int       `json:"limit"`
+	Provider    string    `json:"provider,omitempty"`
+	Rows        int       `json:"rows"`
+	Cached      bool      `json:"cached"`
+	ServedBy    string    `json:"served_by,omitempty"`
+	RescuedFrom string    `json:"rescued_from,omitempty"`
+	Reason      string    `json:"error_reason,omitempty"`
+}
+
+func (s *Service) writeSearchDebug(start time.Time, fp string, limit int, resp *SearchResponse) {
+	if s.d.DebugDir == "" {
+		return
+	}
+	rec := searchDebug{Tool: "web_search", CallID: newID(), StartedAt: start.UTC(), DurationMS: s.d.Now().Sub(start).Milliseconds(),
+		QuerySHA256: fp, Limit: limit, Reason: string(resp.Reason)}
+	if m := resp.Meta; m != nil {
+		rec.Provider, rec.Cached, rec.ServedBy, rec.RescuedFrom = m.Provider, m.Cached, m.ServedBy, m.RescuedFrom
+	}
+	if resp.Data != nil {
+		rec.Rows = len(resp.Data.Web)
+	}
+	if err := os.MkdirAll(s.d.DebugDir, 0o755); err != nil {
+		return
+	}
+	b, _ := json.MarshalIndent(rec, "", "  ")
+	if err := os.WriteFile(filepath.Join(s.d.DebugDir, "web_tools_debug_"+rec.CallID+".json"), b, 0o644); err != nil {
+		s.d.Logger.Warn("web_search debug write", "err", err)
+	}
+}

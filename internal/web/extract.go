@@ -52,6 +52,10 @@ type ExtractRequest struct {
 	// means web.extract_char_limit. Clamped to [2000, 500000]; non-numeric → 15000
 	// (spec §A10.1).
 	CharLimit any `json:"char_limit,omitempty"`
+	// Backend, when set, selects the extract backend for this call only
+	// (`gatehouse extract --backend NAME`), resolved as strictly as
+	// web.extract_backend.
+	Backend string `json:"-"`
 	// ReadTool selects the truncation footer's paging hint (truncate.Store.ReadTool):
 	// "" names read_file and the agent-visible path; truncate.ReadToolWeb names
 	// web_read and the store file name (MCP). Presentation only.
@@ -76,6 +80,15 @@ type Meta struct {
 	FinalURL      string   `json:"final_url"`      // URL after redirects
 	StoredPath    string   `json:"stored_path,omitempty"`
 	Notes         []string `json:"notes,omitempty"`
+	// ServedBy names the keyless vendor that produced the page when it is not
+	// Provider (ring failover or rescue).
+	ServedBy string `json:"served_by,omitempty"`
+	// RescuedFrom and BackendError mark a page served by the one-shot keyless
+	// rescue after the configured backend failed (spec §A5.5); such pages are
+	// never cached. Unlike the described system, this provenance reaches the
+	// caller.
+	RescuedFrom  string `json:"rescued_from,omitempty"`
+	BackendError string `json:"backend_error,omitempty"`
 }
 
 // Result is one row, at the index of its input item.
@@ -107,14 +120,15 @@ type ExtractResponse struct {
 
 // Deps are the parts a Service is built from. Open builds them from config.
 type Deps struct {
-	Config     *config.Config
-	Guard      *egress.Guard
-	Policy     *policy.Policy                // nil: no website policy
-	Cache      *cache.Cache                  // nil: no cache
-	Store      *truncate.Store               // nil: truncated pages are not stored
-	Extractors map[string]provider.Extractor // by backend name
-	Logger     *slog.Logger                  // nil: slog.Default()
-	Now        func() time.Time              // nil: time.Now
+	Config   *config.Config
+	Guard    *egress.Guard
+	Policy   *policy.Policy     // nil: no website policy
+	Cache    *cache.Cache       // nil: no cache
+	Store    *truncate.Store    // nil: truncated pages are not stored
+	Registry *provider.Registry // the backends; resolution and the keyless ring
+	Memo     *cache.Memo        // nil: no search memo
+	Logger   *slog.Logger       // nil: slog.Default()
+	Now      func() time.Time   // nil: time.Now
 	// DebugDir, when set, receives one web_tools_debug_<id>.json per call (GATEHOUSE_DEBUG=1).
 	DebugDir string
 }
@@ -266,14 +280,15 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	slices.SortFunc(jobs, func(a, b *job) int { return a.idx - b.idx })
 
 	// 4. provider resolution (strict).
-	name, perr := provider.ResolveExtractName(s.selection())
+	res, perr := s.resolve(provider.CapExtract, req.Backend)
 	if perr != nil {
 		return refusal(perr)
 	}
-	ext := s.d.Extractors[name]
-	if ext == nil {
-		return refusal(reason.Newf(reason.NoProvider, "", "No extract provider named %q is set up in this process. Set web.extract_backend: direct.", name))
+	ext, perr := s.d.Registry.Extractor(res)
+	if perr != nil {
+		return refusal(perr)
 	}
+	name := ext.Name()
 
 	// 5. website policy, then cache.
 	var fetch []*job
@@ -320,6 +335,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	}
 	if len(fetch) > 0 {
 		s.dispatch(ctx, ext, fetch, rows, done, progress)
+		s.rescue(ctx, res, fetch, rows)
 	}
 
 	// 9. truncate-and-store on every success row.
@@ -354,9 +370,23 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	return &ExtractResponse{Results: rows}
 }
 
-func (s *Service) selection() provider.Selection {
-	w := s.d.Config.Web
-	return provider.Selection{ExtractBackend: w.ExtractBackend, Backend: w.Backend, Disabled: w.DisabledProviders}
+// resolve resolves capability c, with override (a per-call backend name)
+// taking the place of web.<c>_backend.
+func (s *Service) resolve(c provider.Capability, override string) (provider.Resolution, *reason.Error) {
+	st := s.d.Registry.Settings()
+	if o := strings.TrimSpace(override); o != "" {
+		if c == provider.CapExtract {
+			st.ExtractBackend = o
+		} else {
+			st.SearchBackend = o
+		}
+		r, err := provider.Resolve(c, st)
+		if err == nil {
+			r.Source, r.Why = "--backend", "--backend "+o+" for this call ("+r.Why+")"
+		}
+		return r, err
+	}
+	return provider.Resolve(c, st)
 }
 
 // redirectPolicyRow is the row of a page whose final URL (after redirects) is on
@@ -482,16 +512,14 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 			rows[j.idx] = errRow(j.u.Href, e)
 		default:
 			final := orURL(p.FinalURL, j.u.Href)
-			if final != j.u.Href {
-				if b := s.d.Policy.Check(final); b != nil {
-					rows[j.idx] = redirectPolicyRow(final, b)
-					break
-				}
+			if bad, ok := s.checkFinal(ctx, j, final); !ok {
+				rows[j.idx] = bad
+				break
 			}
 			rows[j.idx] = Result{URL: j.u.Href, Title: p.Title, Content: p.Content, Meta: &Meta{
-				Provider: ext.Name(), FinalURL: final, Notes: p.Notes,
+				Provider: ext.Name(), FinalURL: final, Notes: p.Notes, ServedBy: servedBy(p, ext.Name()),
 			}}
-			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
+			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && servedBy(p, ext.Name()) == "" && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
 				if err := s.d.Cache.Put(j.u.Href, cache.Entry{URL: j.u.Href, FinalURL: final, Title: p.Title, Content: p.Content, FetchedAt: s.d.Now()}, Format, ext.Name()); err != nil {
 					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 				}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -70,16 +71,22 @@ func itoa(n int) string {
 }
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	home  string
 	cfg   *config.Config
 	res   *resolver
 	sites []*site
 	now   time.Time
 	svc   *web.Service
+	// dotenv, endpoints and vendors configure vendor backends (search tests).
+	dotenv    map[string]string
+	endpoints map[string]string
+	vendors   []netip.AddrPort
+	logger    *slog.Logger
+	debug     bool
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{t: t, home: t.TempDir(), cfg: config.Default(), res: &resolver{hosts: map[string][]netip.Addr{}}, now: time.Now().Truncate(time.Second)}
 	return h
@@ -107,9 +114,12 @@ func (h *harness) open() *web.Service {
 	for _, s := range h.sites {
 		allow = append(allow, s.ap)
 	}
+	allow = append(allow, h.vendors...)
 	svc, warns := web.Open(web.Env{
 		Home: h.home, Config: h.cfg, Resolver: h.res, AllowAddrPorts: allow,
-		Now: func() time.Time { return h.now },
+		Now:    func() time.Time { return h.now },
+		DotEnv: h.dotenv, VendorEndpoints: h.endpoints, SessionID: "test-session", Logger: h.logger,
+		Debug: h.debug,
 	})
 	for _, w := range warns {
 		h.t.Logf("warning: %s", w)
@@ -132,4 +142,19 @@ func pageHandler(doc string) http.HandlerFunc {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write([]byte(doc))
 	}
+}
+
+// vendor starts a fake vendor API on loopback and registers it as the
+// endpoint of name (e.g. "brave-free", "firecrawl/keyless"); it returns the
+// server. Call before open.
+func (h *harness) vendor(name string, handler http.HandlerFunc) *httptest.Server {
+	h.t.Helper()
+	srv := httptest.NewServer(handler)
+	h.t.Cleanup(srv.Close)
+	h.vendors = append(h.vendors, netip.MustParseAddrPort(srv.Listener.Addr().String()))
+	if h.endpoints == nil {
+		h.endpoints = map[string]string{}
+	}
+	h.endpoints[name] = srv.URL
+	return srv
 }

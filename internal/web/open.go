@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider/direct"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider/vendors"
 )
 
 // Env is what Open needs to build a Service from a Gatehouse home.
@@ -31,6 +32,16 @@ type Env struct {
 	Debug bool
 	// DirectClient passes client settings (e.g. a test TLS config) to the direct backend.
 	DirectClient egress.ClientOptions
+	// DotEnv is the parsed $GATEHOUSE_HOME/.env (config.LoadEnv): API keys
+	// and vendor URLs, consulted before the process environment. nil means
+	// Open reads <Home>/.env itself.
+	DotEnv map[string]string
+	// SessionID seeds the keyless ring cursor (spec §A5.3); "" → random.
+	SessionID string
+	// VendorEndpoints overrides vendor base URLs (tests; see vendors.BuildOptions).
+	VendorEndpoints map[string]string
+	// VendorClient passes client settings to vendor clients (tests).
+	VendorClient egress.ClientOptions
 }
 
 // CacheDir returns <home>/cache/web, where the extract cache and the full-text
@@ -80,10 +91,38 @@ func Open(env Env) (*Service, []string) {
 		Guard: guard, Timeout: cfg.Web.Direct.Timeout, MaxBodyBytes: cfg.Web.Direct.MaxBodyBytes,
 		UserAgent: cfg.Web.Direct.UserAgent, ClientOptions: env.DirectClient,
 	})
+	dotenv := env.DotEnv
+	if dotenv == nil {
+		// Every surface gets the keys of $GATEHOUSE_HOME/.env; warnings name
+		// lines, never values.
+		m, ew, err := config.LoadEnv(env.Home)
+		for _, w := range ew {
+			warns = append(warns, w.String())
+		}
+		if err != nil {
+			warns = append(warns, err.Error()+" (API keys from the environment only)")
+			m = map[string]string{}
+		}
+		dotenv = m
+	}
+	settings := provider.SettingsFrom(cfg, dotenv)
+	backends := vendors.Build(vendors.BuildOptions{
+		Settings: settings, Config: cfg, Guard: guard, ClientOptions: env.VendorClient,
+		Direct: d, Endpoints: env.VendorEndpoints,
+	})
+	seed := env.SessionID
+	if seed == "" {
+		seed = newID()
+	}
+	var memoTTL time.Duration
+	if cfg.Web.CacheEnabled {
+		memoTTL = cfg.Web.CacheTTL()
+	}
 	deps := Deps{
 		Config: cfg, Guard: guard, Policy: pol, Cache: c, Store: store,
-		Extractors: map[string]provider.Extractor{direct.Name: d},
-		Logger:     env.Logger, Now: env.Now,
+		Registry: provider.NewRegistry(settings, backends, provider.NewCursor(seed), env.Logger),
+		Memo:     cache.NewMemo(memoTTL, env.Now),
+		Logger:   env.Logger, Now: env.Now,
 	}
 	if env.Debug {
 		deps.DebugDir = filepath.Join(env.Home, "logs")

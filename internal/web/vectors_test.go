@@ -201,7 +201,7 @@ func TestVectorsEmptyResult(t *testing.T) {
 func TestVectorsProviderResolution(t *testing.T) {
 	want := map[string]reason.Code{
 		"search_only_backend":               reason.SearchOnlyBackend,
-		"strict_selection_unknown_provider": reason.StrictSelection,
+		"strict_selection_unknown_provider": reason.UnknownBackend,
 		"plugin_disabled":                   reason.ProviderDisabled, // Gatehouse: web.disabled_providers
 	}
 	for _, v := range vectors.Area(t, "extract.provider_resolution", 3) {
@@ -212,11 +212,11 @@ func TestVectorsProviderResolution(t *testing.T) {
 			}
 			vectors.Decode(t, v.Input, &in)
 			vectors.Decode(t, v.Expected, &exp)
-			sel := provider.Selection{ExtractBackend: in["web.extract_backend"].(string)}
+			sel := provider.Settings{ExtractBackend: in["web.extract_backend"].(string), Env: func(string) string { return "" }}
 			if d, ok := in["plugin_disabled"].(string); ok {
 				sel.Disabled = []string{strings.TrimPrefix(d, "web/")}
 			}
-			_, err := provider.ResolveExtractName(sel)
+			_, err := provider.Resolve(provider.CapExtract, sel)
 			if err == nil || err.Code != want[exp.ErrorKind] {
 				t.Fatalf("got %v, want %s", err, want[exp.ErrorKind])
 			}

@@ -1,15 +1,18 @@
-// Package provider defines the extract/search provider interface, the provider
-// registry and strict backend resolution (spec §A4). Providers are compiled in;
-// a configured name is honoured as-is, never silently rerouted (spec §A4.2).
+// Package provider defines the extract/search provider interfaces, the table of
+// backend names and capabilities (spec §A4.1), strict backend resolution (spec
+// §A4.2–§A4.4), the keyless ring (spec §A5.3–§A5.4) and the one-shot keyless
+// rescue (spec §A5.5). Providers are compiled in; a configured name is honoured
+// as-is, never silently rerouted.
+//
+// The vendor clients live in internal/web/provider/vendors; this package knows
+// them only through the Searcher and Extractor interfaces, so resolution and the
+// ring are tested without any network.
 package provider
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 // Page is one provider result for one requested URL.
@@ -23,6 +26,9 @@ type Page struct {
 	Notes []string
 	// NoCache asks the pipeline not to cache this page (e.g. the transfer was cut short).
 	NoCache bool
+	// ServedBy names the keyless vendor that produced the page when it is not
+	// the backend the pipeline called (ring failover, rescue).
+	ServedBy string
 }
 
 // Extractor fetches pages. Extract calls emit exactly once per input URL, with
@@ -36,94 +42,116 @@ type Extractor interface {
 	Extract(ctx context.Context, urls []string, emit func(i int, p Page))
 }
 
-// Capabilities of a registered backend name.
-type Capabilities struct {
+// Row is one web_search result (spec §A1): metadata only, no page body.
+// Position is 1-based and assigned by the pipeline after slicing.
+type Row struct {
+	Title       string `json:"title"`
+	URL         string `json:"url"`
+	Description string `json:"description"`
+	Position    int    `json:"position"`
+}
+
+// Searcher runs a search. limit is the number of rows wanted (1–100; vendors
+// cap it at VendorLimitCap themselves). Errors carry a *reason.Error with a
+// vendor_* code (vendor_auth, vendor_rate_limited, …) whose message names the
+// vendor and never contains a key.
+type Searcher interface {
+	Name() string
+	Search(ctx context.Context, query string, limit int) ([]Row, error)
+}
+
+// VendorLimitCap is the most results any bundled vendor is asked for (spec
+// §A11 SEARCH_LIMIT_CAP).
+const VendorLimitCap = 20
+
+// Spec is the static description of one backend name (spec §A4.1).
+type Spec struct {
+	Name            string
+	Label           string // human name for messages
 	Search, Extract bool
-	// Built reports whether this build includes an implementation.
-	Built bool
+	// Ring reports membership of the keyless ring (spec §A5.3).
+	Ring bool
+	// KeyEnv names the API-key variable ("" = none). KeyOptional: the
+	// backend works without it (keenable's public endpoints, a self-hosted
+	// firecrawl).
+	KeyEnv      string
+	KeyOptional bool
+	// URLEnv names the variable holding a self-hosted endpoint (searxng,
+	// firecrawl); URLRequired: the backend cannot work without it.
+	URLEnv      string
+	URLRequired bool
+	// BaseEnv names a variable overriding the vendor's cloud base URL.
+	BaseEnv string
+	// Embedded backends need nothing configured (direct, ddgs).
+	Embedded bool
 }
 
-// Known backend names and capabilities (spec §A4.1) plus Gatehouse's embedded
-// "direct" backend. Names not listed here are unknown (strict selection error).
-var known = map[string]Capabilities{
-	"direct":     {Extract: true, Built: true},
-	"firecrawl":  {Search: true, Extract: true},
-	"tavily":     {Search: true, Extract: true},
-	"exa":        {Search: true, Extract: true},
-	"parallel":   {Search: true, Extract: true},
-	"keenable":   {Search: true, Extract: true},
-	"perplexity": {Search: true},
-	"searxng":    {Search: true},
-	"brave-free": {Search: true},
-	"ddgs":       {Search: true},
-	"xai":        {Search: true},
+// Direct is the name of Gatehouse's embedded extract backend.
+const Direct = "direct"
+
+var specs = []Spec{
+	{Name: Direct, Label: "Gatehouse direct fetcher", Extract: true, Embedded: true},
+	{Name: "firecrawl", Label: "Firecrawl", Search: true, Extract: true, Ring: true, KeyEnv: "FIRECRAWL_API_KEY", URLEnv: "FIRECRAWL_API_URL"},
+	{Name: "tavily", Label: "Tavily", Search: true, Extract: true, KeyEnv: "TAVILY_API_KEY", BaseEnv: "TAVILY_BASE_URL"},
+	{Name: "exa", Label: "Exa", Search: true, Extract: true, Ring: true, KeyEnv: "EXA_API_KEY"},
+	{Name: "parallel", Label: "Parallel", Search: true, Extract: true, Ring: true, KeyEnv: "PARALLEL_API_KEY"},
+	{Name: "keenable", Label: "Keenable", Search: true, Extract: true, Ring: true, KeyEnv: "KEENABLE_API_KEY", KeyOptional: true},
+	{Name: "perplexity", Label: "Perplexity Search", Search: true, KeyEnv: "PERPLEXITY_API_KEY"},
+	{Name: "searxng", Label: "SearXNG", Search: true, URLEnv: "SEARXNG_URL", URLRequired: true},
+	{Name: "brave-free", Label: "Brave Search", Search: true, KeyEnv: "BRAVE_SEARCH_API_KEY"},
+	{Name: "ddgs", Label: "DuckDuckGo HTML results", Search: true, Embedded: true},
+	{Name: "xai", Label: "xAI Web Search (Grok)", Search: true, KeyEnv: "XAI_API_KEY"},
 }
 
-// ExtractCapable lists backend names that can extract, for error messages (spec §A4.4).
+// aliases maps accepted spellings to backend names: "nous" is the described
+// system's managed subscription, which is Firecrawl (spec §A4.2).
+var aliases = map[string]string{"nous": "firecrawl", "brave": "brave-free", "duckduckgo": "ddgs"}
+
+// Specs returns every backend spec in table order (direct first, then spec §A4.1).
+func Specs() []Spec { return append([]Spec(nil), specs...) }
+
+// Canonical lower-cases and trims name and applies aliases.
+func Canonical(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if a, ok := aliases[n]; ok {
+		return a
+	}
+	return n
+}
+
+// Lookup returns the spec of a backend name (after Canonical).
+func Lookup(name string) (Spec, bool) {
+	n := Canonical(name)
+	for _, s := range specs {
+		if s.Name == n {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// ExtractCapable lists the backend names that can extract, sorted, for error
+// messages (spec §A4.4 lists firecrawl, tavily, keenable, exa, parallel; Gatehouse
+// adds its embedded direct).
 func ExtractCapable() []string {
 	var out []string
-	for n, c := range known {
-		if c.Extract {
-			out = append(out, n)
+	for _, s := range specs {
+		if s.Extract {
+			out = append(out, s.Name)
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// Lookup returns the capabilities of a backend name (lower-cased, trimmed).
-func Lookup(name string) (Capabilities, bool) {
-	c, ok := known[strings.ToLower(strings.TrimSpace(name))]
-	return c, ok
-}
-
-// Selection is the configured backend names (config web.*) used by resolution.
-type Selection struct {
-	ExtractBackend string   // web.extract_backend
-	Backend        string   // web.backend (shared)
-	Disabled       []string // web.disabled_providers
-}
-
-// ResolveExtractName applies spec §A4.2/§A4.4 strictly: web.extract_backend, else
-// web.backend, else the embedded default "direct". It never probes availability
-// and never reroutes. Errors (*reason.Error, whole call): search_only_backend for a
-// search-only name, provider_disabled for a name listed in web.disabled_providers,
-// strict_selection for an unknown name or one this build does not include.
-func ResolveExtractName(sel Selection) (string, *reason.Error) {
-	name := strings.ToLower(strings.TrimSpace(sel.ExtractBackend))
-	key := "web.extract_backend"
-	if name == "" {
-		name = strings.ToLower(strings.TrimSpace(sel.Backend))
-		key = "web.backend"
-	}
-	if name == "" {
-		name, key = "direct", ""
-	}
-	fix := fmt.Sprintf("Set web.extract_backend to one of: %s (`gatehouse config set web.extract_backend direct`).", strings.Join(ExtractCapable(), ", "))
-	for _, d := range sel.Disabled {
-		if strings.EqualFold(strings.TrimSpace(d), name) {
-			return "", reason.Newf(reason.ProviderDisabled, "",
-				"The extract backend %q (%s) is disabled by web.disabled_providers. Remove it from that list to re-enable it, or %s", name, key, lowerFirst(fix))
+// SearchCapable lists the backend names that can search, sorted.
+func SearchCapable() []string {
+	var out []string
+	for _, s := range specs {
+		if s.Search {
+			out = append(out, s.Name)
 		}
 	}
-	c, ok := known[name]
-	switch {
-	case !ok:
-		return "", reason.Newf(reason.StrictSelection, "",
-			"%s names %q, which is not a registered web provider; Gatehouse never silently switches to another one. %s", key, name, fix)
-	case !c.Extract:
-		return "", reason.Newf(reason.SearchOnlyBackend, "",
-			"%q is a search-only backend and cannot extract URL content. %s", name, fix)
-	case !c.Built:
-		return "", reason.Newf(reason.StrictSelection, "",
-			"%s names %q, which this build of Gatehouse does not include yet; it will not silently switch to another provider. %s", key, name, fix)
-	}
-	return name, nil
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
+	sort.Strings(out)
+	return out
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
+)
+
+// chromiumCandidates are looked up, in order, by doctor (Debian's real binary
+// first: its /usr/bin wrapper adds flags).
+var chromiumCandidates = []string{"/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+
+// ChromiumStatus says whether a Chromium binary was found.
+type ChromiumStatus struct {
+	Found bool   `json:"found"`
+	Path  string `json:"path,omitempty"`
+	Fix   string `json:"fix,omitempty"`
+}
+
+func findChromium(look func(string) (string, error)) ChromiumStatus {
+	for _, c := range chromiumCandidates {
+		if p, err := look(c); err == nil {
+			return ChromiumStatus{Found: true, Path: p}
+		}
+	}
+	return ChromiumStatus{Fix: "apt-get install -y chromium (browser tools need it; web_search and web_extract do not)"}
+}
+
+// doctorProviders builds the provider section of `gatehouse doctor` from the
+// loaded config and .env. Values of keys are never read into the report.
+func (a *app) doctorProviders() *provider.Report {
+	a.loadDotEnv()
+	return provider.Doctor(provider.SettingsFrom(a.cfg, a.dotenv), a.cfg.Web.KeylessRescue)
+}
+
+func printProviders(w io.Writer, r *provider.Report) {
+	fmt.Fprintln(w, "Providers (keys and URLs: presence only, never values):")
+	fmt.Fprintf(w, "  %-11s %-15s %-48s %s\n", "NAME", "CAN", "KEY / URL", "IF SELECTED")
+	for _, p := range r.Providers {
+		var caps []string
+		if p.Search {
+			caps = append(caps, "search")
+		}
+		if p.Extract {
+			caps = append(caps, "extract")
+		}
+		var creds []string
+		for _, pr := range []*provider.Presence{p.Key, p.URL} {
+			if pr != nil {
+				creds = append(creds, pr.Var+"="+map[bool]string{true: "set", false: "unset"}[pr.Present])
+			}
+		}
+		if len(creds) == 0 {
+			creds = []string{"-"}
+		}
+		status := "ready (" + p.Mode + ")"
+		if !p.Ready {
+			status = "not ready: " + p.Note
+		}
+		if p.Tier != "" && p.Tier != "auto" {
+			status += ", tier " + p.Tier
+		}
+		fmt.Fprintf(w, "  %-11s %-15s %-48s %s\n", p.Name, strings.Join(caps, ","), strings.Join(creds, " "), status)
+	}
+	fmt.Fprintln(w)
+	for _, c := range []struct {
+		name string
+		st   provider.ResolvedStatus
+	}{{"search", r.Search}, {"extract", r.Extract}} {
+		if c.st.Error != "" {
+			fmt.Fprintf(w, "%-8s → CANNOT RESOLVE [%s]: %s\n", c.name, c.st.Reason, c.st.Error)
+			continue
+		}
+		fmt.Fprintf(w, "%-8s → %s (%s): %s\n", c.name, c.st.Backend, c.st.Mode, c.st.Why)
+	}
+	onoff := map[bool]string{true: "on", false: "off"}
+	fmt.Fprintf(w, "keyless  → fallback %s, rescue %s, ring %s\n", onoff[r.Keyless.Fallback], onoff[r.Keyless.Rescue], strings.Join(r.Keyless.Ring, " → "))
+}
+
+func printAdvice(w io.Writer, advice []provider.Advice) {
+	if len(advice) == 0 {
+		fmt.Fprintln(w, "No problems found.")
+		return
+	}
+	fmt.Fprintln(w, "Advice:")
+	for _, a := range advice {
+		fmt.Fprintf(w, "  %s [%s]: %s\n", strings.ToUpper(a.Severity), a.Code, a.Message)
+		if a.Fix != "" {
+			fmt.Fprintf(w, "    fix: %s\n", a.Fix)
+		}
+	}
+}
+
+var lookPath = exec.LookPath

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+)
+
+// loadDotEnv reads $GATEHOUSE_HOME/.env (API keys) once; warnings name the
+// line, never a value.
+func (a *app) loadDotEnv() {
+	if a.dotenv != nil {
+		return
+	}
+	env, warns, err := config.LoadEnv(a.home)
+	for _, w := range warns {
+		fmt.Fprintln(a.stderr, "gatehouse: warning:", w.String())
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "gatehouse: warning: %v (API keys from the environment only)\n", err)
+		env = map[string]string{}
+	}
+	a.dotenv = env
+}
+
+func (a *app) searchCmd() *cobra.Command {
+	var asJSON bool
+	var limit int
+	var backend string
+	c := &cobra.Command{
+		Use:   "search [--json] [--limit N] [--backend NAME] QUERY...",
+		Short: "Search the web with the configured backend and print the results",
+		Long: `search runs web_search: the query (the arguments joined by spaces; operators such
+as site:, filetype:, -term and "quoted phrases" pass through) goes to the search
+backend resolved from web.search_backend, else web.backend, else the first vendor
+whose key is set, else the keyless free tier (run 'gatehouse doctor' to see which
+and why). Within one process (the MCP server), identical searches within
+web.cache_ttl_minutes are answered from a memo. Results are metadata only: title,
+URL, description, position. A query carrying an API key or token is refused.
+A result URL that carries a credential or points at a private or metadata address
+is flagged UNSAFE with its reason.
+
+Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
+		Args: argsMin(1, "a query"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if backend != "" {
+				a.override = func(c *config.Config) { c.Web.SearchBackend = backend }
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			in := tools.SearchInput{Query: strings.Join(args, " ")}
+			if cmd.Flags().Changed("limit") {
+				in.Limit = limit
+			}
+			ctx, cancel, sigExit := signalContext()
+			defer cancel()
+			res, err := reg.CallValue(ctx, tools.WebSearch, in, tools.Options{Surface: tools.SurfaceCLI, Task: cliTask()})
+			reg.EndTask(cliTask())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				b, _ := res.JSON(true)
+				a.stdout.Write(b)
+			} else {
+				a.printSearch(res)
+			}
+			if code := sigExit(); code != 0 {
+				return exitError{code}
+			}
+			if res.Refused {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, `print the tool result as JSON ({"success":true,"data":{"web":[…]},"meta":{…}})`)
+	c.Flags().IntVar(&limit, "limit", 5, "number of results, 1..100 (clamped)")
+	c.Flags().StringVar(&backend, "backend", "", "search backend for this call only; resolved as strictly as web.search_backend")
+	return c
+}
+
+func (a *app) printSearch(res *tools.Result) {
+	w := a.stdout
+	out, ok := res.Value.(*tools.SearchOutput)
+	if !ok || out.SearchResponse == nil {
+		b, _ := res.JSON(true)
+		w.Write(b)
+		return
+	}
+	r := out.SearchResponse
+	if !r.Success {
+		fmt.Fprintf(w, "FAILED [%s]: %s\n", r.Reason, r.Error)
+		return
+	}
+	for _, row := range r.Data.Web {
+		fmt.Fprintf(w, "%d. %s\n   %s\n", row.Position, row.Title, row.URL)
+		if row.UnsafeURL != nil {
+			fmt.Fprintf(w, "   UNSAFE [%s]: %s\n", row.UnsafeURL.Reason, row.UnsafeURL.Message)
+		}
+		if d := strings.TrimSpace(row.Description); d != "" {
+			fmt.Fprintf(w, "   %s\n", d)
+		}
+	}
+	if m := r.Meta; m != nil {
+		facts := []string{"via " + m.Provider}
+		if m.ServedBy != "" {
+			facts = append(facts, "served by "+m.ServedBy)
+		}
+		if m.Cached {
+			facts = append(facts, "from the memo")
+		}
+		if m.RescuedFrom != "" {
+			facts = append(facts, "rescued from "+m.RescuedFrom+": "+m.BackendError)
+		}
+		fmt.Fprintf(w, "(%d results, %s)\n", len(r.Data.Web), strings.Join(facts, ", "))
+	}
+}

@@ -1,0 +1,318 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// Capability is what a call needs from a backend.
+type Capability string
+
+// The two capabilities.
+const (
+	CapSearch  Capability = "search"
+	CapExtract Capability = "extract"
+)
+
+// Mode is how a resolved backend is reached.
+type Mode string
+
+// Modes of a resolved backend.
+const (
+	ModeEmbedded   Mode = "embedded"    // direct, ddgs: nothing to configure
+	ModeKeyed      Mode = "keyed"       // the vendor's API with the user's key
+	ModeSelfHosted Mode = "self-hosted" // a user-configured endpoint (SEARXNG_URL, FIRECRAWL_API_URL)
+	ModeKeyless    Mode = "keyless"     // the vendor's free tier, through the keyless ring
+)
+
+// Settings is everything resolution reads: the web.* selection keys, the tier
+// switches and a credential lookup. Build it with SettingsFrom.
+type Settings struct {
+	Backend, SearchBackend, ExtractBackend string
+	Disabled                               []string
+	KeylessFallback, KeylessRescue         bool
+	KeyedBackstop                          bool
+	// Tier maps a vendor to config.TierFree / TierPaid / TierAuto.
+	Tier map[string]string
+	// Env returns a credential or endpoint variable ("" = unset): the
+	// $GATEHOUSE_HOME/.env value first, then the process environment.
+	Env func(key string) string
+}
+
+// SettingsFrom builds Settings from a loaded config and the .env map.
+func SettingsFrom(cfg *config.Config, dotenv map[string]string) Settings {
+	w := cfg.Web
+	return Settings{
+		Backend: w.Backend, SearchBackend: w.SearchBackend, ExtractBackend: w.ExtractBackend,
+		Disabled:        w.DisabledProviders,
+		KeylessFallback: w.KeylessFallback, KeylessRescue: w.KeylessFallback && w.KeylessRescue,
+		KeyedBackstop: w.KeyedBackstop,
+		Tier:          w.ProviderTier,
+		Env:           func(k string) string { return config.Lookup(dotenv, k) },
+	}
+}
+
+func (s Settings) env(k string) string {
+	if k == "" || s.Env == nil {
+		return ""
+	}
+	return strings.TrimSpace(s.Env(k))
+}
+
+// tier returns the provider tier of vendor (spec §A5.2): free, paid or auto.
+func (s Settings) tier(vendor string) string {
+	switch t := strings.ToLower(strings.TrimSpace(s.Tier[vendor])); t {
+	case config.TierFree, config.TierPaid:
+		return t
+	}
+	return config.TierAuto
+}
+
+// HasKey reports whether the spec's API key is set.
+func (s Settings) HasKey(sp Spec) bool { return s.env(sp.KeyEnv) != "" }
+
+// HasURL reports whether the spec's self-hosted URL is set.
+func (s Settings) HasURL(sp Spec) bool { return s.env(sp.URLEnv) != "" }
+
+// Resolution is the backend a call will use and why.
+type Resolution struct {
+	Name string
+	Mode Mode
+	// Source is the config key the name came from ("web.search_backend",
+	// "web.backend"), or "" when it was autodetected.
+	Source string
+	// Why is one human sentence explaining the choice (doctor output).
+	Why string
+	// Pinned: the name was configured, so a keyless walk starts at it and the
+	// ring cursor is not advanced (spec §A5.3).
+	Pinned bool
+}
+
+// Configured reports whether a stored selection exists for capability c.
+func (s Settings) configuredName(c Capability) (name, key string) {
+	switch c {
+	case CapSearch:
+		if n := Canonical(s.SearchBackend); n != "" {
+			return n, "web.search_backend"
+		}
+	case CapExtract:
+		if n := Canonical(s.ExtractBackend); n != "" {
+			return n, "web.extract_backend"
+		}
+	}
+	if n := Canonical(s.Backend); n != "" {
+		return n, "web.backend"
+	}
+	return "", ""
+}
+
+// autodetectOrder is spec §A4.2 step 3: paid keys before free tiers. ddgs is
+// left out: it reads DuckDuckGo's HTML results page, which is best-effort, so
+// Gatehouse uses it only when it is selected by name.
+var autodetectOrder = []string{"tavily", "perplexity", "exa", "parallel", "keenable", "firecrawl", "searxng", "brave-free"}
+
+// Resolve picks the backend for capability c (spec §A4.2–§A4.4), strictly:
+//
+//  1. web.<c>_backend, else web.backend. A configured name is honoured as-is,
+//     never rerouted: a disabled name is provider_disabled, an unknown name is
+//     unknown_backend, a search-only name asked to extract is
+//     search_only_backend, and a name whose key (or URL) is missing is
+//     missing_key naming the variable. Only web.backend naming a backend that
+//     cannot search falls through to autodetection for search (spec §A2 step 5).
+//  2. Nothing configured: extract uses the embedded direct backend; search
+//     takes the first backend in the autodetect order whose key or URL is set,
+//     then the keyless ring (web.keyless_fallback), else no_provider.
+//
+// No network is touched.
+func Resolve(c Capability, s Settings) (Resolution, *reason.Error) {
+	name, key := s.configuredName(c)
+	if name != "" {
+		sp, known := Lookup(name)
+		for _, d := range s.Disabled {
+			if Canonical(d) == name {
+				return Resolution{}, reason.Newf(reason.ProviderDisabled, "",
+					"The %s backend %q (%s) is disabled by web.disabled_providers. Remove it from that list to re-enable it (`gatehouse config set web.disabled_providers []`), or %s",
+					c, name, key, lowerFirst(fixFor(c)))
+			}
+		}
+		switch {
+		case !known:
+			return Resolution{}, reason.Newf(reason.UnknownBackend, "",
+				"%s names %q, which is not a registered web provider; Gatehouse never silently switches to another one. %s", key, name, fixFor(c))
+		case c == CapExtract && !sp.Extract:
+			return Resolution{}, reason.Newf(reason.SearchOnlyBackend, "",
+				"%s (%q, from %s) is a search-only backend and cannot extract URL content. Set web.extract_backend to one of %s: `gatehouse config set web.extract_backend direct`.",
+				sp.Label, name, key, strings.Join(ExtractCapable(), ", "))
+		case c == CapSearch && !sp.Search:
+			if key == "web.search_backend" {
+				return Resolution{}, reason.Newf(reason.NoProvider, "",
+					"web.search_backend names %q, which cannot search. %s", name, fixFor(c))
+			}
+			// web.backend names an extract-only backend (direct): search autodetects.
+			r, err := autodetect(c, s)
+			if err == nil {
+				r.Why = fmt.Sprintf("web.backend is %q, which cannot search, so search was autodetected: %s", name, r.Why)
+			}
+			return r, err
+		}
+		m, err := modeFor(sp, s, key)
+		if err != nil {
+			return Resolution{}, err
+		}
+		return Resolution{Name: name, Mode: m, Source: key, Pinned: true,
+			Why: fmt.Sprintf("%s = %s (%s)", key, name, modeWhy(sp, m, s))}, nil
+	}
+	return autodetect(c, s)
+}
+
+func autodetect(c Capability, s Settings) (Resolution, *reason.Error) {
+	if c == CapExtract {
+		return Resolution{Name: Direct, Mode: ModeEmbedded,
+			Why: "no extract backend configured: the embedded direct fetcher (no API key, no third party)"}, nil
+	}
+	for _, n := range autodetectOrder {
+		sp, _ := Lookup(n)
+		if disabled(s, n) {
+			continue
+		}
+		if s.HasKey(sp) || s.HasURL(sp) {
+			m, err := modeFor(sp, s, "")
+			if err != nil || m == ModeKeyless {
+				continue
+			}
+			v := sp.KeyEnv
+			if !s.HasKey(sp) {
+				v = sp.URLEnv
+			}
+			return Resolution{Name: n, Mode: m, Why: fmt.Sprintf("autodetected: %s is set", v)}, nil
+		}
+	}
+	if s.KeylessFallback {
+		walk := RingWalk("", false, 0, s.paidPinned())
+		if len(walk) > 0 {
+			return Resolution{Name: "keyless", Mode: ModeKeyless,
+				Why: "no key for any search vendor: the keyless free tier ring (" + strings.Join(RingOrder, " → ") + "), rotating from a per-process cursor"}, nil
+		}
+		return Resolution{}, reason.New(reason.KeylessExhausted, "",
+			"No search backend is configured and all keyless web providers are pinned to paid tiers (web.provider_tier). Set an API key, or `gatehouse config set web.search_backend ddgs`.")
+	}
+	return Resolution{}, reason.New(reason.NoProvider, "",
+		"No search backend is configured, no vendor API key is set and the keyless tier is off (web.keyless_fallback: false). Set one, e.g. `gatehouse config set web.search_backend ddgs`, or put TAVILY_API_KEY / EXA_API_KEY / BRAVE_SEARCH_API_KEY in $GATEHOUSE_HOME/.env.")
+}
+
+func disabled(s Settings, name string) bool {
+	for _, d := range s.Disabled {
+		if Canonical(d) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// modeFor applies the single use_keyless(name, key) decision of spec §A5.2 to
+// a selected backend: tier free → keyless; paid → keyed (missing key errors);
+// auto → keyed with a key, else keyless when the tier is enabled. Non-ring
+// vendors need their key (or URL).
+func modeFor(sp Spec, s Settings, key string) (Mode, *reason.Error) {
+	if sp.Embedded {
+		return ModeEmbedded, nil
+	}
+	if sp.URLEnv != "" && s.HasURL(sp) {
+		return ModeSelfHosted, nil
+	}
+	if sp.URLRequired {
+		return "", missingKey(sp, sp.URLEnv, key, "its URL")
+	}
+	hasKey := s.HasKey(sp)
+	if !sp.Ring {
+		if !hasKey {
+			return "", missingKey(sp, sp.KeyEnv, key, "an API key")
+		}
+		return ModeKeyed, nil
+	}
+	switch s.tier(sp.Name) {
+	case config.TierFree:
+		return ModeKeyless, nil
+	case config.TierPaid:
+		if !hasKey && !sp.KeyOptional {
+			return "", reason.Newf(reason.MissingKey, "",
+				"%s is pinned to its paid tier (web.provider_tier.%s: paid) but %s is not set. Put it in $GATEHOUSE_HOME/.env, or `gatehouse config set web.provider_tier.%s auto` to use the free tier.",
+				sp.Label, sp.Name, sp.KeyEnv, sp.Name)
+		}
+		return ModeKeyed, nil
+	}
+	if hasKey {
+		return ModeKeyed, nil
+	}
+	if s.KeylessFallback {
+		return ModeKeyless, nil
+	}
+	if sp.KeyOptional {
+		return ModeKeyed, nil
+	}
+	return "", missingKey(sp, sp.KeyEnv, key, "an API key (the keyless tier is off: web.keyless_fallback: false)")
+}
+
+func missingKey(sp Spec, variable, key, what string) *reason.Error {
+	from := ""
+	if key != "" {
+		from = " (selected by " + key + ")"
+	}
+	return reason.Newf(reason.MissingKey, "",
+		"%s%s needs %s: %s is not set. Put %s=… in $GATEHOUSE_HOME/.env or the environment, or select another backend with `gatehouse config set %s …`.",
+		sp.Label, from, what, variable, variable, orStr(key, "web.backend"))
+}
+
+func modeWhy(sp Spec, m Mode, s Settings) string {
+	switch m {
+	case ModeEmbedded:
+		return "embedded, nothing to configure"
+	case ModeSelfHosted:
+		return "self-hosted at " + sp.URLEnv
+	case ModeKeyed:
+		if s.HasKey(sp) {
+			return "keyed: " + sp.KeyEnv + " is set"
+		}
+		return "keyed endpoint, no key needed"
+	case ModeKeyless:
+		if s.tier(sp.Name) == config.TierFree {
+			return "keyless free tier: web.provider_tier." + sp.Name + " is free"
+		}
+		return "keyless free tier: " + sp.KeyEnv + " is not set"
+	}
+	return string(m)
+}
+
+func (s Settings) paidPinned() []string {
+	var out []string
+	for _, v := range RingOrder {
+		if s.tier(v) == config.TierPaid {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func fixFor(c Capability) string {
+	if c == CapExtract {
+		return fmt.Sprintf("Set web.extract_backend to one of: %s (`gatehouse config set web.extract_backend direct`).", strings.Join(ExtractCapable(), ", "))
+	}
+	return fmt.Sprintf("Set web.search_backend to one of: %s (`gatehouse config set web.search_backend ddgs` needs no key).", strings.Join(SearchCapable(), ", "))
+}
+
+func orStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
