@@ -89,10 +89,11 @@ Exit status: 0 when the configuration loads and every configured selection can w
 				if err := a.load(); err != nil {
 					return err
 				}
-				ch := findChromium(lookPath)
+				ch := findChromium(a.cfg.Browser.ExecutablePath)
 				rep.Web, rep.Chromium = a.doctorProviders(), &ch
 				if reg, err := a.registry(); err == nil {
 					rep.Unavailable = reg.Unavailable()
+					reg.Close()
 				}
 			}
 			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed()

@@ -50,6 +50,7 @@ type buildFailure struct{ out string }
 func (b *buildFailure) Error() string { return b.out }
 
 func TestMain(m *testing.M) {
+	runAsCLIIfAsked() // browse_test.go: the test binary doubles as the CLI
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))

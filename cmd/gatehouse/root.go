@@ -55,7 +55,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
-	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd())
+	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd(), a.browseCmd())
 	root.AddCommand(a.searchCmd(), a.doctorCmd())
 	root.AddCommand(a.mcpCmd())
 	return root

@@ -226,6 +226,9 @@ type Blocklist struct {
 // Browser holds the browser toolset settings (YAML block "browser", spec §B13).
 type Browser struct {
 	Backend string
+	// ExecutablePath is browser.executable_path: the Chromium binary to run;
+	// "" means look it up (CHROME_PATH, /usr/lib/chromium/chromium, PATH).
+	ExecutablePath string
 	// InactivityTimeout closes an idle session; floor 30 s (spec §B7).
 	InactivityTimeout time.Duration
 	// CommandTimeout bounds one browser command; floor 5 s (spec §B5).

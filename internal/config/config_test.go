@@ -166,7 +166,7 @@ func TestNormalizedClamps(t *testing.T) {
 
 // The §B13 key list, kept by hand as an oracle for the key table.
 var b13Keys = []string{
-	"backend", "inactivity_timeout", "command_timeout", "snapshot_threshold", "record_sessions", "headed",
+	"backend", "executable_path" /* Gatehouse addition, issue 8 */, "inactivity_timeout", "command_timeout", "snapshot_threshold", "record_sessions", "headed",
 	"allow_private_urls", "engine", "auto_local_for_private_urls", "cdp_url", "use_real_profile",
 	"real_profile_autoclose", "real_profile_pin", "allow_unsafe_evaluate", "restrict_evaluate", "dialog_policy",
 	"dialog_timeout_s", "camofox", "extension_control", "cloud_provider",

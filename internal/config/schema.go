@@ -133,6 +133,7 @@ var schema = &field{name: "", children: []*field{
 	),
 	block("browser",
 		str("backend", func(c *Config) *string { return &c.Browser.Backend }, lowerTrim),
+		str("executable_path", func(c *Config) *string { return &c.Browser.ExecutablePath }, strings.TrimSpace),
 		seconds("inactivity_timeout", func(c *Config) *time.Duration { return &c.Browser.InactivityTimeout }, DefaultInactivityTimeout, MinInactivityTimeout),
 		seconds("command_timeout", func(c *Config) *time.Duration { return &c.Browser.CommandTimeout }, DefaultCommandTimeout, MinCommandTimeout),
 		intFloor("snapshot_threshold", func(c *Config) *int { return &c.Browser.SnapshotThreshold }, DefaultSnapshotThreshold, MinSnapshotThreshold),

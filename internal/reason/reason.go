@@ -71,6 +71,25 @@ const (
 	ProviderError          Code = "provider_error"
 	ConfigInvalid          Code = "config_invalid"
 
+	// Browser toolset (spec §B2, §B8, §B14).
+	ChromiumMissing  Code = "chromium_missing"
+	BrowserFailed    Code = "browser_failed"
+	CommandTimeout   Code = "command_timeout"
+	NavigationFailed Code = "navigation_failed"
+	RedirectPrivate  Code = "redirect_private"
+	RedirectMetadata Code = "redirect_metadata"
+	PageBlocked      Code = "page_blocked"
+	StaleRef         Code = "stale_ref"
+	ClickIntercepted Code = "click_intercepted"
+	NotEditable      Code = "not_editable"
+	NotVisible       Code = "element_not_visible"
+	InvalidDirection Code = "invalid_direction"
+	InvalidKey       Code = "invalid_key"
+	NoHistory        Code = "no_history"
+	EvalFailed       Code = "eval_failed"
+	EvalDenylist     Code = "eval_denylist"
+	EvalURLLiteral   Code = "eval_private_literal"
+
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
 	StrictSelection = UnknownBackend
@@ -130,6 +149,24 @@ var codes = map[Code]string{
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
 	ConfigInvalid:          "config.yaml cannot be read or parsed, or would silently weaken the website blocklist (a problem inside security.website_blocklist, a misplaced security key); every web tool refuses until it is fixed (fail closed, a departure from spec §A8, which falls back to defaults)",
+
+	ChromiumMissing:  "no Chromium binary was found (browser.executable_path, CHROME_PATH, /usr/lib/chromium/chromium, PATH); install it, e.g. apt-get install -y chromium",
+	BrowserFailed:    "the browser or its session could not be started, or the tab crashed; the session is dropped and the next call starts a fresh one",
+	CommandTimeout:   "a browser command exceeded browser.command_timeout (navigation: max(timeout, 60 s), spec §B5)",
+	NavigationFailed: "the browser could not load the page (connection refused, DNS failure, refused by the egress proxy, …)",
+	RedirectPrivate:  "the navigation's redirect chain ended on a private/internal address; the tab was reset to about:blank (spec §B8.1 step 6)",
+	RedirectMetadata: "the navigation's redirect chain ended on a cloud metadata endpoint; the tab was reset to about:blank (spec §B8.1 step 6)",
+	PageBlocked:      "the tab's current page URL is refused by the gates (a script may have navigated it); content withheld and input refused (spec §B8.2)",
+	StaleRef:         "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
+	ClickIntercepted: "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",
+	NotVisible:       "the ref names an element that has no visible box to click (hidden, collapsed or zero-sized); scroll or open its container, then snapshot again",
+	NotEditable:      "browser_type was given a ref that is not a text field or editable element",
+	InvalidDirection: "browser_scroll direction is not up or down (case-sensitive, spec §B2)",
+	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
+	NoHistory:        "browser_back has no earlier history entry in this tab",
+	EvalFailed:       "browser_console's expression threw or could not be serialised",
+	EvalDenylist:     "browser.restrict_evaluate is on and the expression names a sensitive primitive (cookies, storage, network, form values; spec §B8.3)",
+	EvalURLLiteral:   "the expression contains an http(s) URL literal the gates refuse (private address or metadata endpoint; spec §B8.3 pre-screen)",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",

@@ -277,6 +277,9 @@ type Registry struct {
 	tools []*Tool
 	hooks []func(task string)
 	ended map[string]bool
+	// closers release process-wide resources (the browser) on Close; see
+	// browser.go.
+	closers []func() error
 }
 
 // NewRegistry returns an empty registry.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -35,6 +36,11 @@ type Env struct {
 	Web web.Env
 	// Service, if non-nil, is used instead of web.Open(Web).
 	Service *web.Service
+	// Browser, if non-nil, serves the browser tools (the caller closes it);
+	// nil means one is built from Web and closed by Registry.Close.
+	Browser *browser.Manager
+
+	browserG *browser.Gates // the gates of the Manager addBrowser built
 }
 
 func (e *Env) config() *config.Config {
@@ -64,6 +70,7 @@ func (e *Env) Store() *truncate.Store {
 func Default(env Env) (*Registry, []string) {
 	r := NewRegistry()
 	warns := addWeb(r, &env)
+	warns = append(warns, addBrowser(r, &env)...)
 	return r, warns
 }
 
@@ -255,6 +262,17 @@ func checkTool(env *Env, cfg *config.Config) *Tool {
 		},
 	}, func(ctx context.Context, c *Call, in CheckInput) (*CheckOutput, error) {
 		mode := web.CheckMode{Extract: in.For != "browser"}
+		if !mode.Extract {
+			// The browser's own gate function, so check and browser_navigate
+			// cannot disagree (issue 8).
+			gates := env.browserGates(cfg)
+			active := gates.GuardActive(in.Backend != "cloud", "")
+			out := &CheckOutput{Results: make([]web.CheckResult, len(in.URLs))}
+			for i, u := range in.URLs {
+				out.Results[i] = gates.CheckURL(ctx, u, active)
+			}
+			return out, nil
+		}
 		ccfg := *cfg
 		if !mode.Extract && (in.Backend != "cloud" || cfg.Browser.AllowPrivateURLs) {
 			// A local browser may open private pages (spec §B8.1 3b); metadata stays blocked.

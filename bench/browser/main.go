@@ -1,0 +1,269 @@
+// Command browser measures Gatehouse's browser tools side by side with
+// Playwright MCP (npm @playwright/mcp, --isolated, same Chromium binary, same
+// local pages) in one run, and prints the ratios docs/benchmarks.md reports:
+// navigate+snapshot latency, click-by-ref latency (Playwright with its default
+// settle and with --timeout-settle 0), time to a usable new session, memory
+// (PSS) of 10 concurrent sessions, and snapshot size for the same page.
+//
+//	go run ./bench/browser [-rounds 20]
+//
+// Gatehouse is called through its tool layer (tools.Registry, JSON in and out,
+// the path the MCP server takes) in this process; Playwright MCP through the MCP
+// SDK's stdio client (bench/browser/peer/pwmcp.mjs). Needs Chromium and Node.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
+)
+
+func catalog(w http.ResponseWriter, _ *http.Request) {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html><head><title>Catalog</title></head><body>
+<header><nav><a href="/">Home</a> <a href="/deals">Deals</a> <a href="/help">Help</a> <a href="/account">Account</a> <a href="/cart">Cart</a></nav>
+<form role=search><input type=search aria-label="Search products"><button>Search</button></form></header>
+<main><h1>All products</h1>`)
+	for i := 1; i <= 100; i++ {
+		fmt.Fprintf(&b, `<section class=item><h2>Product %d</h2><p>A sturdy product number %d, in stock, ships in two days.</p>
+<a href="/p/%d">Details of product %d</a> <button onclick="this.textContent='Added'">Add to cart</button></section>`, i, i, i, i)
+	}
+	b.WriteString(`</main><footer><p>© Shop</p></footer></body></html>`)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write([]byte(b.String()))
+}
+
+func clickPage(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write([]byte(`<!doctype html><title>Click</title><h1>Counter</h1><p id=n>0</p>
+<button onclick="document.getElementById('n').textContent = +document.getElementById('n').textContent + 1">Add one</button>`))
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+type bench struct {
+	r    *tools.Registry
+	base string
+}
+
+func (b *bench) call(task, tool string, args map[string]any) (map[string]any, time.Duration) {
+	start := time.Now()
+	res, err := b.r.CallValue(context.Background(), tool, args, tools.Options{Task: task, Surface: tools.SurfaceMCP})
+	if err != nil {
+		fail("%s: %v", tool, err)
+	}
+	js, _ := res.JSON(false) // what an MCP client receives
+	d := time.Since(start)
+	var out map[string]any
+	json.Unmarshal(js, &out)
+	if res.Refused {
+		fail("%s refused: %s", tool, js)
+	}
+	return out, d
+}
+
+func fail(f string, a ...any) {
+	fmt.Fprintf(os.Stderr, "bench/browser: "+f+"\n", a...)
+	os.Exit(1)
+}
+
+var refRe = regexp.MustCompile(`\[ref=e\d+\]`)
+
+// pss sums Proportional Set Size (kB) over pid and its descendants.
+func pss(root int) int {
+	kids := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(st)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(f) > 1 {
+			pp, _ := strconv.Atoi(f[1])
+			kids[pp] = append(kids[pp], pid)
+		}
+	}
+	total := 0
+	var walk func(int)
+	walk = func(p int) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p)); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "Pss:") {
+					n, _ := strconv.Atoi(strings.Fields(l)[1])
+					total += n
+				}
+			}
+		}
+		for _, k := range kids[p] {
+			walk(k)
+		}
+	}
+	walk(root)
+	return total
+}
+
+func main() {
+	rounds := flag.Int("rounds", 20, "measured repetitions per figure")
+	flag.Parse()
+	chromium, err := backend.FindChromium("")
+	if err != nil {
+		fail("%v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail("%v", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/catalog", catalog)
+	mux.HandleFunc("/click", clickPage)
+	mux.HandleFunc("/blank", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`<!doctype html><title>Blank</title><p>ready</p>`))
+	})
+	go http.Serve(ln, mux)
+	base := "http://" + ln.Addr().String()
+
+	home, _ := os.MkdirTemp("", "gatehouse-bench-")
+	defer os.RemoveAll(home)
+	cfg := config.Default()
+	// Compare whole snapshots: Playwright MCP does not cut its snapshot, so
+	// Gatehouse's threshold truncation (15 000 chars by default) is lifted here.
+	cfg.Browser.SnapshotThreshold = 1 << 30
+	reg, _ := tools.Default(tools.Env{Web: web.Env{Home: home, Config: cfg, Logger: slog.New(slog.DiscardHandler)}})
+	b := &bench{r: reg, base: base}
+	ours := map[string]float64{}
+
+	b.call("warm", tools.BrowserNavigate, map[string]any{"url": base + "/catalog?warm=1"})
+	var nav []float64
+	var snapText string
+	for i := 0; i < *rounds; i++ {
+		out, d := b.call("main", tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/catalog?r=%d", base, i)})
+		nav = append(nav, ms(d))
+		snapText, _ = out["snapshot"].(string)
+	}
+	ours["navigate_snapshot_ms"] = median(nav) // browser_navigate returns the snapshot
+	ours["snapshot_chars"] = float64(len([]rune(snapText)))
+	ours["snapshot_refs"] = float64(len(refRe.FindAllString(snapText, -1)))
+	var snaps []float64
+	for i := 0; i < *rounds; i++ {
+		_, d := b.call("main", tools.BrowserSnapshot, map[string]any{})
+		snaps = append(snaps, ms(d))
+	}
+	ours["snapshot_ms"] = median(snaps)
+	var clicks []float64
+	btn := regexp.MustCompile(`button "Add one" \[ref=(e\d+)\]`)
+	for i := 0; i < *rounds; i++ {
+		out, _ := b.call("main", tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/click?r=%d", base, i)})
+		m := btn.FindStringSubmatch(out["snapshot"].(string))
+		if m == nil {
+			fail("no button in %v", out["snapshot"])
+		}
+		_, d := b.call("main", tools.BrowserClick, map[string]any{"ref": m[1]})
+		clicks = append(clicks, ms(d))
+	}
+	ours["click_ms"] = median(clicks)
+	// Time to a usable new session: the first call (browser_snapshot) of a new
+	// task, 1 s after the previous session started (an agent's think time) and
+	// back to back (no pause: the pre-started spare may not be ready).
+	for _, pause := range []time.Duration{time.Second, 0} {
+		var fresh []float64
+		for i := 0; i < min(*rounds, 10); i++ {
+			time.Sleep(pause)
+			task := fmt.Sprintf("fresh-%d-%d", pause, i)
+			_, d := b.call(task, tools.BrowserSnapshot, map[string]any{})
+			fresh = append(fresh, ms(d))
+			b.call(task, tools.BrowserClose, map[string]any{})
+		}
+		if pause > 0 {
+			ours["new_session_ms"] = median(fresh)
+		} else {
+			ours["new_session_b2b_ms"] = median(fresh)
+		}
+	}
+	b.call("main", tools.BrowserClose, map[string]any{})
+	b.call("warm", tools.BrowserClose, map[string]any{})
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.call(fmt.Sprintf("mem-%d", i), tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/catalog?m=%d", base, i)})
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second)
+	ours["mem10_pss_kb"] = float64(pss(os.Getpid()))
+	reg.Close()
+
+	peerDir := filepath.Join("bench", "browser", "peer")
+	if _, err := os.Stat(filepath.Join(peerDir, "node_modules")); err != nil {
+		c := exec.Command("npm", "install", "--no-audit", "--no-fund", "--silent")
+		c.Dir, c.Stderr = peerDir, os.Stderr
+		c.Env = append(os.Environ(), "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1")
+		if err := c.Run(); err != nil {
+			fail("npm install: %v", err)
+		}
+	}
+	var out bytes.Buffer
+	c := exec.Command("node", filepath.Join(peerDir, "pwmcp.mjs"), base, strconv.Itoa(*rounds), chromium)
+	c.Stdout, c.Stderr = &out, os.Stderr
+	if err := c.Run(); err != nil {
+		fail("peer: %v", err)
+	}
+	var peer map[string]float64
+	if err := json.Unmarshal(out.Bytes(), &peer); err != nil {
+		fail("peer output %q: %v", out.String(), err)
+	}
+	rows := []struct{ what, ok, pk string }{
+		{"navigate + snapshot (ms, median)", "navigate_snapshot_ms", "navigate_snapshot_ms"},
+		{"snapshot alone (ms, median)", "snapshot_ms", "snapshot_ms"},
+		{"click by ref vs default settle (ms)", "click_ms", "click_ms_default_settle"},
+		{"click by ref vs --timeout-settle 0 (ms)", "click_ms", "click_ms_settle0"},
+		{"new session usable, 1 s after the last (ms)", "new_session_ms", "new_session_ms"},
+		{"new session usable, back to back (ms)", "new_session_b2b_ms", "new_session_b2b_ms"},
+		{"PSS of 10 concurrent sessions (MB)", "mem10_pss_kb", "mem10_pss_kb"},
+		{"snapshot size, same page (chars)", "snapshot_chars", "snapshot_chars"},
+		{"refs in that snapshot", "snapshot_refs", "snapshot_refs"},
+	}
+	fmt.Printf("%-42s %12s %12s %8s\n", "figure", "gatehouse", "playwright", "ratio")
+	for _, r := range rows {
+		o, p := ours[r.ok], peer[r.pk]
+		if strings.Contains(r.what, "MB") {
+			o, p = o/1024, p/1024
+		}
+		fmt.Printf("%-42s %12.1f %12.1f %7.2fx\n", r.what, o, p, o/p)
+	}
+	os.MkdirAll(filepath.Join("bench", "out"), 0o755)
+	js, _ := json.MarshalIndent(map[string]any{"gatehouse": ours, "playwright_mcp": peer, "rounds": *rounds, "chromium": chromium}, "", "  ")
+	os.WriteFile(filepath.Join("bench", "out", "browser.json"), js, 0o644)
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+)
+
+func (a *app) browseCmd() *cobra.Command {
+	var asJSON, repl bool
+	var task string
+	c := &cobra.Command{
+		Use:   "browse [--json] [--task ID] URL | browse --repl [--task ID]",
+		Short: "Open a URL in Gatehouse's gated Chromium and print its accessibility snapshot, or drive it line by line",
+		Long: `browse opens URL in a fresh Chromium session (all its traffic goes through
+Gatehouse's egress proxy and gates) and prints the compact accessibility snapshot:
+lines such as '- button "Save" [ref=e5]'.
+
+--repl reads one call per line from stdin and prints each JSON result on one line:
+  navigate URL        snapshot [full]       click e3          type e4 some text
+  scroll up|down      back                  press Enter       console [EXPR]
+  console clear       images                vision [--annotate] [QUESTION]
+  close               help                  quit
+Refs are the [ref=eN] values of the latest snapshot ("e3" and "@e3" both work).
+
+Exit status: 0 on success, 1 when the (last) call failed, 2 on a usage error.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if repl && len(args) > 0 || !repl && len(args) != 1 {
+				return usageError{fmt.Errorf("give one URL, or --repl without arguments\nUsage: %s", cmd.UseLine())}
+			}
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			if task == "" {
+				task = cliTask()
+			}
+			defer func() {
+				reg.EndTask(task)
+				if err := reg.Close(); err != nil {
+					fmt.Fprintln(a.stderr, "gatehouse: warning: closing the browser:", err)
+				}
+			}()
+			ctx, cancel, exitCode := signalContext()
+			defer cancel()
+			opts := tools.Options{Task: task, Surface: tools.SurfaceCLI}
+			if repl {
+				failed, err := a.browseREPL(ctx, reg, opts, cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				if c := exitCode(); c != 0 {
+					return exitError{c}
+				}
+				if failed {
+					return exitError{1}
+				}
+				return nil
+			}
+			res, err := reg.CallValue(ctx, tools.BrowserNavigate, map[string]any{"url": args[0]}, opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				b, _ := res.JSON(true)
+				a.stdout.Write(b)
+			} else if out, ok := res.Value.(*tools.NavigateOutput); ok && !res.Refused {
+				fmt.Fprintf(a.stdout, "# %s — %s\n%s\n", out.URL, out.Title, out.Snapshot)
+			} else {
+				b, _ := res.JSON(false)
+				fmt.Fprintf(a.stderr, "gatehouse: browse refused: %s", b)
+			}
+			if c := exitCode(); c != 0 {
+				return exitError{c}
+			}
+			if res.Refused {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the browser_navigate result as JSON")
+	c.Flags().BoolVar(&repl, "repl", false, "read one browser call per line from stdin and print each JSON result")
+	c.Flags().StringVar(&task, "task", "", "task id (sessions are per task; default: one per process)")
+	return c
+}
+
+// replCall turns one REPL line into a tool name and arguments. ok is false for
+// an empty line; help/quit are reported by name.
+func replCall(line string) (tool string, args map[string]any, err error) {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return "", nil, nil
+	}
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), f[0]))
+	need := func(n int, usage string) error {
+		if len(f)-1 < n {
+			return fmt.Errorf("usage: %s", usage)
+		}
+		return nil
+	}
+	switch strings.ToLower(f[0]) {
+	case "navigate", "open", "goto":
+		if err := need(1, "navigate URL"); err != nil {
+			return "", nil, err
+		}
+		return tools.BrowserNavigate, map[string]any{"url": f[1]}, nil
+	case "snapshot":
+		return tools.BrowserSnapshot, map[string]any{"full": len(f) > 1 && f[1] == "full"}, nil
+	case "click":
+		if err := need(1, "click REF"); err != nil {
+			return "", nil, err
+		}
+		return tools.BrowserClick, map[string]any{"ref": f[1]}, nil
+	case "type", "fill":
+		if err := need(1, "type REF TEXT"); err != nil {
+			return "", nil, err
+		}
+		text := strings.TrimSpace(strings.TrimPrefix(rest, f[1]))
+		return tools.BrowserType, map[string]any{"ref": f[1], "text": text}, nil
+	case "scroll":
+		if err := need(1, "scroll up|down"); err != nil {
+			return "", nil, err
+		}
+		return tools.BrowserScroll, map[string]any{"direction": f[1]}, nil
+	case "back":
+		return tools.BrowserBack, map[string]any{}, nil
+	case "press", "key":
+		if err := need(1, "press KEY"); err != nil {
+			return "", nil, err
+		}
+		return tools.BrowserPress, map[string]any{"key": f[1]}, nil
+	case "console", "eval":
+		switch {
+		case rest == "":
+			return tools.BrowserConsole, map[string]any{}, nil
+		case rest == "clear":
+			return tools.BrowserConsole, map[string]any{"clear": true}, nil
+		}
+		return tools.BrowserConsole, map[string]any{"expression": rest}, nil
+	case "images":
+		return tools.BrowserGetImages, map[string]any{}, nil
+	case "vision", "screenshot":
+		annotate := false
+		if len(f) > 1 && f[1] == "--annotate" {
+			annotate = true
+			rest = strings.TrimSpace(strings.TrimPrefix(rest, "--annotate"))
+		}
+		if rest == "" {
+			rest = "screenshot"
+		}
+		return tools.BrowserVision, map[string]any{"question": rest, "annotate": annotate}, nil
+	case "close":
+		return tools.BrowserClose, map[string]any{}, nil
+	case "help", "quit", "exit":
+		return strings.ToLower(f[0]), nil, nil
+	}
+	return "", nil, fmt.Errorf("unknown command %q (try help)", f[0])
+}
+
+const replHelp = `commands: navigate URL | snapshot [full] | click REF | type REF TEXT | scroll up|down | back |
+press KEY | console [EXPR|clear] | images | vision [--annotate] [QUESTION] | close | quit`
+
+// browseREPL runs the REPL until EOF, quit or ctx ends. failed reports whether
+// the last call was refused.
+func (a *app) browseREPL(ctx context.Context, reg *tools.Registry, opts tools.Options, in io.Reader) (failed bool, err error) {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	for {
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return failed, nil
+		case line, ok = <-lines:
+			if !ok {
+				return failed, nil
+			}
+		}
+		tool, args, perr := replCall(line)
+		switch {
+		case perr != nil:
+			enc.Encode(map[string]any{"success": false, "error": perr.Error(), "reason": "invalid_arguments"})
+			failed = true
+			continue
+		case tool == "":
+			continue
+		case tool == "help":
+			fmt.Fprintln(a.stdout, replHelp)
+			continue
+		case tool == "quit" || tool == "exit":
+			return failed, nil
+		}
+		res, err := reg.CallValue(ctx, tool, args, opts)
+		if err != nil {
+			return true, err
+		}
+		b, _ := res.JSON(false)
+		a.stdout.Write(b)
+		failed = res.Refused
+		if f, ok := a.stdout.(*os.File); ok {
+			f.Sync()
+		}
+	}
+}

@@ -1,0 +1,486 @@
+// Package backend runs Chromium over CDP (github.com/chromedp/chromedp) for the
+// browser toolset: one browser process per Local backend, one isolated
+// BrowserContext (own cookies, storage, cache, proxy) per session, one tab per
+// session. chromedp contexts never leave this package; callers hold a *Local and
+// *Tab values with explicit Close methods (STYLE.md §3, house style 10).
+package backend
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// ProfileMarker is the prefix of every user-data-dir this package creates
+// (under os.TempDir), followed by the owning process id and "-":
+// gatehouse-chromium-<pid>-<random>. Chromium passes --user-data-dir to every
+// child process, so a process whose command line carries it is ours and the
+// pid names its owner; the orphan reaper and the leak tests look for it in
+// /proc.
+const ProfileMarker = "gatehouse-chromium-"
+
+// DefaultChromiumPath is where Debian's chromium package puts the real binary;
+// /usr/bin/chromium is a wrapper script that adds its own flags (DESIGN.md §3).
+const DefaultChromiumPath = "/usr/lib/chromium/chromium"
+
+// InstallHint is the fix named by a chromium_missing error.
+const InstallHint = "install Chromium (Debian/Ubuntu: apt-get install -y chromium), or set browser.executable_path or CHROME_PATH to a Chromium/Chrome binary"
+
+// FindChromium returns the Chromium binary to run, looked up in order:
+// configured (browser.executable_path), $CHROME_PATH, DefaultChromiumPath, then
+// chromium, chromium-browser, google-chrome, google-chrome-stable and chrome on
+// PATH. A configured path or CHROME_PATH that is not an executable file is an
+// error (never silently skipped). None found → a chromium_missing *reason.Error
+// naming InstallHint.
+func FindChromium(configured string) (string, error) {
+	for _, src := range []struct{ name, path string }{
+		{"browser.executable_path", configured},
+		{"CHROME_PATH", os.Getenv("CHROME_PATH")},
+	} {
+		if src.path == "" {
+			continue
+		}
+		if isExecutable(src.path) {
+			return src.path, nil
+		}
+		return "", reason.New(reason.ChromiumMissing, "",
+			fmt.Sprintf("%s is set to %q, which is not an executable file; fix it or %s.", src.name, src.path, InstallHint))
+	}
+	if isExecutable(DefaultChromiumPath) {
+		return DefaultChromiumPath, nil
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", reason.New(reason.ChromiumMissing, "", "Chromium was not found; "+InstallHint+".")
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// Options configures Launch.
+type Options struct {
+	// ExecPath is the Chromium binary (see FindChromium); required.
+	ExecPath string
+	// DefaultProxy is the proxy of the browser's default BrowserContext
+	// (--proxy-server); sessions get their own per-context proxy. Required: the
+	// browser never gets a direct route to the network.
+	DefaultProxy string
+	// Headed shows a window (browser.headed); default headless.
+	Headed bool
+	// Logger receives launch notes (the sandbox downgrade); nil discards.
+	Logger *slog.Logger
+}
+
+// Flags returns Gatehouse's own Chromium flag list (not chromedp's defaults,
+// which turn off site isolation and popup blocking and add enable-automation).
+// Every network path is pinned to the egress proxy: --proxy-server with
+// --proxy-bypass-list=<-loopback> (loopback goes through the proxy too), QUIC
+// off, DNS prefetch and network prediction off, WebRTC limited to proxied TCP
+// (no UDP around the proxy), background networking and component updates off.
+// sandbox reports whether the setuid/namespace sandbox stays on: as root
+// Chromium refuses to start with it, so the caller passes false and logs why.
+func Flags(o Options, userDataDir string, sandbox bool) map[string]any {
+	f := map[string]any{
+		"no-first-run":                           true,
+		"no-default-browser-check":               true,
+		"user-data-dir":                          userDataDir,
+		"proxy-server":                           o.DefaultProxy,
+		"proxy-bypass-list":                      "<-loopback>",
+		"disable-quic":                           true,
+		"dns-prefetch-disable":                   true,
+		"no-pings":                               true,
+		"force-webrtc-ip-handling-policy":        "disable_non_proxied_udp",
+		"webrtc-ip-handling-policy":              "disable_non_proxied_udp",
+		"disable-background-networking":          true,
+		"disable-component-update":               true,
+		"disable-default-apps":                   true,
+		"disable-sync":                           true,
+		"disable-extensions":                     true,
+		"disable-breakpad":                       true,
+		"disable-crash-reporter":                 true, // no crashpad handler writing under ~/.config
+		"disable-client-side-phishing-detection": true,
+		"disable-domain-reliability":             true,
+		"disable-hang-monitor":                   true,
+		"disable-prompt-on-repost":               true,
+		"metrics-recording-only":                 true,
+		"password-store":                         "basic",
+		"use-mock-keychain":                      true,
+		"disable-dev-shm-usage":                  true, // /dev/shm is 64 MB in default containers
+		"mute-audio":                             true,
+		"hide-scrollbars":                        true,
+		"window-size":                            "1280,800",
+		// Sessions run in parallel tabs; a background tab must not be throttled.
+		"disable-background-timer-throttling":    true,
+		"disable-backgrounding-occluded-windows": true,
+		"disable-renderer-backgrounding":         true,
+		"disable-features": "Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider," +
+			"NetworkPrediction,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater," +
+			"AutofillServerCommunication,PrivacySandboxSettings4",
+	}
+	if !o.Headed {
+		f["headless"] = "new"
+	}
+	f["no-sandbox"] = !sandbox
+	return f
+}
+
+// Local is one Chromium process. It is safe for concurrent use.
+type Local struct {
+	logger  *slog.Logger
+	dataDir string
+
+	allocCtx    context.Context
+	allocCancel context.CancelFunc
+	browserCtx  context.Context
+	cancel      context.CancelFunc
+
+	mu     sync.Mutex
+	tabs   map[*Tab]struct{}
+	closed bool
+	pid    int
+}
+
+// Launch starts Chromium with Flags and waits until it answers over CDP
+// (the pipe transport: no debugging port is opened). The process gets
+// Pdeathsig=SIGKILL (it dies with us); Close kills every leftover child that
+// carries the profile marker and removes the user-data-dir. Errors:
+// chromium_missing for a missing binary, browser_failed otherwise.
+func Launch(ctx context.Context, o Options) (*Local, error) {
+	if o.ExecPath == "" || !isExecutable(o.ExecPath) {
+		return nil, reason.New(reason.ChromiumMissing, "", "Chromium was not found; "+InstallHint+".")
+	}
+	if o.DefaultProxy == "" {
+		return nil, errors.New("backend: DefaultProxy is required")
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	setSubreaper()
+	startReaper()
+	ReapOrphans()
+	dir, err := os.MkdirTemp("", ProfileMarker+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not create the browser profile directory.", err)
+	}
+	sandbox := os.Geteuid() != 0
+	if !sandbox {
+		// Chromium refuses to run its sandbox as root; the only way to start it
+		// as root is --no-sandbox. The egress proxy stays the network boundary,
+		// but a renderer exploit is not contained: run Gatehouse as an
+		// unprivileged user to keep the sandbox on.
+		lg.Warn("browser sandbox disabled: running as root (Chromium cannot sandbox as root); run as an unprivileged user to keep it on")
+	}
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(o.ExecPath)}
+	for k, v := range Flags(o, dir, sandbox) {
+		opts = append(opts, chromedp.Flag(k, v))
+	}
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, cancel := chromedp.NewContext(allocCtx)
+	l := &Local{logger: lg, dataDir: dir, allocCtx: allocCtx, allocCancel: allocCancel, browserCtx: bctx, cancel: cancel, tabs: map[*Tab]struct{}{}}
+	startErr := make(chan error, 1)
+	go func() { startErr <- chromedp.Do(bctx) }()
+	select {
+	case err = <-startErr:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-time.After(30 * time.Second):
+		err = errors.New("Chromium did not answer within 30 s")
+	}
+	if err != nil {
+		l.Close()
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Chromium failed to start: "+firstLine(err.Error()), err)
+	}
+	if c := chromedp.FromContext(bctx); c != nil && c.Browser != nil {
+		if p := c.Browser.Process(); p != nil {
+			l.pid = p.Pid
+			mainPIDs.Store(p.Pid, true)
+		}
+	}
+	return l, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return s
+}
+
+// UserDataDir returns the profile directory (it carries ProfileMarker).
+func (l *Local) UserDataDir() string { return l.dataDir }
+
+// PID returns the browser process id (0 if unknown).
+func (l *Local) PID() int { return l.pid }
+
+// Alive reports whether the browser connection is still up.
+func (l *Local) Alive() bool {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	return !closed && l.browserCtx.Err() == nil
+}
+
+// Close closes every tab and BrowserContext, stops Chromium (gracefully, then
+// by context cancellation), kills leftover children carrying the profile
+// marker, reaps them, and removes the user-data-dir. It is idempotent and
+// returns the first cleanup error.
+func (l *Local) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	tabs := l.tabs
+	l.tabs = map[*Tab]struct{}{}
+	l.mu.Unlock()
+	for t := range tabs {
+		t.close(false)
+	}
+	cctx, ccancel := context.WithTimeout(l.browserCtx, 5*time.Second)
+	err := chromedp.Cancel(cctx)
+	ccancel()
+	l.cancel()
+	l.allocCancel()
+	KillLeftovers(l.dataDir)
+	if l.pid != 0 {
+		mainPIDs.Delete(l.pid)
+	}
+	if rerr := removeAllRetry(l.dataDir); err == nil && rerr != nil {
+		err = rerr
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, chromedp.ErrInvalidContext) {
+		err = nil
+	}
+	return err
+}
+
+func removeAllRetry(dir string) error {
+	var err error
+	for i := 0; i < 50; i++ {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return err
+}
+
+// KillLeftovers SIGKILLs every process whose command line carries
+// --user-data-dir=dir (Chromium's children outlive a killed parent), reaps those
+// that are our children, and repeats until a few passes find none (at most
+// 2 s). It never touches a process without that exact argument.
+func KillLeftovers(dir string) {
+	deadline := time.Now().Add(2 * time.Second)
+	for quiet := 0; quiet < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if n := killUsing("--user-data-dir=" + dir); n == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		reapZombies()
+	}
+}
+
+// MarkedProcesses returns the pids of live (non-zombie) processes whose command
+// line carries a --user-data-dir made by a Launch in process owner
+// (os.TempDir()/ProfileMarker<owner>-…).
+func MarkedProcesses(owner int) []int {
+	var out []int
+	for pid, o := range markedProcs() {
+		if o.owner == owner {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+type marked struct {
+	owner int
+	dir   string
+}
+
+// markedProcs maps each process carrying the profile marker to its owner pid
+// and profile directory.
+func markedProcs() map[int]marked {
+	prefix := "--user-data-dir=" + filepath.Join(os.TempDir(), ProfileMarker)
+	out := map[int]marked{}
+	forEachProc(func(pid int, args [][]byte) {
+		for _, a := range args {
+			if rest, ok := bytes.CutPrefix(a, []byte(prefix)); ok {
+				ownerStr, _, _ := strings.Cut(string(rest), "-")
+				owner, err := strconv.Atoi(ownerStr)
+				if err != nil {
+					return
+				}
+				out[pid] = marked{owner: owner, dir: strings.TrimPrefix(string(a), "--user-data-dir=")}
+				return
+			}
+		}
+	})
+	return out
+}
+
+// ReapOrphans kills the Chromium processes of Gatehouse processes that are
+// gone (their owner pid no longer exists, e.g. after a SIGKILL that left
+// children behind) and removes their profile directories. A process is only
+// touched when its command line carries the profile marker with a dead owner.
+func ReapOrphans() {
+	dirs := map[string]bool{}
+	for pid, m := range markedProcs() {
+		if m.owner == os.Getpid() || syscall.Kill(m.owner, 0) == nil {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		dirs[m.dir] = true
+	}
+	for d := range dirs {
+		KillLeftovers(d)
+		os.RemoveAll(d)
+	}
+}
+
+func forEachProc(fn func(pid int, args [][]byte)) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		fn(pid, bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}))
+	}
+}
+
+func killUsing(want string) int {
+	n := 0
+	forEachProc(func(pid int, args [][]byte) {
+		for _, a := range args {
+			if string(a) == want {
+				syscall.Kill(pid, syscall.SIGKILL)
+				n++
+				return
+			}
+		}
+	})
+	return n
+}
+
+// Zombies returns the pids of exited, unreaped Chromium children of this
+// process (for leak tests: the reaper keeps the list empty).
+func Zombies() []int {
+	var out []int
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		rp, lp := strings.LastIndexByte(s, ')'), strings.IndexByte(s, '(')
+		if rp < 0 || lp < 0 {
+			continue
+		}
+		f := strings.Fields(s[rp+1:])
+		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(self) && strings.Contains(strings.ToLower(s[lp+1:rp]), "chrom") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// mainPIDs holds the pids of running browser main processes: os/exec waits
+// for those, so the reaper must never take their exit status.
+var mainPIDs sync.Map
+
+var reaperOnce sync.Once
+
+// startReaper reaps, every 500 ms, Chromium processes re-parented to this
+// process (the subreaper) that have exited, so no zombie lingers while the
+// program runs (a renderer outliving its zygote, a crash handler).
+func startReaper() {
+	reaperOnce.Do(func() {
+		go func() {
+			for range time.Tick(500 * time.Millisecond) {
+				reapZombies()
+			}
+		}()
+	})
+}
+
+// reapZombies waits for zombie children of this process whose name says they
+// are Chromium (re-parented to us as subreaper), except browser main processes
+// (os/exec waits for those).
+func reapZombies() {
+	self := os.Getpid()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …
+		s := string(b)
+		rp := strings.LastIndexByte(s, ')')
+		lp := strings.IndexByte(s, '(')
+		if rp < 0 || lp < 0 || rp+4 > len(s) {
+			continue
+		}
+		comm := s[lp+1 : rp]
+		fields := strings.Fields(s[rp+1:])
+		if len(fields) < 2 || fields[0] != "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		if ppid != self || !strings.Contains(strings.ToLower(comm), "chrom") {
+			continue
+		}
+		if _, main := mainPIDs.Load(pid); main {
+			continue
+		}
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}

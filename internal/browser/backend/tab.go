@@ -1,0 +1,778 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/inspector"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// WorldName is the name of the isolated JavaScript world Gatehouse's in-page
+// scripts run in: it shares the DOM with the page but not its globals, so a
+// page script can neither see nor tamper with the ref registry.
+const WorldName = "__gatehouse"
+
+// Dialog policies for TabOptions.DialogPolicy (browser.dialog_policy).
+const (
+	DialogAccept  = "auto_accept"
+	DialogDismiss = "auto_dismiss"
+)
+
+// TabOptions configures NewTab.
+type TabOptions struct {
+	// ProxyURL is the per-BrowserContext proxy ("http://127.0.0.1:PORT"); required.
+	ProxyURL string
+	// DialogPolicy says how a JavaScript dialog is closed the moment it opens:
+	// DialogAccept, else dismissed. A dialog is never left open, so no call can
+	// wait on it (spec §B12's must_respond needs a dialog tool; until one exists
+	// dialogs are dismissed and reported).
+	DialogPolicy string
+}
+
+// ConsoleMessage is one console API call or uncaught exception of the page.
+type ConsoleMessage struct {
+	Type   string `json:"type"` // log, warning, error, … ; "exception" for uncaught errors
+	Text   string `json:"text"`
+	Source string `json:"source"` // "console" or "exception"
+}
+
+// Dialog is a JavaScript dialog that opened (and was closed by policy).
+type Dialog struct {
+	Type    string `json:"type"` // alert, confirm, prompt, beforeunload
+	Message string `json:"message"`
+	Action  string `json:"action"` // accepted or dismissed
+	seq     int64
+}
+
+// maxConsole bounds the per-tab console buffer (oldest dropped).
+const maxConsole = 1000
+
+// Tab is one session's tab in its own BrowserContext. Methods are safe for
+// concurrent use, but the browser tools serialise calls per session.
+type Tab struct {
+	l      *Local
+	ctx    context.Context
+	cancel context.CancelFunc
+	frame  cdp.FrameID
+	policy string
+
+	mu        sync.Mutex
+	console   []ConsoleMessage
+	inflight  map[network.RequestID]time.Time
+	lastNet   time.Time
+	navSeq    int64 // main-frame navigations requested or started
+	docSeq    int64 // main-frame documents committed
+	loading   bool  // main frame is loading
+	loaderID  cdp.LoaderID
+	lifecycle map[string]bool       // lifecycle events seen for loaderID
+	seen      map[cdp.LoaderID]bool // earlier loaders of the main frame
+	dialogs   []Dialog
+	dialogSeq int64
+	crashed   bool
+	closed    bool
+	changed   chan struct{} // closed and replaced on every state change
+}
+
+// NewTab creates an isolated BrowserContext whose traffic goes to o.ProxyURL
+// (with <-loopback>, so loopback is proxied too) and opens one tab in it.
+// Errors are browser_failed.
+func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
+	if !l.Alive() {
+		return nil, reason.New(reason.BrowserFailed, "", "The browser is not running.")
+	}
+	if o.ProxyURL == "" {
+		return nil, errors.New("backend: ProxyURL is required")
+	}
+	tctx, cancel := chromedp.NewContext(l.browserCtx, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+		p.ProxyServer = o.ProxyURL
+		p.ProxyBypassList = "<-loopback>"
+	}))
+	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy,
+		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Do(tctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = chromedp.Listen(tctx, t.onEvent)
+	}
+	if err != nil {
+		cancel()
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not open a browser tab: "+firstLine(err.Error()), err)
+	}
+	c := chromedp.FromContext(tctx)
+	t.frame = cdp.FrameID(c.Target.TargetID)
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		cancel()
+		return nil, reason.New(reason.BrowserFailed, "", "The browser is shutting down.")
+	}
+	l.tabs[t] = struct{}{}
+	l.mu.Unlock()
+	return t, nil
+}
+
+// MainFrame returns the id of the tab's main frame.
+func (t *Tab) MainFrame() cdp.FrameID { return t.frame }
+
+// Close closes the tab and disposes its BrowserContext (cookies, storage and
+// cache are gone). Idempotent.
+func (t *Tab) Close() error { return t.close(true) }
+
+func (t *Tab) close(untrack bool) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.bumpLocked()
+	t.mu.Unlock()
+	if untrack {
+		t.l.mu.Lock()
+		delete(t.l.tabs, t)
+		t.l.mu.Unlock()
+	}
+	cctx, cancel := context.WithTimeout(t.ctx, 3*time.Second)
+	err := chromedp.Cancel(cctx)
+	cancel()
+	t.cancel()
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, chromedp.ErrInvalidContext) {
+		err = nil
+	}
+	return err
+}
+
+// Healthy reports whether the tab can take commands (not closed, not crashed,
+// browser alive).
+func (t *Tab) Healthy() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.closed && !t.crashed && t.ctx.Err() == nil && t.l.Alive()
+}
+
+func (t *Tab) bumpLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// onEvent runs on the tab's message loop: it must not block or call CDP.
+func (t *Tab) onEvent(ev any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		var parts []string
+		for _, a := range e.Args {
+			parts = append(parts, remoteText(a))
+		}
+		t.pushConsole(ConsoleMessage{Type: string(e.Type), Text: strings.Join(parts, " "), Source: "console"})
+	case *runtime.EventExceptionThrown:
+		msg := e.ExceptionDetails.Text
+		if e.ExceptionDetails.Exception != nil && e.ExceptionDetails.Exception.Description != "" {
+			msg = e.ExceptionDetails.Exception.Description
+		}
+		t.pushConsole(ConsoleMessage{Type: "exception", Text: msg, Source: "exception"})
+	case *page.EventJavascriptDialogOpening:
+		accept := t.policy == DialogAccept || e.Type == page.DialogTypeBeforeunload
+		action := "dismissed"
+		if accept {
+			action = "accepted"
+		}
+		t.dialogSeq++
+		t.dialogs = append(t.dialogs, Dialog{Type: string(e.Type), Message: e.Message, Action: action, seq: t.dialogSeq})
+		if len(t.dialogs) > 50 {
+			t.dialogs = t.dialogs[len(t.dialogs)-50:]
+		}
+		ctx := t.ctx
+		go func() {
+			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			chromedp.Call(hctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept}) //nolint:errcheck // the dialog may already be gone
+		}()
+	case *network.EventRequestWillBeSent:
+		if e.Type == network.ResourceTypeEventSource || e.Type == network.ResourceTypeWebSocket {
+			break
+		}
+		t.inflight[e.RequestID] = time.Now()
+		t.lastNet = time.Now()
+	case *network.EventLoadingFinished:
+		delete(t.inflight, e.RequestID)
+		t.lastNet = time.Now()
+	case *network.EventLoadingFailed:
+		delete(t.inflight, e.RequestID)
+		t.lastNet = time.Now()
+	case *page.EventFrameRequestedNavigation:
+		if e.FrameID == t.frame {
+			t.navSeq++
+		}
+	case *page.EventFrameStartedLoading:
+		if e.FrameID == t.frame {
+			t.navSeq++
+			t.loading = true
+		}
+	case *page.EventFrameStoppedLoading:
+		if e.FrameID == t.frame {
+			t.loading = false
+		}
+	case *page.EventFrameNavigated:
+		if e.Frame != nil && e.Frame.ID == t.frame && e.Frame.ParentID == "" {
+			t.docSeq++
+			t.inflight = map[network.RequestID]time.Time{}
+		}
+	case *page.EventLifecycleEvent:
+		if e.FrameID == t.frame {
+			if e.LoaderID != t.loaderID {
+				if t.loaderID != "" {
+					t.seen[t.loaderID] = true
+				}
+				t.loaderID = e.LoaderID
+				t.lifecycle = map[string]bool{}
+			}
+			t.lifecycle[e.Name] = true
+		}
+	case *inspector.EventTargetCrashed:
+		t.crashed = true
+	case *inspector.EventDetached:
+		t.crashed = true
+	default:
+		return
+	}
+	t.bumpLocked()
+}
+
+func (t *Tab) pushConsole(m ConsoleMessage) {
+	t.console = append(t.console, m)
+	if len(t.console) > maxConsole {
+		t.console = t.console[len(t.console)-maxConsole:]
+	}
+}
+
+func remoteText(a *runtime.RemoteObject) string {
+	if a == nil {
+		return ""
+	}
+	if len(a.Value) > 0 {
+		var s string
+		if json.Unmarshal(a.Value, &s) == nil {
+			return s
+		}
+		return string(a.Value)
+	}
+	if a.UnserializableValue != "" {
+		return string(a.UnserializableValue)
+	}
+	if a.Description != "" {
+		return a.Description
+	}
+	return string(a.Type)
+}
+
+// Console returns the buffered console messages and exceptions; clear empties
+// the buffer after reading.
+func (t *Tab) Console(clear bool) []ConsoleMessage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]ConsoleMessage(nil), t.console...)
+	if clear {
+		t.console = nil
+	}
+	return out
+}
+
+// DialogMark returns a marker for DialogsSince.
+func (t *Tab) DialogMark() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dialogSeq
+}
+
+// DialogsSince returns the dialogs that opened after mark.
+func (t *Tab) DialogsSince(mark int64) []Dialog {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Dialog
+	for _, d := range t.dialogs {
+		if d.seq > mark {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Activity is a snapshot of the tab's navigation and network state.
+type Activity struct {
+	NavSeq, DocSeq int64
+	Loading        bool
+	Inflight       int
+	LastNet        time.Time
+	Changed        <-chan struct{} // closed at the next state change
+}
+
+// Activity returns the tab's current navigation and network state.
+func (t *Tab) Activity() Activity {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	now := time.Now()
+	for _, at := range t.inflight {
+		// A request pending for over 5 s (long poll, hung beacon) no longer
+		// counts as the page being busy.
+		if now.Sub(at) < 5*time.Second {
+			n++
+		}
+	}
+	return Activity{NavSeq: t.navSeq, DocSeq: t.docSeq, Loading: t.loading, Inflight: n, LastNet: t.lastNet, Changed: t.changed}
+}
+
+func (t *Tab) check() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return reason.New(reason.BrowserFailed, "", "The browser session was closed.")
+	}
+	if t.crashed {
+		return reason.New(reason.BrowserFailed, "", "The tab crashed; the session will be replaced by a fresh one on the next call.")
+	}
+	return nil
+}
+
+// cdpErr maps a CDP call failure to a reason: ctx deadline → command_timeout.
+func (t *Tab) cdpErr(ctx context.Context, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if rerr := reason.As(err); rerr != nil {
+		return rerr
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return reason.Wrap(reason.CommandTimeout, "", what+" timed out (browser.command_timeout).", err)
+	}
+	if errors.Is(err, context.Canceled) && t.ctx.Err() == nil {
+		return reason.Wrap(reason.Interrupted, "", what+" was cancelled.", err)
+	}
+	if cerr := t.check(); cerr != nil {
+		return cerr
+	}
+	return reason.Wrap(reason.BrowserFailed, "", what+" failed: "+firstLine(err.Error()), err)
+}
+
+// run joins the caller's deadline with the tab's lifetime.
+func (t *Tab) run(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(t.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel2 context.CancelFunc
+		c, cancel2 = context.WithDeadline(c, dl)
+		return c, func() { cancel2(); stop(); cancel() }
+	}
+	return c, func() { stop(); cancel() }
+}
+
+// NavResult is the outcome of Navigate or Back.
+type NavResult struct {
+	URL       string // final URL after redirects
+	Title     string
+	ErrorText string // Chromium's net error (net::ERR_…) when the load failed
+}
+
+// Navigate loads url in the tab and waits for its load event (bounded by ctx).
+// A load error (net::ERR_…, e.g. the proxy refused the tunnel) is returned in
+// NavResult.ErrorText with a nil error; err is for CDP failures and timeouts.
+func (t *Tab) Navigate(ctx context.Context, url string) (NavResult, error) {
+	if err := t.check(); err != nil {
+		return NavResult{}, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	res, err := chromedp.Call(rctx, page.Navigate, page.NavigateParams{URL: url})
+	if err != nil {
+		return NavResult{}, t.cdpErr(ctx, "Navigation", err)
+	}
+	if res.ErrorText != "" {
+		cur, _ := t.Current(ctx)
+		cur.ErrorText = res.ErrorText
+		return cur, nil
+	}
+	if res.LoaderID != "" {
+		if err := t.waitLifecycle(rctx, res.LoaderID, "load"); err != nil {
+			return NavResult{}, t.cdpErr(ctx, "Waiting for the page to load", err)
+		}
+	}
+	return t.Current(ctx)
+}
+
+func (t *Tab) waitLifecycle(ctx context.Context, loader cdp.LoaderID, name string) error {
+	for {
+		t.mu.Lock()
+		// Done when this loader fired the event, or when a later document
+		// replaced it (a script redirect) and that one fired it.
+		done := t.lifecycle[name] && (t.loaderID == loader || t.seen[loader])
+		ch := t.changed
+		crashed := t.crashed || t.closed
+		t.mu.Unlock()
+		if done {
+			return nil
+		}
+		if crashed {
+			return t.check()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Current returns the URL and title of the tab's current history entry.
+func (t *Tab) Current(ctx context.Context) (NavResult, error) {
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	h, err := chromedp.Call(rctx, page.GetNavigationHistory, cdp.Empty{})
+	if err != nil {
+		return NavResult{}, t.cdpErr(ctx, "Reading the page URL", err)
+	}
+	if h.CurrentIndex < 0 || int(h.CurrentIndex) >= len(h.Entries) {
+		return NavResult{URL: "about:blank"}, nil
+	}
+	e := h.Entries[h.CurrentIndex]
+	return NavResult{URL: e.URL, Title: e.Title}, nil
+}
+
+// Back goes one entry back in the tab's history and waits for the load
+// (bounded by ctx). No earlier entry → no_history.
+func (t *Tab) Back(ctx context.Context) (NavResult, error) {
+	if err := t.check(); err != nil {
+		return NavResult{}, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	h, err := chromedp.Call(rctx, page.GetNavigationHistory, cdp.Empty{})
+	if err != nil {
+		return NavResult{}, t.cdpErr(ctx, "Reading history", err)
+	}
+	if h.CurrentIndex <= 0 {
+		return NavResult{}, reason.New(reason.NoHistory, "", "There is no earlier page in this tab's history.")
+	}
+	before := t.Activity().DocSeq
+	if _, err := chromedp.Call(rctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID}); err != nil {
+		return NavResult{}, t.cdpErr(ctx, "Going back", err)
+	}
+	// Wait for the committed document (bfcache restores fire no load event).
+	for {
+		a := t.Activity()
+		if a.DocSeq > before && !a.Loading {
+			break
+		}
+		select {
+		case <-a.Changed:
+		case <-rctx.Done():
+			return NavResult{}, t.cdpErr(ctx, "Going back", rctx.Err())
+		}
+	}
+	return t.Current(ctx)
+}
+
+// CallIsolated calls the JavaScript function declaration fn with args (JSON
+// values) in Gatehouse's isolated world of the main frame, awaits a returned
+// promise, and returns the JSON result. A JavaScript exception is an
+// eval_failed error with its text.
+func (t *Tab) CallIsolated(ctx context.Context, fn string, args ...any) (json.RawMessage, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	w, err := chromedp.Call(rctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: t.frame, WorldName: WorldName})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the page script", err)
+	}
+	return t.callOn(ctx, rctx, w.ExecutionContextID, fn, args)
+}
+
+func (t *Tab) callOn(ctx, rctx context.Context, ec runtime.ExecutionContextID, fn string, args []any) (json.RawMessage, error) {
+	var cargs []*runtime.CallArgument
+	for _, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		cargs = append(cargs, &runtime.CallArgument{Value: b})
+	}
+	yes := true
+	res, err := chromedp.Call(rctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn, ExecutionContextID: ec, Arguments: cargs,
+		ReturnByValue: &yes, AwaitPromise: &yes, Silent: &yes,
+	})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Running the page script", err)
+	}
+	if res.ExceptionDetails != nil {
+		return nil, reason.New(reason.EvalFailed, "", "The page script failed: "+exceptionText(res.ExceptionDetails))
+	}
+	if res.Result == nil {
+		return json.RawMessage("null"), nil
+	}
+	if len(res.Result.Value) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	return json.RawMessage(res.Result.Value), nil
+}
+
+func exceptionText(d *runtime.ExceptionDetails) string {
+	if d.Exception != nil && d.Exception.Description != "" {
+		return firstLine(d.Exception.Description)
+	}
+	return firstLine(d.Text)
+}
+
+// EvalResult is the value of a page-world evaluation.
+type EvalResult struct {
+	Value json.RawMessage // JSON value; null for undefined
+	Type  string          // JavaScript type: object, string, number, boolean, undefined, …
+}
+
+// EvalPage evaluates expression in the page's own JavaScript world (what the
+// page's scripts see), awaiting a promise. An exception is eval_failed.
+func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, error) {
+	if err := t.check(); err != nil {
+		return EvalResult{}, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	yes := true
+	res, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{
+		Expression: expression, ReturnByValue: &yes, AwaitPromise: &yes, ReplMode: &yes, UserGesture: &yes,
+	})
+	if err != nil {
+		return EvalResult{}, t.cdpErr(ctx, "Evaluating the expression", err)
+	}
+	if res.ExceptionDetails != nil {
+		return EvalResult{}, reason.New(reason.EvalFailed, "", "The expression threw: "+exceptionText(res.ExceptionDetails))
+	}
+	out := EvalResult{Value: json.RawMessage("null")}
+	if res.Result != nil {
+		out.Type = string(res.Result.Type)
+		if len(res.Result.Value) > 0 {
+			out.Value = json.RawMessage(res.Result.Value)
+		} else if res.Result.UnserializableValue != "" {
+			b, _ := json.Marshal(string(res.Result.UnserializableValue))
+			out.Value = b
+		} else if res.Result.Type == runtime.RemoteObjectTypeObject && res.Result.Subtype != runtime.RemoteObjectSubtypeNull {
+			b, _ := json.Marshal(res.Result.Description)
+			out.Value = b
+		}
+	}
+	return out, nil
+}
+
+// Click presses and releases the left mouse button at (x, y), CSS pixels of the
+// main frame's viewport, after moving the mouse there.
+func (t *Tab) Click(ctx context.Context, x, y float64) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	for _, p := range []input.DispatchMouseEventParams{
+		{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y},
+		{Type: input.DispatchMouseEventTypeMousePressed, X: x, Y: y, Button: input.MouseButtonLeft, Buttons: 1, ClickCount: 1},
+		{Type: input.DispatchMouseEventTypeMouseReleased, X: x, Y: y, Button: input.MouseButtonLeft, ClickCount: 1},
+	} {
+		if _, err := chromedp.Call(rctx, input.DispatchMouseEvent, p); err != nil {
+			return t.cdpErr(ctx, "Clicking", err)
+		}
+	}
+	return nil
+}
+
+// InsertText types text into the focused element as one input (like an IME
+// commit: input events fire, no key events).
+func (t *Tab) InsertText(ctx context.Context, text string) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	if _, err := chromedp.Call(rctx, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
+		return t.cdpErr(ctx, "Typing", err)
+	}
+	return nil
+}
+
+// keyNames maps DOM key names (case-insensitive) to kb runes.
+var keyNames = func() map[string]rune {
+	m := map[string]rune{"space": ' ', "spacebar": ' ', "esc": '\u001b', "return": '\r'}
+	for r, k := range kb.Keys {
+		if k.Key != "" && len([]rune(k.Key)) > 1 {
+			if _, dup := m[strings.ToLower(k.Key)]; !dup {
+				m[strings.ToLower(k.Key)] = r
+			}
+		}
+	}
+	return m
+}()
+
+// KeyRune returns the kb rune for a DOM key name (Enter, Tab, Escape,
+// ArrowDown, Backspace, PageDown, …, case-insensitive) or a single character.
+func KeyRune(name string) (rune, bool) {
+	if rs := []rune(name); len(rs) == 1 {
+		return rs[0], true
+	}
+	r, ok := keyNames[strings.ToLower(name)]
+	return r, ok
+}
+
+// Press dispatches the key-down/up events of one key (see KeyRune) to the
+// focused element. An unknown key is invalid_key.
+func (t *Tab) Press(ctx context.Context, key string) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	r, ok := KeyRune(key)
+	if !ok {
+		return reason.New(reason.InvalidKey, "", fmt.Sprintf("Unknown key %q; use a DOM key name such as Enter, Tab, Escape, ArrowDown, Backspace or a single character.", key))
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	for _, k := range kb.Encode(r) {
+		if _, err := chromedp.Call(rctx, input.DispatchKeyEvent, *k); err != nil {
+			return t.cdpErr(ctx, "Pressing "+key, err)
+		}
+	}
+	return nil
+}
+
+// Screenshot captures the viewport as PNG bytes.
+func (t *Tab) Screenshot(ctx context.Context) ([]byte, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	res, err := chromedp.Call(rctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Taking a screenshot", err)
+	}
+	return res.Data, nil
+}
+
+// Frame is one child frame of the tab's main frame (any depth).
+type Frame struct {
+	ID       cdp.FrameID
+	ParentID cdp.FrameID
+	URL      string
+}
+
+// Frames lists the tab's frames below the main frame, depth first. Frames of
+// another site run in their own process (site isolation) and are listed too;
+// CallIsolatedFrame fails for them.
+func (t *Tab) Frames(ctx context.Context) ([]Frame, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	res, err := chromedp.Call(rctx, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Reading the frame tree", err)
+	}
+	var out []Frame
+	var walk func(ft *page.FrameTree)
+	walk = func(ft *page.FrameTree) {
+		for _, c := range ft.ChildFrames {
+			if c.Frame != nil {
+				out = append(out, Frame{ID: c.Frame.ID, ParentID: c.Frame.ParentID, URL: c.Frame.URL})
+			}
+			walk(c)
+		}
+	}
+	if res.FrameTree != nil {
+		walk(res.FrameTree)
+	}
+	return out, nil
+}
+
+// CallIsolatedFrame is CallIsolated in Gatehouse's isolated world of frame.
+func (t *Tab) CallIsolatedFrame(ctx context.Context, frame cdp.FrameID, fn string, args ...any) (json.RawMessage, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	w, err := chromedp.Call(rctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frame, WorldName: WorldName})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the frame script", err)
+	}
+	return t.callOn(ctx, rctx, w.ExecutionContextID, fn, args)
+}
+
+// CallOnFrameOwner calls fn with this = the <iframe> element that owns frame,
+// in Gatehouse's isolated world of the frame's parent document.
+func (t *Tab) CallOnFrameOwner(ctx context.Context, frame, parent cdp.FrameID, fn string, args ...any) (json.RawMessage, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	if parent == "" {
+		parent = t.frame
+	}
+	own, err := chromedp.Call(rctx, dom.GetFrameOwner, dom.GetFrameOwnerParams{FrameID: frame})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Finding the frame's element", err)
+	}
+	w, err := chromedp.Call(rctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: parent, WorldName: WorldName})
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the page script", err)
+	}
+	obj, err := chromedp.Call(rctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: own.BackendNodeID, ExecutionContextID: w.ExecutionContextID})
+	if err != nil || obj.Object == nil {
+		return nil, t.cdpErr(ctx, "Resolving the frame's element", err)
+	}
+	var cargs []*runtime.CallArgument
+	for _, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		cargs = append(cargs, &runtime.CallArgument{Value: b})
+	}
+	yes := true
+	res, err := chromedp.Call(rctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn, ObjectID: obj.Object.ObjectID, Arguments: cargs, ReturnByValue: &yes, AwaitPromise: &yes, Silent: &yes,
+	})
+	chromedp.Call(rctx, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: obj.Object.ObjectID}) //nolint:errcheck
+	if err != nil {
+		return nil, t.cdpErr(ctx, "Running the page script", err)
+	}
+	if res.ExceptionDetails != nil {
+		return nil, reason.New(reason.EvalFailed, "", "The page script failed: "+exceptionText(res.ExceptionDetails))
+	}
+	if res.Result == nil || len(res.Result.Value) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	return json.RawMessage(res.Result.Value), nil
+}

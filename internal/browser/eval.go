@@ -1,0 +1,185 @@
+package browser
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The eval denylist of spec §B8.3: opt-in (browser.restrict_evaluate), it
+// blocks the names of sensitive primitives, not exfiltration itself, and is not
+// the security boundary (the egress proxy is).
+var (
+	directPatterns = []struct {
+		re     *regexp.Regexp
+		reason string
+	}{
+		{regexp.MustCompile(`(?i)document\s*\.\s*cookie`), "document.cookie"},
+		{regexp.MustCompile(`(?i)localStorage|sessionStorage`), "web storage"},
+		{regexp.MustCompile(`(?i)indexedDB`), "IndexedDB"},
+		{regexp.MustCompile(`(?i)caches\s*\.\s*(open|match|keys)`), "Cache Storage"},
+		{regexp.MustCompile(`(?i)navigator\s*\.\s*(clipboard|credentials|serviceWorker)`), "navigator sensitive API"},
+		{regexp.MustCompile(`(?i)\b(fetch|XMLHttpRequest|WebSocket|EventSource)\s*\(`), "network request"},
+		{regexp.MustCompile(`(?i)navigator\s*\.\s*sendBeacon\s*\(`), "network beacon"},
+		{regexp.MustCompile(`(?is)document\s*\.\s*forms.*value`), "form value extraction"},
+		{regexp.MustCompile(`(?is)querySelector(All)?\s*\([^)]*(input|textarea|password).*value`), "form value extraction"},
+	}
+	tokenReasons = []struct{ token, reason string }{
+		{"cookie", "document.cookie"},
+		{"localStorage", "web storage"}, {"sessionStorage", "web storage"},
+		{"indexedDB", "IndexedDB"},
+		{"caches", "Cache Storage"},
+		{"clipboard", "navigator sensitive API"}, {"credentials", "navigator sensitive API"}, {"serviceWorker", "navigator sensitive API"},
+		{"fetch", "network request"}, {"XMLHttpRequest", "network request"}, {"WebSocket", "network request"}, {"EventSource", "network request"},
+		{"sendBeacon", "network beacon"},
+	}
+	tokenWord = func() map[string]*regexp.Regexp {
+		m := map[string]*regexp.Regexp{}
+		for _, t := range tokenReasons {
+			m[t.token] = regexp.MustCompile(`(?i)\b` + t.token + `\b`)
+		}
+		return m
+	}()
+)
+
+// EvalDenied applies the eval denylist of spec §B8.3 to expression: "" when
+// allowed, else the reason (document.cookie, web storage, IndexedDB, Cache
+// Storage, navigator sensitive API, network request, network beacon, form value
+// extraction). It is off unless restrict is set, and allowUnsafe overrides it.
+// Direct patterns are tried first; then each sensitive token blocks when it
+// is a whole word of the expression (case-insensitive) or a substring of the
+// lower-cased concatenation of every decoded string literal (so
+// document["coo"+"kie"] and "co\x6fkie" are caught).
+func EvalDenied(expression string, restrict, allowUnsafe bool) string {
+	if !restrict || allowUnsafe {
+		return ""
+	}
+	for _, p := range directPatterns {
+		if p.re.MatchString(expression) {
+			return p.reason
+		}
+	}
+	joined := strings.ToLower(strings.Join(StringLiterals(expression), ""))
+	for _, t := range tokenReasons {
+		if tokenWord[t.token].MatchString(expression) || strings.Contains(joined, strings.ToLower(t.token)) {
+			return t.reason
+		}
+	}
+	return ""
+}
+
+// StringLiterals returns the decoded contents of every single-, double- and
+// back-quoted string literal in a JavaScript expression, in order. Escapes are
+// decoded like Python's unicode-escape (\xHH, \uXXXX, \u{…}, \n, \t, octal,
+// …); an undecodable literal is returned raw (spec §B8.3).
+func StringLiterals(expr string) []string {
+	var out []string
+	for i := 0; i < len(expr); i++ {
+		q := expr[i]
+		if q != '\'' && q != '"' && q != '`' {
+			continue
+		}
+		j := i + 1
+		for j < len(expr) && expr[j] != q {
+			if expr[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		end := min(j, len(expr))
+		out = append(out, decodeEscapes(expr[i+1:end]))
+		i = end
+	}
+	return out
+}
+
+func decodeEscapes(raw string) string {
+	if !strings.Contains(raw, `\`) {
+		return raw
+	}
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := raw[i]; e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case 'x':
+			if i+3 > len(raw) {
+				return raw
+			}
+			n, err := strconv.ParseUint(raw[i+1:i+3], 16, 8)
+			if err != nil {
+				return raw
+			}
+			b.WriteRune(rune(n))
+			i += 2
+		case 'u':
+			if i+1 < len(raw) && raw[i+1] == '{' {
+				k := strings.IndexByte(raw[i:], '}')
+				if k < 0 {
+					return raw
+				}
+				n, err := strconv.ParseUint(raw[i+2:i+k], 16, 32)
+				if err != nil || !utf8.ValidRune(rune(n)) {
+					return raw
+				}
+				b.WriteRune(rune(n))
+				i += k
+				continue
+			}
+			if i+5 > len(raw) {
+				return raw
+			}
+			n, err := strconv.ParseUint(raw[i+1:i+5], 16, 16)
+			if err != nil {
+				return raw
+			}
+			b.WriteRune(rune(n))
+			i += 4
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			k := i
+			for k < len(raw) && k < i+3 && raw[k] >= '0' && raw[k] <= '7' {
+				k++
+			}
+			n, _ := strconv.ParseUint(raw[i:k], 8, 16)
+			b.WriteRune(rune(n))
+			i = k - 1
+		default:
+			// \\, \', \", \` and any other escaped character stand for themselves.
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+// urlLiteralRe finds http(s) URL literals in an expression (spec §B8.3
+// pre-screen): up to whitespace, a quote, a backtick, ')', ']', '<' or '>'.
+var urlLiteralRe = regexp.MustCompile("(?i)https?://[^\\s'\"`)\\]<>]+")
+
+// URLLiterals returns every http(s):// literal of expression, with trailing
+// '.', ',' and ';' trimmed (spec §B8.3).
+func URLLiterals(expression string) []string {
+	out := []string{}
+	for _, m := range urlLiteralRe.FindAllString(expression, -1) {
+		if m = strings.TrimRight(m, ".,;"); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}

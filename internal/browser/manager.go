@@ -1,0 +1,696 @@
+package browser
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+)
+
+//go:embed page.js
+var pageJS string
+
+// Options configures New.
+type Options struct {
+	// Config is the loaded configuration; nil means config.Default().
+	Config *config.Config
+	// Home is GATEHOUSE_HOME: snapshots are stored under <Home>/cache/web,
+	// screenshots under <Home>/cache/screenshots.
+	Home string
+	// Resolver replaces the system resolver for the gates, the privacy
+	// oracle and every session's egress proxy (tests); nil = system DNS.
+	Resolver egress.Resolver
+	// AllowAddrPorts lets the guards reach exactly these private IP:port pairs
+	// (tests' loopback servers, with a strict guard); set from Go only.
+	AllowAddrPorts []netip.AddrPort
+	// Logger receives session and refusal records; nil discards.
+	Logger *slog.Logger
+	// StorePathMap translates host paths into agent-visible ones (see
+	// truncate.Store.PathMap); nil shows host paths.
+	StorePathMap map[string]string
+	// JanitorTick is how often idle sessions are reaped; 0 means 30 s
+	// (spec §B7).
+	JanitorTick time.Duration
+}
+
+// Manager owns the local Chromium, every session of every task, the
+// last-active bindings and the janitor. Tool methods are safe for concurrent
+// use; calls on one session are serialised.
+type Manager struct {
+	cfg      *config.Config
+	home     string
+	logger   *slog.Logger
+	gates    *Gates
+	resolver egress.Resolver
+	route    Route
+	timeouts Timeouts
+	store    truncate.Store
+
+	execPath string
+	execErr  error
+
+	mu        sync.Mutex
+	local     *backend.Local
+	defProxy  *egress.ProxySession
+	sessions  map[string]*Session
+	spare     *Session // pre-started session for the next new key (see takeSpare)
+	spareBusy bool
+	closed    bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
+
+	bindings Bindings
+}
+
+// Session is one browser session: its key, owner task, tab (own
+// BrowserContext) and egress proxy listener.
+type Session struct {
+	Key, Owner string
+	active     bool // SSRF private-address guard on (spec §B8.2)
+	tab        *backend.Tab
+	proxy      *egress.ProxySession
+
+	mu       sync.Mutex  // one call at a time
+	lastUsed time.Time   // under Manager.mu
+	suspect  atomic.Bool // a command timed out: recycle at the next use (spec §B6)
+	navs     int         // successful navigations
+	nextRef  int
+	lastSnap string
+	lastDoc  int64
+
+	// Frames of another origin (same process) are snapshotted in their own
+	// isolated world; their refs are "f<k>e<n>" (k never reused in the tab).
+	frameK   map[cdp.FrameID]int
+	frameOf  map[int]cdp.FrameID
+	frameRef map[int]int // next ref number per frame
+}
+
+// ProxyStats returns the session's egress counters.
+func (s *Session) ProxyStats() egress.ProxyStats { return s.proxy.Stats() }
+
+// New builds a Manager. Nothing is started until the first tool call. The
+// Chromium binary is looked up now (browser.executable_path, CHROME_PATH,
+// /usr/lib/chromium/chromium, PATH); Available reports the outcome.
+// Warnings name dropped config entries.
+func New(o Options) (*Manager, []string) {
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	gates, warns := NewGates(cfg, o.Home, o.Resolver, o.AllowAddrPorts)
+	m := &Manager{
+		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
+		// Only the local backend exists in this build, so hybrid routing never
+		// applies (no cloud provider, spec §B3).
+		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: cfg.Browser.CDPURL != ""},
+		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
+		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
+		sessions: map[string]*Session{},
+		stop:     make(chan struct{}),
+	}
+	if cfg.Browser.CloudProviderSet && cfg.Browser.CloudProvider != "local" {
+		warns = append(warns, fmt.Sprintf("browser.cloud_provider %q: cloud browser providers are not built yet; the local Chromium serves every session", cfg.Browser.CloudProvider))
+	}
+	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
+	tick := o.JanitorTick
+	if tick <= 0 {
+		tick = 30 * time.Second
+	}
+	m.wg.Add(1)
+	go m.janitor(tick)
+	return m, warns
+}
+
+// Available returns nil when Chromium was found, else the chromium_missing
+// error naming the install hint; the browser tools are not listed then.
+func (m *Manager) Available() error { return m.execErr }
+
+// Gates returns the gates the Manager decides with.
+func (m *Manager) Gates() *Gates { return m.gates }
+
+// Bindings returns the last-active bindings (for diagnostics and tests).
+func (m *Manager) Bindings() map[string]string { return m.bindings.Snapshot() }
+
+// Session returns the live session for key, if any.
+func (m *Manager) Session(key string) (*Session, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[key]
+	return s, ok
+}
+
+// Keys returns the live session keys, sorted.
+func (m *Manager) Keys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.sessions))
+	for k := range m.sessions {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BrowserPID returns the Chromium process id, or 0 when none runs.
+func (m *Manager) BrowserPID() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.local == nil {
+		return 0
+	}
+	return m.local.PID()
+}
+
+func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
+	if m.execErr != nil {
+		return nil, m.execErr
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, reason.New(reason.BrowserFailed, "", "The browser service is shut down.")
+	}
+	if m.local != nil && m.local.Alive() {
+		return m.local, nil
+	}
+	if m.local != nil {
+		// The browser died: every session in it is gone.
+		for k, s := range m.sessions {
+			s.proxy.Close()
+			delete(m.sessions, k)
+		}
+		if m.spare != nil {
+			m.spare.proxy.Close()
+			m.spare = nil
+		}
+		m.local.Close()
+		m.local = nil
+	}
+	if m.defProxy == nil {
+		// The default BrowserContext gets a proxy that refuses everything: no
+		// tab of ours uses it, and nothing in it may reach the network.
+		p, err := egress.NewProxySession(egress.ProxyOptions{
+			// Chromium's own background requests land here; they are refused and
+			// counted, not logged.
+			Name: "(default context)", Guard: m.gates.Strict,
+			Decider: egress.HostDeciderFunc(func(string, string, uint16) *reason.Error {
+				return reason.New(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the default browser context has no network access.")
+			}),
+		})
+		if err != nil {
+			return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the egress proxy.", err)
+		}
+		m.defProxy = p
+	}
+	l, err := backend.Launch(ctx, backend.Options{ExecPath: m.execPath, DefaultProxy: m.defProxy.URL(), Headed: m.cfg.Browser.Headed, Logger: m.logger})
+	if err != nil {
+		return nil, err
+	}
+	m.local = l
+	return l, nil
+}
+
+// session returns the live session for key, creating it (owner task) when
+// absent or unhealthy (a crashed tab is replaced, spec §B4 reuse rules).
+func (m *Manager) session(ctx context.Context, key, task string) (*Session, error) {
+	m.mu.Lock()
+	if s, ok := m.sessions[key]; ok {
+		if s.suspect.Load() {
+			// A command of this session timed out (a hung renderer): the next
+			// use pays for the teardown and gets a fresh session (spec §B6).
+			delete(m.sessions, key)
+			m.mu.Unlock()
+			m.logger.Info("Recycling suspect browser session", "session", key, "why", "command timeout")
+			s.tab.Close()
+			s.proxy.Close()
+			return m.session(ctx, key, task)
+		}
+		if s.tab.Healthy() {
+			s.lastUsed = time.Now()
+			m.mu.Unlock()
+			return s, nil
+		}
+		delete(m.sessions, key)
+		m.mu.Unlock()
+		m.logger.Info("browser session replaced", "session", key, "why", "tab crashed or closed")
+		s.tab.Close()
+		s.proxy.Close()
+	} else {
+		m.mu.Unlock()
+	}
+	l, err := m.ensureBrowser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	active := m.gates.GuardActive(true, key)
+	s := m.takeSpare(active)
+	if s == nil {
+		if s, err = m.newSession(ctx, l, active); err != nil {
+			return nil, err
+		}
+	}
+	s.Key, s.Owner, s.lastUsed = key, BareTask(key), time.Now()
+	s.proxy.SetName(key)
+	tab, p := s.tab, s.proxy
+	m.mu.Lock()
+	if old, ok := m.sessions[key]; ok && !m.closed {
+		// Another call created it meanwhile: the stored one wins (spec §B4).
+		old.lastUsed = time.Now()
+		m.mu.Unlock()
+		tab.Close()
+		p.Close()
+		return old, nil
+	}
+	if m.closed {
+		m.mu.Unlock()
+		tab.Close()
+		p.Close()
+		return nil, reason.New(reason.BrowserFailed, "", "The browser service is shut down.")
+	}
+	m.sessions[key] = s
+	m.mu.Unlock()
+	m.logger.Info("browser session created", "session", key, "owner", s.Owner)
+	return s, nil
+}
+
+// newSession opens a BrowserContext with its own egress proxy listener.
+func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool) (*Session, error) {
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Logger: m.logger})
+	if err != nil {
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
+	}
+	policy := backend.DialogDismiss
+	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
+		policy = backend.DialogAccept
+	}
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: policy})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return &Session{active: active, tab: tab, proxy: p, nextRef: 1,
+		frameK: map[cdp.FrameID]int{}, frameOf: map[int]cdp.FrameID{}, frameRef: map[int]int{}}, nil
+}
+
+// takeSpare hands out the pre-started session, if one is ready and has the
+// guard this key needs, and starts preparing the next one. A spare holds a
+// blank tab in a fresh BrowserContext and has never been used, so handing it
+// to any key is the same as creating one; it makes a new session usable in
+// about the time of one CDP round trip instead of ~200 ms.
+func (m *Manager) takeSpare(active bool) *Session {
+	m.mu.Lock()
+	s := m.spare
+	if s != nil && s.active == active && s.tab.Healthy() {
+		m.spare = nil
+	} else {
+		s = nil
+	}
+	m.mu.Unlock()
+	// Prepare the next spare a little later: opening a BrowserContext spawns a
+	// renderer, which would compete for CPU with the new session's first calls.
+	time.AfterFunc(spareDelay, m.fillSpare)
+	return s
+}
+
+// spareDelay is how long after a spare is taken the next one is prepared.
+const spareDelay = 250 * time.Millisecond
+
+// fillSpare prepares one spare session in the background (local backend,
+// SSRF guard off: the only kind a local key needs).
+func (m *Manager) fillSpare() {
+	active := m.gates.GuardActive(true, "")
+	m.mu.Lock()
+	if m.closed || m.spareBusy || m.local == nil || (m.spare != nil && m.spare.tab.Healthy()) {
+		m.mu.Unlock()
+		return
+	}
+	m.spareBusy = true
+	l := m.local
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := m.newSession(ctx, l, active)
+		if err == nil {
+			// Warm the tab's renderer and isolated world: the first script call
+			// in a fresh tab costs ~150 ms, paid here instead of by the agent.
+			err = s.callJS(ctx, "quiet", nil, nil)
+		}
+		m.mu.Lock()
+		m.spareBusy = false
+		if err != nil || m.closed || m.local != l {
+			m.mu.Unlock()
+			if s != nil {
+				s.tab.Close()
+				s.proxy.Close()
+			}
+			return
+		}
+		old := m.spare
+		m.spare = s
+		m.mu.Unlock()
+		if old != nil {
+			old.tab.Close()
+			old.proxy.Close()
+		}
+	}()
+}
+
+func (m *Manager) lookupOwner(key string) (Owner, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[key]
+	if !ok || !s.tab.Healthy() {
+		return Owner{}, false
+	}
+	return Owner{SessionKey: s.Key, OwnerTaskID: s.Owner}, true
+}
+
+// CloseTask releases the sessions of key now (spec §B3 cleanup): a bare task id
+// closes the task's session and its ::local sidecar, a sidecar key only
+// itself; the last-active binding follows DropAfterCleanup. It returns the
+// keys closed.
+func (m *Manager) CloseTask(key string) []string {
+	key = TaskID(key)
+	m.mu.Lock()
+	active := make([]string, 0, len(m.sessions))
+	for k := range m.sessions {
+		active = append(active, k)
+	}
+	reap := CleanupKeys(key, active)
+	var ss []*Session
+	for _, k := range reap {
+		ss = append(ss, m.sessions[k])
+		delete(m.sessions, k)
+	}
+	m.mu.Unlock()
+	for _, s := range ss {
+		s.mu.Lock()
+		s.tab.Close()
+		s.proxy.Close()
+		s.mu.Unlock()
+		m.logger.Info("browser session closed", "session", s.Key)
+	}
+	m.bindings.DropAfterCleanup(key)
+	sort.Strings(reap)
+	return reap
+}
+
+// janitor closes sessions idle longer than browser.inactivity_timeout (spec
+// §B7), one log record per reap.
+func (m *Manager) janitor(tick time.Duration) {
+	defer m.wg.Done()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		idle := m.cfg.Browser.InactivityTimeout
+		m.mu.Lock()
+		var reap []string
+		for k, s := range m.sessions {
+			if time.Since(s.lastUsed) > idle && s.mu.TryLock() {
+				s.mu.Unlock()
+				reap = append(reap, k)
+			}
+		}
+		m.mu.Unlock()
+		for _, k := range reap {
+			m.logger.Info("Cleaning up inactive session", "session", k, "idle_s", int(idle.Seconds()))
+			m.closeOne(k)
+		}
+	}
+}
+
+func (m *Manager) closeOne(key string) {
+	m.mu.Lock()
+	s, ok := m.sessions[key]
+	delete(m.sessions, key)
+	m.mu.Unlock()
+	if ok {
+		s.tab.Close()
+		s.proxy.Close()
+		m.bindings.DropIf(s.Owner, key)
+	}
+}
+
+// Close closes every session and the browser (no Chromium process carrying
+// the profile marker survives), and stops the janitor. Idempotent; returns
+// the first cleanup error.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.stop)
+	ss := m.sessions
+	m.sessions = map[string]*Session{}
+	l := m.local
+	m.local = nil
+	dp := m.defProxy
+	if m.spare != nil {
+		ss[""] = m.spare
+		m.spare = nil
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	m.mu.Lock()
+	if m.spare != nil { // finished while we waited
+		ss[""] = m.spare
+		m.spare = nil
+	}
+	m.mu.Unlock()
+	for _, s := range ss {
+		s.tab.Close()
+		s.proxy.Close()
+	}
+	var err error
+	if l != nil {
+		err = l.Close()
+	}
+	if dp != nil {
+		dp.Close()
+	}
+	return err
+}
+
+// privateFn is the routing oracle bound to the Manager's resolver.
+func (m *Manager) privateFn(ctx context.Context) func(string) bool {
+	if !m.route.CloudProvider {
+		return nil
+	}
+	var r egress.Resolver = net.DefaultResolver
+	if m.resolver != nil {
+		r = m.resolver
+	}
+	ranges, _ := urlsafe.ParseFakeIPRanges(m.cfg.Security.FakeIPRanges)
+	return func(u string) bool { return URLIsPrivate(ctx, u, r, ranges) }
+}
+
+// callJS runs op of page.js in the session's isolated world and decodes the
+// result into out.
+func (s *Session) callJS(ctx context.Context, op string, arg any, out any) error {
+	raw, err := s.tab.CallIsolated(ctx, pageJS, op, arg)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return reason.Wrap(reason.BrowserFailed, "", "The page script returned an unexpected value.", err)
+	}
+	return nil
+}
+
+type snapData struct {
+	Snapshot string `json:"snapshot"`
+	Refs     int    `json:"refs"`
+	Next     int    `json:"next"`
+	Title    string `json:"title"`
+	URL      string `json:"url"`
+}
+
+// snapshot takes an in-page accessibility snapshot and advances the tab-wide
+// ref counter; it records the text for deltas.
+func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
+	doc := s.tab.Activity().DocSeq
+	var d snapData
+	if err := s.callJS(ctx, "snapshot", map[string]any{"full": full, "base": s.nextRef}, &d); err != nil {
+		return d, err
+	}
+	s.nextRef = max(s.nextRef, d.Next)
+	if strings.Contains(d.Snapshot, crossOriginMarker) {
+		s.expandFrames(ctx, &d, full)
+	}
+	if !full {
+		s.lastSnap, s.lastDoc = d.Snapshot, doc
+	}
+	return d, nil
+}
+
+// crossOriginMarker is what page.js appends to an iframe it cannot enter.
+const crossOriginMarker = " (cross-origin: not expanded)"
+
+type frameRefData struct {
+	Ref  string  `json:"ref"`
+	X    float64 `json:"x"`
+	Y    float64 `json:"y"`
+	Next int     `json:"next"`
+}
+
+// expandFrames snapshots each cross-origin child frame of the main frame that
+// runs in the page's process (same site) in its own isolated world, and
+// splices its lines under its <iframe> line. Frames of another site run in
+// another process (site isolation) and stay unexpanded.
+func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
+	frames, err := s.tab.Frames(ctx)
+	if err != nil {
+		return
+	}
+	lines := strings.Split(d.Snapshot, "\n")
+	for _, f := range frames {
+		if f.ParentID != s.tab.MainFrame() {
+			continue
+		}
+		var own frameRefData
+		raw, err := s.tab.CallOnFrameOwner(ctx, f.ID, "", pageJS, "frameref", nil)
+		if err != nil || json.Unmarshal(raw, &own) != nil || own.Ref == "" {
+			continue
+		}
+		s.nextRef = max(s.nextRef, own.Next)
+		at := -1
+		for i, l := range lines {
+			if strings.Contains(l, "[ref="+own.Ref+"]") && strings.HasSuffix(l, crossOriginMarker) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		k, ok := s.frameK[f.ID]
+		if !ok {
+			k = len(s.frameOf) + 1
+			s.frameK[f.ID], s.frameOf[k] = k, f.ID
+			s.frameRef[k] = 1
+		}
+		var fd snapData
+		raw, err = s.tab.CallIsolatedFrame(ctx, f.ID, pageJS, "snapshot", map[string]any{"full": full, "base": s.frameRef[k], "prefix": fmt.Sprintf("f%de", k)})
+		if err != nil || json.Unmarshal(raw, &fd) != nil {
+			continue // another process (cross-site) or gone
+		}
+		s.frameRef[k] = max(s.frameRef[k], fd.Next)
+		indent := strings.Repeat(" ", len(lines[at])-len(strings.TrimLeft(lines[at], " "))+2)
+		var sub []string
+		for _, l := range strings.Split(fd.Snapshot, "\n") {
+			if l != "" {
+				sub = append(sub, indent+l)
+			}
+		}
+		lines[at] = strings.TrimSuffix(lines[at], crossOriginMarker)
+		if len(sub) > 0 {
+			lines[at] += ":"
+		}
+		lines = append(lines[:at+1], append(sub, lines[at+1:]...)...)
+		d.Refs += fd.Refs
+	}
+	d.Snapshot = strings.Join(lines, "\n")
+}
+
+var frameRefRe = regexp.MustCompile(`^f(\d+)e\d+$`)
+
+// callRef runs op of page.js for ref in the world that owns it: the main
+// frame's, or a cross-origin frame's (then dx, dy are the top-viewport offset
+// of that frame's viewport, to add to coordinates it returns). An unknown frame
+// is stale.
+func (s *Session) callRef(ctx context.Context, ref, op string, arg map[string]any, out any) (dx, dy float64, stale bool, err error) {
+	id := refID(ref)
+	arg["ref"] = id
+	m := frameRefRe.FindStringSubmatch(id)
+	if m == nil {
+		return 0, 0, false, s.callJS(ctx, op, arg, out)
+	}
+	k, _ := strconv.Atoi(m[1])
+	fid, ok := s.frameOf[k]
+	if !ok {
+		return 0, 0, true, nil
+	}
+	var own frameRefData
+	raw, err := s.tab.CallOnFrameOwner(ctx, fid, "", pageJS, "frameref", nil)
+	if err != nil || json.Unmarshal(raw, &own) != nil {
+		return 0, 0, true, nil // the frame is gone
+	}
+	raw, err = s.tab.CallIsolatedFrame(ctx, fid, pageJS, op, arg)
+	if err != nil {
+		return 0, 0, true, nil
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return 0, 0, false, reason.Wrap(reason.BrowserFailed, "", "The page script returned an unexpected value.", err)
+		}
+	}
+	return own.X, own.Y, false, nil
+}
+
+// render applies the snapshot threshold (storing the full text when cut).
+func (m *Manager) render(text string) (out string, truncated bool, stored string) {
+	th := SnapshotThreshold(m.cfg.Browser.SnapshotThreshold)
+	if len(text) <= th { // bytes ≥ chars: a cheap pre-check
+		return text, false, ""
+	}
+	hp, err := SaveSnapshot(m.store.Dir, text)
+	if err == nil {
+		stored = m.store.AgentPath(hp)
+	}
+	out, tr := TruncateSnapshot(text, th, stored)
+	return out, tr.Truncated, stored
+}
+
+// errOf turns err into the result's error fields, dropping a crashed session.
+func (m *Manager) errOf(s *Session, p *Page, err error) {
+	rerr := reason.As(err)
+	if rerr == nil {
+		rerr = reason.Wrap(reason.BrowserFailed, "", "The browser failed: "+err.Error(), err)
+	}
+	p.Success = false
+	p.Error = rerr.Message
+	p.Reason = rerr.Code
+	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
+		m.closeOne(s.Key)
+	}
+	if s != nil && rerr.Code == reason.CommandTimeout {
+		s.suspect.Store(true) // cheap and lock-free; the next use recycles it
+	}
+}

@@ -1,0 +1,409 @@
+// Gatehouse's in-page script. It runs in an isolated JavaScript world (shared
+// DOM, private globals), called as fn(op, arg). State lives in
+// globalThis.__gh, one per document: the ref registry (element → ref and
+// ref → WeakRef(element)) and the time of the last DOM mutation.
+//
+// Ref contract: a ref names one element of one document; the same element keeps
+// its ref across snapshots of that document; numbering continues from the
+// tab-wide counter the caller passes (arg.base), so a ref of an earlier document
+// is unknown here and resolves to nothing (stale_ref), never to another element.
+function (op, arg) {
+  arg = arg || {};
+  let G = globalThis.__gh;
+  if (!G) {
+    G = globalThis.__gh = {
+      prefix: typeof arg.prefix === 'string' ? arg.prefix : 'e',
+      next: Math.max(1, arg.base | 0),
+      byEl: new WeakMap(),
+      byRef: new Map(),
+      lastMut: performance.now(),
+    };
+    try {
+      new MutationObserver(() => { G.lastMut = performance.now(); })
+        .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    } catch (e) {}
+  }
+  const refOf = (el) => {
+    let r = G.byEl.get(el);
+    if (!r) {
+      r = G.prefix + (G.next++);
+      G.byEl.set(el, r);
+      G.byRef.set(r, new WeakRef(el));
+    }
+    return r;
+  };
+  // An element is live when it is connected and every document on its way up
+  // to the top is still the current document of its frame element.
+  const live = (el) => {
+    if (!el || !el.isConnected) return false;
+    let d = el.ownerDocument;
+    while (d && d !== document) {
+      const w = d.defaultView;
+      const fe = w && w.frameElement;
+      if (!fe || !fe.isConnected || fe.contentDocument !== d) return false;
+      d = fe.ownerDocument;
+    }
+    return d === document;
+  };
+  const resolve = (ref) => {
+    const w = G.byRef.get(ref);
+    const el = w && w.deref();
+    if (!el || !live(el)) {
+      if (w) G.byRef.delete(ref);
+      return null;
+    }
+    return el;
+  };
+
+  const IMPLICIT = {
+    A: (e) => e.hasAttribute('href') ? 'link' : '',
+    AREA: (e) => e.hasAttribute('href') ? 'link' : '',
+    BUTTON: () => 'button', SUMMARY: () => 'button',
+    TEXTAREA: () => 'textbox',
+    SELECT: (e) => (e.multiple || e.size > 1) ? 'listbox' : 'combobox',
+    OPTION: () => 'option',
+    H1: () => 'heading', H2: () => 'heading', H3: () => 'heading', H4: () => 'heading', H5: () => 'heading', H6: () => 'heading',
+    IMG: (e) => e.getAttribute('alt') === '' ? '' : 'img',
+    NAV: () => 'navigation', MAIN: () => 'main', ASIDE: () => 'complementary', SEARCH: () => 'search',
+    HEADER: (e) => e.closest('article,aside,main,nav,section') ? '' : 'banner',
+    FOOTER: (e) => e.closest('article,aside,main,nav,section') ? '' : 'contentinfo',
+    FORM: () => 'form', SECTION: (e) => (e.hasAttribute('aria-label') || e.hasAttribute('aria-labelledby')) ? 'region' : '',
+    DIALOG: () => 'dialog', UL: () => 'list', OL: () => 'list', MENU: () => 'list', LI: () => 'listitem',
+    TABLE: () => 'table', TR: () => 'row', TD: () => 'cell', TH: () => 'columnheader',
+    P: () => 'paragraph', BLOCKQUOTE: () => 'blockquote', PRE: () => 'code', HR: () => 'separator',
+    IFRAME: () => 'iframe', FRAME: () => 'iframe', LABEL: () => '', FIELDSET: () => 'group', LEGEND: () => '',
+    DETAILS: () => 'group', PROGRESS: () => 'progressbar', METER: () => 'meter', OUTPUT: () => 'status',
+    INPUT: (e) => {
+      const t = (e.getAttribute('type') || 'text').toLowerCase();
+      switch (t) {
+        case 'hidden': return '';
+        case 'checkbox': return 'checkbox';
+        case 'radio': return 'radio';
+        case 'button': case 'submit': case 'reset': case 'image': return 'button';
+        case 'range': return 'slider';
+        case 'number': return 'spinbutton';
+        case 'search': return 'searchbox';
+        case 'file': return 'button';
+        default: return 'textbox';
+      }
+    },
+  };
+  const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox',
+    'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'switch', 'slider', 'spinbutton', 'treeitem']);
+  const LANDMARK = new Set(['banner', 'navigation', 'main', 'contentinfo', 'complementary', 'search', 'form', 'region',
+    'dialog', 'alertdialog', 'iframe']);
+  const STRUCTURE = new Set(['list', 'listitem', 'table', 'row', 'cell', 'columnheader', 'rowheader', 'paragraph',
+    'blockquote', 'code', 'group', 'separator', 'progressbar', 'meter', 'status', 'alert']);
+
+  const roleOf = (el) => {
+    const ex = (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    if (ex && ex !== 'none' && ex !== 'presentation') return ex;
+    if (ex === 'none' || ex === 'presentation') return '';
+    const f = IMPLICIT[el.tagName];
+    if (f) return f(el);
+    if (el.isContentEditable && (!el.parentElement || !el.parentElement.isContentEditable)) return 'textbox';
+    return '';
+  };
+  const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const cap = (s, n) => s.length > n ? s.slice(0, n - 1) + '…' : s;
+  const textOf = (el, depth) => {
+    if (depth > 20) return '';
+    let s = '';
+    for (const n of el.childNodes) {
+      if (n.nodeType === 3) s += n.data;
+      else if (n.nodeType === 1) {
+        if (n.getAttribute('aria-hidden') === 'true') continue;
+        if (n.tagName === 'IMG') s += ' ' + (n.getAttribute('alt') || '') + ' ';
+        else if (n.tagName !== 'SCRIPT' && n.tagName !== 'STYLE') s += ' ' + textOf(n, depth + 1) + ' ';
+      }
+    }
+    return s;
+  };
+  const byIds = (el, attr) => {
+    const ids = (el.getAttribute(attr) || '').trim();
+    if (!ids) return '';
+    const root = el.getRootNode();
+    return squash(ids.split(/\s+/).map((id) => {
+      const t = root.getElementById ? root.getElementById(id) : el.ownerDocument.getElementById(id);
+      return t ? textOf(t, 0) : '';
+    }).join(' '));
+  };
+  const nameOf = (el, role) => {
+    let n = byIds(el, 'aria-labelledby') || squash(el.getAttribute('aria-label'));
+    if (n) return n;
+    const tag = el.tagName;
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') {
+      const t = (el.getAttribute('type') || '').toLowerCase();
+      if (t === 'submit' || t === 'button' || t === 'reset') return squash(el.value) || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
+      if (t === 'image') return squash(el.getAttribute('alt')) || 'Submit';
+      if (el.labels && el.labels.length) return squash([...el.labels].map((l) => textOf(l, 0)).join(' '));
+      return squash(el.getAttribute('placeholder')) || squash(el.getAttribute('title'));
+    }
+    if (tag === 'IMG' || tag === 'AREA') return squash(el.getAttribute('alt')) || squash(el.getAttribute('title'));
+    if (tag === 'IFRAME') return squash(el.getAttribute('title')) || squash(el.getAttribute('name'));
+    if (tag === 'FIELDSET') { const lg = el.querySelector('legend'); return lg ? squash(textOf(lg, 0)) : ''; }
+    if (tag === 'TABLE') { const c = el.querySelector('caption'); return c ? squash(textOf(c, 0)) : ''; }
+    if (INTERACTIVE.has(role) || role === 'heading' || role === 'cell' || role === 'columnheader') {
+      return squash(textOf(el, 0)) || squash(el.getAttribute('title'));
+    }
+    return squash(el.getAttribute('title'));
+  };
+  const visible = (el) => {
+    if (el.getAttribute('aria-hidden') === 'true') return false;
+    if (el.hidden) return false;
+    if (el.checkVisibility) {
+      if (el.checkVisibility({ visibilityProperty: true })) return true;
+      // display: contents has no box but its children do.
+      return getComputedStyle(el).display === 'contents';
+    }
+    const r = el.getClientRects();
+    return r.length > 0;
+  };
+  const focusable = (el) => {
+    if (el.hasAttribute('tabindex') && el.tabIndex >= 0) return true;
+    if (el.hasAttribute('onclick')) return true;
+    return false;
+  };
+
+  const snapshot = (full) => {
+    const lines = [];
+    let refs = 0;
+    const emit = (depth, s) => { lines.push('  '.repeat(depth) + s); };
+    const q = (s) => JSON.stringify(s);
+    const childrenOf = (node) => {
+      if (node.shadowRoot) return node.shadowRoot.childNodes;
+      if (node.tagName === 'SLOT') {
+        const a = node.assignedNodes({ flatten: true });
+        return a.length ? a : node.childNodes;
+      }
+      return node.childNodes;
+    };
+    // text accumulates loose text per output parent until the next element line.
+    const walk = (node, depth, st) => {
+      for (const n of childrenOf(node)) {
+        if (n.nodeType === 3) {
+          st.text += n.data;
+          continue;
+        }
+        if (n.nodeType !== 1) continue;
+        const el = n;
+        const tag = el.tagName;
+        if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'HEAD') continue;
+        if (!visible(el)) continue;
+        const role = roleOf(el);
+        const interactive = INTERACTIVE.has(role) || (!role && focusable(el)) || tag === 'IFRAME';
+        let show = interactive || role === 'heading' || LANDMARK.has(role) || (role === 'img' && el.getAttribute('alt')) ||
+          (full && (STRUCTURE.has(role) || role));
+        if (!show) {
+          walk(el, depth, st);
+          if (/^(DIV|P|LI|BR|TR|H[1-6]|SECTION|ARTICLE|UL|OL|TABLE|BLOCKQUOTE|PRE|DT|DD)$/.test(tag)) flush(st, depth);
+          continue;
+        }
+        flush(st, depth);
+        const name = nameOf(el, role);
+        let line = '- ' + (role || 'generic');
+        if (name) line += ' ' + q(cap(name, full ? 400 : 150));
+        if (role === 'heading') {
+          const lv = el.getAttribute('aria-level') || (/^H([1-6])$/.exec(tag) || [])[1];
+          if (lv) line += ' [level=' + lv + ']';
+        }
+        if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox') {
+          const c = el.checked !== undefined ? el.checked : el.getAttribute('aria-checked') === 'true';
+          if (c) line += ' [checked]';
+        }
+        if (el.disabled || el.getAttribute('aria-disabled') === 'true') line += ' [disabled]';
+        if (el.getAttribute('aria-expanded')) line += ' [expanded=' + el.getAttribute('aria-expanded') + ']';
+        if (tag === 'OPTION' && el.selected) line += ' [selected]';
+        if (full && role === 'link' && el.getAttribute('href')) line += ' [url=' + cap(el.href || el.getAttribute('href'), 300) + ']';
+        if (interactive || full) { line += ' [ref=' + refOf(el) + ']'; refs++; }
+        let value = '';
+        if ((role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'combobox' || role === 'slider') &&
+          'value' in el && tag !== 'BUTTON') {
+          value = tag === 'SELECT' ? (el.selectedOptions[0] ? squash(el.selectedOptions[0].textContent) : '') :
+            ((el.getAttribute('type') || '').toLowerCase() === 'password' ? (el.value ? '••••' : '') : el.value);
+        } else if (role === 'textbox' && el.isContentEditable) value = squash(el.textContent);
+        // Children: containers, frames and structure are walked; named leaf
+        // controls (their text is their name) are not.
+        const sub = { text: '' };
+        const start = lines.length;
+        const leaf = (INTERACTIVE.has(role) && role !== 'listbox' && role !== 'combobox' && name) || role === 'heading' || role === 'img';
+        lines.push('');
+        if (tag === 'IFRAME' || tag === 'FRAME') {
+          let doc = null;
+          try { doc = el.contentDocument; } catch (e) {}
+          if (doc && doc.body) walk(doc.body, depth + 1, sub);
+          else if (!doc) line += ' (cross-origin: not expanded)';
+        } else if (!leaf) {
+          walk(el, depth + 1, sub);
+        }
+        flush(sub, depth + 1);
+        if (value) line += ': ' + q(cap(squash(value), 200));
+        else if (lines.length > start + 1) line += ':';
+        lines[start] = '  '.repeat(depth) + line;
+      }
+    };
+    const flush = (st, depth) => {
+      const t = squash(st.text);
+      st.text = '';
+      // Plain text goes unquoted (as YAML allows) unless quoting is needed to
+      // keep it one unambiguous scalar.
+      if (t) {
+        const v = full ? t : cap(t, 300);
+        emit(depth, '- text: ' + (/^[-\[\]{}"'#&*!|>%@`?:,]|: | #|^\s|\s$/.test(v) ? q(v) : v));
+      }
+    };
+    const st = { text: '' };
+    if (document.body) walk(document.body, 0, st);
+    flush(st, 0);
+    return { snapshot: lines.join('\n'), refs, next: G.next, title: document.title, url: location.href };
+  };
+
+  // frameOffset returns the offset of el's document's viewport within the top
+  // viewport (same-origin frames only).
+  const frameOffset = (el) => {
+    let x = 0, y = 0, d = el.ownerDocument;
+    while (d !== document) {
+      const fe = d.defaultView.frameElement;
+      const r = fe.getBoundingClientRect();
+      x += r.left + fe.clientLeft; y += r.top + fe.clientTop;
+      d = fe.ownerDocument;
+    }
+    return { x, y };
+  };
+  const hitAt = (x, y) => {
+    let d = document, ox = 0, oy = 0, e = null;
+    for (let i = 0; i < 10; i++) {
+      e = d.elementFromPoint(x - ox, y - oy);
+      while (e && e.shadowRoot) {
+        const inner = e.shadowRoot.elementFromPoint(x - ox, y - oy);
+        if (!inner || inner === e) break;
+        e = inner;
+      }
+      if (e && (e.tagName === 'IFRAME' || e.tagName === 'FRAME')) {
+        let cd = null;
+        try { cd = e.contentDocument; } catch (err) {}
+        if (!cd) return e;
+        const r = e.getBoundingClientRect();
+        ox += r.left + e.clientLeft; oy += r.top + e.clientTop;
+        d = cd;
+        continue;
+      }
+      return e;
+    }
+    return e;
+  };
+  const contains = (outer, n) => {
+    for (let c = n; c; c = c.parentNode || c.host) if (c === outer) return true;
+    return false;
+  };
+  const describe = (el) => {
+    const r = roleOf(el);
+    const n = nameOf(el, r) || squash(textOf(el, 0));
+    return (r || el.tagName.toLowerCase()) + (n ? ' ' + JSON.stringify(cap(n, 80)) : '');
+  };
+
+  switch (op) {
+    case 'snapshot':
+      return snapshot(!!arg.full);
+    case 'point': {
+      const el = resolve(arg.ref);
+      if (!el) return { stale: true, next: G.next };
+      const vw = innerWidth, vh = innerHeight;
+      let rs = el.getClientRects();
+      if (!rs.length) return { hidden: true, next: G.next };
+      const off0 = frameOffset(el);
+      let r = rs[0];
+      if (r.top + off0.y < 0 || r.bottom + off0.y > vh || r.left + off0.x < 0 || r.right + off0.x > vw) {
+        el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+        rs = el.getClientRects();
+        if (!rs.length) return { hidden: true, next: G.next };
+        r = rs[0];
+      }
+      const off = frameOffset(el);
+      const x = off.x + r.left + r.width / 2, y = off.y + r.top + r.height / 2;
+      if (r.width === 0 || r.height === 0) return { hidden: true, next: G.next };
+      const hit = hitAt(x, y);
+      let ok = !!hit && contains(el, hit);
+      if (!ok && hit) {
+        // A label forwards its click to its control.
+        const lab = hit.closest && hit.closest('label');
+        if (lab && lab.control === el) ok = true;
+      }
+      if (!ok && hit) return { intercepted: refOf(hit), by: describe(hit), next: G.next };
+      return { x, y, next: G.next };
+    }
+    case 'focus': {
+      const el = resolve(arg.ref);
+      if (!el) return { stale: true };
+      const tag = el.tagName;
+      const t = (el.getAttribute('type') || 'text').toLowerCase();
+      const textual = (tag === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color', 'hidden'].includes(t)) || tag === 'TEXTAREA';
+      if (!textual && !el.isContentEditable) return { editable: false, what: describe(el) };
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      el.focus();
+      if (textual) {
+        try { el.select(); } catch (e) {}
+        if (arg.clear) {
+          el.value = '';
+          el.dispatchEvent(new Event('input', { bubbles: true }));
+        }
+      } else {
+        const s = el.ownerDocument.getSelection();
+        const range = el.ownerDocument.createRange();
+        range.selectNodeContents(el);
+        s.removeAllRanges(); s.addRange(range);
+      }
+      return { editable: true, focused: el.ownerDocument.activeElement === el };
+    }
+    case 'changed': {
+      const el = resolve(arg.ref);
+      if (el) el.dispatchEvent(new Event('change', { bubbles: true }));
+      return true;
+    }
+    case 'frameref': {
+      // this = an <iframe> element: its ref and the top-viewport offset of its
+      // content box (frames of another origin are snapshotted separately).
+      const r = this.getBoundingClientRect();
+      const o = frameOffset(this);
+      return { ref: refOf(this), x: o.x + r.left + this.clientLeft, y: o.y + r.top + this.clientTop, next: G.next };
+    }
+    case 'quiet':
+      return { since: performance.now() - G.lastMut, ready: document.readyState };
+    case 'scroll':
+      scrollBy(0, arg.dy);
+      return { y: scrollY };
+    case 'images':
+      return [...document.images].map((i) => ({ src: i.currentSrc || i.src, alt: i.getAttribute('alt') || '', width: i.naturalWidth || i.width, height: i.naturalHeight || i.height }))
+        .filter((i) => i.src && !i.src.startsWith('data:'));
+    case 'annotate': {
+      const host = document.createElement('div');
+      host.id = '__gh_annot';
+      host.style.cssText = 'position:fixed;left:0;top:0;width:0;height:0;z-index:2147483647;pointer-events:none';
+      const root = host.attachShadow({ mode: 'closed' });
+      const out = [];
+      for (const [ref, w] of G.byRef) {
+        const el = w.deref();
+        if (!el || !live(el)) continue;
+        const r = el.getBoundingClientRect();
+        const o = frameOffset(el);
+        if (r.width === 0 || r.bottom + o.y < 0 || r.top + o.y > innerHeight) continue;
+        const b = document.createElement('div');
+        b.style.cssText = `position:fixed;left:${r.left + o.x}px;top:${r.top + o.y}px;width:${r.width}px;height:${r.height}px;outline:2px solid #e11;`;
+        const l = document.createElement('span');
+        l.textContent = ref;
+        l.style.cssText = 'position:absolute;left:0;top:-14px;font:bold 11px monospace;background:#e11;color:#fff;padding:0 2px';
+        b.appendChild(l);
+        root.appendChild(b);
+        out.push({ ref, label: describe(el) });
+      }
+      document.documentElement.appendChild(host);
+      return out;
+    }
+    case 'unannotate': {
+      const h = document.getElementById('__gh_annot');
+      if (h) h.remove();
+      return true;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,263 @@
+package browser
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
+)
+
+// SnapshotStoreCap is the most chars of a full snapshot kept on disk (spec §B9).
+const SnapshotStoreCap = 2_000_000
+
+// SnapshotThreshold returns the effective browser.snapshot_threshold in chars:
+// the default 15 000 for 0 (unset), floored at 1 000 (spec §B9).
+func SnapshotThreshold(v int) int {
+	if v == 0 {
+		return config.DefaultSnapshotThreshold
+	}
+	return max(v, config.MinSnapshotThreshold)
+}
+
+// SnapshotReserve is the room kept for the truncation note (spec §B9):
+// min(110 + len(storedPath), threshold/2), in chars.
+func SnapshotReserve(threshold int, storedPath string) int {
+	return min(110+utf8.RuneCountInString(storedPath), threshold/2)
+}
+
+// Truncation describes what TruncateSnapshot did.
+type Truncation struct {
+	Truncated      bool
+	KeptLines      int
+	RemainingLines int
+	Reserve        int
+	ReadOffset     int // 1-based line to read on from (KeptLines+1); 0 when not stored
+}
+
+// TruncateSnapshot applies spec §B9 to a snapshot text of more than threshold
+// chars (code points; the text is made valid UTF-8 first, so no output holds a
+// lone surrogate or a broken sequence): whole lines are kept from the top
+// while the running total of (line length + 1) stays within threshold −
+// SnapshotReserve(threshold, storedPath); then, after a blank line, one
+// bracketed note gives the number of omitted lines and either a web_read call
+// (path, offset = kept + 1, limit = 200) when storedPath is set, or a hint to
+// scroll and call browser_snapshot again otherwise. The note fits the reserve,
+// so the output never exceeds threshold chars. Text within the threshold is
+// returned unchanged. There is no head/tail split.
+func TruncateSnapshot(text string, threshold int, storedPath string) (string, Truncation) {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	if utf8.RuneCountInString(text) <= threshold {
+		return text, Truncation{}
+	}
+	lines := strings.Split(text, "\n")
+	reserve := SnapshotReserve(threshold, storedPath)
+	budget := threshold - reserve
+	total, kept := 0, 0
+	for _, l := range lines {
+		n := utf8.RuneCountInString(l) + 1
+		if total+n > budget {
+			break
+		}
+		total += n
+		kept++
+	}
+	tr := Truncation{Truncated: true, KeptLines: kept, RemainingLines: len(lines) - kept, Reserve: reserve}
+	var b strings.Builder
+	b.WriteString(strings.Join(lines[:kept], "\n"))
+	b.WriteString("\n\n")
+	if storedPath != "" {
+		tr.ReadOffset = kept + 1
+		fmt.Fprintf(&b, "[%d more lines omitted. Full snapshot: web_read path=%q offset=%d limit=200]", tr.RemainingLines, storedPath, tr.ReadOffset)
+	} else {
+		fmt.Fprintf(&b, "[%d more lines omitted (not stored); scroll, then call browser_snapshot again]", tr.RemainingLines)
+	}
+	return b.String(), tr
+}
+
+// SaveSnapshot writes text (capped at SnapshotStoreCap chars) to
+// <dir>/browser-snapshot-<sha256(text)[:10]>.txt — a content-hash name, so
+// identical snapshots share one file — with the symlink-safe writer, and
+// returns the host path (spec §B9).
+func SaveSnapshot(dir, text string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("browser: snapshot store directory not configured")
+	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	if utf8.RuneCountInString(text) > SnapshotStoreCap {
+		i, n := 0, 0
+		for i = range text {
+			if n == SnapshotStoreCap {
+				break
+			}
+			n++
+		}
+		text = text[:i]
+	}
+	sum := sha256.Sum256([]byte(text))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "browser-snapshot-"+hex.EncodeToString(sum[:])[:10]+".txt")
+	if err := truncate.WriteNoFollow(p, []byte(text), 0o644); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// NormalizeRef returns ref with the "@" prefix the described system uses
+// (spec §B2: "e5" → "@e5").
+func NormalizeRef(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if !strings.HasPrefix(ref, "@") {
+		ref = "@" + ref
+	}
+	return ref
+}
+
+// refID returns the bare ref id ("e5") of "@e5", "e5", "[ref=e5]" or "ref=e5".
+func refID(ref string) string {
+	r := strings.TrimPrefix(NormalizeRef(ref), "@")
+	r = strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(r, "["), "]"), "ref=")
+	return r
+}
+
+// ScrollPixels is the distance of one browser_scroll call (spec §B2).
+const ScrollPixels = 500
+
+// ScrollDelta returns the vertical scroll distance for direction: −500 for
+// "up", +500 for "down" (case-sensitive); ok is false for anything else
+// (invalid_direction).
+func ScrollDelta(direction string) (dy int, ok bool) {
+	switch direction {
+	case "up":
+		return -ScrollPixels, true
+	case "down":
+		return ScrollPixels, true
+	}
+	return 0, false
+}
+
+// botTitles are the page-title phrases of spec §B2's bot-detection hint.
+var botTitles = []string{
+	"access denied", "access to this page has been denied", "blocked", "bot detected",
+	"verification required", "please verify", "are you a robot", "captcha", "cloudflare",
+	"ddos protection", "checking your browser", "just a moment", "attention required",
+}
+
+// BotDetectionWarning returns a warning when title looks like a bot-detection
+// or challenge page (case-insensitive substring match, spec §B2), else "".
+func BotDetectionWarning(title string) string {
+	t := strings.ToLower(title)
+	for _, p := range botTitles {
+		if strings.Contains(t, p) {
+			return "The page title suggests a bot-detection or challenge page (" + strconv.Quote(title) +
+				"); the content may not be the site's. Try again later or use web_extract."
+		}
+	}
+	return ""
+}
+
+// Timeouts are the command timeouts of spec §B5, in seconds.
+type Timeouts struct {
+	Command   int // browser.command_timeout, floor 5
+	Open      int // navigation: max(command, 60)
+	FirstOpen int // first navigation of a session: max(command, 120)
+}
+
+// CommandTimeouts returns the timeouts for browser.command_timeout seconds (0 =
+// unset → 30).
+func CommandTimeouts(seconds int) Timeouts {
+	c := seconds
+	if c == 0 {
+		c = int(config.DefaultCommandTimeout.Seconds())
+	}
+	c = max(c, int(config.MinCommandTimeout.Seconds()))
+	return Timeouts{Command: c, Open: max(c, 60), FirstOpen: max(c, 120)}
+}
+
+// item is a snapshot line without its indentation and "- " bullet.
+func item(l string) string { return strings.TrimPrefix(strings.TrimSpace(l), "- ") }
+
+// maxDeltaLines caps a snapshot delta.
+const maxDeltaLines = 40
+
+var refRe = regexp.MustCompile(`\[ref=((?:f\d+)?e\d+)\]`)
+
+// Delta returns a compact diff from snapshot before to after: lines that name
+// a ref are matched by ref ("~ " changed, "+ " added, "- " removed); other lines
+// are matched by text. At most 40 lines are listed, then a count of the rest.
+// "" means no change.
+func Delta(before, after string) string {
+	type keyed struct {
+		line string
+		pos  int
+	}
+	index := func(s string) (map[string]keyed, map[string]int, []string) {
+		byRef := map[string]keyed{}
+		plain := map[string]int{}
+		var order []string
+		for i, l := range strings.Split(s, "\n") {
+			if l == "" {
+				continue
+			}
+			if m := refRe.FindStringSubmatch(l); m != nil {
+				byRef[m[1]] = keyed{item(l), i}
+			} else {
+				plain[item(l)]++
+			}
+			order = append(order, l)
+		}
+		return byRef, plain, order
+	}
+	bRef, bPlain, _ := index(before)
+	aRef, aPlain, aOrder := index(after)
+	var out []string
+	for _, l := range aOrder {
+		t := item(l)
+		if m := refRe.FindStringSubmatch(l); m != nil {
+			old, ok := bRef[m[1]]
+			switch {
+			case !ok:
+				out = append(out, "+ "+t)
+			case old.line != t:
+				out = append(out, "~ "+t)
+			}
+			continue
+		}
+		if bPlain[t] > 0 {
+			bPlain[t]--
+			aPlain[t]--
+			continue
+		}
+		out = append(out, "+ "+t)
+	}
+	for _, l := range strings.Split(before, "\n") {
+		t := item(l)
+		if t == "" {
+			continue
+		}
+		if m := refRe.FindStringSubmatch(l); m != nil {
+			if _, ok := aRef[m[1]]; !ok {
+				out = append(out, "- "+t)
+			}
+			continue
+		}
+		if bPlain[t] > 0 {
+			bPlain[t]--
+			out = append(out, "- "+t)
+		}
+	}
+	if len(out) > maxDeltaLines {
+		rest := len(out) - maxDeltaLines
+		out = append(out[:maxDeltaLines], fmt.Sprintf("[%d more changed lines; call browser_snapshot for the whole page]", rest))
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,787 @@
+package browser
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+)
+
+// Page is the part every browser tool result shares (spec §B2 shapes plus what
+// the described system hides): success, the URL, title and session key of the
+// page the call acted on (so a stale binding is visible), and on failure an
+// error message with a stable reason code.
+type Page struct {
+	Success    bool             `json:"success"`
+	URL        string           `json:"url,omitempty"`
+	Title      string           `json:"title,omitempty"`
+	SessionKey string           `json:"session_key,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	Reason     reason.Code      `json:"reason,omitempty"`
+	PageBusy   bool             `json:"page_busy,omitempty"` // the settle cap (< 1 s) fired before the page went quiet
+	Dialogs    []backend.Dialog `json:"dialogs,omitempty"`   // JavaScript dialogs that opened during the call (closed by policy)
+}
+
+// Refused reports whether the call failed (tools.Refuser).
+func (p Page) Refused() bool { return !p.Success }
+
+// Change is what an action did to the page: the compact snapshot of the new
+// document when it navigated, else a delta against the last snapshot.
+type Change struct {
+	Navigated    bool   `json:"navigated,omitempty"`
+	Snapshot     string `json:"snapshot,omitempty"`
+	ElementCount *int   `json:"element_count,omitempty"`
+	Delta        string `json:"delta,omitempty"` // "+ added", "- removed", "~ changed" lines; "" = no change
+}
+
+// Settle caps (issue 8: a hard cap under 1 s, never a fixed sleep).
+const (
+	settleCap   = 900 * time.Millisecond
+	quietWindow = 40 * time.Millisecond // DOM and network idle this long = quiet; also the navigation probe
+	pollEvery   = 15 * time.Millisecond
+)
+
+// NavigateInput is browser_navigate's input.
+type NavigateInput struct {
+	URL string `json:"url" jsonschema:"absolute http(s) URL to open"`
+}
+
+// NavigateResult is browser_navigate's result: the final URL after redirects,
+// its title, the compact snapshot and its ref count.
+type NavigateResult struct {
+	Page
+	Snapshot            string        `json:"snapshot,omitempty"`
+	ElementCount        int           `json:"element_count"`
+	Truncated           bool          `json:"truncated,omitempty"`
+	BotDetectionWarning string        `json:"bot_detection_warning,omitempty"`
+	BlockedByPolicy     *policy.Block `json:"blocked_by_policy,omitempty"`
+}
+
+// SnapshotInput is browser_snapshot's input.
+type SnapshotInput struct {
+	Full bool `json:"full,omitempty" jsonschema:"true: every element with a ref; default false: compact (interactive elements, headings, landmarks, text)"`
+}
+
+// SnapshotResult is browser_snapshot's result.
+type SnapshotResult struct {
+	Page
+	Snapshot     string `json:"snapshot,omitempty"`
+	ElementCount int    `json:"element_count"`
+	Truncated    bool   `json:"truncated,omitempty"`
+}
+
+// RefInput names one element by a ref from the latest snapshot.
+type RefInput struct {
+	Ref string `json:"ref" jsonschema:"element ref from the latest snapshot, e.g. e5 or @e5"`
+}
+
+// ClickResult is browser_click's result.
+type ClickResult struct {
+	Page
+	Clicked       string `json:"clicked,omitempty"`
+	InterceptedBy string `json:"intercepted_by,omitempty"` // ref of the element that covers the target (click_intercepted)
+	Change
+}
+
+// TypeInput is browser_type's input.
+type TypeInput struct {
+	Ref  string `json:"ref" jsonschema:"ref of a text field or editable element"`
+	Text string `json:"text" jsonschema:"text that replaces the field's content"`
+}
+
+// TypeResult is browser_type's result; Typed is display-redacted.
+type TypeResult struct {
+	Page
+	Typed   string `json:"typed,omitempty"`
+	Element string `json:"element,omitempty"`
+	Change
+}
+
+// ScrollInput is browser_scroll's input.
+type ScrollInput struct {
+	Direction string `json:"direction" jsonschema:"up or down (500 px)"`
+}
+
+// ScrollResult is browser_scroll's result.
+type ScrollResult struct {
+	Page
+	Scrolled string `json:"scrolled,omitempty"`
+	Change
+}
+
+// BackResult is browser_back's result.
+type BackResult struct {
+	Page
+	Change
+}
+
+// PressInput is browser_press's input.
+type PressInput struct {
+	Key string `json:"key" jsonschema:"key name: Enter, Tab, Escape, ArrowDown, Backspace, … or one character"`
+}
+
+// PressResult is browser_press's result.
+type PressResult struct {
+	Page
+	Pressed string `json:"pressed,omitempty"`
+	Change
+}
+
+// ConsoleInput is browser_console's input.
+type ConsoleInput struct {
+	Clear      bool   `json:"clear,omitempty" jsonschema:"empty the message buffer after reading"`
+	Expression string `json:"expression,omitempty" jsonschema:"JavaScript to evaluate in the page; omit to read console messages"`
+}
+
+// ConsoleResult is browser_console's result (spec §B2 shapes).
+type ConsoleResult struct {
+	Page
+	ConsoleMessages []backend.ConsoleMessage `json:"console_messages,omitempty"`
+	JSErrors        []JSError                `json:"js_errors,omitempty"`
+	TotalMessages   *int                     `json:"total_messages,omitempty"`
+	TotalErrors     *int                     `json:"total_errors,omitempty"`
+	Result          json.RawMessage          `json:"result,omitempty"`
+	ResultType      string                   `json:"result_type,omitempty"`
+}
+
+// JSError is one uncaught page exception.
+type JSError struct {
+	Message string `json:"message"`
+	Source  string `json:"source"` // "exception"
+}
+
+// Image is one <img> of the page.
+type Image struct {
+	Src    string `json:"src"`
+	Alt    string `json:"alt"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+}
+
+// ImagesResult is browser_get_images's result; data: URIs are excluded.
+type ImagesResult struct {
+	Page
+	Images []Image `json:"images"`
+	Count  int     `json:"count"`
+}
+
+// VisionInput is browser_vision's input.
+type VisionInput struct {
+	Question string `json:"question" jsonschema:"what to look for; Gatehouse hosts no model, the screenshot is returned for the caller's own vision"`
+	Annotate bool   `json:"annotate,omitempty" jsonschema:"draw ref labels on interactive elements"`
+}
+
+// Annotation labels one ref drawn on an annotated screenshot.
+type Annotation struct {
+	Ref   string `json:"ref"`
+	Label string `json:"label"`
+}
+
+// VisionResult is browser_vision's result: the PNG's path (and, for the MCP
+// surface, its bytes in PNG). Analysis is left to the caller's model.
+type VisionResult struct {
+	Page
+	Question       string       `json:"question,omitempty"`
+	ScreenshotPath string       `json:"screenshot_path,omitempty"`
+	Annotations    []Annotation `json:"annotations,omitempty"`
+	PNG            []byte       `json:"-"`
+}
+
+// CloseResult is browser_close's result.
+type CloseResult struct {
+	Page
+	Closed []string `json:"closed"`
+}
+
+// begin resolves the session of a non-navigation call (spec §B3 binding and
+// ownership), locks it, fills p with the current page and applies the page
+// gate when read or input is true (spec §B8.2). The returned release unlocks.
+func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, func(), bool) {
+	task = TaskID(task)
+	key, dropped := m.bindings.Resolve(task, m.lookupOwner)
+	if dropped {
+		m.logger.Info("browser binding dropped", "task", task, "why", "session gone or owned by another task")
+	}
+	p.SessionKey = key
+	s, err := m.session(ctx, key, task)
+	if err != nil {
+		m.errOf(nil, p, err)
+		return nil, nil, false
+	}
+	s.mu.Lock()
+	release := func() {
+		m.mu.Lock()
+		s.lastUsed = time.Now()
+		m.mu.Unlock()
+		s.mu.Unlock()
+	}
+	cur, err := s.tab.Current(ctx)
+	if err != nil {
+		m.errOf(s, p, err)
+		release()
+		return nil, nil, false
+	}
+	p.URL, p.Title = cur.URL, cur.Title
+	if rerr := m.gates.PageRefusal(cur.URL, s.active); rerr != nil {
+		m.errOf(s, p, rerr)
+		release()
+		return nil, nil, false
+	}
+	return s, release, true
+}
+
+func (m *Manager) cmdCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, time.Duration(m.timeouts.Command)*time.Second)
+}
+
+// finish refreshes url/title and reports dialogs opened since mark.
+func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) {
+	if cur, err := s.tab.Current(ctx); err == nil {
+		p.URL, p.Title = cur.URL, cur.Title
+	}
+	p.Dialogs = s.tab.DialogsSince(mark)
+}
+
+// Navigate is browser_navigate (spec §B8.1): secret floor (raw and normalized),
+// session key (hybrid routing before the gates), metadata floor, private check
+// when the SSRF guard is active, website policy; then the load, the
+// post-redirect check (a refused final URL resets the tab to about:blank and
+// leaves the binding alone), the proxy's own refusals of the document, the
+// last-active binding, and the compact snapshot.
+func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
+	task = TaskID(task)
+	key := NavigationKey(task, in.URL, m.route, m.privateFn(ctx))
+	r := NavigateResult{Page: Page{SessionKey: key}}
+	active := m.gates.GuardActive(true, key)
+	chk := m.gates.CheckURL(ctx, in.URL, active)
+	if !chk.Allowed {
+		r.Error, r.Reason, r.BlockedByPolicy = chk.Message, *chk.Reason, chk.BlockedByPolicy
+		return r
+	}
+	u, perr := urlsafe.Parse(in.URL)
+	if perr != nil {
+		m.errOf(nil, &r.Page, perr)
+		return r
+	}
+	s, err := m.session(ctx, key, task)
+	if err != nil {
+		m.errOf(nil, &r.Page, err)
+		return r
+	}
+	s.mu.Lock()
+	defer func() {
+		m.mu.Lock()
+		s.lastUsed = time.Now()
+		m.mu.Unlock()
+		s.mu.Unlock()
+	}()
+	to := m.timeouts.Open
+	if s.navs == 0 {
+		to = m.timeouts.FirstOpen
+	}
+	nctx, cancel := context.WithTimeout(ctx, time.Duration(to)*time.Second)
+	defer cancel()
+	mark := s.tab.DialogMark()
+	start := time.Now()
+	nr, err := s.tab.Navigate(nctx, u.Href)
+	r.Dialogs = s.tab.DialogsSince(mark)
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	r.URL, r.Title = nr.URL, nr.Title
+	final := nr.URL
+	// What did the proxy refuse for this document's host while loading?
+	var docRefusal *reason.Error
+	if fu, err := urlsafe.Parse(final); err == nil {
+		for _, rf := range s.proxy.RefusedSince(start) {
+			if rf.Host == fu.Host {
+				docRefusal = reason.Newf(rf.Reason, reason.GateSSRF,
+					"Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
+				break
+			}
+		}
+	}
+	redirected := final != "" && final != u.Href && !strings.HasPrefix(final, "chrome-error:")
+	rr := m.gates.RedirectRefusal(u.Href, final, active)
+	if rr == nil && docRefusal != nil && redirected {
+		switch docRefusal.Code {
+		case reason.SSRFMetadata:
+			rr = reason.New(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the redirect landed on a cloud metadata endpoint; the tab was reset to about:blank.")
+		case reason.SSRFPrivate:
+			rr = reason.New(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank.")
+		default:
+			rr = docRefusal
+		}
+	}
+	if rr == nil && docRefusal != nil {
+		rr = docRefusal
+	}
+	if rr == nil && nr.ErrorText != "" {
+		rr = reason.Newf(reason.NavigationFailed, "", "The page could not be loaded (%s).", nr.ErrorText)
+	}
+	if rr != nil {
+		// Never leave refused content readable by a later snapshot (spec §B8.1 6).
+		bctx, bcancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := s.tab.Navigate(bctx, "about:blank"); err == nil {
+			r.URL, r.Title = "about:blank", ""
+		}
+		bcancel()
+		r.Error, r.Reason = rr.Message, rr.Code
+		return r
+	}
+	s.navs++
+	m.bindings.Set(task, key)
+	sctx, scancel := m.cmdCtx(ctx)
+	defer scancel()
+	d, err := s.snapshot(sctx, false)
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	r.Success = true
+	r.Snapshot, r.Truncated, _ = m.render(d.Snapshot)
+	r.ElementCount = d.Refs
+	r.BotDetectionWarning = BotDetectionWarning(nr.Title)
+	return r
+}
+
+// Snapshot is browser_snapshot.
+func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) SnapshotResult {
+	var r SnapshotResult
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	d, err := s.snapshot(cctx, in.Full)
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	r.Success = true
+	r.Snapshot, r.Truncated, _ = m.render(d.Snapshot)
+	r.ElementCount = d.Refs
+	return r
+}
+
+type pointData struct {
+	Stale       bool    `json:"stale"`
+	Hidden      bool    `json:"hidden"`
+	Intercepted string  `json:"intercepted"`
+	By          string  `json:"by"`
+	X           float64 `json:"x"`
+	Y           float64 `json:"y"`
+	Next        int     `json:"next"`
+}
+
+func staleErr(ref string) *reason.Error {
+	return reason.Newf(reason.StaleRef, "",
+		"Ref %s is not on the current page (the page navigated, the element was removed, or the ref was never issued). Call browser_snapshot and use a fresh ref.", NormalizeRef(ref))
+}
+
+// Click is browser_click: the element is scrolled into view and hit-tested at
+// its centre; when another element would receive the click, click_intercepted
+// names that element's ref and nothing is clicked. A ref that names no live
+// element of the current document is stale_ref; it is never re-resolved.
+func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResult {
+	var r ClickResult
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	mark := s.tab.DialogMark()
+	var pt pointData
+	dx, dy, gone, err := s.callRef(cctx, in.Ref, "point", map[string]any{}, &pt)
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	if dx == 0 && dy == 0 && !frameRefRe.MatchString(refID(in.Ref)) {
+		s.nextRef = max(s.nextRef, pt.Next)
+	}
+	pt.X, pt.Y, pt.Stale = pt.X+dx, pt.Y+dy, pt.Stale || gone
+	switch {
+	case pt.Stale:
+		m.errOf(s, &r.Page, staleErr(in.Ref))
+		return r
+	case pt.Hidden:
+		m.errOf(s, &r.Page, reason.Newf(reason.NotVisible, "", "Ref %s has no visible box to click.", NormalizeRef(in.Ref)))
+		return r
+	case pt.Intercepted != "":
+		r.InterceptedBy = "@" + pt.Intercepted
+		m.errOf(s, &r.Page, reason.Newf(reason.ClickIntercepted, "",
+			"The click on %s would land on %s [ref=%s], which covers it (an overlay, banner or dialog). Dismiss or click that element first.",
+			NormalizeRef(in.Ref), pt.By, pt.Intercepted))
+		return r
+	}
+	before := s.tab.Activity()
+	if err := s.tab.Click(cctx, pt.X, pt.Y); err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	r.Clicked = NormalizeRef(in.Ref)
+	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
+	return r
+}
+
+// afterAction waits for what the action caused — a navigation it triggered,
+// then DOM and network quiet — for at most settleCap (page_busy when the cap
+// fires), then reports the change and the current page.
+func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Change, before backend.Activity, mark int64) {
+	navigated, busy := m.settle(ctx, s, before)
+	p.Success = true
+	p.PageBusy = busy
+	m.finish(ctx, s, p, mark)
+	if rerr := m.gates.PageRefusal(p.URL, s.active); rerr != nil {
+		m.errOf(s, p, rerr)
+		return
+	}
+	doc := s.tab.Activity().DocSeq
+	prev, prevDoc := s.lastSnap, s.lastDoc
+	d, err := s.snapshot(ctx, false)
+	if err != nil {
+		if reason.Of(err) == reason.CommandTimeout {
+			// The action happened, but the page no longer answers (a script
+			// holds its main thread): say so; the session is recycled next call.
+			m.errOf(s, p, reason.Wrap(reason.CommandTimeout, "",
+				"The action was performed, but the page stopped responding (a script keeps it busy) within browser.command_timeout; the session will be replaced by a fresh one on the next call.", err))
+			return
+		}
+		if busy {
+			return // the page is mid-navigation; the next call snapshots it
+		}
+		m.errOf(s, p, err)
+		return
+	}
+	if navigated || doc != prevDoc || prev == "" {
+		c.Navigated = navigated || doc != prevDoc
+		c.Snapshot, _, _ = m.render(d.Snapshot)
+		n := d.Refs
+		c.ElementCount = &n
+		return
+	}
+	c.Delta, _, _ = m.render(Delta(prev, d.Snapshot))
+}
+
+func (m *Manager) settle(ctx context.Context, s *Session, before backend.Activity) (navigated, busy bool) {
+	start := time.Now()
+	deadline := start.Add(settleCap)
+	for {
+		a := s.tab.Activity()
+		navigated = a.NavSeq > before.NavSeq || a.DocSeq > before.DocSeq
+		now := time.Now()
+		if now.After(deadline) || ctx.Err() != nil {
+			return navigated, true
+		}
+		ready := now.Sub(start) >= quietWindow &&
+			!(navigated && a.Loading) &&
+			a.Inflight == 0 && now.Sub(a.LastNet) >= quietWindow
+		if ready {
+			var q struct {
+				Since float64 `json:"since"`
+			}
+			qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			err := s.callJS(qctx, "quiet", nil, &q)
+			cancel()
+			if err == nil && q.Since >= float64(quietWindow.Milliseconds()) {
+				return navigated, false
+			}
+		}
+		wait := pollEvery
+		if rem := time.Until(deadline); rem < wait {
+			wait = max(rem, time.Millisecond)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-a.Changed:
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+}
+
+type focusData struct {
+	Stale    bool   `json:"stale"`
+	Editable bool   `json:"editable"`
+	What     string `json:"what"`
+}
+
+// originOf returns scheme://host of raw for messages (never its path or query,
+// which may carry a secret).
+func originOf(raw string) string {
+	if u, err := urlsafe.Parse(raw); err == nil {
+		return u.Scheme + "://" + u.Host
+	}
+	return "(unparseable URL)"
+}
+
+// displayText redacts credential-shaped tokens from echoed input (spec §B2).
+func displayText(s string) string {
+	if m, ok := urlsafe.MatchPrefix(s); ok {
+		s = strings.ReplaceAll(s, m, "[redacted]")
+	}
+	return s
+}
+
+// Type is browser_type: focus the field, replace its content with text (one
+// input event, then change), wait and report the delta.
+func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResult {
+	var r TypeResult
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	mark := s.tab.DialogMark()
+	var f focusData
+	_, _, gone, err := s.callRef(cctx, in.Ref, "focus", map[string]any{"clear": in.Text == ""}, &f)
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	if f.Stale || gone {
+		m.errOf(s, &r.Page, staleErr(in.Ref))
+		return r
+	}
+	if !f.Editable {
+		m.errOf(s, &r.Page, reason.Newf(reason.NotEditable, "", "Ref %s is %s, not a text field; browser_type needs an input, textarea or editable element.", NormalizeRef(in.Ref), f.What))
+		return r
+	}
+	before := s.tab.Activity()
+	if in.Text != "" {
+		if err := s.tab.InsertText(cctx, in.Text); err != nil {
+			m.errOf(s, &r.Page, err)
+			return r
+		}
+	}
+	s.callRef(cctx, in.Ref, "changed", map[string]any{}, nil) //nolint:errcheck // best effort: a navigation may have replaced the page
+	r.Typed, r.Element = displayText(in.Text), NormalizeRef(in.Ref)
+	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
+	return r
+}
+
+// Scroll is browser_scroll: 500 px up or down (invalid_direction otherwise).
+func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) ScrollResult {
+	var r ScrollResult
+	dy, ok := ScrollDelta(in.Direction)
+	if !ok {
+		r.SessionKey = TaskID(task)
+		r.Error, r.Reason = fmt.Sprintf("Invalid scroll direction %q: use \"up\" or \"down\".", in.Direction), reason.InvalidDirection
+		return r
+	}
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	mark := s.tab.DialogMark()
+	before := s.tab.Activity()
+	if err := s.callJS(cctx, "scroll", map[string]any{"dy": dy}, nil); err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	r.Scrolled = in.Direction
+	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
+	return r
+}
+
+// Press is browser_press: one key to the focused element.
+func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressResult {
+	var r PressResult
+	if _, ok := backend.KeyRune(in.Key); !ok {
+		r.SessionKey = TaskID(task)
+		r.Error, r.Reason = fmt.Sprintf("Unknown key %q; use a DOM key name such as Enter, Tab, Escape, ArrowDown, Backspace or a single character.", in.Key), reason.InvalidKey
+		return r
+	}
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	mark := s.tab.DialogMark()
+	before := s.tab.Activity()
+	if err := s.tab.Press(cctx, in.Key); err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	r.Pressed = in.Key
+	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
+	return r
+}
+
+// Back is browser_back: one history entry back, then the page gate on where
+// history landed (spec §B8.2) and the new document's snapshot.
+func (m *Manager) Back(ctx context.Context, task string) BackResult {
+	var r BackResult
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	nctx, cancel := context.WithTimeout(ctx, time.Duration(m.timeouts.Open)*time.Second)
+	defer cancel()
+	mark := s.tab.DialogMark()
+	before := s.tab.Activity()
+	if _, err := s.tab.Back(nctx); err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	m.afterAction(nctx, s, &r.Page, &r.Change, before, mark)
+	return r
+}
+
+// Console is browser_console: without expression the buffered console messages
+// and uncaught exceptions of the session's tab (clear empties the buffer); with
+// expression its value, evaluated in the page.
+func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) ConsoleResult {
+	var r ConsoleResult
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	if in.Expression == "" {
+		msgs := s.tab.Console(in.Clear)
+		r.ConsoleMessages = []backend.ConsoleMessage{}
+		r.JSErrors = []JSError{}
+		for _, c := range msgs {
+			if c.Source == "exception" {
+				r.JSErrors = append(r.JSErrors, JSError{Message: c.Text, Source: "exception"})
+			} else {
+				r.ConsoleMessages = append(r.ConsoleMessages, c)
+			}
+		}
+		nm, ne := len(r.ConsoleMessages), len(r.JSErrors)
+		r.TotalMessages, r.TotalErrors = &nm, &ne
+		r.Success = true
+		return r
+	}
+	// Eval policy (spec §B8.3): the opt-in denylist, then the URL-literal
+	// pre-screen when the SSRF guard is on (the metadata floor always).
+	if why := EvalDenied(in.Expression, m.cfg.Browser.RestrictEvaluate, m.cfg.Browser.AllowUnsafeEvaluate); why != "" {
+		m.errOf(s, &r.Page, reason.Newf(reason.EvalDenylist, "",
+			"Blocked: the expression uses %s, which browser.restrict_evaluate refuses. Set browser.restrict_evaluate: false (or browser.allow_unsafe_evaluate: true) to allow it.", why))
+		return r
+	}
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	for _, lit := range URLLiterals(in.Expression) {
+		if chk := m.gates.CheckURL(cctx, lit, s.active); !chk.Allowed && (s.active || *chk.Reason == reason.SSRFMetadata) {
+			m.errOf(s, &r.Page, reason.Newf(reason.EvalURLLiteral, "",
+				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", originOf(lit), *chk.Reason))
+			return r
+		}
+	}
+	mark := s.tab.DialogMark()
+	v, err := s.tab.EvalPage(cctx, in.Expression)
+	r.Dialogs = s.tab.DialogsSince(mark)
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	// An eval may have moved the page: withhold the result if it now sits on a
+	// refused URL (spec §B8.3 step 6).
+	m.finish(cctx, s, &r.Page, mark)
+	if rerr := m.gates.PageRefusal(r.URL, s.active); rerr != nil {
+		m.errOf(s, &r.Page, rerr)
+		return r
+	}
+	r.Success, r.Result, r.ResultType = true, v.Value, v.Type
+	return r
+}
+
+// GetImages is browser_get_images.
+func (m *Manager) GetImages(ctx context.Context, task string) ImagesResult {
+	var r ImagesResult
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	r.Images = []Image{}
+	if err := s.callJS(cctx, "images", nil, &r.Images); err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	r.Success, r.Count = true, len(r.Images)
+	return r
+}
+
+// Vision is browser_vision: a PNG screenshot of the viewport saved under
+// <home>/cache/screenshots (annotated with ref labels when asked), returned by
+// path and as bytes for an MCP image content block.
+func (m *Manager) Vision(ctx context.Context, task string, in VisionInput) VisionResult {
+	r := VisionResult{Question: in.Question}
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := m.cmdCtx(ctx)
+	defer cancel()
+	if in.Annotate {
+		if _, err := s.snapshot(cctx, false); err != nil {
+			m.errOf(s, &r.Page, err)
+			return r
+		}
+		if err := s.callJS(cctx, "annotate", nil, &r.Annotations); err != nil {
+			m.errOf(s, &r.Page, err)
+			return r
+		}
+		defer s.callJS(cctx, "unannotate", nil, nil) //nolint:errcheck
+	}
+	png, err := s.tab.Screenshot(cctx)
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	dir := filepath.Join(m.home, "cache", "screenshots")
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	p := filepath.Join(dir, "browser_screenshot_"+hex.EncodeToString(rnd[:])+".png")
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		err = os.WriteFile(p, png, 0o644)
+		if err == nil {
+			r.ScreenshotPath = m.store.AgentPath(p)
+		}
+	}
+	r.Success, r.PNG = true, png
+	return r
+}
+
+// CloseSessions is browser_close: it releases the task's sessions now (the
+// task's own and its ::local sidecar) and drops its binding.
+func (m *Manager) CloseSessions(_ context.Context, task string) CloseResult {
+	r := CloseResult{Page: Page{Success: true, SessionKey: TaskID(task)}}
+	r.Closed = m.CloseTask(TaskID(task))
+	if r.Closed == nil {
+		r.Closed = []string{}
+	}
+	return r
+}

@@ -1,0 +1,169 @@
+package egress_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// proxyClient sends requests through p, ignoring the environment.
+func proxyClient(t *testing.T, p *egress.ProxySession) *http.Client {
+	t.Helper()
+	pu, _ := url.Parse(p.URL())
+	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+}
+
+func TestProxyDecidesEveryRequest(t *testing.T) {
+	srv, hits, ap := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok "+r.Host) })
+	res := newResolver()
+	port := fmt.Sprint(ap.Port())
+	res.set("allowed.test", []string{"127.0.0.1"})
+	res.set("blocked.test", []string{"127.0.0.1"})
+	res.set("rebind.test", []string{"10.0.0.7"})
+	g := egress.New(egress.Options{Resolver: res, AllowAddrPorts: []netip.AddrPort{ap}})
+	dec := egress.HostDeciderFunc(func(_, host string, _ uint16) *reason.Error {
+		if host == "blocked.test" {
+			return reason.New(reason.PolicyBlocked, reason.GatePolicy, "blocked by test policy")
+		}
+		return nil
+	})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "task1", Guard: g, Decider: dec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := proxyClient(t, p)
+	_ = srv
+
+	cases := []struct {
+		name   string
+		url    string
+		status int
+		reason reason.Code
+	}{
+		{"allowed host reaches the server", "http://allowed.test:" + port + "/", 200, ""},
+		{"policy-blocked host refused before dialing", "http://blocked.test:" + port + "/", 403, reason.PolicyBlocked},
+		{"name resolving to private space refused at dial time", "http://rebind.test:" + port + "/", 403, reason.SSRFPrivate},
+		{"metadata literal refused", "http://169.254.169.254/latest/meta-data/", 403, reason.SSRFMetadata},
+		{"metadata host name refused", "http://metadata.google.internal/", 403, reason.SSRFMetadata},
+		{"unresolvable host fails closed", "http://nowhere.test/", 403, reason.DNSUnresolvable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := c.Get(tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			if got := reason.Code(resp.Header.Get(egress.ProxyReasonHeader)); got != tc.reason {
+				t.Fatalf("reason %q, want %q", got, tc.reason)
+			}
+		})
+	}
+	if hits.Load() != 1 {
+		t.Errorf("server saw %d requests, want 1 (only the allowed one)", hits.Load())
+	}
+	st := p.Stats()
+	if st.Allowed != 1 || st.Refused != 5 {
+		t.Errorf("stats %+v, want 1 allowed, 5 refused", st)
+	}
+	if n := len(p.Refusals()); n != 5 {
+		t.Errorf("%d refusals kept, want 5", n)
+	}
+}
+
+// connect opens a CONNECT tunnel through the proxy and returns the status line
+// and the connection.
+func connect(t *testing.T, p *egress.ProxySession, target string) (int, net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		conn.Close()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		resp.Body.Close()
+	}
+	return resp.StatusCode, conn, br
+}
+
+func TestProxyConnectTunnels(t *testing.T) {
+	_, hits, ap := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tunnel ok") })
+	res := newResolver()
+	res.set("allowed.test", []string{"127.0.0.1"})
+	res.set("blocked.test", []string{"127.0.0.1"})
+	g := egress.New(egress.Options{Resolver: res, AllowAddrPorts: []netip.AddrPort{ap}})
+	dec := egress.HostDeciderFunc(func(_, host string, _ uint16) *reason.Error {
+		if strings.HasSuffix(host, "blocked.test") {
+			return reason.New(reason.PolicyBlocked, reason.GatePolicy, "blocked")
+		}
+		return nil
+	})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "s", Guard: g, Decider: dec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	port := fmt.Sprint(ap.Port())
+
+	code, conn, br := connect(t, p, "allowed.test:"+port)
+	if code != 200 {
+		t.Fatalf("allowed CONNECT: status %d", code)
+	}
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	conn.Close()
+	if string(body) != "tunnel ok" {
+		t.Fatalf("tunnel body %q", body)
+	}
+	for _, target := range []string{"blocked.test:" + port, "169.254.169.254:80", "10.1.2.3:443", "[::1]:" + port + "0"} {
+		code, conn, _ := connect(t, p, target)
+		conn.Close()
+		if code != 403 {
+			t.Errorf("CONNECT %s: status %d, want 403", target, code)
+		}
+	}
+	if hits.Load() != 1 {
+		t.Errorf("server saw %d requests, want 1", hits.Load())
+	}
+	// Close cuts open tunnels and stops the listener.
+	code, conn, _ = connect(t, p, "allowed.test:"+port)
+	if code != 200 {
+		t.Fatalf("second CONNECT: %d", code)
+	}
+	p.Close()
+	conn.SetReadDeadline(timeNowPlus(2))
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Error("tunnel still open after Close")
+	}
+	conn.Close()
+	if c, err := net.Dial("tcp", p.Addr()); err == nil {
+		c.Close()
+		t.Error("listener still accepting after Close")
+	}
+}
+
+func timeNowPlus(s int) time.Time { return time.Now().Add(time.Duration(s) * time.Second) }
