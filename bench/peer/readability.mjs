@@ -1,7 +1,9 @@
 // Peer throughput run: readability.js 0.6.0 + jsdom 26.1.0 + turndown over the
 // shared extraction bench pages, in one process. Prints one JSON line:
 // {"pages":N,"html_bytes":B,"seconds":S,"mb_per_s":X}. Optionally writes
-// <out>/<id>.md for scoring. Usage: node readability.mjs SHARED_DIR [OUT_DIR] [ROUNDS]
+// <out>/<id>.md for scoring. SET is the bench folder under SHARED_DIR/bench
+// (extraction, the default, or wcxb-dev).
+// Usage: node readability.mjs SHARED_DIR [OUT_DIR] [ROUNDS] [SET]
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -12,11 +14,12 @@ import TurndownService from 'turndown';
 const shared = process.argv[2];
 const out = process.argv[3] || '';
 const rounds = Number(process.argv[4] || 1);
-const gtPath = path.join(shared, 'bench/extraction/ground-truth.json');
+const set = process.argv[5] || 'extraction';
+const gtPath = path.join(shared, 'bench', set, 'ground-truth.json');
 const gt = JSON.parse(fs.readFileSync(gtPath, 'utf8'));
 const pages = Object.keys(gt).sort().map((id) => ({
   id, url: gt[id].url,
-  html: zlib.gunzipSync(fs.readFileSync(path.join(shared, 'bench/extraction/html', id + '.html.gz'))).toString('utf8'),
+  html: zlib.gunzipSync(fs.readFileSync(path.join(shared, 'bench', set, 'html', id + '.html.gz'))).toString('utf8'),
 }));
 if (out) fs.mkdirSync(out, { recursive: true });
 const td = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
