@@ -27,7 +27,10 @@ for set in $sets; do
       readability)
         ( cd bench/peer && { [ -d node_modules ] || npm install --no-audit --no-fund --silent; } )
         rm -rf "$out/$set/readability"
-        node bench/peer/readability.mjs "$shared" "$out/$set/readability" 1 "$set" ;;
+        # (Resumed after a crash: jsdom may run out of heap on a big page.)
+        for try in 1 2 3 4 5; do
+          RESUME=1 node --max-old-space-size=3072 bench/peer/readability.mjs "$shared" "$out/$set/readability" 1 "$set" 2>/dev/null && break
+        done ;;
     esac
   done
 done

@@ -12,8 +12,8 @@
 // articles) or "wcxb-dev" (783 pages of seven types). -engine picks what
 // converts each page: "gatehouse" (content.Convert) or "trafilatura", the
 // peer of docs/benchmarks.md: go-trafilatura with its own fallback on
-// (EnableFallback, readability and dom-distiller candidates), links and
-// images kept, its content node converted by html-to-markdown v2 with the
+// (EnableFallback: readability and dom-distiller candidates), links
+// kept, its content node converted by html-to-markdown v2 with the
 // GFM table and strikethrough plugins. bench/quality.sh runs every tool on
 // both sets and scores them per page type.
 //

@@ -23,6 +23,10 @@ type extractOptions struct {
 	noMerge        bool                        // pick one extraction instead of merging
 	keepTitleH1    bool                        // keep a leading heading that repeats the title
 	directOff      bool                        // never use the direct rendering of the main container
+	fallback       bool                        // go-trafilatura's own fallback (readability, dom-distiller) on
+	keepComments   bool                        // comment sections are content
+	byline         bool                        // put the byline and date of the article header in the markdown
+	allCaptions    bool                        // keep every figure caption, not only sentences
 }
 
 var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
@@ -69,6 +73,17 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 //   - a definition list's terms (<dt>) become bold lines above their
 //     definitions (GFM has no definition lists).
 //
+// Pages that are not articles (nonarticle.go, fragment.go, linklist.go):
+// when trafilatura's answer is one section of what readability found and
+// not a titled article, readability's answer is used; when the answer has
+// under half its words in prose, the page is extracted again with
+// go-trafilatura's own fallback on and comment sections kept; a page of
+// links laid out with tables is converted directly, each table row a list
+// item, every link kept. Extracted trees get back the page's nested blocks
+// (nesting.go), and the article's headline leads the markdown when it is
+// not the title (header.go). Escaping follows escape.go: only where GFM
+// needs it, every entity decoded once.
+//
 // Title is the page's og:title or <title>, shortened to the extractor's
 // metadata title when that is the same minus a " | Site" style suffix
 // (see chooseTitle), else the extractor's title, else the first <h1>, with
@@ -79,22 +94,57 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // stay as written). It returns reason.EmptyContent when the page has no
 // readable text beyond its title.
 func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
-	return htmlToMarkdown(htmlText, base, defaultExtract)
+	d, both, err := extract(htmlText, base, defaultExtract)
+	if !both || len(htmlText) > nonArticleMaxBytes || err == nil && !nonArticle(d.Markdown) {
+		return d, err
+	}
+	// Not an article (nonarticle.go): trafilatura's own fallback and the
+	// comment sections may hold the content.
+	alt, aerr := extractSafely(htmlText, base, nonArticleExtract)
+	if aerr != nil {
+		return d, err
+	}
+	return alt, nil
 }
 
+// htmlToMarkdown is one extraction pass with the given options.
 func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Document, error) {
+	d, _, err := extract(htmlText, base, opt)
+	return d, err
+}
+
+// extractSafely is extract with a recover: go-trafilatura's fallback
+// builds trees that html-to-markdown can fail on (a text node its parent
+// does not list); the first pass's answer then stands.
+func extractSafely(htmlText string, base *url.URL, opt extractOptions) (d Document, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = Document{}, reason.New(reason.EmptyContent, "", "the page could not be converted")
+		}
+	}()
+	d, _, err = extract(htmlText, base, opt)
+	return d, err
+}
+
+// extract runs one extraction pass; both reports whether both extractors
+// ran (the page was small enough, see size.go).
+func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, both bool, _ error) {
 	doc, err := html.Parse(strings.NewReader(htmlText))
 	if err != nil {
-		return Document{Kind: KindHTML}, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
+		return Document{Kind: KindHTML}, false, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
 	}
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
-	preClean(doc)
+	preClean(doc, opt.keepComments)
+	if opt.allCaptions {
+		captionsToParagraphs(doc, false)
+	}
 	polishTree(doc)
 	originals := collectOriginals(doc)
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
 	strat := measurePage(doc).strategy()
+	both = strat == strategyFull && !opt.trafOff && !opt.readabilityOff
 	switch strat {
 	case strategySingle:
 		opt.trafOff = true
@@ -110,10 +160,11 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		res, err := trafilatura.ExtractDocument(doc, trafilatura.Options{
 			OriginalURL:     base,
 			Focus:           opt.focus,
-			ExcludeComments: true,
+			ExcludeComments: !opt.keepComments,
 			IncludeImages:   opt.images,
 			IncludeLinks:    true,
 			HtmlDateMode:    trafilatura.Disabled,
+			EnableFallback:  opt.fallback,
 		})
 		small = true
 		if err == nil && res != nil && res.ContentNode != nil {
@@ -146,6 +197,9 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		if len(strings.TrimSpace(md)) < 250 && len(secondary) > len(md) {
 			md = secondary
 		}
+	case isFragment(primary, secondary, chooseTitle(doc, title)):
+		// A section of a multi-section page (fragment.go).
+		md = secondary
 	default:
 		md = mergeWithin(primary, secondary, func() map[uint64]struct{} {
 			c := mainContainer(doc)
@@ -191,6 +245,13 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 			}
 		}
 	}
+	if list, ok := linkPageMarkdown(doc, base); ok {
+		// A page of links laid out with tables (linklist.go).
+		md = dropTitle(list)
+	}
+	if hasWords(md) {
+		md = addArticleHeader(md, title, doc, opt.byline)
+	}
 	md = tidyMarkdown(md)
 	// (Only short answers can be the title: collapsing the spaces of a
 	// 10 MB answer to find out costs a full copy.)
@@ -198,9 +259,9 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
 	if !hasWords(md) && !strings.Contains(md, "```") {
-		return Document{Kind: KindHTML, Title: title}, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+		return Document{Kind: KindHTML, Title: title}, both, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
-	return Document{Title: title, Markdown: md, Kind: KindHTML}, nil
+	return Document{Title: title, Markdown: md, Kind: KindHTML}, both, nil
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and
@@ -499,7 +560,7 @@ var commentClasses = []string{"comments", "comment-list", "commentlist", "commen
 // such a control (GitHub's "markdown-heading", MediaWiki's "mw-heading"),
 // and removes comment
 // sections (see commentClasses).
-func preClean(doc *html.Node) {
+func preClean(doc *html.Node, keepComments bool) {
 	var drop, unwrap []*html.Node
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
@@ -509,7 +570,7 @@ func preClean(doc *html.Node) {
 			drop = append(drop, n)
 			return false
 		}
-		if n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
+		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
 			drop = append(drop, n)
 			return false
 		}
