@@ -94,8 +94,8 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // stay as written). It returns reason.EmptyContent when the page has no
 // readable text beyond its title.
 func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
-	d, both, err := extract(htmlText, base, defaultExtract)
-	if !both || len(htmlText) > nonArticleMaxBytes || err == nil && !nonArticle(d.Markdown) {
+	d, pass, err := extract(htmlText, base, defaultExtract)
+	if !pass.both || len(htmlText) > nonArticleMaxBytes || err == nil && !nonArticle(d.Markdown) && !smallPart(d.Markdown, pass.pageTokens) {
 		return d, err
 	}
 	// Not an article (nonarticle.go): trafilatura's own fallback and the
@@ -126,12 +126,17 @@ func extractSafely(htmlText string, base *url.URL, opt extractOptions) (d Docume
 	return d, err
 }
 
-// extract runs one extraction pass; both reports whether both extractors
-// ran (the page was small enough, see size.go).
-func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, both bool, _ error) {
+// passInfo is what HTMLToMarkdown learns from a pass besides its answer.
+type passInfo struct {
+	both       bool // both extractors ran (the page was small enough, see size.go)
+	pageTokens int  // tokens of the page's main container outside chrome (when both)
+}
+
+// extract runs one extraction pass.
+func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pass passInfo, _ error) {
 	doc, err := html.Parse(strings.NewReader(htmlText))
 	if err != nil {
-		return Document{Kind: KindHTML}, false, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
+		return Document{Kind: KindHTML}, pass, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
 	}
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
@@ -144,7 +149,12 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, bo
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
 	strat := measurePage(doc).strategy()
-	both = strat == strategyFull && !opt.trafOff && !opt.readabilityOff
+	pass.both = strat == strategyFull && !opt.trafOff && !opt.readabilityOff
+	if pass.both {
+		if c := mainContainer(doc); c != nil {
+			pass.pageTokens = containerTokens(c)
+		}
+	}
 	switch strat {
 	case strategySingle:
 		opt.trafOff = true
@@ -259,9 +269,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, bo
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
 	if !hasWords(md) && !strings.Contains(md, "```") {
-		return Document{Kind: KindHTML, Title: title}, both, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+		return Document{Kind: KindHTML, Title: title}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
-	return Document{Title: title, Markdown: md, Kind: KindHTML}, both, nil
+	return Document{Title: title, Markdown: md, Kind: KindHTML}, pass, nil
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and
@@ -558,8 +568,8 @@ var commentClasses = []string{"comments", "comment-list", "commentlist", "commen
 // permalink and edit controls (see permalinkClasses), unwraps a heading
 // from a wrapper <div> with "heading" in its class that only held it and
 // such a control (GitHub's "markdown-heading", MediaWiki's "mw-heading"),
-// and removes comment
-// sections (see commentClasses).
+// removes comment sections (see commentClasses) unless keepComments, and
+// removes overlays: dialogs and cookie-consent banners (see isOverlay).
 func preClean(doc *html.Node, keepComments bool) {
 	var drop, unwrap []*html.Node
 	walk(doc, func(n *html.Node) bool {
@@ -571,6 +581,10 @@ func preClean(doc *html.Node, keepComments bool) {
 			return false
 		}
 		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
+			drop = append(drop, n)
+			return false
+		}
+		if n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && isOverlay(n) {
 			drop = append(drop, n)
 			return false
 		}
@@ -603,6 +617,46 @@ func preClean(doc *html.Node, keepComments bool) {
 			n.Parent.RemoveChild(n)
 		}
 	}
+}
+
+// isOverlay reports whether n is an overlay laid over the page rather than
+// its content: a dialog (role="dialog" or "alertdialog", aria-modal="true")
+// that holds no <h1>, <main> or <article>, or a cookie-consent banner (an
+// aria-label, id or class naming a cookie banner or consent box:
+// OneTrust, Cookiebot, "cookie-consent", "cookie-notice", …). Consent
+// banners are often the longest text of a forum or shop page, so the
+// extractors take them for its content.
+func isOverlay(n *html.Node) bool {
+	role, _ := attr(n, "role")
+	modal, _ := attr(n, "aria-modal")
+	if r := strings.ToLower(strings.TrimSpace(role)); r == "dialog" || r == "alertdialog" || strings.EqualFold(strings.TrimSpace(modal), "true") {
+		holds := false
+		walk(n, func(c *html.Node) bool {
+			if isElem(c, "h1") || isElem(c, "main") || isElem(c, "article") {
+				holds = true
+			}
+			return !holds
+		})
+		return !holds
+	}
+	if v, _ := attr(n, "aria-label"); strings.Contains(strings.ToLower(v), "cookie") {
+		return true
+	}
+	for _, key := range []string{"id", "class"} {
+		v, _ := attr(n, key)
+		for _, tok := range strings.Fields(strings.ToLower(v)) {
+			switch {
+			case strings.HasPrefix(tok, "onetrust"), strings.HasPrefix(tok, "cybotcookiebot"), strings.HasPrefix(tok, "cookiebot"):
+				return true
+			case strings.Contains(tok, "cookie") && (strings.Contains(tok, "banner") || strings.Contains(tok, "consent") ||
+				strings.Contains(tok, "notice") || strings.Contains(tok, "popup") || strings.Contains(tok, "dialog") || strings.Contains(tok, "bar")):
+				return true
+			case strings.HasPrefix(tok, "consent-") || strings.HasSuffix(tok, "-consent") || strings.Contains(tok, "gdpr"):
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isHeadingAtom(a atom.Atom) bool {

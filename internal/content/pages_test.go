@@ -109,3 +109,32 @@ func TestNonArticle(t *testing.T) {
 		t.Error("an empty answer is not an article")
 	}
 }
+
+// A cookie-consent banner or a dialog is not the page's content, even
+// when it is the longest text of a short forum thread.
+func TestOverlaysDropped(t *testing.T) {
+	consent := strings.Repeat("We use cookies and similar technologies to measure how the site is used, to remember your preferences and to show you offers. ", 4)
+	page := `<html><head><title>Case question | Forum</title></head><body>
+<div id="onetrust-consent-sdk"><div role="region" aria-label="Cookie banner"><p>` + consent + `</p></div></div>
+<div class="cookie-notice-bar"><p>` + consent + `</p></div>
+<div role="dialog" aria-label="Privacy"><p>` + consent + `</p></div>
+<main><h1>Case question</h1><article class="post"><p>Does anyone know what the two brackets on the bottom panel of this case are for? The manual says nothing about them.</p></article>
+<article class="post"><p>I heard they are for an external connection of the lighting hub, but nobody has confirmed that yet.</p></article></main></body></html>`
+	doc, err := HTMLToMarkdown(page, mustURL(t, "https://forum.example.com/t/1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(doc.Markdown, "cookies") {
+		t.Errorf("consent text in:\n%s", doc.Markdown)
+	}
+	for _, w := range []string{"two brackets on the bottom panel", "external connection of the lighting hub"} {
+		if !strings.Contains(doc.Markdown, w) {
+			t.Errorf("missing %q in:\n%s", w, doc.Markdown)
+		}
+	}
+	// A dialog that holds the article is the content.
+	root := parseFragment(t, `<div role="dialog"><article><h1>A story</h1></article></div>`)
+	if isOverlay(root.FirstChild) {
+		t.Error("a dialog holding the article taken for an overlay")
+	}
+}
