@@ -27,7 +27,7 @@ func FuzzHTMLToMarkdown(f *testing.F) {
 	base, _ := url.Parse("https://example.com/post")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		page, links, hidden := fuzzArticle(data)
-		doc, err := htmlToMarkdownChecked(page, base)
+		doc, err := HTMLToMarkdown(page, base)
 		if err != nil {
 			t.Fatalf("no markdown for an article: %v\n%s", err, page)
 		}
@@ -49,11 +49,6 @@ func FuzzHTMLToMarkdown(f *testing.F) {
 			}
 		}
 	})
-}
-
-// htmlToMarkdownChecked is HTMLToMarkdown.
-func htmlToMarkdownChecked(page string, base *url.URL) (Document, error) {
-	return HTMLToMarkdown(page, base)
 }
 
 // fuzzHiddenKinds are the hidden elements the fuzz page may contain: the

@@ -22,6 +22,10 @@ import (
 // and a date.
 const headerScan = 60
 
+// headerSearch is how many bytes at the start of the markdown are searched
+// for the headline, byline and date before they are added.
+const headerSearch = 16 << 10
+
 // bylineMaxWords is the longest byline or date kept (a longer element is
 // a standfirst or a whole author box).
 const bylineMaxWords = 16
@@ -146,8 +150,17 @@ func isDateElem(n *html.Node) bool {
 // hold it.
 func addArticleHeader(md, title string, doc *html.Node, withByline bool) string {
 	h1, byline, date := articleHeader(doc)
+	if h1 == "" && byline == "" && date == "" {
+		return md
+	}
 	head := ""
-	plain := normalizeForCompare(visibleText(md))
+	// A headline or byline the answer holds is near its top: only the
+	// start is searched (this runs on every page, some of 10 MB).
+	top := md
+	if len(top) > headerSearch {
+		top = top[:headerSearch]
+	}
+	plain := normalizeForCompare(visibleText(top))
 	if h1 != "" && normalizeForCompare(h1) != normalizeForCompare(title) && !strings.Contains(plain, normalizeForCompare(h1)) {
 		head = "# " + textMarkdown(h1) + "\n\n"
 	}

@@ -38,22 +38,21 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 		return "", false
 	}
 	inContent := c.Data == "article" || c.Data == "main" || hasAncestor(c, "article", "main")
-	root := cloneNode(c)
-	stripChrome(root, inContent)
+	// Counted on the page itself (no copy: this runs on every page).
 	targets := map[string]bool{}
 	linkTok, allTok := 0, 0
-	var visit func(n *html.Node, inLink bool)
-	visit = func(n *html.Node, inLink bool) {
+	var visit func(n *html.Node, inLink, inContent bool)
+	visit = func(n *html.Node, inLink, inContent bool) {
 		switch n.Type {
 		case html.TextNode:
-			k := len(tokenize(n.Data))
+			k := countTokens(n.Data)
 			allTok += k
 			if inLink {
 				linkTok += k
 			}
 			return
 		case html.ElementNode:
-			if n.Data == "script" || n.Data == "style" {
+			if n != c && isChrome(n, inContent) {
 				return
 			}
 			if n.Data == "a" {
@@ -62,15 +61,18 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 				}
 				inLink = true
 			}
+			inContent = inContent || n.Data == "article" || n.Data == "main"
 		}
 		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-			visit(ch, inLink)
+			visit(ch, inLink, inContent)
 		}
 	}
-	visit(root, false)
+	visit(c, false, inContent)
 	if len(targets) < linkPageMinLinks || float64(linkTok) < linkPageMinShare*float64(allTok) {
 		return "", false
 	}
+	root := cloneNode(c)
+	stripChrome(root, inContent)
 	if !layoutHoldsLinks(root, len(targets)) {
 		return "", false // links in lists and cards: the extraction stands
 	}
@@ -222,4 +224,17 @@ func unwrapSections(t *html.Node) {
 		}
 		c = next
 	}
+}
+
+// countTokens counts the scorer-style tokens of s without building them.
+func countTokens(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		t := isTokenRune(r)
+		if t && !in {
+			n++
+		}
+		in = t
+	}
+	return n
 }
