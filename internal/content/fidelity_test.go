@@ -123,3 +123,12 @@ make test</code></pre></li>
 		"> - point one\n> - point two",
 	}, []string{"RegionSales", "FlagEffect"})
 }
+
+// A link inside a quote keeps its target and its place in the sentence
+// (go-trafilatura dropped the target and split the paragraph there; found
+// by FuzzHTMLToMarkdown, testdata/fuzz).
+func TestLinkInQuoteKept(t *testing.T) {
+	md := convertArticle(t, `<blockquote><p>The report quoted here says that you should see <a href="https://t0.example.org/p_1~x">the original study</a> for the numbers behind every claim it makes about the market.</p></blockquote>`)
+	assertHas(t, md, []string{"> The report quoted here says that you should see [the original study](https://t0.example.org/p_1~x) for the numbers"},
+		[]string{"(https://example.com/post)"})
+}

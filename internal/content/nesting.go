@@ -1,6 +1,7 @@
 package content
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,7 +18,10 @@ import (
 // container of an extracted tree whose text equals (white space aside) the
 // text of a container of the page that holds more nested blocks is
 // replaced by a copy of the page's container: what the extractor kept is
-// unchanged, only the structure comes back, to any depth.
+// unchanged, only the structure comes back, to any depth. The same holds
+// for links: go-trafilatura drops the target of a link inside a quote and
+// splits the sentence around it; a container of the page with the same
+// text and more links with a target comes back whole.
 //
 // Texts are compared by a polynomial hash of their non-space characters
 // computed bottom-up, so indexing the page and checking an extraction take
@@ -41,6 +45,7 @@ type textSig struct {
 type nodeStat struct {
 	sig    textSig
 	blocks int // nested blocks (nestBlocks) below it
+	links  int // links with a target below it
 }
 
 const sigBase = 1099511628211 // the FNV prime, as a polynomial base
@@ -78,8 +83,14 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 			s.sig.hash = s.sig.hash*powSig(cs.sig.n) + cs.sig.hash
 			s.sig.n += cs.sig.n
 			s.blocks += cs.blocks
+			s.links += cs.links
 			if c.Type == html.ElementNode && nestBlocks[c.Data] {
 				s.blocks++
+			}
+			if isElem(c, "a") {
+				if h, _ := attr(c, "href"); strings.TrimSpace(h) != "" {
+					s.links++
+				}
 			}
 		}
 		stats[n] = s
@@ -106,19 +117,19 @@ func powSig(k int) uint64 {
 type nestIndex map[textSig][]nestEntry
 
 type nestEntry struct {
-	node   *html.Node
-	blocks int
+	node          *html.Node
+	blocks, links int
 }
 
 // collectNested indexes the containers (nestContainers) of doc that hold
-// at least one nested block.
+// at least one nested block or link.
 func collectNested(doc *html.Node) nestIndex {
 	idx := nestIndex{}
 	stats := sigStats(doc)
 	walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && nestContainers[n.Data] {
-			if s := stats[n]; s.blocks > 0 && s.sig.n > 0 {
-				idx[s.sig] = append(idx[s.sig], nestEntry{n, s.blocks})
+			if s := stats[n]; (s.blocks > 0 || s.links > 0) && s.sig.n > 0 {
+				idx[s.sig] = append(idx[s.sig], nestEntry{n, s.blocks, s.links})
 			}
 		}
 		return true
@@ -147,7 +158,7 @@ func restoreNesting(root *html.Node, idx nestIndex) {
 		}
 		s := stats[n]
 		for _, e := range idx[s.sig] {
-			if used[e.node] || e.blocks <= s.blocks || !sameBlockKind(n, e.node) {
+			if used[e.node] || e.blocks <= s.blocks && e.links <= s.links || !sameBlockKind(n, e.node) {
 				continue
 			}
 			if textKey(n) != textKey(e.node) {
