@@ -1,15 +1,26 @@
-// Command quality runs Gatehouse's content conversion over the shared
-// extraction bench and writes one markdown file per page for the scorer.
+// Command quality runs Gatehouse's content conversion (or the go-trafilatura
+// peer) over one of the shared benches and writes one markdown file per page
+// for the scorer.
 //
 // From the module root:
 //
-//	go run ./bench/quality -shared ../shared -out bench/out/quality
+//	go run ./bench/quality -shared ../shared -set extraction -out bench/out/quality
 //	go run ../shared/bench/score/main.go -gt ../shared/bench/extraction/ground-truth.json \
 //	    -drop-title gatehouse=bench/out/quality
 //
-// Each ../shared/bench/extraction/html/<id>.html.gz is converted with
-// content.Convert (Content-Type "text/html", base = the page's ground-truth
-// URL) and written to <out>/<id>.md (empty when conversion fails). It prints
+// -set names the bench folder under <shared>/bench: "extraction" (181
+// articles) or "wcxb-dev" (783 pages of seven types). -engine picks what
+// converts each page: "gatehouse" (content.Convert) or "trafilatura", the
+// peer of docs/benchmarks.md: go-trafilatura with its own fallback on
+// (EnableFallback: readability and dom-distiller candidates), links
+// kept, its content node converted by html-to-markdown v2 with the
+// GFM table and strikethrough plugins. bench/quality.sh runs every tool on
+// both sets and scores them per page type.
+//
+// Each <shared>/bench/<set>/html/<id>.html.gz is converted with
+// content.Convert (Content-Type "text/html; charset=utf-8", as the bench
+// README says to serve the pages; base = the page's ground-truth URL) and
+// written to <out>/<id>.md (empty when conversion fails). It prints
 // the throughput (MB/s of uncompressed HTML, pages/s) of the conversion
 // alone: reading, decompressing and writing are not timed. The bench pages
 // are third-party copies used for evaluation only; the output directory is
@@ -48,9 +59,19 @@ func main() {
 	out := flag.String("out", "bench/out/quality", "directory for <id>.md outputs")
 	workers := flag.Int("workers", 1, "pages converted in parallel (1 = sequential; throughput is then per core)")
 	rounds := flag.Int("rounds", 1, "times the whole set is converted (for steadier throughput numbers)")
+	set := flag.String("set", "extraction", "bench folder under <shared>/bench: extraction or wcxb-dev")
+	engine := flag.String("engine", "gatehouse", "gatehouse (content.Convert) or trafilatura (the go-trafilatura peer)")
 	flag.Parse()
 
-	dir := filepath.Join(*shared, "bench", "extraction")
+	convert := gatehouseConvert
+	switch *engine {
+	case "gatehouse":
+	case "trafilatura":
+		convert = trafilaturaConvert
+	default:
+		fatalf("unknown -engine %q (gatehouse or trafilatura)", *engine)
+	}
+	dir := filepath.Join(*shared, "bench", *set)
 	gtPath := filepath.Join(dir, "ground-truth.json")
 	if _, err := os.Stat(gtPath); errors.Is(err, fs.ErrNotExist) {
 		fmt.Printf("quality: %s not found; the extraction bench lives in the shared reference folder, nothing to do\n", gtPath)
@@ -71,7 +92,7 @@ func main() {
 	}
 
 	results := make([]string, len(pages))
-	failures := map[reason.Code]int{}
+	failures := map[reason.Code]int{} // (the peer reports "peer_failed")
 	var mu sync.Mutex
 	start := time.Now()
 	for r := 0; r < *rounds; r++ {
@@ -82,15 +103,15 @@ func main() {
 			go func() {
 				defer wg.Done()
 				for i := range jobs {
-					doc, err := content.Convert(pages[i].html, "text/html", pages[i].url)
+					md, code := convert(pages[i].html, pages[i].url)
 					if r > 0 {
 						continue
 					}
 					mu.Lock()
-					if err != nil {
-						failures[reason.Of(err)]++
+					if code != "" {
+						failures[code]++
 					}
-					results[i] = doc.Markdown
+					results[i] = md
 					mu.Unlock()
 				}
 			}()
@@ -123,6 +144,16 @@ func main() {
 	}
 	fmt.Printf("quality: wrote %s/<id>.md; score with:\n  go run %s -gt %s -drop-title gatehouse=%s\n",
 		*out, filepath.Join(*shared, "bench", "score", "main.go"), gtPath, *out)
+}
+
+// gatehouseConvert is Gatehouse's conversion: the markdown, and the
+// reason code when it fails.
+func gatehouseConvert(page []byte, u *url.URL) (string, reason.Code) {
+	doc, err := content.Convert(page, "text/html; charset=utf-8", u)
+	if err != nil {
+		return doc.Markdown, reason.Of(err)
+	}
+	return doc.Markdown, ""
 }
 
 // load reads the ground truth and every page it names.

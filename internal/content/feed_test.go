@@ -229,7 +229,7 @@ func TestFeedMalformed(t *testing.T) {
 			"<item><title>Mis</i>matched</title><link>/b</link><description>ok</description></item>" +
 			"<item><title>Bell\x07 char</title><description>trunc"
 		doc := convertFeedDoc(t, body, "application/rss+xml")
-		for _, s := range []string{"## [A & B](https://news.example.com/a)", "x &lt; y **bold**",
+		for _, s := range []string{"## [A & B](https://news.example.com/a)", "x < y **bold**", // (a text "<" needs no entity: issue 6 item 9)
 			"## [Mismatched](https://news.example.com/b)", "ok", "## Bell char", "trunc"} {
 			if !strings.Contains(doc.Markdown, s) {
 				t.Errorf("missing %q in:\n%s", s, doc.Markdown)

@@ -23,6 +23,10 @@ type extractOptions struct {
 	noMerge        bool                        // pick one extraction instead of merging
 	keepTitleH1    bool                        // keep a leading heading that repeats the title
 	directOff      bool                        // never use the direct rendering of the main container
+	fallback       bool                        // go-trafilatura's own fallback (readability, dom-distiller) on
+	keepComments   bool                        // comment sections are content
+	byline         bool                        // put the byline and date of the article header in the markdown
+	allCaptions    bool                        // keep every figure caption, not only sentences
 }
 
 var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
@@ -69,6 +73,17 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 //   - a definition list's terms (<dt>) become bold lines above their
 //     definitions (GFM has no definition lists).
 //
+// Pages that are not articles (nonarticle.go, fragment.go, linklist.go):
+// when trafilatura's answer is one section of what readability found and
+// not a titled article, readability's answer is used; when the answer has
+// under half its words in prose, the page is extracted again with
+// go-trafilatura's own fallback on and comment sections kept; a page of
+// links laid out with tables is converted directly, each table row a list
+// item, every link kept. Extracted trees get back the page's nested blocks
+// (nesting.go), and the article's headline leads the markdown when it is
+// not the title (header.go). Escaping follows escape.go: only where GFM
+// needs it, every entity decoded once.
+//
 // Title is the page's og:title or <title>, shortened to the extractor's
 // metadata title when that is the same minus a " | Site" style suffix
 // (see chooseTitle), else the extractor's title, else the first <h1>, with
@@ -79,23 +94,68 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // stay as written). It returns reason.EmptyContent when the page has no
 // readable text beyond its title.
 func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
-	return htmlToMarkdown(htmlText, base, defaultExtract)
+	d, pass, err := extract(htmlText, base, defaultExtract)
+	if !pass.both || len(htmlText) > nonArticleMaxBytes || err == nil && !nonArticle(d.Markdown) && !smallPart(d.Markdown, pass.pageTokens) {
+		return d, err
+	}
+	// Not an article (nonarticle.go): trafilatura's own fallback and the
+	// comment sections may hold the content.
+	alt, aerr := extractSafely(htmlText, base, nonArticleExtract)
+	if aerr != nil {
+		return d, err
+	}
+	return alt, nil
 }
 
+// htmlToMarkdown is one extraction pass with the given options.
 func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Document, error) {
+	d, _, err := extract(htmlText, base, opt)
+	return d, err
+}
+
+// extractSafely is extract with a recover: go-trafilatura's fallback
+// builds trees that html-to-markdown can fail on (a text node its parent
+// does not list); the first pass's answer then stands.
+func extractSafely(htmlText string, base *url.URL, opt extractOptions) (d Document, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = Document{}, reason.New(reason.EmptyContent, "", "the page could not be converted")
+		}
+	}()
+	d, _, err = extract(htmlText, base, opt)
+	return d, err
+}
+
+// passInfo is what HTMLToMarkdown learns from a pass besides its answer.
+type passInfo struct {
+	both       bool // both extractors ran (the page was small enough, see size.go)
+	pageTokens int  // tokens of the page's main container outside chrome (when both)
+}
+
+// extract runs one extraction pass.
+func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pass passInfo, _ error) {
 	doc, err := html.Parse(strings.NewReader(htmlText))
 	if err != nil {
-		return Document{Kind: KindHTML}, parseError(err)
+		return Document{Kind: KindHTML}, pass, parseError(err)
 	}
 	dropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
-	preClean(doc)
+	preClean(doc, opt.keepComments)
+	if opt.allCaptions {
+		captionsToParagraphs(doc, false)
+	}
 	polishTree(doc)
 	originals := collectOriginals(doc)
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
 	strat := measurePage(doc).strategy()
+	pass.both = strat == strategyFull && !opt.trafOff && !opt.readabilityOff
+	if pass.both {
+		if c := mainContainer(doc); c != nil {
+			pass.pageTokens = containerTokens(c)
+		}
+	}
 	switch strat {
 	case strategySingle:
 		opt.trafOff = true
@@ -111,10 +171,11 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		res, err := trafilatura.ExtractDocument(doc, trafilatura.Options{
 			OriginalURL:     base,
 			Focus:           opt.focus,
-			ExcludeComments: true,
+			ExcludeComments: !opt.keepComments,
 			IncludeImages:   opt.images,
 			IncludeLinks:    true,
 			HtmlDateMode:    trafilatura.Disabled,
+			EnableFallback:  opt.fallback,
 		})
 		small = true
 		if err == nil && res != nil && res.ContentNode != nil {
@@ -147,6 +208,9 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		if len(strings.TrimSpace(md)) < 250 && len(secondary) > len(md) {
 			md = secondary
 		}
+	case isFragment(primary, secondary, chooseTitle(doc, title)):
+		// A section of a multi-section page (fragment.go).
+		md = secondary
 	default:
 		md = mergeWithin(primary, secondary, func() map[uint64]struct{} {
 			c := mainContainer(doc)
@@ -192,6 +256,13 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 			}
 		}
 	}
+	if list, ok := linkPageMarkdown(doc, base); ok {
+		// A page of links laid out with tables (linklist.go).
+		md = dropTitle(list)
+	}
+	if hasWords(md) {
+		md = addArticleHeader(md, title, doc, opt.byline)
+	}
 	md = tidyMarkdown(md)
 	// (Only short answers can be the title: collapsing the spaces of a
 	// 10 MB answer to find out costs a full copy.)
@@ -199,9 +270,9 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
 	if !hasWords(md) && !strings.Contains(md, "```") {
-		return Document{Kind: KindHTML, Title: title}, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+		return Document{Kind: KindHTML, Title: title}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
-	return Document{Title: title, Markdown: md, Kind: KindHTML}, nil
+	return Document{Title: title, Markdown: md, Kind: KindHTML}, pass, nil
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and
@@ -498,9 +569,9 @@ var commentClasses = []string{"comments", "comment-list", "commentlist", "commen
 // permalink and edit controls (see permalinkClasses), unwraps a heading
 // from a wrapper <div> with "heading" in its class that only held it and
 // such a control (GitHub's "markdown-heading", MediaWiki's "mw-heading"),
-// and removes comment
-// sections (see commentClasses).
-func preClean(doc *html.Node) {
+// removes comment sections (see commentClasses) unless keepComments, and
+// removes overlays: dialogs and cookie-consent banners (see isOverlay).
+func preClean(doc *html.Node, keepComments bool) {
 	var drop, unwrap []*html.Node
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
@@ -510,7 +581,11 @@ func preClean(doc *html.Node) {
 			drop = append(drop, n)
 			return false
 		}
-		if n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
+		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
+			drop = append(drop, n)
+			return false
+		}
+		if n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && isOverlay(n) {
 			drop = append(drop, n)
 			return false
 		}
@@ -543,6 +618,46 @@ func preClean(doc *html.Node) {
 			n.Parent.RemoveChild(n)
 		}
 	}
+}
+
+// isOverlay reports whether n is an overlay laid over the page rather than
+// its content: a dialog (role="dialog" or "alertdialog", aria-modal="true")
+// that holds no <h1>, <main> or <article>, or a cookie-consent banner (an
+// aria-label, id or class naming a cookie banner or consent box:
+// OneTrust, Cookiebot, "cookie-consent", "cookie-notice", …). Consent
+// banners are often the longest text of a forum or shop page, so the
+// extractors take them for its content.
+func isOverlay(n *html.Node) bool {
+	role, _ := attr(n, "role")
+	modal, _ := attr(n, "aria-modal")
+	if r := strings.ToLower(strings.TrimSpace(role)); r == "dialog" || r == "alertdialog" || strings.EqualFold(strings.TrimSpace(modal), "true") {
+		holds := false
+		walk(n, func(c *html.Node) bool {
+			if isElem(c, "h1") || isElem(c, "main") || isElem(c, "article") {
+				holds = true
+			}
+			return !holds
+		})
+		return !holds
+	}
+	if v, _ := attr(n, "aria-label"); strings.Contains(strings.ToLower(v), "cookie") {
+		return true
+	}
+	for _, key := range []string{"id", "class"} {
+		v, _ := attr(n, key)
+		for _, tok := range strings.Fields(strings.ToLower(v)) {
+			switch {
+			case strings.HasPrefix(tok, "onetrust"), strings.HasPrefix(tok, "cybotcookiebot"), strings.HasPrefix(tok, "cookiebot"):
+				return true
+			case strings.Contains(tok, "cookie") && (strings.Contains(tok, "banner") || strings.Contains(tok, "consent") ||
+				strings.Contains(tok, "notice") || strings.Contains(tok, "popup") || strings.Contains(tok, "dialog") || strings.Contains(tok, "bar")):
+				return true
+			case strings.HasPrefix(tok, "consent-") || strings.HasSuffix(tok, "-consent") || strings.Contains(tok, "gdpr"):
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isHeadingAtom(a atom.Atom) bool {

@@ -27,6 +27,7 @@ var mdConverter = converter.NewConverter(
 			commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
 		),
 		strikethrough.NewStrikethroughPlugin(),
+		escapePlugin{},
 		table.NewTablePlugin(
 			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
 			table.WithSpanCellBehavior(table.SpanBehaviorEmpty),
@@ -47,7 +48,7 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark, " ").Replace(string(out)), nil
+	return strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixEscapes(string(out))), nil
 }
 
 // originals holds the page's own <pre> and <table> elements, keyed by their
@@ -58,11 +59,14 @@ type originals struct {
 	// looseTable indexes the tables by looseKey: trafilatura drops the
 	// text after an inline element in a cell ("e.g. <code>x</code>.").
 	looseTable map[string][]*html.Node
+	// nest indexes the page's containers holding nested blocks
+	// (restoreNesting).
+	nest nestIndex
 }
 
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
 func collectOriginals(doc *html.Node) *originals {
-	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}}
+	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc)}
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -86,11 +90,13 @@ func collectOriginals(doc *html.Node) *originals {
 	return o
 }
 
-// restoreOriginals replaces each code block or table in the extracted tree
-// by a copy of the page's original element with the same text. The
+// restoreOriginals gives the extracted tree back the page's nested blocks
+// (restoreNesting), then replaces each code block or table in it by a copy
+// of the page's original element with the same text. The
 // extractors turn <pre><code class="language-go"> into bare <code> and
 // re-space text; the original keeps the class and the exact bytes.
 func restoreOriginals(root *html.Node, o *originals) {
+	restoreNesting(root, o.nest)
 	if len(o.pre) == 0 && len(o.table) == 0 {
 		return
 	}

@@ -63,13 +63,18 @@ const captionClass = "gatehouse-figtext"
 //     title ("alice:") and the quoted text;
 //   - two adjacent inline elements with classes and no space between them
 //     ("<span class=user>alice</span><span class=date>Jan 3</span>",
-//     laid out apart by CSS) get a space between them.
+//     laid out apart by CSS) get a space between them;
+//   - the white space between a text and an inline element next to it
+//     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps).
 func polishTree(doc *html.Node) {
 	captionsToParagraphs(doc, true)
 	moveCaptionsOut(doc)
-	var inputs, attribs, asides, gaps []*html.Node
+	var inputs, attribs, asides, gaps, spaced []*html.Node
 	var visit func(n *html.Node, inCode, inQuote bool)
 	visit = func(n *html.Node, inCode, inQuote bool) {
+		if n.Type == html.TextNode && !inCode && (isPhrasing(n.PrevSibling) || isPhrasing(n.NextSibling)) {
+			spaced = append(spaced, n)
+		}
 		if n.Type == html.ElementNode {
 			switch n.Data {
 			case "pre", "code", "script", "style", "svg", "math", "textarea":
@@ -130,6 +135,9 @@ func polishTree(doc *html.Node) {
 			quote.InsertBefore(title, quote.FirstChild)
 		}
 	}
+	for _, n := range spaced {
+		keepInlineGaps(n)
+	}
 	for _, n := range gaps {
 		// (The extractors drop a white-space-only node between the two
 		// and trim a leading space: gapMark survives, toMarkdown makes it
@@ -143,6 +151,57 @@ func polishTree(doc *html.Node) {
 			return !done
 		})
 	}
+}
+
+// phrasingElements are the inline elements whose neighbouring white space
+// go-trafilatura drops inside list items, definitions and table cells
+// ("an <em>outbox</em> table" became "*outbox*table").
+var phrasingElements = map[atom.Atom]bool{
+	atom.A: true, atom.Abbr: true, atom.B: true, atom.Bdi: true, atom.Bdo: true, atom.Cite: true,
+	atom.Code: true, atom.Data: true, atom.Del: true, atom.Dfn: true, atom.Em: true, atom.I: true,
+	atom.Ins: true, atom.Kbd: true, atom.Mark: true, atom.Q: true, atom.S: true, atom.Samp: true,
+	atom.Small: true, atom.Span: true, atom.Strong: true, atom.Sub: true, atom.Sup: true,
+	atom.Time: true, atom.U: true, atom.Var: true, atom.Strike: true, atom.Tt: true, atom.Font: true,
+}
+
+// isPhrasing reports whether n is one of phrasingElements.
+func isPhrasing(n *html.Node) bool {
+	return n != nil && n.Type == html.ElementNode && phrasingElements[n.DataAtom]
+}
+
+// keepInlineGaps makes the white space that separates text node n from an
+// inline element next to it survive extraction: go-trafilatura trims the
+// text around inline elements inside list items and definitions, which
+// glues words together. The run of white space at the start (when an
+// inline element comes before n) or at the end (when one comes after) of
+// a text node with words becomes one gapMark, which toMarkdown writes as a
+// space; a white-space-only node between two inline elements becomes
+// gapMark too.
+func keepInlineGaps(n *html.Node) {
+	t := n.Data
+	core := strings.TrimFunc(t, isSpaceRune)
+	prev, next := isPhrasing(n.PrevSibling), isPhrasing(n.NextSibling)
+	if core == "" {
+		if prev && next && t != "" {
+			n.Data = gapMark
+		}
+		return
+	}
+	lead := t[:strings.IndexFunc(t, func(r rune) bool { return !isSpaceRune(r) })]
+	trail := t[len(strings.TrimRightFunc(t, isSpaceRune)):]
+	if prev && lead != "" {
+		lead = gapMark
+	}
+	if next && trail != "" {
+		trail = gapMark
+	}
+	n.Data = lead + core + trail
+}
+
+// isSpaceRune reports whether r is ASCII white space as HTML defines it
+// (space, tab, LF, FF, CR): a no-break space is text.
+func isSpaceRune(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\f' || r == '\r'
 }
 
 // spacedInline reports whether n is an inline element that a page lays

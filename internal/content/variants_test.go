@@ -36,6 +36,8 @@ func TestWriteVariants(t *testing.T) {
 		"readability":           {trafOff: true},
 		"pick-one":              {focus: trafilatura.FavorRecall, noMerge: true},
 		"merge-no-direct":       {focus: trafilatura.FavorRecall, directOff: true},
+		"merge-byline":          {focus: trafilatura.FavorRecall, byline: true},
+		"merge-byline-captions": {focus: trafilatura.FavorRecall, byline: true, allCaptions: true},
 	}
 	for name := range variants {
 		if err := os.MkdirAll(filepath.Join(*variantsOut, name), 0o755); err != nil {
