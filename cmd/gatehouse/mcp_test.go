@@ -274,3 +274,59 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// TestMCPListsWebSearchOnlyWhenABackendResolves (issue 11): over MCP,
+// web_search is in tools/list only when a search backend resolves; with a
+// loopback SearXNG configured it is listed and a call returns its rows.
+func TestMCPListsWebSearchOnlyWhenABackendResolves(t *testing.T) {
+	bin := gatehouseBinary(t)
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"results":[{"title":"Tide tables","url":"https://tides.example/","content":"High and low water."}]}`))
+	}))
+	t.Cleanup(searx.Close)
+	session := func(t *testing.T, yaml, dotenv string) *mcp.ClientSession {
+		home := t.TempDir()
+		os.WriteFile(filepath.Join(home, "config.yaml"), []byte(yaml), 0o600)
+		os.WriteFile(filepath.Join(home, ".env"), []byte(dotenv), 0o600)
+		cmd := exec.Command(bin, "mcp")
+		cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home, "SEARXNG_URL=", "TAVILY_API_KEY=")
+		c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	listed := func(t *testing.T, cs *mcp.ClientSession) bool {
+		lt, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range lt.Tools {
+			if tl.Name == "web_search" {
+				return true
+			}
+		}
+		return false
+	}
+	t.Run("missing key", func(t *testing.T) {
+		if listed(t, session(t, "web:\n  search_backend: tavily\n", "")) {
+			t.Error("web_search listed although tavily has no key")
+		}
+	})
+	t.Run("searxng", func(t *testing.T) {
+		cs := session(t, "web:\n  search_backend: searxng\n", "SEARXNG_URL="+searx.URL+"\n")
+		if !listed(t, cs) {
+			t.Fatal("web_search not listed with a resolving backend")
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "web_search", Arguments: map[string]any{"query": "tides"}})
+		if err != nil || res.IsError {
+			t.Fatalf("web_search: %v %+v", err, res)
+		}
+		if txt := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(txt, "https://tides.example/") {
+			t.Fatalf("web_search result lacks the row: %s", txt)
+		}
+	})
+}
