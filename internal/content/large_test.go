@@ -147,8 +147,10 @@ func TestLargePageLinear(t *testing.T) {
 	}
 	// Linearity is judged by a ratio, not a wall-clock bound: both sizes
 	// run on the same (possibly loaded) machine, so load cancels out. A
-	// linear converter takes ~10× for 10× the input; the quadratic merge
-	// this guards against took ~100×. The absolute bound only catches a hang.
+	// linear converter takes ~10× for 10× the input (seen: 8× on an idle
+	// machine, 32× under the race detector with a load average of 25, where
+	// GC pressure grows with the heap); the quadratic merge this guards
+	// against took ~100×. The absolute bound only catches a hang.
 	small := largePage("paras", 1<<20)
 	start := time.Now()
 	if _, err := Convert([]byte(small), "text/html; charset=utf-8", mustURL(t, "https://example.com/short.html")); err != nil {
@@ -163,8 +165,8 @@ func TestLargePageLinear(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("1 MB page in %v, 10 MB page in %v (ratio %.1f)", t1, elapsed, float64(elapsed)/float64(t1))
-	if ratio := float64(elapsed) / float64(t1); ratio > 30 {
-		t.Errorf("10 MB took %.1f× the time of 1 MB (%v vs %v), want near-linear (≤ 30×)", ratio, elapsed, t1)
+	if ratio := float64(elapsed) / float64(t1); ratio > 50 {
+		t.Errorf("10 MB took %.1f× the time of 1 MB (%v vs %v), want near-linear (≤ 50×)", ratio, elapsed, t1)
 	}
 	if elapsed > 5*time.Minute {
 		t.Errorf("converting 10 MB took %v", elapsed)

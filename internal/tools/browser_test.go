@@ -60,7 +60,8 @@ func TestBrowserToolsUnlistedWithoutChromium(t *testing.T) {
 		}
 	}
 	res := call(t, r, tools.BrowserNavigate, `{"url":"https://example.com/"}`, tools.Options{})
-	if !res.Refused || reasonOf(t, res) != reason.ToolUnavailable {
+	// The typed cause keeps its code (issue 8: "a clear chromium_missing error").
+	if !res.Refused || reasonOf(t, res) != reason.ChromiumMissing {
 		t.Errorf("call without Chromium: %+v", res)
 	}
 }
