@@ -97,7 +97,17 @@ type Entry struct {
 	Title     string    // page title, may be empty
 	Content   string    // full clean text (not truncated)
 	FetchedAt time.Time // when the page was fetched; Put uses Now when zero
+	// Extra is opaque JSON the pipeline keeps with the page (its metadata
+	// and links), stored in a sidecar file <entry>.meta.json next to the
+	// entry file; nil when none. At most maxExtraBytes.
+	Extra []byte
 }
+
+// maxExtraBytes bounds an entry's Extra (200 links of long URLs fit).
+const maxExtraBytes = 1 << 20
+
+// extraFile returns the sidecar file of an entry file.
+func extraFile(file string) string { return strings.TrimSuffix(file, ".cache.md") + ".meta.json" }
 
 type indexEntry struct {
 	URL       string  `json:"url"`
@@ -221,7 +231,13 @@ func (c *Cache) Get(rawURL, format, provider string) (Entry, bool) {
 	if len(data) == 0 || !utf8.Valid(data) {
 		return Entry{}, false
 	}
-	return Entry{URL: rawURL, FinalURL: ie.FinalURL, Title: ie.Title, Content: string(data), FetchedAt: fetched}, true
+	e := Entry{URL: rawURL, FinalURL: ie.FinalURL, Title: ie.Title, Content: string(data), FetchedAt: fetched}
+	if strings.HasSuffix(ie.File, ".cache.md") {
+		if x, err := c.readContained(extraFile(ie.File)); err == nil && len(x) <= maxExtraBytes && json.Valid(x) {
+			e.Extra = x
+		}
+	}
+	return e, true
 }
 
 // readContained reads an index "file" value after checking that it resolves
@@ -313,13 +329,13 @@ func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
 	if truncate.CountChars(e.Content) > truncate.StoreCap {
 		return nil
 	}
+	if len(e.Extra) > maxExtraBytes {
+		e.Extra = nil
+	}
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return err
 	}
 	path := filepath.Join(c.dir, FileName(rawURL, format, provider))
-	if err := truncate.WriteNoFollow(path, []byte(e.Content), 0o644); err != nil {
-		return err
-	}
 	fetched := e.FetchedAt
 	if fetched.IsZero() {
 		fetched = c.o.Now()
@@ -334,6 +350,22 @@ func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
 	}
 	defer unlock()
 	ix, _ := c.readIndex()
+	if old, ok := ix[key]; ok && old.FetchedAt > toEpoch(fetched) {
+		// A page fetched later is already stored: never write a stale page
+		// over a fresh one (a slow fetch finishing after a newer one).
+		return nil
+	}
+	// (Written under the lock, so the file always matches its index entry.)
+	if err := truncate.WriteNoFollow(path, []byte(e.Content), 0o644); err != nil {
+		return err
+	}
+	if len(e.Extra) > 0 {
+		if err := truncate.WriteNoFollow(extraFile(path), e.Extra, 0o644); err != nil {
+			return err
+		}
+	} else {
+		os.Remove(extraFile(path))
+	}
 	ix[key] = indexEntry{URL: rawURL, FinalURL: final, File: path, Title: e.Title, FetchedAt: toEpoch(fetched)}
 	evicted := evict(ix, c.o.MaxEntries)
 	if err := c.writeIndex(ix); err != nil {
@@ -382,6 +414,7 @@ func (c *Cache) removeEvicted(file string, ix map[string]indexEntry) {
 		}
 	}
 	os.Remove(file) // removes a symlink itself, never its target
+	os.Remove(extraFile(file))
 }
 
 // readIndex reads and decodes the index from disk. A missing or corrupt

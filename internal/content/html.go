@@ -88,6 +88,7 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		return Document{Kind: KindHTML}, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
 	}
 	base = documentBase(doc, base)
+	facts := readFacts(doc, base) // meta.go: before the extractors change the tree
 	absolutizeLinks(doc, base)
 	preClean(doc)
 	polishTree(doc)
@@ -198,9 +199,9 @@ func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Documen
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
 	if !hasWords(md) && !strings.Contains(md, "```") {
-		return Document{Kind: KindHTML, Title: title}, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+		return Document{Kind: KindHTML, Title: title, Facts: facts.done("")}, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
-	return Document{Title: title, Markdown: md, Kind: KindHTML}, nil
+	return Document{Title: title, Markdown: md, Kind: KindHTML, Facts: facts.done(md)}, nil
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and

@@ -89,6 +89,11 @@ func addWeb(r *Registry, env *Env) []string {
 type ExtractInput struct {
 	URLs      []any `json:"urls" jsonschema:"1 to 5 absolute http(s) URLs, fetched in parallel; results come back in this order"`
 	CharLimit *int  `json:"char_limit,omitempty" jsonschema:"character budget per page (Unicode chars, not tokens); default web.extract_char_limit (15000), clamped to 2000..500000"`
+	// Render, IncludeLinks and MaxAgeS are also the CLI flags --render,
+	// --links and --max-age (cmd/gatehouse reads their help from this schema).
+	Render       string `json:"render,omitempty" jsonschema:"load pages in a local headless browser and extract the rendered DOM: auto (default web.extract_render) renders pages that come back empty or as a script-filled application shell, always renders every HTML page, never turns it off; direct backend only"`
+	IncludeLinks bool   `json:"include_links,omitempty" jsonschema:"also return each page's links (distinct absolute http(s) URLs with anchor text, main-content links first, at most 200), each judged by the URL gates: allowed, or the refusing reason code"`
+	MaxAgeS      *int   `json:"max_age_s,omitempty" jsonschema:"oldest cached page accepted, in seconds; 0 bypasses the cache and fetches again; default any age within web.cache_ttl_minutes"`
 }
 
 // ExtractOutput is the result of web_extract: exactly the JSON of
@@ -126,6 +131,10 @@ func (o *ExtractOutput) Pages() []Page {
 	return out
 }
 
+// ExtractSchema returns web_extract's input schema, the one definition the
+// CLI flags of `gatehouse extract` take their help and values from.
+func ExtractSchema() *jsonschema.Schema { return extractTool(nil).InputSchema() }
+
 func extractTool(svc *web.Service) *Tool {
 	return New(Spec{
 		Name:  WebExtract,
@@ -134,7 +143,7 @@ func extractTool(svc *web.Service) *Tool {
 			"Gates run before any byte is fetched: a URL carrying a credential (API key, token, password) refuses the whole call (reason secret_in_url); " +
 			"private, loopback and cloud-metadata addresses, blocklisted sites and unparseable URLs fail only their own row. " +
 			"Result: {\"results\":[{url,title,content,error,reason,meta}]} in input order; every error has a stable reason code; " +
-			"meta.cached and meta.age_s (seconds) say when a page came from the cache. " +
+			"meta.cached and meta.age_s (seconds) say when a page came from the cache (max_age_s 0 fetches afresh); meta has the page's description, author, published, language, canonical_url, site_name when it gives them, pages for a PDF, and rendered:true when the page was rendered in a browser. " +
 			"A page longer than char_limit is cut to a head and tail; its footer names the web_read call that pages through the full text.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},
 		Schema: func(s *jsonschema.Schema) {
@@ -142,9 +151,11 @@ func extractTool(svc *web.Service) *Tool {
 			u.MinItems, u.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(web.MaxURLs)
 			// Objects with a url/href field are accepted too (spec §A3 step 1).
 			u.Items = &jsonschema.Schema{Types: []string{"string", "object"}}
+			s.Properties["render"].Enum = []any{"auto", "always", "never"}
+			s.Properties["max_age_s"].Minimum = jsonschema.Ptr(0.0)
 		},
 	}, func(ctx context.Context, c *Call, in ExtractInput) (*ExtractOutput, error) {
-		req := web.ExtractRequest{URLs: in.URLs}
+		req := web.ExtractRequest{URLs: in.URLs, Render: in.Render, IncludeLinks: in.IncludeLinks, MaxAgeS: in.MaxAgeS}
 		if in.CharLimit != nil {
 			req.CharLimit = *in.CharLimit
 		}
