@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
@@ -40,7 +43,7 @@ func (hostResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr
 	switch {
 	case host == "metadata-rebind.test":
 		return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
-	case strings.HasSuffix(host, ".test"):
+	case strings.HasSuffix(host, ".test"), host == "localhost":
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
@@ -176,6 +179,15 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 	case "/xframe":
 		html(w, "Cross frames", `<h1>Outer</h1><iframe title="same site" src="`+template(q.Get("same"))+`" width=400 height=150></iframe>
 <iframe title="other site" src="`+template(q.Get("other"))+`" width=400 height=150></iframe>`)
+	case "/surrogate":
+		// A lone surrogate (invalid in UTF-8) in text, a name and a title.
+		html(w, "Surrogates", `<p id=p></p><button id=b></button><script>
+document.getElementById('p').textContent = 'half \uD83D pair and \uDE00 tail ' + 'x'.repeat(3000);
+document.getElementById('b').textContent = 'Go \uD800';
+document.title = 'T \uDBFF';
+</script>`)
+	case "/hang":
+		html(w, "Hang", `<button onclick="setTimeout(() => { for (;;) {} }, 0)">Hang</button>`)
 	case "/shadow":
 		html(w, "Shadow", `<h1>Host</h1><div id=host></div><script>
 const root = document.getElementById('host').attachShadow({mode: 'open'});
@@ -191,6 +203,12 @@ root.querySelector('button').onclick = () => { document.title = 'shadow clicked'
 		html(w, "Busy", `<p id=c>0</p><button onclick="setInterval(()=>{document.getElementById('c').textContent=Date.now()},5)">Start</button>`)
 	case "/egress":
 		ps.egressPage(w, q.Get("target"))
+	case "/swpage":
+		// http://localhost is a secure context, so it may register a service worker.
+		html(w, "SW", `<script>navigator.serviceWorker.register("/sw.js?to=" + encodeURIComponent(`+fmt.Sprintf("%q", q.Get("to"))+`)).catch(e => console.log("sw failed", e))</script>`)
+	case "/sw.js":
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprintf(w, "self.addEventListener('install', e => e.waitUntil(fetch(%q).catch(() => {})));", q.Get("to"))
 	case "/worker.js":
 		w.Header().Set("Content-Type", "text/javascript")
 		fmt.Fprintf(w, "fetch(%q).catch(()=>{});", q.Get("to"))
@@ -453,11 +471,12 @@ func TestRedirectToRefusedAddressResetsTab(t *testing.T) {
 
 func TestEveryRequestKindGoesThroughTheProxy(t *testing.T) {
 	m, ps := manager(t)
-	kinds := []string{"/kind/img", "/kind/css", "/kind/script", "/kind/iframe", "/kind/redirect-chain", "/kind/fetch", "/kind/xhr", "/ws", "/events", "/kind/beacon", "/kind/worker"}
+	kinds := []string{"/kind/img", "/kind/css", "/kind/script", "/kind/iframe", "/kind/redirect-chain", "/kind/fetch", "/kind/xhr", "/ws", "/events", "/kind/beacon", "/kind/worker", "/kind/sw"}
 	for _, target := range []string{"blocked.test", "allowed2.test"} {
 		task := "egress-" + target
-		nav := mustNav(t, m, task, ps.url("allowed.test", "/egress?target="+target+":"+ps.port))
-		_ = nav
+		mustNav(t, m, task, ps.url("allowed.test", "/egress?target="+target+":"+ps.port))
+		// A service worker fetches from its own context (not the page's).
+		mustNav(t, m, task, ps.url("localhost", "/swpage?to="+url.QueryEscape("http://"+target+":"+ps.port+"/kind/sw")))
 		deadline := time.Now().Add(5 * time.Second)
 		for time.Now().Before(deadline) {
 			if target == "blocked.test" || len(ps.hostHits(target)) >= len(kinds) {
@@ -681,5 +700,67 @@ func TestCrossOriginFrameRefsClick(t *testing.T) {
 	mustNav(t, m, task, ps.url("allowed.test", "/next"))
 	if r := m.Click(context.Background(), task, RefInput{Ref: mm[1]}); r.Reason != reason.StaleRef {
 		t.Errorf("frame ref after navigation: %+v, want stale_ref", r)
+	}
+}
+
+// No output carries a lone surrogate or invalid UTF-8, also when the snapshot is
+// cut at the threshold.
+func TestLoneSurrogatesNeverReachOutput(t *testing.T) {
+	m, ps := manager(t)
+	task := "surrogate-task"
+	defer m.CloseTask(task)
+	saved := m.cfg.Browser.SnapshotThreshold
+	m.cfg.Browser.SnapshotThreshold = 1000
+	defer func() { m.cfg.Browser.SnapshotThreshold = saved }()
+	nav := mustNav(t, m, task, ps.url("allowed.test", "/surrogate"))
+	for name, s := range map[string]string{"snapshot": nav.Snapshot, "title": nav.Title} {
+		if !utf8.ValidString(s) {
+			t.Errorf("%s is not valid UTF-8: %q", name, s)
+		}
+		if strings.ContainsRune(s, 0xD800) {
+			t.Errorf("%s carries a surrogate", name)
+		}
+	}
+	full := m.Snapshot(context.Background(), task, SnapshotInput{Full: true}) // text is not capped in full mode
+	if !full.Truncated || len([]rune(full.Snapshot)) > 1000 || !utf8.ValidString(full.Snapshot) {
+		t.Errorf("full snapshot not cut cleanly at the 1000-char threshold: truncated=%v, %d chars", full.Truncated, len([]rune(full.Snapshot)))
+	}
+	b, err := json.Marshal(full)
+	if err != nil || !utf8.Valid(b) {
+		t.Fatalf("result JSON: %v", err)
+	}
+}
+
+// A command that times out (a renderer stuck in a loop) marks the session
+// suspect; the next call recycles it into a fresh one (spec §B6) instead of
+// timing out again.
+func TestTimedOutSessionIsRecycled(t *testing.T) {
+	if _, err := backend.FindChromium(""); err != nil {
+		t.Skip("Chromium missing")
+	}
+	_, ps := manager(t)
+	cfg := config.Default()
+	cfg.Browser.CommandTimeout = 5 * time.Second // the floor
+	home := t.TempDir()
+	m, _ := New(Options{Config: cfg, Home: home, Resolver: hostResolver{}})
+	defer m.Close()
+	task := "hang-task"
+	nav := mustNav(t, m, task, ps.url("allowed.test", "/hang"))
+	start := time.Now()
+	cl := m.Click(context.Background(), task, RefInput{Ref: refOf(t, nav.Snapshot, "button", "Hang")})
+	if cl.Success || cl.Reason != reason.CommandTimeout || cl.Clicked == "" || !cl.PageBusy {
+		t.Fatalf("click into an endless loop: %+v, want the click reported done, page_busy and command_timeout", cl)
+	}
+	if d := time.Since(start); d > 12*time.Second {
+		t.Fatalf("the hung call took %v (command_timeout 5 s)", d)
+	}
+	t.Logf("hung click: success=%v busy=%v reason=%s after %v", cl.Success, cl.PageBusy, cl.Reason, time.Since(start))
+	start = time.Now()
+	s := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !s.Success || s.URL != "about:blank" {
+		t.Fatalf("after a timeout the session was not recycled: %+v", s)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("call after the timeout took %v", d)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -89,9 +90,10 @@ type Session struct {
 	tab        *backend.Tab
 	proxy      *egress.ProxySession
 
-	mu       sync.Mutex // one call at a time
-	lastUsed time.Time  // under Manager.mu
-	navs     int        // successful navigations
+	mu       sync.Mutex  // one call at a time
+	lastUsed time.Time   // under Manager.mu
+	suspect  atomic.Bool // a command timed out: recycle at the next use (spec §B6)
+	navs     int         // successful navigations
 	nextRef  int
 	lastSnap string
 	lastDoc  int64
@@ -237,6 +239,16 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 func (m *Manager) session(ctx context.Context, key, task string) (*Session, error) {
 	m.mu.Lock()
 	if s, ok := m.sessions[key]; ok {
+		if s.suspect.Load() {
+			// A command of this session timed out (a hung renderer): the next
+			// use pays for the teardown and gets a fresh session (spec §B6).
+			delete(m.sessions, key)
+			m.mu.Unlock()
+			m.logger.Info("Recycling suspect browser session", "session", key, "why", "command timeout")
+			s.tab.Close()
+			s.proxy.Close()
+			return m.session(ctx, key, task)
+		}
 		if s.tab.Healthy() {
 			s.lastUsed = time.Now()
 			m.mu.Unlock()
@@ -677,5 +689,8 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Reason = rerr.Code
 	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
 		m.closeOne(s.Key)
+	}
+	if s != nil && rerr.Code == reason.CommandTimeout {
+		s.suspect.Store(true) // cheap and lock-free; the next use recycles it
 	}
 }

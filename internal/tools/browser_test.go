@@ -75,8 +75,10 @@ func TestBrowserToolsThroughRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := webtest.New(t)
+	w.Cfg.Browser.SnapshotThreshold = 1000
 	site := w.Serve("shop.test", webtest.Page(`<!doctype html><title>Shop</title><h1>Shop</h1>
 <input aria-label="Search"><button onclick="document.querySelector('h1').textContent='Found '+document.querySelector('input').value">Go</button>`))
+	long := w.Serve("long.test", webtest.Page(`<!doctype html><title>Long</title>`+strings.Repeat(`<p><a href="/x">A link with a long enough name</a></p>`, 200)))
 	r, _ := tools.Default(tools.Env{Web: w.Env()})
 	defer func() {
 		if err := r.Close(); err != nil {
@@ -132,6 +134,23 @@ func TestBrowserToolsThroughRegistry(t *testing.T) {
 	// Invalid arguments are refusals with a reason, before the browser is touched.
 	if res := call(t, r, tools.BrowserScroll, `{"direction":"left"}`, opts); !res.Refused || reasonOf(t, res) != reason.InvalidArguments {
 		t.Errorf("scroll left: %+v", res.Value)
+	}
+	// A snapshot over browser.snapshot_threshold is cut and stored; web_read pages it.
+	res = call(t, r, tools.BrowserNavigate, `{"url":"`+long.URL("/")+`"}`, opts)
+	b, _ = res.JSON(false)
+	var cut struct {
+		Snapshot  string `json:"snapshot"`
+		Truncated bool   `json:"truncated"`
+	}
+	json.Unmarshal(b, &cut)
+	fm := regexp.MustCompile(`web_read path="([^"]+)" offset=(\d+) limit=200`).FindStringSubmatch(cut.Snapshot)
+	if !cut.Truncated || fm == nil || len([]rune(cut.Snapshot)) > 1000 {
+		t.Fatalf("long page snapshot not cut with a web_read note: %s", b)
+	}
+	res = call(t, r, tools.WebRead, `{"path":"`+fm[1]+`","offset":`+fm[2]+`,"limit":5}`, opts)
+	b, _ = res.JSON(false)
+	if res.Refused || !strings.Contains(string(b), `link \"A link with a long enough name\"`) {
+		t.Fatalf("web_read of the stored snapshot: %s", b)
 	}
 	r.EndTask("mcp-session-1")
 	res = call(t, r, tools.BrowserSnapshot, `{}`, opts)

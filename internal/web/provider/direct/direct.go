@@ -163,6 +163,7 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 // the render step's (see render).
 func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	p := Page{URL: rawURL}
+	ctx = traceHandshake(ctx) // requestError names a server that does not speak TLS
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		p.Err = reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: the URL could not be turned into a request.", err)
@@ -409,6 +410,9 @@ func requestError(ctx context.Context, rawURL string, err error) error {
 	var ne net.Error
 	if (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, context.DeadlineExceeded) {
 		return reason.Wrap(reason.FetchTimeout, "", fmt.Sprintf("Fetching %s timed out (no complete answer within web.direct.timeout). The site may be slow or down; raise web.direct.timeout or try again later.", rawURL), err)
+	}
+	if cause := noTLSCause(ctx, err); cause != "" {
+		return reason.Wrap(reason.FetchFailed, "", fmt.Sprintf("Fetching %s failed: %s", rawURL, cause), err)
 	}
 	return reason.Wrap(reason.FetchFailed, "", fmt.Sprintf("Fetching %s failed: %s", rawURL, safeCause(err)), err)
 }
