@@ -69,7 +69,21 @@ func (e *Env) Store() *truncate.Store {
 // sees any schema-inference panic.
 func Default(env Env) (*Registry, []string) {
 	r := NewRegistry()
-	warns := addWeb(r, &env)
+	var warns []string
+	if env.Browser == nil {
+		// One browser (started on first use) serves the browser tools and
+		// web_extract's render step.
+		env.Browser, warns = browser.New(browser.Options{
+			Config: env.config(), Home: env.Web.Home, Resolver: env.Web.Resolver,
+			AllowAddrPorts: env.Web.AllowAddrPorts, Logger: env.logger(),
+			StorePathMap: env.config().Web.AgentVisiblePaths,
+		})
+		r.OnClose(env.Browser.Close)
+	}
+	if env.Web.Renderer == nil {
+		env.Web.Renderer = env.Browser
+	}
+	warns = append(warns, addWeb(r, &env)...)
 	warns = append(warns, addBrowser(r, &env)...)
 	return r, warns
 }

@@ -1,0 +1,165 @@
+package browser
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider/direct"
+)
+
+// The render step of web_extract (the direct backend's direct.Renderer):
+// one page loaded once in a fresh BrowserContext of the local Chromium, its
+// rendered DOM serialised for the content pipeline.
+
+//go:embed render.js
+var renderJS string
+
+// Render limits.
+const (
+	// renderLoadTimeout bounds the navigation (up to the load event).
+	renderLoadTimeout = 20 * time.Second
+	// renderSettleCap bounds the quiet-wait after the load event: the wait
+	// of the browser tools (network idle and no DOM mutation for
+	// quietWindow), with a longer cap, as an application fetches its data
+	// after load.
+	renderSettleCap = 3 * time.Second
+	// renderSerialiseTimeout bounds the DOM serialisation.
+	renderSerialiseTimeout = 10 * time.Second
+)
+
+var _ direct.Renderer = (*Manager)(nil)
+
+// Render implements direct.Renderer: it loads rawURL in a fresh, isolated,
+// cookie-less BrowserContext (its own cookies, storage and cache, discarded
+// afterwards) whose traffic goes through its own egress proxy listener
+// judging every request with guard (the extract pipeline's guard: private
+// addresses refused unless security.allow_private_urls) on the dialed IP,
+// and with the website policy on its host. It waits for the load event
+// (at most 20 s), then for the network and the DOM to go quiet (at most
+// 3 s), and serialises the DOM: open shadow roots flattened into their
+// hosts (slots filled with their assigned nodes), same-origin iframes
+// inlined in place of the <iframe>, scripts (but JSON-LD), styles,
+// <noscript> and <template> dropped; at most 10 MB.
+//
+// Errors: the gates' codes when the document itself was refused, or when a
+// redirect or a script navigation ended on a refused URL (redirect_private,
+// redirect_metadata, ssrf_*, policy_blocked); navigation_failed when the
+// page could not be loaded; chromium_missing and browser_failed.
+func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard) (direct.Rendered, error) {
+	u, perr := urlsafe.Parse(rawURL)
+	if perr != nil {
+		return direct.Rendered{}, perr
+	}
+	l, err := m.ensureBrowser(ctx)
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: m.gates, Logger: m.logger})
+	if err != nil {
+		return direct.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "Could not start the render step's egress proxy.", err)
+	}
+	defer p.Close()
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: backend.DialogDismiss})
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	defer tab.Close()
+	s := &Session{Key: "(render)", tab: tab, proxy: p}
+
+	start := time.Now()
+	nctx, cancel := context.WithTimeout(ctx, renderLoadTimeout)
+	nr, err := tab.Navigate(nctx, u.Href)
+	cancel()
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	if rerr := m.renderRefusal(p, start, u.Href, nr.URL, guard); rerr != nil {
+		return direct.Rendered{}, rerr
+	}
+	if nr.ErrorText != "" {
+		return direct.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The browser could not load the page to render it (%s).", nr.ErrorText)
+	}
+	m.settleWithin(ctx, s, backend.Activity{}, renderSettleCap)
+
+	sctx, scancel := context.WithTimeout(ctx, renderSerialiseTimeout)
+	defer scancel()
+	raw, err := tab.CallIsolated(sctx, renderJS)
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	var out struct {
+		HTML string `json:"html"`
+		URL  string `json:"url"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return direct.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "The render script returned an unexpected value.", err)
+	}
+	// A script may have navigated the page meanwhile: its URL is judged too.
+	if rerr := m.renderRefusal(p, start, u.Href, out.URL, guard); rerr != nil {
+		return direct.Rendered{}, rerr
+	}
+	return direct.Rendered{HTML: out.HTML, FinalURL: out.URL}, nil
+}
+
+// renderRefusal judges the page's current URL final (after redirects or a
+// script navigation) against requested: refused statically by the guard or
+// the website policy, or refused by the proxy (on its dialed IP) while
+// loading, it is the matching redirect_* or gate refusal.
+func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, requested, final string, guard *egress.Guard) *reason.Error {
+	if final == "" || final == "about:blank" {
+		return nil
+	}
+	fu, err := urlsafe.Parse(final)
+	if err != nil {
+		if sc, _, _ := splitScheme(final); sc == "chrome-error" {
+			final = "" // the load failed: the proxy's refusals below say why
+		} else {
+			return nil // about:, data:, … carry no network address
+		}
+	}
+	var rerr *reason.Error
+	if fu != nil {
+		if e := guard.CheckStatic(fu); e != nil {
+			rerr = e
+		} else if b := m.gates.Policy.Check(fu.Href); b != nil {
+			rerr = b.Err()
+		}
+	}
+	if rerr == nil {
+		host := ""
+		if fu != nil {
+			host = fu.Host
+		} else if ru, err := urlsafe.Parse(requested); err == nil {
+			host = ru.Host
+		}
+		for _, rf := range p.RefusedSince(since) {
+			if rf.Host == host || fu == nil {
+				rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
+				if rf.Reason == reason.PolicyBlocked {
+					rerr.Gate = reason.GatePolicy
+				}
+				break
+			}
+		}
+	}
+	if rerr == nil {
+		return nil
+	}
+	if fu != nil && fu.Href != requested {
+		switch rerr.Code {
+		case reason.SSRFMetadata:
+			return reason.Wrap(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a cloud metadata endpoint.", rerr)
+		case reason.SSRFPrivate:
+			return reason.Wrap(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a private/internal address.", rerr)
+		case reason.PolicyBlocked:
+			return reason.Wrap(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the rendered page redirected or navigated to a host on the website blocklist. "+rerr.Message, rerr)
+		}
+	}
+	return rerr
+}
