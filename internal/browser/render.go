@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
@@ -56,21 +57,21 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	if perr != nil {
 		return direct.Rendered{}, perr
 	}
+	t0 := time.Now()
 	l, err := m.ensureBrowser(ctx)
 	if err != nil {
 		return direct.Rendered{}, err
 	}
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: m.gates, Logger: m.logger})
-	if err != nil {
-		return direct.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "Could not start the render step's egress proxy.", err)
-	}
-	defer p.Close()
-	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: backend.DialogDismiss})
+	slot, err := m.takeRenderSlot(ctx, l, guard)
 	if err != nil {
 		return direct.Rendered{}, err
 	}
-	defer tab.Close()
+	// The used context is discarded in the background, and the next one
+	// prepared (a new BrowserContext costs ~200 ms).
+	defer m.releaseRenderSlot(slot, l, guard)
+	tab, p := slot.tab, slot.proxy
 	s := &Session{Key: "(render)", tab: tab, proxy: p}
+	tOpen := time.Now()
 
 	start := time.Now()
 	nctx, cancel := context.WithTimeout(ctx, renderLoadTimeout)
@@ -85,7 +86,9 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	if nr.ErrorText != "" {
 		return direct.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The browser could not load the page to render it (%s).", nr.ErrorText)
 	}
-	m.settleWithin(ctx, s, backend.Activity{}, renderSettleCap)
+	tLoad := time.Now()
+	_, busy := m.settleWithin(ctx, s, backend.Activity{}, renderSettleCap)
+	tSettle := time.Now()
 
 	sctx, scancel := context.WithTimeout(ctx, renderSerialiseTimeout)
 	defer scancel()
@@ -100,6 +103,8 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return direct.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "The render script returned an unexpected value.", err)
 	}
+	m.logger.Debug("web_extract render", "open_ms", tOpen.Sub(t0).Milliseconds(), "load_ms", tLoad.Sub(start).Milliseconds(),
+		"settle_ms", tSettle.Sub(tLoad).Milliseconds(), "serialise_ms", time.Since(tSettle).Milliseconds(), "busy", busy)
 	// A script may have navigated the page meanwhile: its URL is judged too.
 	if rerr := m.renderRefusal(p, start, u.Href, out.URL, guard); rerr != nil {
 		return direct.Rendered{}, rerr
@@ -162,4 +167,141 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 		}
 	}
 	return rerr
+}
+
+// renderPool holds one pre-started render context (a blank tab in a fresh
+// BrowserContext with its own egress proxy listener for one guard), so a
+// render does not wait for a BrowserContext to be created, and tracks the
+// background work of preparing and discarding contexts.
+type renderPool struct {
+	mu      sync.Mutex
+	spare   *renderSlot
+	filling bool
+	filled  chan struct{} // closed when the fill under way ends; nil when none
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+type renderSlot struct {
+	guard *egress.Guard
+	local *backend.Local
+	tab   *backend.Tab
+	proxy *egress.ProxySession
+}
+
+func (s *renderSlot) discard() {
+	s.tab.Close()
+	s.proxy.Close()
+}
+
+// newRenderSlot opens a fresh BrowserContext whose proxy judges with guard
+// and the website policy.
+func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: m.gates, Logger: m.logger})
+	if err != nil {
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the render step's egress proxy.", err)
+	}
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: backend.DialogDismiss})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return &renderSlot{guard: guard, local: l, tab: tab, proxy: p}, nil
+}
+
+// takeRenderSlot returns the spare context when it is ready for this
+// browser and guard (it has never loaded a page), else a new one.
+func (m *Manager) takeRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
+	for wait := true; ; wait = false {
+		m.rpool.mu.Lock()
+		s := m.rpool.spare
+		if s != nil && s.guard == guard && s.local == l && s.tab.Healthy() {
+			m.rpool.spare = nil
+		} else {
+			s = nil
+		}
+		filled := m.rpool.filled
+		m.rpool.mu.Unlock()
+		if s != nil {
+			return s, nil
+		}
+		if !wait || filled == nil {
+			return m.newRenderSlot(ctx, l, guard)
+		}
+		// A spare is being prepared: waiting for it is quicker than
+		// opening a second context next to it.
+		select {
+		case <-filled:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// releaseRenderSlot discards a used context and prepares the next spare, both
+// in the background.
+func (m *Manager) releaseRenderSlot(used *renderSlot, l *backend.Local, guard *egress.Guard) {
+	m.rpool.mu.Lock()
+	defer m.rpool.mu.Unlock()
+	m.rpool.wg.Add(1)
+	go func() {
+		defer m.rpool.wg.Done()
+		used.discard()
+	}()
+	if m.rpool.closed || m.rpool.filling {
+		return
+	}
+	if sp := m.rpool.spare; sp != nil {
+		if sp.guard == guard && sp.local == l && sp.tab.Healthy() {
+			return
+		}
+		m.rpool.spare = nil
+		m.rpool.wg.Add(1)
+		go func() {
+			defer m.rpool.wg.Done()
+			sp.discard()
+		}()
+	}
+	m.rpool.filling = true
+	filled := make(chan struct{})
+	m.rpool.filled = filled
+	m.rpool.wg.Add(1)
+	go func() {
+		defer m.rpool.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := m.newRenderSlot(ctx, l, guard)
+		if err == nil {
+			// Warm the renderer and the isolated world.
+			_, err = s.tab.CallIsolated(ctx, pageJS, "quiet", nil)
+		}
+		m.rpool.mu.Lock()
+		m.rpool.filling = false
+		m.rpool.filled = nil
+		close(filled)
+		keep := err == nil && !m.rpool.closed && m.rpool.spare == nil
+		if keep {
+			m.rpool.spare = s
+		}
+		m.rpool.mu.Unlock()
+		if !keep && s != nil {
+			s.discard()
+		}
+	}()
+}
+
+// close waits for the background work and discards the spare (Manager.Close,
+// before the browser stops).
+func (p *renderPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.wg.Wait()
+	p.mu.Lock()
+	sp := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	if sp != nil {
+		sp.discard()
+	}
 }

@@ -201,9 +201,16 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 		p.Notes = append(p.Notes, fmt.Sprintf("transfer incomplete: the server closed the connection after %d bytes; the page may be cut short", len(body)))
 		p.NoCache = true
 	}
-	doc, err := content.Convert(body, resp.Header.Get("Content-Type"), final)
-	if needsRender(mode, doc, err) {
-		doc, err = d.render(ctx, &p, mode, doc, err)
+	var doc content.Document
+	if mode == provider.RenderAlways && declaredHTML(resp.Header.Get("Content-Type")) {
+		// The rendering replaces the fetched page, which is not converted
+		// (a failed rendering fails the page in this mode).
+		doc, err = d.render(ctx, &p, mode, content.Document{Kind: content.KindHTML}, nil)
+	} else {
+		doc, err = content.Convert(body, resp.Header.Get("Content-Type"), final)
+		if needsRender(mode, doc, err) {
+			doc, err = d.render(ctx, &p, mode, doc, err)
+		}
 	}
 	if err != nil {
 		p.Err = err
@@ -217,6 +224,13 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 		p.Links = append(p.Links, provider.Link{URL: l.URL, Text: l.Text, Main: l.Main})
 	}
 	return p
+}
+
+// declaredHTML reports whether a Content-Type value declares HTML or XHTML.
+func declaredHTML(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
 // needsRender reports whether the render step applies to a converted page:
