@@ -72,6 +72,7 @@ interrupted).`,
 			res, err := reg.CallValue(ctx, tools.WebExtract, in, tools.Options{Surface: tools.SurfaceCLI, Task: cliTask(), Progress: prog})
 			stop()
 			reg.EndTask(cliTask())
+			reg.Close() // the render step may have started Chromium
 			if err != nil {
 				return err
 			}
