@@ -75,6 +75,7 @@ func renderAll(pages []page, total int, out string) {
 	plain := time.Since(start).Seconds()
 
 	failures := map[reason.Code]int{}
+	fallbacks := map[reason.Code]int{}
 	var renderTime time.Duration
 	start = time.Now()
 	for _, p := range pages {
@@ -83,7 +84,13 @@ func renderAll(pages []page, total int, out string) {
 		r, err := m.Render(ctx, u, guard)
 		renderTime += time.Since(t0)
 		md := ""
-		if err != nil {
+		if e := reason.As(err); e != nil && e.Gate == "" && e.Code != reason.ChromiumMissing {
+			// What the direct backend does when a page cannot be rendered
+			// (navigation_failed, command_timeout): the fetched page.
+			fallbacks[e.Code]++
+			doc, _ := content.Convert(p.html, "text/html", p.url)
+			md = doc.Markdown
+		} else if err != nil {
 			failures[reason.Of(err)]++
 		} else {
 			// The rendered DOM keeps attributes as written: converted with
@@ -103,12 +110,15 @@ func renderAll(pages []page, total int, out string) {
 	fmt.Printf("quality: %d pages, %.1f MB of HTML, rendered in the local Chromium (render always)\n", len(pages), float64(total)/1e6)
 	fmt.Printf("quality: rendered %.2f s (%.1f pages/s; browser %.2f s of it), conversion alone %.2f s (%.1f pages/s): rendered/plain throughput = %.3f\n",
 		rendered, n/rendered, renderTime.Seconds(), plain, n/plain, plain/rendered)
-	if len(failures) > 0 {
+	for what, m := range map[string]map[reason.Code]int{"failed pages": failures, "not rendered, shown as fetched": fallbacks} {
+		if len(m) == 0 {
+			continue
+		}
 		var parts []string
-		for c, k := range failures {
+		for c, k := range m {
 			parts = append(parts, fmt.Sprintf("%s=%d", c, k))
 		}
 		sort.Strings(parts)
-		fmt.Printf("quality: failed pages: %s\n", strings.Join(parts, " "))
+		fmt.Printf("quality: %s: %s\n", what, strings.Join(parts, " "))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,7 +77,17 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	start := time.Now()
 	nctx, cancel := context.WithTimeout(ctx, renderLoadTimeout)
 	nr, err := tab.Navigate(nctx, u.Href)
+	loadTimedOut := reason.Of(err) == reason.CommandTimeout && ctx.Err() == nil && tab.Healthy()
 	cancel()
+	if loadTimedOut {
+		// A sub-resource that never finishes holds the load event back; the
+		// document is there: wait for quiet and take it as it stands.
+		cur, cerr := tab.Current(ctx)
+		if cerr != nil {
+			return direct.Rendered{}, err
+		}
+		nr, err = cur, nil
+	}
 	if err != nil {
 		return direct.Rendered{}, err
 	}
@@ -120,35 +131,32 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 	if final == "" || final == "about:blank" {
 		return nil
 	}
-	fu, err := urlsafe.Parse(final)
-	if err != nil {
-		if sc, _, _ := splitScheme(final); sc == "chrome-error" {
-			final = "" // the load failed: the proxy's refusals below say why
-		} else {
-			return nil // about:, data:, … carry no network address
+	if sc, _, _ := splitScheme(final); sc == "chrome-error" {
+		// The document failed to load: the first load, a redirect or a
+		// script navigation. When the egress proxy refused something by
+		// its gates (not a DNS failure) meanwhile, that was it.
+		for _, rf := range p.RefusedSince(since) {
+			if strings.HasPrefix(string(rf.Reason), "dns_") {
+				continue
+			}
+			return redirectRefusal(reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused %s (%s).", rf.Host, rf.Reason))
 		}
+		return reason.New(reason.NavigationFailed, "", "The rendered page navigated to an address that could not be loaded.")
+	}
+	fu, err := urlsafe.Parse(final)
+	if err != nil || (fu.Scheme != "http" && fu.Scheme != "https") {
+		return nil // about:, data:, … carry no network address
 	}
 	var rerr *reason.Error
-	if fu != nil {
-		if e := guard.CheckStatic(fu); e != nil {
-			rerr = e
-		} else if b := m.gates.Policy.Check(fu.Href); b != nil {
-			rerr = b.Err()
-		}
+	if e := guard.CheckStatic(fu); e != nil {
+		rerr = e
+	} else if b := m.gates.Policy.Check(fu.Href); b != nil {
+		rerr = b.Err()
 	}
 	if rerr == nil {
-		host := ""
-		if fu != nil {
-			host = fu.Host
-		} else if ru, err := urlsafe.Parse(requested); err == nil {
-			host = ru.Host
-		}
 		for _, rf := range p.RefusedSince(since) {
-			if rf.Host == host || fu == nil {
+			if rf.Host == fu.Host {
 				rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
-				if rf.Reason == reason.PolicyBlocked {
-					rerr.Gate = reason.GatePolicy
-				}
 				break
 			}
 		}
@@ -156,15 +164,28 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 	if rerr == nil {
 		return nil
 	}
-	if fu != nil && fu.Href != requested {
-		switch rerr.Code {
-		case reason.SSRFMetadata:
-			return reason.Wrap(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a cloud metadata endpoint.", rerr)
-		case reason.SSRFPrivate:
-			return reason.Wrap(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a private/internal address.", rerr)
-		case reason.PolicyBlocked:
-			return reason.Wrap(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the rendered page redirected or navigated to a host on the website blocklist. "+rerr.Message, rerr)
-		}
+	if rerr.Code == reason.PolicyBlocked {
+		rerr.Gate = reason.GatePolicy
+	}
+	if fu.Href != requested {
+		return redirectRefusal(rerr)
+	}
+	return rerr
+}
+
+// redirectRefusal is the refusal of a rendered page that redirected or
+// navigated to an address refused with rerr.
+func redirectRefusal(rerr *reason.Error) *reason.Error {
+	switch rerr.Code {
+	case reason.SSRFMetadata:
+		return reason.Wrap(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a cloud metadata endpoint.", rerr)
+	case reason.SSRFPrivate:
+		return reason.Wrap(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a private/internal address.", rerr)
+	case reason.PolicyBlocked:
+		return reason.Wrap(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the rendered page redirected or navigated to a host on the website blocklist. "+rerr.Message, rerr)
+	}
+	if rerr.Gate == "" {
+		rerr.Gate = reason.GateSSRF
 	}
 	return rerr
 }

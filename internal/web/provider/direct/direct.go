@@ -205,7 +205,10 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	if mode == provider.RenderAlways && declaredHTML(resp.Header.Get("Content-Type")) {
 		// The rendering replaces the fetched page, which is not converted
 		// (a failed rendering fails the page in this mode).
-		doc, err = d.render(ctx, &p, mode, content.Document{Kind: content.KindHTML}, nil)
+		doc, err = d.render(ctx, &p, mode, content.Document{Kind: content.KindHTML}, errNotConverted)
+		if err == errNotConverted { // rendering failed: the fetched page after all
+			doc, err = content.Convert(body, resp.Header.Get("Content-Type"), final)
+		}
 	} else {
 		doc, err = content.Convert(body, resp.Header.Get("Content-Type"), final)
 		if needsRender(mode, doc, err) {
@@ -233,6 +236,9 @@ func declaredHTML(ct string) bool {
 	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
+// errNotConverted stands for a fetched page not converted yet.
+var errNotConverted = errors.New("direct: fetched page not converted")
+
 // needsRender reports whether the render step applies to a converted page:
 // never with RenderNever; for HTML pages only (and XHTML); with RenderAlways
 // every one; with RenderAuto a page that converted to nothing although it has
@@ -253,12 +259,13 @@ func needsRender(mode string, doc content.Document, err error) bool {
 }
 
 // render runs the render step for p (see Renderer) and returns the
-// conversion of the rendered DOM. When no renderer is usable, RenderAuto
-// keeps the fetched result (fetched, fetchErr) and says so in
-// p.RenderUnavailable and a note; RenderAlways fails the page with the
-// renderer's error. A render refused by the gates fails the page with that
-// refusal; another render failure falls back like a missing renderer in
-// RenderAuto.
+// conversion of the rendered DOM. A render refused by the gates fails the
+// page with that refusal. When no browser is usable (chromium_missing),
+// RenderAuto keeps the fetched result (fetched, fetchErr) and says so in
+// p.RenderUnavailable and a note, and RenderAlways fails the page with that
+// error. Another render failure (the page could not be loaded or timed out
+// in the browser) keeps the fetched result in both modes, with
+// p.RenderUnavailable and a note.
 func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched content.Document, fetchErr error) (content.Document, error) {
 	var why error
 	if d.o.Renderer == nil {
@@ -292,8 +299,8 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched conte
 	if e == nil {
 		e = reason.Wrap(reason.BrowserFailed, "", why.Error(), why)
 	}
-	if mode == provider.RenderAlways {
-		return content.Document{}, reason.Newf(e.Code, e.Gate, "Rendering was asked for (render: always) but failed: %s", e.Message)
+	if mode == provider.RenderAlways && e.Code == reason.ChromiumMissing {
+		return content.Document{}, reason.Newf(e.Code, e.Gate, "Rendering was asked for (render: always) but no browser is available: %s", e.Message)
 	}
 	p.RenderUnavailable = string(e.Code)
 	p.Notes = append(p.Notes, "rendering unavailable ("+string(e.Code)+"): "+e.Message+"; the page is shown as fetched")
