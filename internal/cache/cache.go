@@ -205,7 +205,9 @@ func ExemptMatch(host, pattern string) bool {
 // cacheable (entries without redirect provenance are misses), the entry
 // file resolves (symlinks included) to a regular file inside Dir (a tampered
 // index can never cause a read elsewhere), and it holds valid UTF-8 (a BOM
-// is tolerated). Every failure is a miss.
+// is tolerated). Every failure is a miss. Entry.Extra is the entry's
+// sidecar (<entry>.meta.json, read with the same containment checks) when
+// it exists and is valid JSON, else nil.
 func (c *Cache) Get(rawURL, format, provider string) (Entry, bool) {
 	if !c.Cacheable(rawURL) {
 		return Entry{}, false
@@ -316,7 +318,10 @@ func readRegular(path string) ([]byte, error) {
 // atomically (temp file + rename) under a process-wide mutex and an flock on
 // <Dir>/extract-index.lock; when the index exceeds MaxEntries, only the
 // newest MaxEntries by fetched_at are kept and the evicted entry files are
-// removed. Only successes must be passed in: Put cannot tell an error page.
+// removed. Put never replaces an entry whose FetchedAt is later than e's
+// (a slow fetch finishing after a newer one), and writes the entry file and
+// its Extra sidecar (removed when Extra is empty) under the index lock.
+// Only successes must be passed in: Put cannot tell an error page.
 // Errors are I/O failures; callers treat them as "not cached".
 func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
 	final := e.FinalURL
