@@ -218,7 +218,22 @@ func (s *renderSlot) discard() {
 // newRenderSlot opens a fresh BrowserContext whose proxy judges with guard
 // and the website policy.
 func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: m.gates, Logger: m.logger})
+	// The website policy on every request's host, whether or not guard
+	// carries it (web.NewGuard's does not).
+	policy := egress.HostDeciderFunc(func(_, host string, _ uint16) *reason.Error {
+		if m.gates.Policy == nil || !m.gates.Policy.Enabled() {
+			return nil
+		}
+		h := host
+		if strings.Contains(h, ":") {
+			h = "[" + h + "]"
+		}
+		if b := m.gates.Policy.Check("https://" + h + "/"); b != nil {
+			return b.Err()
+		}
+		return nil
+	})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: policy, Logger: m.logger})
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the render step's egress proxy.", err)
 	}
