@@ -25,6 +25,14 @@
 // alone: reading, decompressing and writing are not timed. The bench pages
 // are third-party copies used for evaluation only; the output directory is
 // git-ignored. When the shared folder is absent it says so and exits 0.
+//
+// With -render always, each page is instead served from a loopback HTTP
+// server and loaded in the local Chromium by the direct backend's render
+// step (browser.Manager.Render: a fresh BrowserContext per page, its
+// egress proxy refusing every host but the loopback server, so no request
+// leaves the machine), and its rendered DOM is converted with the same base
+// URL; the throughput printed then includes the browser (load, quiet-wait,
+// serialisation) and is compared with the conversion alone of the same run.
 package main
 
 import (
@@ -61,6 +69,7 @@ func main() {
 	rounds := flag.Int("rounds", 1, "times the whole set is converted (for steadier throughput numbers)")
 	set := flag.String("set", "extraction", "bench folder under <shared>/bench: extraction or wcxb-dev")
 	engine := flag.String("engine", "gatehouse", "gatehouse (content.Convert) or trafilatura (the go-trafilatura peer)")
+	render := flag.String("render", "never", "never: convert the saved HTML; always: render each page in the local Chromium first (see the package doc)")
 	flag.Parse()
 
 	convert := gatehouseConvert
@@ -91,6 +100,10 @@ func main() {
 		*rounds = 1
 	}
 
+	if *render == "always" {
+		renderAll(pages, total, *out)
+		return
+	}
 	results := make([]string, len(pages))
 	failures := map[reason.Code]int{} // (the peer reports "peer_failed")
 	var mu sync.Mutex

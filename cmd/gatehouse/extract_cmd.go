@@ -18,9 +18,11 @@ import (
 func (a *app) extractCmd() *cobra.Command {
 	var asJSON bool
 	var charLimit int
-	var backend string
+	var backend, render string
+	var links bool
+	var maxAge int
 	c := &cobra.Command{
-		Use:   "extract [--json] [--char-limit N] URL...",
+		Use:   "extract [--json] [--char-limit N] [--render auto|always|never] [--links] [--max-age S] URL...",
 		Short: "Fetch up to 5 URLs through the gates and print clean markdown",
 		Long: `extract runs web_extract: each URL passes the secret, SSRF, website-policy and cache
 gates, is fetched by the configured backend (the embedded 'direct' backend needs no
@@ -60,12 +62,17 @@ interrupted).`,
 			if cmd.Flags().Changed("char-limit") {
 				in.CharLimit = &charLimit
 			}
+			in.Render, in.IncludeLinks = render, links
+			if cmd.Flags().Changed("max-age") {
+				in.MaxAgeS = &maxAge
+			}
 			ctx, cancel, sigExit := signalContext()
 			defer cancel()
 			prog, stop := a.progress(len(args))
 			res, err := reg.CallValue(ctx, tools.WebExtract, in, tools.Options{Surface: tools.SurfaceCLI, Task: cliTask(), Progress: prog})
 			stop()
 			reg.EndTask(cliTask())
+			reg.Close() // the render step may have started Chromium
 			if err != nil {
 				return err
 			}
@@ -106,7 +113,31 @@ interrupted).`,
 	c.Flags().BoolVar(&asJSON, "json", false, `print the tool result as JSON ({"results":[…]})`)
 	c.Flags().StringVar(&backend, "backend", "", "extract backend for this call only (direct, firecrawl, tavily, exa, parallel, keenable); resolved as strictly as web.extract_backend")
 	c.Flags().IntVar(&charLimit, "char-limit", 0, "character budget per page (clamped to 2000..500000; default web.extract_char_limit)")
+	// These flags are web_extract properties: their help (and, through the
+	// registry's validation, their allowed values) come from the tool's one
+	// schema.
+	c.Flags().StringVar(&render, "render", "", schemaHelp("render"))
+	c.Flags().BoolVar(&links, "links", false, schemaHelp("include_links"))
+	c.Flags().IntVar(&maxAge, "max-age", 0, schemaHelp("max_age_s"))
 	return c
+}
+
+// schemaHelp returns the description of a web_extract input property, with
+// its allowed values when it has an enum.
+func schemaHelp(prop string) string {
+	p, ok := tools.ExtractSchema().Properties[prop]
+	if !ok {
+		return ""
+	}
+	help := p.Description
+	if len(p.Enum) > 0 {
+		vals := make([]string, len(p.Enum))
+		for i, v := range p.Enum {
+			vals[i] = fmt.Sprint(v)
+		}
+		help += " (" + strings.Join(vals, "|") + ")"
+	}
+	return help + " [web_extract " + prop + "]"
 }
 
 // progress shows a one-line progress indicator on stderr for batches when
@@ -168,6 +199,12 @@ func (a *app) printMarkdown(resp *web.ExtractResponse) {
 			if m.FinalURL != "" && m.FinalURL != r.URL {
 				facts = append(facts, "final URL "+m.FinalURL)
 			}
+			if m.Rendered {
+				facts = append(facts, "rendered")
+			}
+			if m.Pages > 0 {
+				facts = append(facts, fmt.Sprintf("%d PDF pages", m.Pages))
+			}
 			if m.Truncated {
 				facts = append(facts, fmt.Sprintf("truncated from %d chars", m.OriginalChars))
 			} else {
@@ -179,5 +216,15 @@ func (a *app) printMarkdown(resp *web.ExtractResponse) {
 		}
 		fmt.Fprintf(w, "(%s)\n\n", strings.Join(facts, ", "))
 		fmt.Fprintln(w, strings.TrimRight(r.Content, "\n"))
+		if r.Links != nil {
+			fmt.Fprintf(w, "\nLinks (%d):\n", len(r.Links))
+			for _, l := range r.Links {
+				verdict := ""
+				if !l.Allowed {
+					verdict = fmt.Sprintf(" [refused: %s]", l.Reason)
+				}
+				fmt.Fprintf(w, "- %s %s%s\n", l.URL, l.Text, verdict)
+			}
+		}
 	}
 }

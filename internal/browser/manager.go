@@ -80,6 +80,8 @@ type Manager struct {
 	wg        sync.WaitGroup
 
 	bindings Bindings
+
+	rpool renderPool // web_extract's render step (render.go)
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -485,6 +487,7 @@ func (m *Manager) Close() error {
 	}
 	m.mu.Unlock()
 	m.wg.Wait()
+	m.rpool.close()
 	m.mu.Lock()
 	if m.spare != nil { // finished while we waited
 		ss[""] = m.spare

@@ -480,8 +480,14 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 }
 
 func (m *Manager) settle(ctx context.Context, s *Session, before backend.Activity) (navigated, busy bool) {
+	return m.settleWithin(ctx, s, before, settleCap)
+}
+
+// settleWithin is settle with its cap as a parameter (the render step waits
+// longer, see render.go).
+func (m *Manager) settleWithin(ctx context.Context, s *Session, before backend.Activity, limit time.Duration) (navigated, busy bool) {
 	start := time.Now()
-	deadline := start.Add(settleCap)
+	deadline := start.Add(limit)
 	for {
 		a := s.tab.Activity()
 		navigated = a.NavSeq > before.NavSeq || a.DocSeq > before.DocSeq

@@ -97,7 +97,17 @@ type Entry struct {
 	Title     string    // page title, may be empty
 	Content   string    // full clean text (not truncated)
 	FetchedAt time.Time // when the page was fetched; Put uses Now when zero
+	// Extra is opaque JSON the pipeline keeps with the page (its metadata
+	// and links), stored in a sidecar file <entry>.meta.json next to the
+	// entry file; nil when none. At most maxExtraBytes.
+	Extra []byte
 }
+
+// maxExtraBytes bounds an entry's Extra (200 links of long URLs fit).
+const maxExtraBytes = 1 << 20
+
+// extraFile returns the sidecar file of an entry file.
+func extraFile(file string) string { return strings.TrimSuffix(file, ".cache.md") + ".meta.json" }
 
 type indexEntry struct {
 	URL       string  `json:"url"`
@@ -195,7 +205,9 @@ func ExemptMatch(host, pattern string) bool {
 // cacheable (entries without redirect provenance are misses), the entry
 // file resolves (symlinks included) to a regular file inside Dir (a tampered
 // index can never cause a read elsewhere), and it holds valid UTF-8 (a BOM
-// is tolerated). Every failure is a miss.
+// is tolerated). Every failure is a miss. Entry.Extra is the entry's
+// sidecar (<entry>.meta.json, read with the same containment checks) when
+// it exists and is valid JSON, else nil.
 func (c *Cache) Get(rawURL, format, provider string) (Entry, bool) {
 	if !c.Cacheable(rawURL) {
 		return Entry{}, false
@@ -221,7 +233,13 @@ func (c *Cache) Get(rawURL, format, provider string) (Entry, bool) {
 	if len(data) == 0 || !utf8.Valid(data) {
 		return Entry{}, false
 	}
-	return Entry{URL: rawURL, FinalURL: ie.FinalURL, Title: ie.Title, Content: string(data), FetchedAt: fetched}, true
+	e := Entry{URL: rawURL, FinalURL: ie.FinalURL, Title: ie.Title, Content: string(data), FetchedAt: fetched}
+	if strings.HasSuffix(ie.File, ".cache.md") {
+		if x, err := c.readContained(extraFile(ie.File)); err == nil && len(x) <= maxExtraBytes && json.Valid(x) {
+			e.Extra = x
+		}
+	}
+	return e, true
 }
 
 // readContained reads an index "file" value after checking that it resolves
@@ -300,7 +318,10 @@ func readRegular(path string) ([]byte, error) {
 // atomically (temp file + rename) under a process-wide mutex and an flock on
 // <Dir>/extract-index.lock; when the index exceeds MaxEntries, only the
 // newest MaxEntries by fetched_at are kept and the evicted entry files are
-// removed. Only successes must be passed in: Put cannot tell an error page.
+// removed. Put never replaces an entry whose FetchedAt is later than e's
+// (a slow fetch finishing after a newer one), and writes the entry file and
+// its Extra sidecar (removed when Extra is empty) under the index lock.
+// Only successes must be passed in: Put cannot tell an error page.
 // Errors are I/O failures; callers treat them as "not cached".
 func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
 	final := e.FinalURL
@@ -313,13 +334,13 @@ func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
 	if truncate.CountChars(e.Content) > truncate.StoreCap {
 		return nil
 	}
+	if len(e.Extra) > maxExtraBytes {
+		e.Extra = nil
+	}
 	if err := truncate.PrivateDir(c.dir); err != nil {
 		return err
 	}
 	path := filepath.Join(c.dir, FileName(rawURL, format, provider))
-	if err := truncate.WriteNoFollow(path, []byte(e.Content), 0o600); err != nil {
-		return err
-	}
 	fetched := e.FetchedAt
 	if fetched.IsZero() {
 		fetched = c.o.Now()
@@ -334,6 +355,22 @@ func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
 	}
 	defer unlock()
 	ix, _ := c.readIndex()
+	if old, ok := ix[key]; ok && old.FetchedAt > toEpoch(fetched) {
+		// A page fetched later is already stored: never write a stale page
+		// over a fresh one (a slow fetch finishing after a newer one).
+		return nil
+	}
+	// (Written under the lock, so the file always matches its index entry.)
+	if err := truncate.WriteNoFollow(path, []byte(e.Content), 0o600); err != nil {
+		return err
+	}
+	if len(e.Extra) > 0 {
+		if err := truncate.WriteNoFollow(extraFile(path), e.Extra, 0o600); err != nil {
+			return err
+		}
+	} else {
+		os.Remove(extraFile(path))
+	}
 	ix[key] = indexEntry{URL: rawURL, FinalURL: final, File: path, Title: e.Title, FetchedAt: toEpoch(fetched)}
 	evicted := evict(ix, c.o.MaxEntries)
 	if err := c.writeIndex(ix); err != nil {
@@ -382,6 +419,7 @@ func (c *Cache) removeEvicted(file string, ix map[string]indexEntry) {
 		}
 	}
 	os.Remove(file) // removes a symlink itself, never its target
+	os.Remove(extraFile(file))
 }
 
 // readIndex reads and decodes the index from disk. A missing or corrupt

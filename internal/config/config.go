@@ -167,7 +167,19 @@ type Web struct {
 	XAI XAI
 	// Direct holds the settings of Gatehouse's embedded fetcher (web.direct).
 	Direct Direct
+	// ExtractRender is web.extract_render: when the direct backend loads a
+	// page in the local Chromium and converts its rendered DOM. RenderAuto
+	// (default): when the fetched page is empty or an application shell;
+	// RenderAlways: every HTML page; RenderNever: never.
+	ExtractRender string
 }
+
+// Render modes (web.extract_render).
+const (
+	RenderAuto   = "auto"
+	RenderAlways = "always"
+	RenderNever  = "never"
+)
 
 // CacheTTL returns CacheTTLMinutes as a duration.
 func (w Web) CacheTTL() time.Duration {
@@ -295,6 +307,7 @@ func Default() *Config {
 			CacheExemptHosts:  []string{},
 			DisabledProviders: []string{},
 			ExtractTimeout:    DefaultExtractTimeout,
+			ExtractRender:     RenderAuto,
 			AgentVisiblePaths: map[string]string{},
 			XAI: XAI{
 				Model:           DefaultXAIModel,

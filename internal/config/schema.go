@@ -105,6 +105,7 @@ var schema = &field{name: "", children: []*field{
 		strList("cache_exempt_hosts", func(c *Config) *[]string { return &c.Web.CacheExemptHosts }, listStrict),
 		strList("disabled_providers", func(c *Config) *[]string { return &c.Web.DisabledProviders }, listOrScalar),
 		extractTimeoutField(),
+		enum("extract_render", func(c *Config) *string { return &c.Web.ExtractRender }, RenderAuto, RenderAlways, RenderNever),
 		boolean("keyed_backstop", func(c *Config) *bool { return &c.Web.KeyedBackstop }),
 		strMap("agent_visible_paths", func(c *Config) *map[string]string { return &c.Web.AgentVisiblePaths }, nil),
 		block("xai",

@@ -100,6 +100,9 @@ type Document struct {
 	// Kind is one of KindHTML, KindText, KindMarkdown, KindJSON, KindPDF,
 	// KindFeed, KindXML.
 	Kind string
+	// Facts are the page's metadata, links and shell signals (HTML; the
+	// page count for PDF), see meta.go.
+	Facts
 }
 
 // Convert turns a response body into a Document.

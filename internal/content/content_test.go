@@ -2,6 +2,7 @@ package content
 
 import (
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -399,7 +400,7 @@ func TestConvertConcurrent(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 8; i++ {
-		if got := <-done; got != want {
+		if got := <-done; !reflect.DeepEqual(got, want) {
 			t.Errorf("concurrent result differs:\n%+v\n%+v", got, want)
 		}
 	}

@@ -140,6 +140,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	}
 	dropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
 	base = documentBase(doc, base)
+	facts := readFacts(doc, base) // meta.go: before the extractors change the tree
 	absolutizeLinks(doc, base)
 	preClean(doc, opt.keepComments)
 	if opt.allCaptions {
@@ -270,9 +271,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
 	if !hasWords(md) && !strings.Contains(md, "```") {
-		return Document{Kind: KindHTML, Title: title}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+		return Document{Kind: KindHTML, Title: title, Facts: facts.done("")}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
-	return Document{Title: title, Markdown: md, Kind: KindHTML}, pass, nil
+	return Document{Title: title, Markdown: md, Kind: KindHTML, Facts: facts.done(md)}, pass, nil
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and

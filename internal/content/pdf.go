@@ -35,8 +35,11 @@ var errPDFMalformed = errors.New("malformed or hostile PDF structure")
 // convertPDF extracts the plain text of a PDF, page by page
 // (github.com/ledongthuc/pdf, pure Go; lines and paragraphs from the glyph
 // positions, see pageLayoutText), and the /Title of its document
-// information. Encrypted, malformed or hostile files and files with no text
-// layer (scans) give reason.EmptyContent.
+// information. A document of several pages has a marker line
+// "--- page N ---" (N counted from 1 in document order) before the text of
+// each page that has text; Facts.Pages is the page count. Encrypted,
+// malformed or hostile files and files with no text layer (scans) give
+// reason.EmptyContent.
 func convertPDF(body []byte) (Document, error) {
 	const fix = "; download it with the terminal and inspect it locally"
 	if err := pdfPreflight(body); err != nil {
@@ -75,7 +78,8 @@ func readPDF(body []byte) (Document, error) {
 	}
 	var b strings.Builder
 	fonts := map[string]*pdf.Font{}
-	for _, p := range pdfPages(r.Trailer().Key("Root").Key("Pages")) {
+	pages := pdfPages(r.Trailer().Key("Root").Key("Pages"))
+	for i, p := range pages {
 		for _, name := range p.Fonts() {
 			if _, ok := fonts[name]; !ok {
 				f := p.Font(name)
@@ -95,6 +99,12 @@ func readPDF(body []byte) (Document, error) {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
+		// In a document of several pages, a marker line before each page's
+		// text, numbered by the page's place in the document (pages
+		// without text have no marker).
+		if len(pages) > 1 {
+			b.WriteString(pageMarker(i + 1))
+		}
 		b.WriteString(text)
 	}
 	md := strings.TrimSpace(b.String())
@@ -102,8 +112,12 @@ func readPDF(body []byte) (Document, error) {
 		return Document{}, reason.New(reason.EmptyContent, "", "the PDF has no text layer (a scan?); download it and run OCR locally")
 	}
 	title := strings.TrimSpace(r.Trailer().Key("Info").Key("Title").Text())
-	return Document{Title: title, Markdown: md + "\n", Kind: KindPDF}, nil
+	return Document{Title: title, Markdown: md + "\n", Kind: KindPDF, Facts: Facts{Pages: len(pages)}}, nil
 }
+
+// pageMarker is the line that starts page n (1-based) of a PDF's text,
+// followed by a blank line.
+func pageMarker(n int) string { return "--- page " + strconv.Itoa(n) + " ---\n\n" }
 
 // pdfPages walks the page tree depth-first within the limits above,
 // skipping any page whose /Parent chain does not end (a cycle would hang

@@ -69,7 +69,21 @@ func (e *Env) Store() *truncate.Store {
 // sees any schema-inference panic.
 func Default(env Env) (*Registry, []string) {
 	r := NewRegistry()
-	warns := addWeb(r, &env)
+	var warns []string
+	if env.Browser == nil {
+		// One browser (started on first use) serves the browser tools and
+		// web_extract's render step.
+		env.Browser, warns = browser.New(browser.Options{
+			Config: env.config(), Home: env.Web.Home, Resolver: env.Web.Resolver,
+			AllowAddrPorts: env.Web.AllowAddrPorts, Logger: env.logger(),
+			StorePathMap: env.config().Web.AgentVisiblePaths,
+		})
+		r.OnClose(env.Browser.Close)
+	}
+	if env.Web.Renderer == nil {
+		env.Web.Renderer = env.Browser
+	}
+	warns = append(warns, addWeb(r, &env)...)
 	warns = append(warns, addBrowser(r, &env)...)
 	return r, warns
 }
@@ -91,6 +105,11 @@ func addWeb(r *Registry, env *Env) []string {
 type ExtractInput struct {
 	URLs      []any `json:"urls" jsonschema:"1 to 5 absolute http(s) URLs, fetched in parallel; results come back in this order"` // strings after Prepare
 	CharLimit *int  `json:"char_limit,omitempty" jsonschema:"character budget per page (Unicode chars, not tokens); default web.extract_char_limit (15000), clamped to 2000..500000"`
+	// Render, IncludeLinks and MaxAgeS are also the CLI flags --render,
+	// --links and --max-age (cmd/gatehouse reads their help from this schema).
+	Render       string `json:"render,omitempty" jsonschema:"load pages in a local headless browser and extract the rendered DOM: auto (default web.extract_render) renders pages that come back empty or as a script-filled application shell, always renders every HTML page, never turns it off; direct backend only"`
+	IncludeLinks bool   `json:"include_links,omitempty" jsonschema:"also return each page's links (distinct absolute http(s) URLs with anchor text, main-content links first, at most 200), each judged by the URL gates: allowed, or the refusing reason code"`
+	MaxAgeS      *int   `json:"max_age_s,omitempty" jsonschema:"oldest cached page accepted, in seconds; 0 bypasses the cache and fetches again; default any age within web.cache_ttl_minutes"`
 }
 
 // ExtractOutput is the result of web_extract: exactly the JSON of
@@ -128,6 +147,10 @@ func (o *ExtractOutput) Pages() []Page {
 	return out
 }
 
+// ExtractSchema returns web_extract's input schema, the one definition the
+// CLI flags of `gatehouse extract` take their help and values from.
+func ExtractSchema() *jsonschema.Schema { return extractTool(nil).InputSchema() }
+
 func extractTool(svc *web.Service) *Tool {
 	return New(Spec{
 		Name:  WebExtract,
@@ -136,13 +159,15 @@ func extractTool(svc *web.Service) *Tool {
 			"Gates run before any byte is fetched: a URL carrying a credential (API key, token, password) refuses the whole call (reason secret_in_url); " +
 			"private, loopback and cloud-metadata addresses, blocklisted sites and unparseable URLs fail only their own row. " +
 			"Result: {\"results\":[{url,title,content,error,reason,meta}]} in input order; every error has a stable reason code; " +
-			"meta.cached and meta.age_s (seconds) say when a page came from the cache. " +
+			"meta.cached and meta.age_s (seconds) say when a page came from the cache (max_age_s 0 fetches afresh); meta has the page's description, author, published, language, canonical_url, site_name when it gives them, pages for a PDF, and rendered:true when the page was rendered in a browser. " +
 			"A page longer than char_limit is cut to a head and tail; its footer names the web_read call that pages through the full text.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true, OpenWorld: true},
 		Schema: func(s *jsonschema.Schema) {
 			u := s.Properties["urls"]
 			u.MinItems, u.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(web.MaxURLs)
 			u.Items = &jsonschema.Schema{Type: "string"} // the described schema (spec §A1)
+			s.Properties["render"].Enum = []any{"auto", "always", "never"}
+			s.Properties["max_age_s"].Minimum = jsonschema.Ptr(0.0)
 		},
 		// Spec §A3 step 1 accepts objects carrying a url/href string, and an
 		// item that is no URL costs its own row (invalid_item), not the call.
@@ -160,7 +185,7 @@ func extractTool(svc *web.Service) *Tool {
 			}
 		},
 	}, func(ctx context.Context, c *Call, in ExtractInput) (*ExtractOutput, error) {
-		req := web.ExtractRequest{URLs: in.URLs}
+		req := web.ExtractRequest{URLs: in.URLs, Render: in.Render, IncludeLinks: in.IncludeLinks, MaxAgeS: in.MaxAgeS}
 		if in.CharLimit != nil {
 			req.CharLimit = *in.CharLimit
 		}

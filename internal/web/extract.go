@@ -63,6 +63,17 @@ type ExtractRequest struct {
 	// ResourcePrefix is the resource URI prefix the footer shows with ReadTool
 	// web_read (truncate.Store.ResourcePrefix).
 	ResourcePrefix string `json:"-"`
+	// Render is the render mode for this call (provider.RenderAuto,
+	// RenderAlways, RenderNever); "" means web.extract_render. Only the
+	// direct backend renders.
+	Render string `json:"render,omitempty"`
+	// IncludeLinks asks for each success row's Links.
+	IncludeLinks bool `json:"include_links,omitempty"`
+	// MaxAgeS, when set, is the oldest cached page this call accepts, in
+	// seconds; 0 bypasses the cache for this call (the page is fetched, and
+	// the fresh page is still cached). nil means any age within
+	// web.cache_ttl_minutes.
+	MaxAgeS *int `json:"max_age_s,omitempty"`
 	// Progress, if set, is called with (finished, total) items as rows finish:
 	// once after the gates and cache (rows refused or served from cache), then
 	// once per page the provider delivers. Calls may come from several
@@ -89,6 +100,21 @@ type Meta struct {
 	// caller.
 	RescuedFrom  string `json:"rescued_from,omitempty"`
 	BackendError string `json:"backend_error,omitempty"`
+	// PageMeta is what the page says about itself: description, author,
+	// published, language, canonical_url, site_name, and pages for a PDF
+	// (fields present when found).
+	provider.PageMeta
+	// Rendered reports that the content is the page's rendered DOM (the
+	// direct backend's render step); RenderMS is how long rendering took in
+	// milliseconds (absent on a cache hit).
+	Rendered bool  `json:"rendered,omitempty"`
+	RenderMS int64 `json:"render_ms,omitempty"`
+	// RenderUnavailable is the reason code (chromium_missing, …) why a page
+	// that needed rendering was shown as fetched; Notes say more.
+	RenderUnavailable string `json:"render_unavailable,omitempty"`
+	// LinksTotal is the number of distinct links on the page when Links
+	// was capped (content.MaxLinks).
+	LinksTotal int `json:"links_total,omitempty"`
 }
 
 // Result is one row, at the index of its input item.
@@ -100,6 +126,9 @@ type Result struct {
 	Reason          reason.Code   `json:"reason,omitempty"`
 	BlockedByPolicy *policy.Block `json:"blocked_by_policy,omitempty"`
 	Meta            *Meta         `json:"meta,omitempty"`
+	// Links is set on success rows when include_links was asked for (an
+	// empty list when the page has none); see Link.
+	Links []Link `json:"links,omitzero"`
 }
 
 // OK reports whether the row is a success.
@@ -293,6 +322,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	name := ext.Name()
 
 	// 5. website policy, then cache.
+	extras := make([][]provider.Link, len(items)) // each success row's links
 	var fetch []*job
 	for _, j := range jobs {
 		if b := s.d.Policy.Check(j.u.Href); b != nil {
@@ -302,7 +332,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 			continue
 		}
 		if s.d.Cache != nil && !j.privateSeen {
-			if e, ok := s.d.Cache.Get(j.u.Href, Format, name); ok {
+			if e, ok := s.cacheLookup(j.u.Href, name, cacheFormats(s.renderMode(req, name)), req.MaxAgeS); ok {
 				// The cached page came from e.FinalURL: the blocklist may have
 				// gained that host since, and a hit must not skip the check.
 				if e.FinalURL != "" && e.FinalURL != j.u.Href {
@@ -316,6 +346,10 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 				rows[j.idx] = Result{URL: j.u.Href, Title: e.Title, Content: e.Content, Meta: &Meta{
 					Provider: name, Cached: true, AgeS: age, FinalURL: orURL(e.FinalURL, j.u.Href),
 				}}
+				if x, ok := decodeExtra(e.Extra); ok {
+					applyExtra(rows[j.idx].Meta, x)
+					extras[j.idx] = x.Links
+				}
 				done[j.idx] = true
 				continue
 			}
@@ -336,7 +370,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		progress = func(n int) { req.Progress(finished+n, len(items)) }
 	}
 	if len(fetch) > 0 {
-		s.dispatch(ctx, ext, fetch, rows, done, progress)
+		s.dispatch(ctx, ext, provider.ExtractOptions{Render: s.renderMode(req, name)}, fetch, rows, done, extras, progress)
 		s.rescue(ctx, res, fetch, rows)
 	}
 
@@ -361,6 +395,9 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		if !r.OK() || r.Meta == nil {
 			continue
 		}
+		if req.IncludeLinks {
+			r.Links = s.judgeLinks(ctx, extras[i])
+		}
 		if s.d.Config.Security.RedactSecrets {
 			redactContent(r) // before the store: the saved full text is redacted too
 		}
@@ -374,6 +411,22 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	redactRows(rows, false) // URLs and messages; content was redacted above
 	s.writeDebug(start, raws, rows, metrics)
 	return &ExtractResponse{Results: rows}
+}
+
+// renderMode returns the render mode of a call to backend name: the
+// request's, else web.extract_render, else auto. Backends other than
+// direct never render: their pages are cached as fetched.
+func (s *Service) renderMode(req ExtractRequest, name string) string {
+	if name != provider.Direct {
+		return provider.RenderNever
+	}
+	if req.Render != "" {
+		return req.Render
+	}
+	if m := s.d.Config.Web.ExtractRender; m != "" {
+		return m
+	}
+	return provider.RenderAuto
 }
 
 // resolve resolves capability c, with override (a per-call backend name)
@@ -454,7 +507,7 @@ func (s *Service) anyNonPublic(addrs []netip.Addr, port uint16) bool {
 
 // dispatch calls the provider for the jobs and fills their rows, re-checks the
 // final URL against the website policy, and writes successes to the cache.
-func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*job, rows []Result, done []bool, progress func(delivered int)) {
+func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, opts provider.ExtractOptions, jobs []*job, rows []Result, done []bool, extras [][]provider.Link, progress func(delivered int)) {
 	timeout := s.d.Config.Web.ExtractTimeout
 	pctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -477,7 +530,7 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 		// one at a time and never going backwards.
 		var progMu sync.Mutex
 		reported := 0
-		ext.Extract(pctx, urls, func(k int, p provider.Page) {
+		emit := func(k int, p provider.Page) {
 			mu.Lock()
 			fresh := k >= 0 && k < len(pages) && !got[k]
 			if fresh {
@@ -494,7 +547,12 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 				}
 				progMu.Unlock()
 			}
-		})
+		}
+		if oe, ok := ext.(provider.OptionsExtractor); ok {
+			oe.ExtractWith(pctx, urls, opts, emit)
+		} else {
+			ext.Extract(pctx, urls, emit)
+		}
 	}()
 	select {
 	case <-finished:
@@ -543,9 +601,23 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 			}
 			rows[j.idx] = Result{URL: j.u.Href, Title: p.Title, Content: p.Content, Meta: &Meta{
 				Provider: ext.Name(), FinalURL: final, Notes: p.Notes, ServedBy: servedBy(p, ext.Name()),
+				PageMeta: p.Meta, Rendered: p.Rendered, RenderUnavailable: p.RenderUnavailable,
 			}}
+			if p.Rendered {
+				rows[j.idx].Meta.RenderMS = max(p.RenderTime.Milliseconds(), 1)
+			}
+			if p.LinksTotal > len(p.Links) {
+				rows[j.idx].Meta.LinksTotal = p.LinksTotal
+			}
+			extras[j.idx] = p.Links
+			format := Format
+			if p.Rendered {
+				format = FormatRendered
+			}
 			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && servedBy(p, ext.Name()) == "" && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
-				if err := s.d.Cache.Put(j.u.Href, cache.Entry{URL: j.u.Href, FinalURL: final, Title: p.Title, Content: p.Content, FetchedAt: s.d.Now()}, Format, ext.Name()); err != nil {
+				// FetchedAt is when the fetch began: a slow fetch never
+				// passes for newer than one that started after it.
+				if err := s.d.Cache.Put(j.u.Href, cache.Entry{URL: j.u.Href, FinalURL: final, Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, ext.Name()); err != nil {
 					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 				}
 			}

@@ -42,6 +42,10 @@ type Env struct {
 	VendorEndpoints map[string]string
 	// VendorClient passes client settings to vendor clients (tests).
 	VendorClient egress.ClientOptions
+	// Renderer is the direct backend's render step (the browser Manager);
+	// nil means pages are never rendered (web.extract_render auto then
+	// reports rendering unavailable).
+	Renderer direct.Renderer
 }
 
 // CacheDir returns <home>/cache/web, where the extract cache and the full-text
@@ -98,6 +102,7 @@ func Open(env Env) (*Service, []string) {
 	d := direct.New(direct.Options{
 		Guard: guard, Timeout: cfg.Web.Direct.Timeout, MaxBodyBytes: cfg.Web.Direct.MaxBodyBytes,
 		UserAgent: cfg.Web.Direct.UserAgent, ClientOptions: env.DirectClient,
+		Render: cfg.Web.ExtractRender, Renderer: env.Renderer,
 	})
 	dotenv := env.DotEnv
 	if dotenv == nil {

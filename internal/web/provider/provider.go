@@ -13,6 +13,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Page is one provider result for one requested URL.
@@ -29,6 +30,61 @@ type Page struct {
 	// ServedBy names the keyless vendor that produced the page when it is not
 	// the backend the pipeline called (ring failover, rescue).
 	ServedBy string
+	// Meta is what the page says about itself (direct backend; vendors leave
+	// it zero).
+	Meta PageMeta
+	// Links are the page's distinct absolute http(s) links, main-content
+	// links first, at most content.MaxLinks (direct backend); LinksTotal
+	// counts them before the cap.
+	Links      []Link
+	LinksTotal int
+	// Rendered reports that the page was loaded in the local browser and its
+	// rendered DOM converted; RenderTime is how long rendering took.
+	Rendered   bool
+	RenderTime time.Duration
+	// RenderUnavailable, when set, is the reason code why a page that
+	// looked like it needed rendering was not rendered (chromium_missing).
+	RenderUnavailable string
+}
+
+// PageMeta is a page's own metadata (meta tags, Open Graph, JSON-LD) and,
+// for a PDF, its page count. Every field may be empty.
+type PageMeta struct {
+	Description  string `json:"description,omitempty"`
+	Author       string `json:"author,omitempty"`
+	Published    string `json:"published,omitempty"` // RFC 3339, or YYYY-MM-DD when the page gives no time of day
+	Language     string `json:"language,omitempty"`  // BCP 47 tag as written
+	CanonicalURL string `json:"canonical_url,omitempty"`
+	SiteName     string `json:"site_name,omitempty"`
+	Pages        int    `json:"pages,omitempty"` // PDF page count
+}
+
+// Link is one link of a page.
+type Link struct {
+	URL  string `json:"url"`
+	Text string `json:"text"`
+	Main bool   `json:"main,omitempty"` // in the extracted main content
+}
+
+// Render modes (web.extract_render, web_extract render).
+const (
+	RenderAuto   = "auto"   // render when the fetched page is empty or an application shell
+	RenderAlways = "always" // render every HTML page
+	RenderNever  = "never"  // never render
+)
+
+// ExtractOptions are per-call settings a backend may honour.
+type ExtractOptions struct {
+	// Render is RenderAuto, RenderAlways or RenderNever; "" means the
+	// backend's configured mode.
+	Render string
+}
+
+// OptionsExtractor is an Extractor that takes per-call ExtractOptions (the
+// direct backend). The pipeline calls ExtractWith when a backend has it.
+type OptionsExtractor interface {
+	Extractor
+	ExtractWith(ctx context.Context, urls []string, o ExtractOptions, emit func(i int, p Page))
 }
 
 // Extractor fetches pages. Extract calls emit exactly once per input URL, with

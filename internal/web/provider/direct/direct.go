@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,35 @@ type Options struct {
 	Parallel     int           // 0 → DefaultParallel
 	// ClientOptions passes TLS settings etc. to the egress client (tests).
 	ClientOptions egress.ClientOptions
+	// Render is web.extract_render (provider.RenderAuto, RenderAlways,
+	// RenderNever); "" means RenderAuto. A call's ExtractOptions.Render
+	// overrides it.
+	Render string
+	// Renderer loads pages in the local browser (the render step); nil
+	// means rendering is unavailable.
+	Renderer Renderer
+}
+
+// Renderer loads a page in a browser for the render step.
+type Renderer interface {
+	// Available returns nil when pages can be rendered in this process, else
+	// why not (a *reason.Error, chromium_missing). It must be cheap.
+	Available() error
+	// Render loads rawURL once in a fresh, isolated, cookie-less browser
+	// context whose every request (navigations, redirects, sub-resources,
+	// fetch/XHR, WebSockets, workers) is judged by guard on its dialed IP and
+	// by the website policy, waits a bounded time for the page to go quiet,
+	// and returns the rendered DOM as HTML. A load refused by the gates, or a
+	// page that ends on a refused URL, is an error carrying the refusal's
+	// reason code (redirect_private, policy_blocked, …); other failures are
+	// navigation_failed or browser_failed.
+	Render(ctx context.Context, rawURL string, guard *egress.Guard) (Rendered, error)
+}
+
+// Rendered is a page rendered by a Renderer.
+type Rendered struct {
+	HTML     string // the serialised rendered DOM (open shadow roots flattened, same-origin iframes inlined)
+	FinalURL string // the page's URL when it was serialised
 }
 
 // Direct implements provider.Extractor. Safe for concurrent use.
@@ -82,6 +112,15 @@ func (d *Direct) Name() string { return Name }
 // Extract fetches urls concurrently (at most Options.Parallel at once) and
 // emits each page as soon as it is done (provider.Extractor).
 func (d *Direct) Extract(ctx context.Context, urls []string, emit func(int, Page)) {
+	d.ExtractWith(ctx, urls, provider.ExtractOptions{}, emit)
+}
+
+// ExtractWith is Extract with per-call options (provider.OptionsExtractor).
+func (d *Direct) ExtractWith(ctx context.Context, urls []string, o provider.ExtractOptions, emit func(int, Page)) {
+	mode := o.Render
+	if mode == "" {
+		mode = d.o.Render
+	}
 	sem := make(chan struct{}, d.o.Parallel)
 	var wg sync.WaitGroup
 	for i, u := range urls {
@@ -95,7 +134,7 @@ func (d *Direct) Extract(ctx context.Context, urls []string, emit func(int, Page
 				return
 			}
 			defer func() { <-sem }()
-			emit(i, d.Fetch(ctx, u))
+			emit(i, d.FetchMode(ctx, u, mode))
 		}()
 	}
 	wg.Wait()
@@ -111,10 +150,18 @@ func ctxErr(ctx context.Context, u string) error {
 	return reason.Wrap(reason.Interrupted, "", fmt.Sprintf("Interrupted before %s was fetched.", u), ctx.Err())
 }
 
-// Fetch fetches and converts one page. Errors are *reason.Error: the egress codes
-// (ssrf_*, dns_*, too_many_redirects, fetch_failed, fetch_timeout), http_status,
-// and content's unsupported_content_type / binary_payload / empty_content.
+// Fetch fetches and converts one page with the configured render mode (see
+// FetchMode).
 func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
+	return d.FetchMode(ctx, rawURL, d.o.Render)
+}
+
+// FetchMode fetches and converts one page; mode is the render mode
+// (provider.RenderAuto when ""). Errors are *reason.Error: the egress codes
+// (ssrf_*, dns_*, too_many_redirects, fetch_failed, fetch_timeout), http_status,
+// content's unsupported_content_type / binary_payload / empty_content, and
+// the render step's (see render).
+func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	p := Page{URL: rawURL}
 	ctx = traceHandshake(ctx) // requestError names a server that does not speak TLS
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
@@ -154,13 +201,117 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 		p.Notes = append(p.Notes, fmt.Sprintf("transfer incomplete: the server closed the connection after %d bytes; the page may be cut short", len(body)))
 		p.NoCache = true
 	}
-	doc, err := content.Convert(body, resp.Header.Get("Content-Type"), final)
+	var doc content.Document
+	if mode == provider.RenderAlways && declaredHTML(resp.Header.Get("Content-Type")) {
+		// The rendering replaces the fetched page, which is not converted
+		// (a failed rendering fails the page in this mode).
+		doc, err = d.render(ctx, &p, mode, content.Document{Kind: content.KindHTML}, errNotConverted)
+		if err == errNotConverted { // rendering failed: the fetched page after all
+			doc, err = content.Convert(body, resp.Header.Get("Content-Type"), final)
+		}
+	} else {
+		doc, err = content.Convert(body, resp.Header.Get("Content-Type"), final)
+		if needsRender(mode, doc, err) {
+			doc, err = d.render(ctx, &p, mode, doc, err)
+		}
+	}
 	if err != nil {
 		p.Err = err
 		return p
 	}
 	p.Title, p.Content = doc.Title, doc.Markdown
+	p.Meta = provider.PageMeta{Description: doc.Meta.Description, Author: doc.Meta.Author, Published: doc.Meta.Published,
+		Language: doc.Meta.Language, CanonicalURL: doc.Meta.CanonicalURL, SiteName: doc.Meta.SiteName, Pages: doc.Pages}
+	p.LinksTotal = doc.LinksTotal
+	for _, l := range doc.Links {
+		p.Links = append(p.Links, provider.Link{URL: l.URL, Text: l.Text, Main: l.Main})
+	}
 	return p
+}
+
+// declaredHTML reports whether a Content-Type value declares HTML or XHTML.
+func declaredHTML(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// errNotConverted stands for a fetched page not converted yet.
+var errNotConverted = errors.New("direct: fetched page not converted")
+
+// needsRender reports whether the render step applies to a converted page:
+// never with RenderNever; for HTML pages only (and XHTML); with RenderAlways
+// every one; with RenderAuto a page that converted to nothing although it has
+// scripts, or that looks like an application shell (content.Shell.AppShell:
+// scripts, little visible text, an empty mount point or a <noscript> asking
+// for JavaScript) — judged by the page's structure.
+func needsRender(mode string, doc content.Document, err error) bool {
+	if mode == provider.RenderNever || doc.Kind != content.KindHTML {
+		return false
+	}
+	if mode == provider.RenderAlways {
+		return true
+	}
+	if e := reason.As(err); err != nil && (e == nil || e.Code != reason.EmptyContent) {
+		return false
+	}
+	return (err != nil && doc.Shell.Scripts) || doc.Shell.AppShell()
+}
+
+// render runs the render step for p (see Renderer) and returns the
+// conversion of the rendered DOM. A render refused by the gates fails the
+// page with that refusal. When no browser is usable (chromium_missing),
+// RenderAuto keeps the fetched result (fetched, fetchErr) and says so in
+// p.RenderUnavailable and a note, and RenderAlways fails the page with that
+// error. Another render failure (the page could not be loaded or timed out
+// in the browser) keeps the fetched result in both modes, with
+// p.RenderUnavailable and a note.
+func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched content.Document, fetchErr error) (content.Document, error) {
+	var why error
+	if d.o.Renderer == nil {
+		why = reason.New(reason.ChromiumMissing, "", "Rendering is not set up in this process (no browser).")
+	} else {
+		why = d.o.Renderer.Available()
+	}
+	if why == nil {
+		start := time.Now()
+		r, err := d.o.Renderer.Render(ctx, orURL(p.FinalURL, p.URL), d.o.Guard)
+		if err == nil {
+			p.Rendered, p.RenderTime = true, time.Since(start)
+			if r.FinalURL != "" {
+				p.FinalURL = r.FinalURL
+			}
+			base, perr := url.Parse(orURL(p.FinalURL, p.URL))
+			if perr != nil {
+				base = nil
+			}
+			return content.Convert([]byte(r.HTML), "text/html; charset=utf-8", base)
+		}
+		if e := reason.As(err); e != nil && e.Gate != "" {
+			return content.Document{}, err // refused: like a refused fetch
+		}
+		if ctx.Err() != nil {
+			return content.Document{}, ctxErr(ctx, p.URL)
+		}
+		why = err
+	}
+	e := reason.As(why)
+	if e == nil {
+		e = reason.Wrap(reason.BrowserFailed, "", why.Error(), why)
+	}
+	if mode == provider.RenderAlways && e.Code == reason.ChromiumMissing {
+		return content.Document{}, reason.Newf(e.Code, e.Gate, "Rendering was asked for (render: always) but no browser is available: %s", e.Message)
+	}
+	p.RenderUnavailable = string(e.Code)
+	p.Notes = append(p.Notes, "rendering unavailable ("+string(e.Code)+"): "+e.Message+"; the page is shown as fetched")
+	return fetched, fetchErr
+}
+
+func orURL(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // readBody decodes Content-Encoding (gzip, deflate, br) and reads at most max

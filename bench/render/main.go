@@ -1,0 +1,201 @@
+// Command render measures the cost of web_extract's render step, in one run:
+//
+//   - a rendered extract (render: always) against a plain direct fetch
+//     (render: never) of the same local page, both through the tool layer
+//     (tools.Registry, JSON in and out) with the cache bypassed (max_age_s
+//     0): the median of -rounds calls each, the rendered ones with a pause
+//     between calls (a warm browser: its spare context ready) and back to
+//     back;
+//
+//   - the time to the first rendered extract in a fresh process (`gatehouse
+//     extract --render always`, built once, which launches Chromium) against
+//     Playwright MCP's first browser_navigate in a fresh MCP server process
+//     (npm @playwright/mcp, --isolated, the same Chromium binary), same page.
+//
+//     go run ./bench/render [-rounds 15] [-page FILE]
+//
+// The page is -page (an HTML file), else the median-sized page of the shared
+// extraction bench (../shared/bench), else a synthetic article. Needs
+// Chromium; the peer needs Node (bench/browser/peer's node_modules).
+package main
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 15, "calls per figure (median reported)")
+	pageFile := flag.String("page", "", "HTML file to serve (default: the median-sized shared bench page)")
+	shared := flag.String("shared", "../shared", "shared reference folder")
+	pause := flag.Duration("pause", 700*time.Millisecond, "pause between warm rendered calls")
+	debug := flag.Bool("debug", false, "log the render phases (debug level)")
+	flag.Parse()
+	if *debug {
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	} else {
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
+	page, name := loadPage(*pageFile, *shared)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(page)
+	}))
+	defer srv.Close()
+	chromium, err := backend.FindChromium("")
+	if err != nil {
+		fatal(err)
+	}
+	fmt.Printf("render bench: page %s (%d bytes), Chromium %s, %d rounds\n", name, len(page), chromium, *rounds)
+
+	home, _ := os.MkdirTemp("", "gatehouse-render-bench-")
+	defer os.RemoveAll(home)
+	cfg := config.Default()
+	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	reg, _ := tools.Default(tools.Env{Web: web.Env{Home: home, Config: cfg, AllowAddrPorts: []netip.AddrPort{ap}}})
+	defer reg.Close()
+	ctx := context.Background()
+	zero := 0
+	call := func(render string, i int) time.Duration {
+		in := tools.ExtractInput{URLs: []any{fmt.Sprintf("%s/p?i=%d", srv.URL, i)}, Render: render, MaxAgeS: &zero}
+		t0 := time.Now()
+		res, err := reg.CallValue(ctx, tools.WebExtract, in, tools.Options{Surface: tools.SurfaceGo})
+		d := time.Since(t0)
+		if err != nil {
+			fatal(err)
+		}
+		out := res.Value.(*tools.ExtractOutput)
+		if r := out.Results[0]; !r.OK() || (render == "always") != r.Meta.Rendered {
+			b, _ := json.Marshal(r)
+			fatal(fmt.Errorf("%s: %s", render, b))
+		}
+		return d
+	}
+	call("never", -1)
+	call("always", -2) // launches Chromium
+	time.Sleep(*pause)
+	var plain, warm, b2b []time.Duration
+	for i := 0; i < *rounds; i++ {
+		plain = append(plain, call("never", i))
+	}
+	for i := 0; i < *rounds; i++ {
+		time.Sleep(*pause)
+		warm = append(warm, call("always", 1000+i))
+	}
+	for i := 0; i < *rounds; i++ {
+		b2b = append(b2b, call("always", 2000+i))
+	}
+	p, w, b := median(plain), median(warm), median(b2b)
+	fmt.Printf("plain direct fetch (render never): %v median\n", p)
+	fmt.Printf("rendered extract (render always), warm browser: %v median = %.2fx plain (budget <= 3x)\n", w, ratio(w, p))
+	fmt.Printf("rendered extract, back to back: %v median = %.2fx plain\n", b, ratio(b, p))
+
+	// Fresh process: the CLI, built once.
+	bin := filepath.Join(home, "gatehouse")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gatehouse").CombinedOutput(); err != nil {
+		fatal(fmt.Errorf("go build: %v\n%s", err, out))
+	}
+	cliHome := filepath.Join(home, "cli")
+	os.MkdirAll(cliHome, 0o700)
+	os.WriteFile(filepath.Join(cliHome, "config.yaml"), []byte("security:\n  allow_private_urls: true\n"), 0o600)
+	var first []time.Duration
+	for i := 0; i < 5; i++ {
+		cmd := exec.Command(bin, "extract", "--json", "--render", "always", fmt.Sprintf("%s/first?i=%d", srv.URL, i))
+		cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+cliHome)
+		t0 := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(t0)
+		if err != nil || !strings.Contains(string(out), `"rendered": true`) {
+			fatal(fmt.Errorf("cli: %v %s", err, out))
+		}
+		first = append(first, d)
+	}
+	f := median(first)
+	fmt.Printf("first rendered extract, fresh process (gatehouse extract --render always): %v median of 5\n", f)
+	peer := exec.Command("node", "bench/render/peer/first.mjs", srv.URL+"/first", chromium, "5")
+	if out, err := peer.Output(); err != nil {
+		fmt.Printf("peer: Playwright MCP not run (%v); run npm install in bench/browser/peer\n", err)
+	} else {
+		var pr struct {
+			FirstNavigateMS float64 `json:"first_navigate_ms"`
+		}
+		json.Unmarshal(out, &pr)
+		pf := time.Duration(pr.FirstNavigateMS * float64(time.Millisecond))
+		fmt.Printf("Playwright MCP first browser_navigate, fresh process: %v median of 5\n", pf)
+		fmt.Printf("first rendered extract / Playwright first navigate = %.2fx\n", ratio(f, pf))
+	}
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "render bench:", err)
+	os.Exit(1)
+}
+
+// loadPage returns the page to serve and its name.
+func loadPage(file, shared string) ([]byte, string) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			fatal(err)
+		}
+		return b, file
+	}
+	dir := filepath.Join(shared, "bench", "extraction", "html")
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) > 0 {
+		type sized struct {
+			name string
+			b    []byte
+		}
+		var all []sized
+		for _, e := range ents {
+			f, err := os.Open(filepath.Join(dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			zr, err := gzip.NewReader(f)
+			if err == nil {
+				b, _ := io.ReadAll(zr)
+				all = append(all, sized{e.Name(), b})
+			}
+			f.Close()
+		}
+		sort.Slice(all, func(i, j int) bool { return len(all[i].b) < len(all[j].b) })
+		m := all[len(all)/2]
+		return m.b, "shared bench " + m.name + " (median size)"
+	}
+	var b strings.Builder
+	b.WriteString("<!doctype html><html><head><title>Harbour lights</title></head><body><article><h1>Harbour lights</h1>")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "<p>Paragraph %d: the harbour master kept the lights burning through the long winter nights, and every ship that passed the rocks owed him its safe passage home.</p>", i)
+	}
+	b.WriteString("</article></body></html>")
+	return []byte(b.String()), "synthetic article"
+}

@@ -1,0 +1,343 @@
+package browser
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider/direct"
+)
+
+// The render step of web_extract (the direct backend's direct.Renderer):
+// one page loaded once in a fresh BrowserContext of the local Chromium, its
+// rendered DOM serialised for the content pipeline.
+
+//go:embed render.js
+var renderJS string
+
+// Render limits.
+const (
+	// renderLoadTimeout bounds the navigation (up to the load event).
+	renderLoadTimeout = 20 * time.Second
+	// renderSettleCap bounds the quiet-wait after the load event: the wait
+	// of the browser tools (network idle and no DOM mutation for
+	// quietWindow), with a longer cap, as an application fetches its data
+	// after load.
+	renderSettleCap = 3 * time.Second
+	// renderSerialiseTimeout bounds the DOM serialisation.
+	renderSerialiseTimeout = 10 * time.Second
+)
+
+var _ direct.Renderer = (*Manager)(nil)
+
+// Render implements direct.Renderer: it loads rawURL in a fresh, isolated,
+// cookie-less BrowserContext (its own cookies, storage and cache, discarded
+// afterwards) whose traffic goes through its own egress proxy listener
+// judging every request with guard (the extract pipeline's guard: private
+// addresses refused unless security.allow_private_urls) on the dialed IP,
+// and with the website policy on its host. It waits for the load event
+// (at most 20 s), then for the network and the DOM to go quiet (at most
+// 3 s), and serialises the DOM: open shadow roots flattened into their
+// hosts (slots filled with their assigned nodes), same-origin iframes
+// inlined in place of the <iframe>, scripts (but JSON-LD), styles,
+// <noscript> and <template> dropped; at most 10 MB.
+//
+// Errors: the gates' codes when the document itself was refused, or when a
+// redirect or a script navigation ended on a refused URL (redirect_private,
+// redirect_metadata, ssrf_*, policy_blocked); navigation_failed when the
+// page could not be loaded; chromium_missing and browser_failed.
+func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard) (direct.Rendered, error) {
+	u, perr := urlsafe.Parse(rawURL)
+	if perr != nil {
+		return direct.Rendered{}, perr
+	}
+	t0 := time.Now()
+	l, err := m.ensureBrowser(ctx)
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	slot, err := m.takeRenderSlot(ctx, l, guard)
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	// The used context is discarded in the background, and the next one
+	// prepared (a new BrowserContext costs ~200 ms).
+	defer m.releaseRenderSlot(slot, l, guard)
+	tab, p := slot.tab, slot.proxy
+	s := &Session{Key: "(render)", tab: tab, proxy: p}
+	tOpen := time.Now()
+
+	start := time.Now()
+	nctx, cancel := context.WithTimeout(ctx, renderLoadTimeout)
+	nr, err := tab.Navigate(nctx, u.Href)
+	loadTimedOut := reason.Of(err) == reason.CommandTimeout && ctx.Err() == nil && tab.Healthy()
+	cancel()
+	if loadTimedOut {
+		// A sub-resource that never finishes holds the load event back; the
+		// document is there: wait for quiet and take it as it stands.
+		cur, cerr := tab.Current(ctx)
+		if cerr != nil {
+			return direct.Rendered{}, err
+		}
+		nr, err = cur, nil
+	}
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	if rerr := m.renderRefusal(p, start, u.Href, nr.URL, guard); rerr != nil {
+		return direct.Rendered{}, rerr
+	}
+	if nr.ErrorText != "" {
+		return direct.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The browser could not load the page to render it (%s).", nr.ErrorText)
+	}
+	tLoad := time.Now()
+	_, busy := m.settleWithin(ctx, s, backend.Activity{}, renderSettleCap)
+	tSettle := time.Now()
+
+	sctx, scancel := context.WithTimeout(ctx, renderSerialiseTimeout)
+	defer scancel()
+	raw, err := tab.CallIsolated(sctx, renderJS)
+	if err != nil {
+		return direct.Rendered{}, err
+	}
+	var out struct {
+		HTML string `json:"html"`
+		URL  string `json:"url"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return direct.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "The render script returned an unexpected value.", err)
+	}
+	m.logger.Debug("web_extract render", "open_ms", tOpen.Sub(t0).Milliseconds(), "load_ms", tLoad.Sub(start).Milliseconds(),
+		"settle_ms", tSettle.Sub(tLoad).Milliseconds(), "serialise_ms", time.Since(tSettle).Milliseconds(), "busy", busy)
+	// A script may have navigated the page meanwhile: its URL is judged too.
+	if rerr := m.renderRefusal(p, start, u.Href, out.URL, guard); rerr != nil {
+		return direct.Rendered{}, rerr
+	}
+	return direct.Rendered{HTML: out.HTML, FinalURL: out.URL}, nil
+}
+
+// renderRefusal judges the page's current URL final (after redirects or a
+// script navigation) against requested: refused statically by the guard or
+// the website policy, or refused by the proxy (on its dialed IP) while
+// loading, it is the matching redirect_* or gate refusal.
+func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, requested, final string, guard *egress.Guard) *reason.Error {
+	if final == "" || final == "about:blank" {
+		return nil
+	}
+	if sc, _, _ := splitScheme(final); sc == "chrome-error" {
+		// The document failed to load: the first load, a redirect or a
+		// script navigation. When the egress proxy refused something by
+		// its gates (not a DNS failure) meanwhile, that was it.
+		for _, rf := range p.RefusedSince(since) {
+			if strings.HasPrefix(string(rf.Reason), "dns_") {
+				continue
+			}
+			return redirectRefusal(reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused %s (%s).", rf.Host, rf.Reason))
+		}
+		return reason.New(reason.NavigationFailed, "", "The rendered page navigated to an address that could not be loaded.")
+	}
+	fu, err := urlsafe.Parse(final)
+	if err != nil || (fu.Scheme != "http" && fu.Scheme != "https") {
+		return nil // about:, data:, … carry no network address
+	}
+	var rerr *reason.Error
+	if e := guard.CheckStatic(fu); e != nil {
+		rerr = e
+	} else if b := m.gates.Policy.Check(fu.Href); b != nil {
+		rerr = b.Err()
+	}
+	if rerr == nil {
+		for _, rf := range p.RefusedSince(since) {
+			if rf.Host == fu.Host {
+				rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
+				break
+			}
+		}
+	}
+	if rerr == nil {
+		return nil
+	}
+	if rerr.Code == reason.PolicyBlocked {
+		rerr.Gate = reason.GatePolicy
+	}
+	if fu.Href != requested {
+		return redirectRefusal(rerr)
+	}
+	return rerr
+}
+
+// redirectRefusal is the refusal of a rendered page that redirected or
+// navigated to an address refused with rerr.
+func redirectRefusal(rerr *reason.Error) *reason.Error {
+	switch rerr.Code {
+	case reason.SSRFMetadata:
+		return reason.Wrap(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a cloud metadata endpoint.", rerr)
+	case reason.SSRFPrivate:
+		return reason.Wrap(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the rendered page redirected or navigated to a private/internal address.", rerr)
+	case reason.PolicyBlocked:
+		return reason.Wrap(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the rendered page redirected or navigated to a host on the website blocklist. "+rerr.Message, rerr)
+	}
+	if rerr.Gate == "" {
+		rerr.Gate = reason.GateSSRF
+	}
+	return rerr
+}
+
+// renderPool holds one pre-started render context (a blank tab in a fresh
+// BrowserContext with its own egress proxy listener for one guard), so a
+// render does not wait for a BrowserContext to be created, and tracks the
+// background work of preparing and discarding contexts.
+type renderPool struct {
+	mu      sync.Mutex
+	spare   *renderSlot
+	filling bool
+	filled  chan struct{} // closed when the fill under way ends; nil when none
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+type renderSlot struct {
+	guard *egress.Guard
+	local *backend.Local
+	tab   *backend.Tab
+	proxy *egress.ProxySession
+}
+
+func (s *renderSlot) discard() {
+	s.tab.Close()
+	s.proxy.Close()
+}
+
+// newRenderSlot opens a fresh BrowserContext whose proxy judges with guard
+// and the website policy.
+func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
+	// The website policy on every request's host, whether or not guard
+	// carries it (web.NewGuard's does not).
+	policy := egress.HostDeciderFunc(func(_, host string, _ uint16) *reason.Error {
+		if m.gates.Policy == nil || !m.gates.Policy.Enabled() {
+			return nil
+		}
+		h := host
+		if strings.Contains(h, ":") {
+			h = "[" + h + "]"
+		}
+		if b := m.gates.Policy.Check("https://" + h + "/"); b != nil {
+			return b.Err()
+		}
+		return nil
+	})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: policy, Logger: m.logger})
+	if err != nil {
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the render step's egress proxy.", err)
+	}
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: backend.DialogDismiss})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return &renderSlot{guard: guard, local: l, tab: tab, proxy: p}, nil
+}
+
+// takeRenderSlot returns the spare context when it is ready for this
+// browser and guard (it has never loaded a page), else a new one.
+func (m *Manager) takeRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
+	for wait := true; ; wait = false {
+		m.rpool.mu.Lock()
+		s := m.rpool.spare
+		if s != nil && s.guard == guard && s.local == l && s.tab.Healthy() {
+			m.rpool.spare = nil
+		} else {
+			s = nil
+		}
+		filled := m.rpool.filled
+		m.rpool.mu.Unlock()
+		if s != nil {
+			return s, nil
+		}
+		if !wait || filled == nil {
+			return m.newRenderSlot(ctx, l, guard)
+		}
+		// A spare is being prepared: waiting for it is quicker than
+		// opening a second context next to it.
+		select {
+		case <-filled:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// releaseRenderSlot discards a used context and prepares the next spare, both
+// in the background.
+func (m *Manager) releaseRenderSlot(used *renderSlot, l *backend.Local, guard *egress.Guard) {
+	m.rpool.mu.Lock()
+	defer m.rpool.mu.Unlock()
+	m.rpool.wg.Add(1)
+	go func() {
+		defer m.rpool.wg.Done()
+		used.discard()
+	}()
+	if m.rpool.closed || m.rpool.filling {
+		return
+	}
+	if sp := m.rpool.spare; sp != nil {
+		if sp.guard == guard && sp.local == l && sp.tab.Healthy() {
+			return
+		}
+		m.rpool.spare = nil
+		m.rpool.wg.Add(1)
+		go func() {
+			defer m.rpool.wg.Done()
+			sp.discard()
+		}()
+	}
+	m.rpool.filling = true
+	filled := make(chan struct{})
+	m.rpool.filled = filled
+	m.rpool.wg.Add(1)
+	go func() {
+		defer m.rpool.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := m.newRenderSlot(ctx, l, guard)
+		if err == nil {
+			// Warm the renderer and the isolated world.
+			_, err = s.tab.CallIsolated(ctx, pageJS, "quiet", nil)
+		}
+		m.rpool.mu.Lock()
+		m.rpool.filling = false
+		m.rpool.filled = nil
+		close(filled)
+		keep := err == nil && !m.rpool.closed && m.rpool.spare == nil
+		if keep {
+			m.rpool.spare = s
+		}
+		m.rpool.mu.Unlock()
+		if !keep && s != nil {
+			s.discard()
+		}
+	}()
+}
+
+// close waits for the background work and discards the spare (Manager.Close,
+// before the browser stops).
+func (p *renderPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.wg.Wait()
+	p.mu.Lock()
+	sp := p.spare
+	p.spare = nil
+	p.mu.Unlock()
+	if sp != nil {
+		sp.discard()
+	}
+}

@@ -1,0 +1,55 @@
+// render.js serialises the rendered DOM for web_extract's render step
+// (render.go). It runs in Gatehouse's isolated world, which shares the DOM
+// with the page. Open shadow roots are flattened into their hosts (a <slot>
+// shows its assigned nodes, else its fallback content); same-origin iframes
+// are inlined where they stand (contentDocument is null for other origins);
+// scripts other than JSON-LD, styles, <noscript> and <template> are dropped.
+// Output stops growing at MAX characters.
+function () {
+  const MAX = 10 * 1024 * 1024;
+  const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr']);
+  const DROP = new Set(['script', 'style', 'noscript', 'template']);
+  const out = [];
+  let size = 0;
+  const push = (s) => { out.push(s); size += s.length; };
+  const text = (s) => s.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
+  const attr = (s) => s.replace(/[&"]/g, (c) => (c === '&' ? '&amp;' : '&quot;'));
+  const kids = (n, depth) => { for (let c = n.firstChild; c && size < MAX; c = c.nextSibling) node(c, depth); };
+  function node(n, depth) {
+    if (depth > 512 || size >= MAX) return;
+    if (n.nodeType === 3) { push(text(n.data)); return; }
+    if (n.nodeType === 11) { kids(n, depth + 1); return; } // a shadow root
+    if (n.nodeType !== 1) return;
+    const tag = n.localName;
+    if (tag === 'script') {
+      if ((n.getAttribute('type') || '').trim().toLowerCase() === 'application/ld+json') {
+        push('<script type="application/ld+json">' + n.textContent.replace(/<\/script/gi, '<\\/script') + '</script>');
+      }
+      return;
+    }
+    if (DROP.has(tag)) return;
+    if (tag === 'slot') {
+      const assigned = n.assignedNodes({ flatten: true });
+      if (assigned.length) { for (const a of assigned) node(a, depth + 1); } else kids(n, depth + 1);
+      return;
+    }
+    if (tag === 'iframe' || tag === 'frame') {
+      let doc = null;
+      try { doc = n.contentDocument; } catch (e) { doc = null; }
+      if (doc && doc.body) { push('<div data-gatehouse-frame="">'); kids(doc.body, depth + 1); push('</div>'); }
+      return;
+    }
+    let open = '<' + tag;
+    for (const a of n.attributes) {
+      if (/^[^\s"'>\/=]+$/.test(a.name)) open += ' ' + a.name + '="' + attr(a.value) + '"';
+    }
+    push(open + '>');
+    if (VOID.has(tag)) return;
+    if (n.shadowRoot) kids(n.shadowRoot, depth + 1); // open roots only: closed ones are not reachable
+    else kids(n, depth + 1);
+    push('</' + tag + '>');
+  }
+  push('<!doctype html>');
+  node(document.documentElement, 0);
+  return { html: out.join(''), url: location.href };
+}

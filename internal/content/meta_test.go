@@ -1,0 +1,186 @@
+package content
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// multiPagePDF is a PDF of len(pages) pages, page i showing pages[i] ("" =
+// a page without text).
+func multiPagePDF(pages ...string) []byte {
+	n := len(pages)
+	kids := make([]string, n)
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>", ""}
+	font := 3 + 2*n
+	for i, text := range pages {
+		page, content := 3+2*i, 4+2*i
+		kids[i] = fmt.Sprintf("%d 0 R", page)
+		stream := "BT /F1 18 Tf 72 720 Td ET\n"
+		if text != "" {
+			stream = fmt.Sprintf("BT /F1 18 Tf 72 720 Td (%s) Tj ET\n", text)
+		}
+		objs = append(objs,
+			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R /Resources << /Font << /F1 %d 0 R >> >> >>", content, font),
+			fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(stream), stream))
+	}
+	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n)
+	objs = append(objs, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	return assemblePDF("%PDF-1.4\n", objs, "")
+}
+
+func TestPDFPageMarkersAndCount(t *testing.T) {
+	doc, err := Convert(multiPagePDF("First page text", "", "Third page text"), "application/pdf", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Pages != 3 {
+		t.Errorf("Pages = %d, want 3", doc.Pages)
+	}
+	want := "--- page 1 ---\n\nFirst page text\n\n--- page 3 ---\n\nThird page text\n"
+	if doc.Markdown != want {
+		t.Errorf("Markdown = %q, want %q", doc.Markdown, want)
+	}
+	one, err := Convert(minimalPDF("T", "Only page"), "application/pdf", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Pages != 1 || strings.Contains(one.Markdown, "--- page") {
+		t.Errorf("single page: Pages=%d Markdown=%q (no marker wanted)", one.Pages, one.Markdown)
+	}
+}
+
+const metaBody = `<article><h1>Harbour lights</h1>
+<p>The harbour master kept the lights burning through the long winter nights, and every ship that passed the rocks owed him its safe passage home.</p>
+<p>Read the <a href="/history">history of the harbour</a> and the <a href="https://other.example/tides#today">tide tables</a>.</p></article>`
+
+func TestMetadataFromMetaTags(t *testing.T) {
+	page := `<!doctype html><html lang="en-GB"><head><title>Harbour lights | Coast News</title>
+<meta name="description" content="  How the   harbour stayed lit. ">
+<meta name="author" content="Ann Keeper">
+<meta property="article:published_time" content="2024-03-05T09:30:00+01:00">
+<meta property="og:site_name" content="Coast News">
+<meta property="og:description" content="OG description, not used">
+<link rel="canonical" href="/news/harbour-lights">
+</head><body>` + metaBody + `</body></html>`
+	doc, err := Convert([]byte(page), "text/html", mustURL(t, "https://coast.example/news/harbour-lights?utm=x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Metadata{Description: "How the harbour stayed lit.", Author: "Ann Keeper", Published: "2024-03-05T09:30:00+01:00",
+		Language: "en-GB", CanonicalURL: "https://coast.example/news/harbour-lights", SiteName: "Coast News"}
+	if doc.Meta != want {
+		t.Errorf("Meta = %+v\nwant   %+v", doc.Meta, want)
+	}
+}
+
+func TestMetadataFromJSONLDOnly(t *testing.T) {
+	page := `<html><head><title>Harbour lights</title>
+<script type="application/ld+json">{"@context":"https://schema.org","@graph":[
+ {"@type":"WebSite","name":"Coast News Site"},
+ {"@type":["NewsArticle"],"headline":"Harbour lights","description":"From JSON-LD.","datePublished":"2023-11-02",
+  "author":[{"@type":"Person","name":"Ann Keeper"},{"@type":"Person","name":"Bo Tide"}],
+  "publisher":{"@type":"Organization","name":"Coast News"},"inLanguage":"fr","url":"https://coast.example/a"}]}</script>
+<script type="application/ld+json">{ not json </script>
+</head><body>` + metaBody + `</body></html>`
+	doc, err := Convert([]byte(page), "text/html", mustURL(t, "https://coast.example/a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Metadata{Description: "From JSON-LD.", Author: "Ann Keeper, Bo Tide", Published: "2023-11-02",
+		Language: "fr", CanonicalURL: "https://coast.example/a", SiteName: "Coast News"}
+	if doc.Meta != want {
+		t.Errorf("Meta = %+v\nwant   %+v", doc.Meta, want)
+	}
+}
+
+func TestMetadataNone(t *testing.T) {
+	doc, err := Convert([]byte(`<html><head><title>x</title></head><body>`+metaBody+`</body></html>`), "text/html", mustURL(t, "https://coast.example/a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Meta != (Metadata{}) {
+		t.Errorf("Meta = %+v, want none", doc.Meta)
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	for in, want := range map[string]string{
+		"2024-03-05T09:30:00Z":          "2024-03-05T09:30:00Z",
+		"2024-03-05T09:30:00.123+0100":  "2024-03-05T09:30:00+01:00",
+		"2024-03-05 09:30":              "2024-03-05T09:30:00Z",
+		"2024-03-05":                    "2024-03-05",
+		"2024/3/5":                      "2024-03-05",
+		"March 5, 2024":                 "2024-03-05",
+		"5 Mar 2024":                    "2024-03-05",
+		"Tue, 05 Mar 2024 09:30:00 GMT": "2024-03-05T09:30:00Z",
+		"2024-03":                       "2024-03",
+		"yesterday":                     "",
+		"":                              "",
+		"0001-01-01":                    "",
+	} {
+		if got := parseDate(in); got != want {
+			t.Errorf("parseDate(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLinksMainFirstDistinctCapped(t *testing.T) {
+	var nav strings.Builder
+	nav.WriteString(`<nav>`)
+	nav.WriteString(`<a href="/history">History again</a><a href="mailto:a@b.c">mail</a><a href="javascript:x()">js</a><a href="#top">top</a>`)
+	nav.WriteString(`<a href="https://coast.example/a#frag">self</a><a href="/img"><img alt="Picture"></a>`)
+	for i := 0; i < MaxLinks+20; i++ {
+		fmt.Fprintf(&nav, `<a href="/n/%d">Nav %d</a>`, i, i)
+	}
+	nav.WriteString(`</nav>`)
+	page := `<html><head><title>x</title></head><body>` + nav.String() + metaBody + `</body></html>`
+	doc, err := Convert([]byte(page), "text/html", mustURL(t, "https://coast.example/a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Links) != MaxLinks || doc.LinksTotal != MaxLinks+23 {
+		t.Fatalf("links %d (total %d), want %d of %d", len(doc.Links), doc.LinksTotal, MaxLinks, MaxLinks+23)
+	}
+	// Main-content links first, in document order, with their first text.
+	if l := doc.Links[0]; l.URL != "https://coast.example/history" || !l.Main || l.Text != "History again" {
+		t.Errorf("first link %+v", l)
+	}
+	if l := doc.Links[1]; l.URL != "https://other.example/tides" || !l.Main || l.Text != "tide tables" {
+		t.Errorf("second link %+v", l)
+	}
+	if l := doc.Links[2]; l.URL != "https://coast.example/img" || l.Main || l.Text != "Picture" {
+		t.Errorf("third link %+v", l)
+	}
+	if l := doc.Links[3]; l.URL != "https://coast.example/n/0" || l.Text != "Nav 0" {
+		t.Errorf("fourth link %+v", l)
+	}
+	seen := map[string]bool{}
+	for _, l := range doc.Links {
+		if seen[l.URL] || !strings.HasPrefix(l.URL, "https://") || strings.Contains(l.URL, "#") || l.URL == "https://coast.example/a" {
+			t.Errorf("bad or repeated link %+v", l)
+		}
+		seen[l.URL] = true
+	}
+}
+
+func TestShellSignals(t *testing.T) {
+	for _, tc := range []struct {
+		name, page string
+		shell      bool
+	}{
+		{"react root", `<html><head><script src="/app.js"></script></head><body><div id="root"></div></body></html>`, true},
+		{"noscript", `<html><body><noscript>You need to enable JavaScript to run this app.</noscript><div class="x"></div><script>boot()</script></body></html>`, true},
+		{"custom element", `<html><body><my-app></my-app><script type="module" src="/m.js"></script></body></html>`, true},
+		{"article with scripts", `<html><body><div id="root">` + metaBody + metaBody + `</div><div id="portal"></div><script src="/a.js"></script></body></html>`, false},
+		{"empty without scripts", `<html><body><div id="root"></div></body></html>`, false},
+		{"json-ld only", `<html><body><div id="root"></div><script type="application/ld+json">{}</script></body></html>`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := PageFacts(tc.page, nil, "")
+			if got := f.Shell.AppShell(); got != tc.shell {
+				t.Errorf("AppShell = %v, want %v (%+v)", got, tc.shell, f.Shell)
+			}
+		})
+	}
+}

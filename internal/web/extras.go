@@ -1,0 +1,181 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/cache"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
+)
+
+// Per-call extras of web_extract: page metadata, links judged by the gates,
+// the render step's provenance and per-call freshness (max_age_s).
+
+// FormatRendered is the cache format of a page whose rendered DOM was
+// converted: the cache key includes whether the page was rendered, so a
+// rendering is never served to a call that asked for none (render: never)
+// and a fetched page never to one that asked for rendering (render: always).
+const FormatRendered = Format + ";rendered"
+
+// Link is one entry of a row's links (include_links): a distinct absolute
+// http(s) link of the page with its anchor text, main-content links first,
+// judged by web_extract's own URL gates (secret, scheme, SSRF with DNS,
+// website policy) as `gatehouse check` would: Allowed, else the refusing
+// Reason code and Gate.
+type Link struct {
+	URL     string      `json:"url"`
+	Text    string      `json:"text"`
+	Main    bool        `json:"main,omitempty"`
+	Allowed bool        `json:"allowed"`
+	Reason  reason.Code `json:"reason,omitempty"`
+	Gate    reason.Gate `json:"gate,omitempty"`
+}
+
+// extra is what the cache keeps with a page besides its text (the sidecar of
+// cache.Entry.Extra).
+type extra struct {
+	Meta       provider.PageMeta `json:"meta"`
+	Links      []provider.Link   `json:"links,omitempty"`
+	LinksTotal int               `json:"links_total,omitempty"`
+	Rendered   bool              `json:"rendered,omitempty"`
+}
+
+func encodeExtra(p provider.Page) []byte {
+	b, err := json.Marshal(extra{Meta: p.Meta, Links: p.Links, LinksTotal: p.LinksTotal, Rendered: p.Rendered})
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func decodeExtra(b []byte) (extra, bool) {
+	var x extra
+	if len(b) == 0 || json.Unmarshal(b, &x) != nil {
+		return extra{}, false
+	}
+	return x, true
+}
+
+// cacheFormats returns the cache formats a call in render mode may be served
+// from: never → fetched pages only; always → rendered pages only; auto →
+// either (an auto call renders exactly when the page needs it).
+func cacheFormats(mode string) []string {
+	switch mode {
+	case provider.RenderNever:
+		return []string{Format}
+	case provider.RenderAlways:
+		return []string{FormatRendered}
+	}
+	return []string{Format, FormatRendered}
+}
+
+// cacheLookup returns the newest cached page for href in one of formats
+// whose age is under maxAge (nil: any age the TTL allows; 0: none).
+func (s *Service) cacheLookup(href, name string, formats []string, maxAge *int) (cache.Entry, bool) {
+	if maxAge != nil && *maxAge <= 0 {
+		return cache.Entry{}, false
+	}
+	var best cache.Entry
+	found := false
+	for _, f := range formats {
+		e, ok := s.d.Cache.Get(href, f, name)
+		if !ok {
+			continue
+		}
+		if maxAge != nil && s.d.Now().Sub(e.FetchedAt) > time.Duration(*maxAge)*time.Second {
+			continue
+		}
+		if !found || e.FetchedAt.After(best.FetchedAt) {
+			best, found = e, true
+		}
+	}
+	return best, found
+}
+
+// linkHostParallel bounds the DNS lookups of one row's link judging.
+const linkHostParallel = 8
+
+// judgeLinks runs web_extract's URL gates on each link: the secret gate
+// (raw and parsed), parse and scheme, the SSRF gate with DNS (once per
+// distinct host and port, at most linkHostParallel lookups at a time) and
+// the website policy.
+func (s *Service) judgeLinks(ctx context.Context, links []provider.Link) []Link {
+	out := make([]Link, len(links))
+	type hostVerdict struct {
+		once sync.Once
+		u    *urlsafe.URL
+		err  *reason.Error
+	}
+	hosts := map[string]*hostVerdict{}
+	parsed := make([]*urlsafe.URL, len(links))
+	for i, l := range links {
+		out[i] = Link{URL: l.URL, Text: l.Text, Main: l.Main}
+		deny := func(e *reason.Error) {
+			out[i].Reason, out[i].Gate = e.Code, e.Gate
+			if out[i].Gate == "" {
+				out[i].Gate = reason.GateSSRF
+			}
+		}
+		if e := urlsafe.FindSecret(l.URL); e != nil {
+			deny(e)
+			continue
+		}
+		u, err := urlsafe.Parse(l.URL)
+		if err != nil {
+			deny(reason.As(err))
+			continue
+		}
+		if e := urlsafe.CheckSecrets(l.URL, u, true); e != nil {
+			deny(e)
+			continue
+		}
+		parsed[i] = u
+		if _, ok := hosts[u.Host]; !ok {
+			hosts[u.Host] = &hostVerdict{u: u}
+		}
+	}
+	sem := make(chan struct{}, linkHostParallel)
+	var wg sync.WaitGroup
+	for _, hv := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, hv.err = s.d.Guard.Check(ctx, hv.u)
+		}()
+	}
+	wg.Wait()
+	for i, u := range parsed {
+		if u == nil {
+			continue
+		}
+		if e := hosts[u.Host].err; e != nil {
+			out[i].Reason, out[i].Gate = e.Code, e.Gate
+			if out[i].Gate == "" {
+				out[i].Gate = reason.GateSSRF
+			}
+			continue
+		}
+		if b := s.d.Policy.Check(u.Href); b != nil {
+			out[i].Reason, out[i].Gate = reason.PolicyBlocked, reason.GatePolicy
+			continue
+		}
+		out[i].Allowed = true
+	}
+	return out
+}
+
+// applyExtra fills a success row's meta from what the backend said about the
+// page (or what the cache kept).
+func applyExtra(m *Meta, x extra) {
+	m.PageMeta = x.Meta
+	m.Rendered = m.Rendered || x.Rendered
+	if x.LinksTotal > len(x.Links) {
+		m.LinksTotal = x.LinksTotal
+	}
+}
