@@ -674,25 +674,23 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 		return r
 	}
 	// Eval policy (spec §B8.3): the opt-in denylist, then the URL-literal
-	// pre-screen when the SSRF guard is on (the metadata floor always).
-	if why := EvalDenied(in.Expression, m.cfg.Browser.RestrictEvaluate, m.cfg.Browser.AllowUnsafeEvaluate); why != "" {
-		m.errOf(s, &r.Page, reason.Newf(reason.EvalDenylist, "",
-			"Blocked: the expression uses %s, which browser.restrict_evaluate refuses. Set browser.restrict_evaluate: false (or browser.allow_unsafe_evaluate: true) to allow it.", why))
-		return r
-	}
+	// pre-screen (the metadata floor always, the rest when the guard is on).
 	cctx, cancel := m.cmdCtx(ctx)
 	defer cancel()
-	for _, lit := range URLLiterals(in.Expression) {
-		if chk := m.gates.CheckURL(cctx, lit, s.active); !chk.Allowed && (s.active || *chk.Reason == reason.SSRFMetadata) {
-			m.errOf(s, &r.Page, reason.Newf(reason.EvalURLLiteral, "",
-				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", originOf(lit), *chk.Reason))
-			return r
-		}
+	if rerr := m.gates.CheckEval(cctx, in.Expression, m.evalSettings(), s.active); rerr != nil {
+		m.errOf(s, &r.Page, rerr)
+		return r
 	}
 	mark := s.tab.DialogMark()
+	before := s.tab.Activity()
 	v, err := s.tab.EvalPage(cctx, in.Expression)
 	r.Dialogs = s.tab.DialogsSince(mark)
+	m.settleAfterEval(cctx, s, before)
 	if err != nil {
+		if rerr := m.pageMoved(cctx, s, &r.Page); rerr != nil {
+			m.withheld(ctx, s, &r.Page, rerr)
+			return r
+		}
 		m.errOf(s, &r.Page, err)
 		return r
 	}
@@ -700,7 +698,7 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 	// refused URL (spec §B8.3 step 6).
 	m.finish(cctx, s, &r.Page, mark)
 	if rerr := m.gates.PageRefusal(r.URL, s.active); rerr != nil {
-		m.errOf(s, &r.Page, rerr)
+		m.withheld(ctx, s, &r.Page, rerr)
 		return r
 	}
 	r.Success, r.Result, r.ResultType = true, v.Value, v.Type
