@@ -50,6 +50,8 @@ type Options struct {
 	// JanitorTick is how often idle sessions are reaped; 0 means 30 s
 	// (spec §B7).
 	JanitorTick time.Duration
+	// Lifecycle shortens the janitor's and reaper's intervals (tests).
+	Lifecycle LifecycleOptions
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -79,6 +81,7 @@ type Manager struct {
 	wg        sync.WaitGroup
 
 	bindings Bindings
+	life     lifecycle // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -101,6 +104,9 @@ type Session struct {
 	frameK   map[cdp.FrameID]int
 	frameOf  map[int]cdp.FrameID
 	frameRef map[int]int // next ref number per frame
+
+	reaped   bool   // closed by the janitor (under mu)
+	recycled string // set on a fresh session that replaced a suspect one (lifecycle.go)
 }
 
 // ProxyStats returns the session's egress counters.
@@ -134,12 +140,16 @@ func New(o Options) (*Manager, []string) {
 		warns = append(warns, fmt.Sprintf("browser.cloud_provider %q: cloud browser providers are not built yet; the local Chromium serves every session", cfg.Browser.CloudProvider))
 	}
 	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
-	tick := o.JanitorTick
+	m.life.init(o.Lifecycle)
+	tick := o.Lifecycle.Tick
 	if tick <= 0 {
-		tick = 30 * time.Second
+		tick = o.JanitorTick
+	}
+	if tick <= 0 {
+		tick = JanitorTick
 	}
 	m.wg.Add(1)
-	go m.janitor(tick)
+	go m.runJanitor(tick)
 	return m, warns
 }
 
@@ -235,6 +245,24 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 // session returns the live session for key, creating it (owner task) when
 // absent or unhealthy (a crashed tab is replaced, spec §B4 reuse rules).
 func (m *Manager) session(ctx context.Context, key, task string) (*Session, error) {
+	m.life.creating.Add(1)
+	defer m.life.creating.Add(-1)
+	recycled := ""
+	if why, ok := m.takeSuspect(key); ok {
+		// A command of this session timed out: replace it now (spec §B6).
+		if closed := m.closeOne(key); closed {
+			recycled = recycledNote(why)
+			m.logger.Info("browser session recycled", "session", key, "why", why)
+		}
+	}
+	s, err := m.sessionNoRecycle(ctx, key, task)
+	if err == nil && recycled != "" {
+		s.recycled = recycled
+	}
+	return s, err
+}
+
+func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Session, error) {
 	m.mu.Lock()
 	if s, ok := m.sessions[key]; ok {
 		if s.tab.Healthy() {
@@ -410,36 +438,7 @@ func (m *Manager) CloseTask(key string) []string {
 	return reap
 }
 
-// janitor closes sessions idle longer than browser.inactivity_timeout (spec
-// §B7), one log record per reap.
-func (m *Manager) janitor(tick time.Duration) {
-	defer m.wg.Done()
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-t.C:
-		}
-		idle := m.cfg.Browser.InactivityTimeout
-		m.mu.Lock()
-		var reap []string
-		for k, s := range m.sessions {
-			if time.Since(s.lastUsed) > idle && s.mu.TryLock() {
-				s.mu.Unlock()
-				reap = append(reap, k)
-			}
-		}
-		m.mu.Unlock()
-		for _, k := range reap {
-			m.logger.Info("Cleaning up inactive session", "session", k, "idle_s", int(idle.Seconds()))
-			m.closeOne(k)
-		}
-	}
-}
-
-func (m *Manager) closeOne(key string) {
+func (m *Manager) closeOne(key string) bool {
 	m.mu.Lock()
 	s, ok := m.sessions[key]
 	delete(m.sessions, key)
@@ -449,6 +448,7 @@ func (m *Manager) closeOne(key string) {
 		s.proxy.Close()
 		m.bindings.DropIf(s.Owner, key)
 	}
+	return ok
 }
 
 // Close closes every session and the browser (no Chromium process carrying
@@ -675,6 +675,9 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Success = false
 	p.Error = rerr.Message
 	p.Reason = rerr.Code
+	if s != nil && rerr.Code == reason.CommandTimeout {
+		m.markSuspect(s.Key, "a command timed out ("+rerr.Message+")")
+	}
 	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
 		m.closeOne(s.Key)
 	}

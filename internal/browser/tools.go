@@ -30,6 +30,7 @@ type Page struct {
 	Reason     reason.Code      `json:"reason,omitempty"`
 	PageBusy   bool             `json:"page_busy,omitempty"` // the settle cap (< 1 s) fired before the page went quiet
 	Dialogs    []backend.Dialog `json:"dialogs,omitempty"`   // JavaScript dialogs that opened during the call (closed by policy)
+	Recycled   string           `json:"recycled,omitempty"`  // this call replaced a session whose command had timed out (spec §B6)
 }
 
 // Refused reports whether the call failed (tools.Refuser).
@@ -213,12 +214,26 @@ func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, fu
 		m.logger.Info("browser binding dropped", "task", task, "why", "session gone or owned by another task")
 	}
 	p.SessionKey = key
+	if rerr := m.expiredErr(task, key); rerr != nil {
+		m.errOf(nil, p, rerr)
+		return nil, nil, false
+	}
 	s, err := m.session(ctx, key, task)
 	if err != nil {
 		m.errOf(nil, p, err)
 		return nil, nil, false
 	}
 	s.mu.Lock()
+	if s.reaped { // the janitor closed it while we waited for the lock
+		s.mu.Unlock()
+		if rerr := m.expiredErr(task, key); rerr != nil {
+			m.errOf(nil, p, rerr)
+		} else {
+			m.errOf(nil, p, reason.New(reason.BrowserFailed, "", "The session was closed while this call waited for it; call browser_navigate again."))
+		}
+		return nil, nil, false
+	}
+	p.Recycled, s.recycled = s.recycled, ""
 	release := func() {
 		m.mu.Lock()
 		s.lastUsed = time.Now()
@@ -285,6 +300,11 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		m.mu.Unlock()
 		s.mu.Unlock()
 	}()
+	if s.reaped {
+		m.errOf(nil, &r.Page, reason.New(reason.BrowserFailed, "", "The session was closed by the janitor while this navigation waited; call browser_navigate again."))
+		return r
+	}
+	r.Recycled, s.recycled = s.recycled, ""
 	to := m.timeouts.Open
 	if s.navs == 0 {
 		to = m.timeouts.FirstOpen
@@ -342,6 +362,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	}
 	s.navs++
 	m.bindings.Set(task, key)
+	m.clearExpired(task)
 	sctx, scancel := m.cmdCtx(ctx)
 	defer scancel()
 	d, err := s.snapshot(sctx, false)
