@@ -3,23 +3,39 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
 
-// doctorReport is `gatehouse doctor --json`.
+// doctorReport is `gatehouse doctor --json`. The config fields come first:
+// when config.yaml is broken (reason config_invalid) every tool refuses, so
+// Web, Chromium and Unavailable are omitted.
 type doctorReport struct {
-	Home     string           `json:"home"`
-	Config   string           `json:"config"`
-	Web      *provider.Report `json:"web"`
-	Chromium ChromiumStatus   `json:"chromium"`
+	Home   string `json:"home"`
+	Config string `json:"config"`
+	// Exists: config.yaml is present (absent means built-in defaults).
+	Exists bool `json:"exists"`
+	// Warnings of loading config.yaml (unknown keys, missing shared files),
+	// redacted.
+	Warnings []string `json:"warnings"`
+	// MissingSharedFiles lists security.website_blocklist.shared_files that
+	// do not exist (their rules are skipped; the tools keep running, spec §A8).
+	MissingSharedFiles []string `json:"missing_shared_files"`
+	// Reason and Error are set when config.yaml cannot be used (config_invalid).
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+
+	Web      *provider.Report `json:"web,omitempty"`
+	Chromium *ChromiumStatus  `json:"chromium,omitempty"`
 	// Unavailable lists registered tools this process cannot serve (not
 	// listed over MCP), each with why and the fix.
-	Unavailable []tools.Unusable `json:"tools_unavailable"`
+	Unavailable []tools.Unusable `json:"tools_unavailable,omitempty"`
 	OK          bool             `json:"ok"`
 }
 
@@ -27,24 +43,47 @@ func (a *app) doctorCmd() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "doctor [--json]",
-		Short: "Show which backends search and extract resolve to, and why; find misconfigurations",
-		Long: `doctor lists every web provider, whether its API key or URL is present (never the
+		Short: "Check config.yaml, show which backends search and extract resolve to and why, find misconfigurations",
+		Long: `doctor loads $GATEHOUSE_HOME/config.yaml the way every tool does and reports whether it
+loads (a broken file makes every web tool refuse with config_invalid, naming file,
+line:column and the fix), its warnings, and the security.website_blocklist.shared_files
+that are missing (their rules are skipped with a warning; the tools keep running).
+
+It then lists every web provider, whether its API key or URL is present (never the
 value), what web_search and web_extract resolve to right now and why, the keyless tier
 switches, and whether Chromium is found. It warns about misconfigurations before they
 bite (for example web.backend: xai with no web.extract_backend, which makes every
 extract fail), each with the fix as a command. Nothing is sent over the network.
 
-Exit status: 0 when every configured selection can work, 1 when one cannot.`,
+Exit status: 0 when the configuration loads and every configured selection can work,
+1 otherwise.`,
 		Args: argsExact(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.load(); err != nil {
+			home, err := config.Home()
+			if err != nil {
 				return err
 			}
-			rep := doctorReport{Home: a.home, Config: config.Path(a.home), Web: a.doctorProviders(), Chromium: findChromium(lookPath)}
-			if reg, err := a.registry(); err == nil {
-				rep.Unavailable = reg.Unavailable()
+			d := config.Diagnose(home)
+			rep := doctorReport{Home: home, Config: d.Path, Exists: d.Exists,
+				Warnings: []string{}, MissingSharedFiles: nonNil(d.MissingSharedFiles())}
+			for _, w := range d.Warnings {
+				rep.Warnings = append(rep.Warnings, urlsafe.Redact(w.String()))
 			}
-			rep.OK = !rep.Web.Failed()
+			if d.Refusal != nil {
+				rep.Reason, rep.Error = string(d.Refusal.Code), urlsafe.Redact(d.Refusal.Message)
+			} else {
+				a.stderr = io.Discard // load's warnings are already in the report
+				if err := a.load(); err != nil {
+					return err
+				}
+				ch := findChromium(a.cfg.Browser.ExecutablePath)
+				rep.Web, rep.Chromium = a.doctorProviders(), &ch
+				if reg, err := a.registry(); err == nil {
+					rep.Unavailable = reg.Unavailable()
+					reg.Close()
+				}
+			}
+			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed()
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
@@ -53,21 +92,7 @@ Exit status: 0 when every configured selection can work, 1 when one cannot.`,
 					return err
 				}
 			} else {
-				w := a.stdout
-				fmt.Fprintf(w, "Gatehouse %s\nhome:   %s\nconfig: %s\n\n", version, rep.Home, rep.Config)
-				printProviders(w, rep.Web)
-				if rep.Chromium.Found {
-					fmt.Fprintf(w, "chromium → %s\n\n", rep.Chromium.Path)
-				} else {
-					fmt.Fprintf(w, "chromium → not found: %s\n\n", rep.Chromium.Fix)
-				}
-				for _, u := range rep.Unavailable {
-					fmt.Fprintf(w, "tool %s is unavailable: %s\n", u.Name, u.Why)
-				}
-				if len(rep.Unavailable) > 0 {
-					fmt.Fprintln(w)
-				}
-				printAdvice(w, rep.Web.Advice)
+				printDoctor(a.stdout, &rep, d)
 			}
 			if !rep.OK {
 				return exitError{1}
@@ -77,4 +102,51 @@ Exit status: 0 when every configured selection can work, 1 when one cannot.`,
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return c
+}
+
+func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
+	fmt.Fprintf(w, "Gatehouse %s\nhome:   %s\n", version, rep.Home)
+	switch {
+	case rep.Reason != "":
+		fmt.Fprintf(w, "config: %s: BROKEN [%s]\n  %s\n", rep.Config, rep.Reason, rep.Error)
+	case !rep.Exists:
+		fmt.Fprintf(w, "config: %s: not present (built-in defaults)\n", rep.Config)
+	default:
+		fmt.Fprintf(w, "config: %s: ok\n", rep.Config)
+	}
+	for _, x := range rep.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", x)
+	}
+	for _, f := range d.SharedFiles {
+		state := "ok"
+		if !f.Exists {
+			state = "MISSING (rules skipped, tools keep running)"
+		}
+		fmt.Fprintf(w, "shared blocklist file: %s: %s\n", f.Path, state)
+	}
+	fmt.Fprintln(w)
+	if rep.Web == nil {
+		fmt.Fprintln(w, "every web tool refuses until config.yaml is fixed")
+		return
+	}
+	printProviders(w, rep.Web)
+	if rep.Chromium.Found {
+		fmt.Fprintf(w, "chromium → %s\n\n", rep.Chromium.Path)
+	} else {
+		fmt.Fprintf(w, "chromium → not found: %s\n\n", rep.Chromium.Fix)
+	}
+	for _, u := range rep.Unavailable {
+		fmt.Fprintf(w, "tool %s is unavailable: %s\n", u.Name, u.Why)
+	}
+	if len(rep.Unavailable) > 0 {
+		fmt.Fprintln(w)
+	}
+	printAdvice(w, rep.Web.Advice)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

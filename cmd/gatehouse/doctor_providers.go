@@ -3,15 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
-
-// chromiumCandidates are looked up, in order, by doctor (Debian's real binary
-// first: its /usr/bin wrapper adds flags).
-var chromiumCandidates = []string{"/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
 // ChromiumStatus says whether a Chromium binary was found.
 type ChromiumStatus struct {
@@ -20,13 +16,15 @@ type ChromiumStatus struct {
 	Fix   string `json:"fix,omitempty"`
 }
 
-func findChromium(look func(string) (string, error)) ChromiumStatus {
-	for _, c := range chromiumCandidates {
-		if p, err := look(c); err == nil {
-			return ChromiumStatus{Found: true, Path: p}
-		}
+// findChromium reports the binary the browser tools would run, with the same
+// lookup (backend.FindChromium: browser.executable_path, CHROME_PATH,
+// /usr/lib/chromium/chromium, PATH), so doctor and the tool list agree.
+func findChromium(configured string) ChromiumStatus {
+	p, err := backend.FindChromium(configured)
+	if err != nil {
+		return ChromiumStatus{Fix: err.Error() + " (browser tools need it; web_search and web_extract do not)"}
 	}
-	return ChromiumStatus{Fix: "apt-get install -y chromium (browser tools need it; web_search and web_extract do not)"}
+	return ChromiumStatus{Found: true, Path: p}
 }
 
 // doctorProviders builds the provider section of `gatehouse doctor` from the
@@ -93,5 +91,3 @@ func printAdvice(w io.Writer, advice []provider.Advice) {
 		}
 	}
 }
-
-var lookPath = exec.LookPath

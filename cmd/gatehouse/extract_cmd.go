@@ -51,7 +51,7 @@ interrupted).`,
 			}
 			reg, err := a.registry()
 			if err != nil {
-				return err
+				return a.refuse(asJSON, err) // config_invalid: fail closed, as JSON with --json
 			}
 			in := tools.ExtractInput{}
 			for _, u := range args {

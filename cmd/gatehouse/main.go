@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 )
 
 // usageError marks errors that should exit with status 2.
@@ -27,7 +26,11 @@ func main() {
 }
 
 // run executes the CLI with args and returns the exit status.
+// Under --json a usage error (or an error with a reason code) is printed as
+// a JSON error object on stdout (errout.go), with the same exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	defer routeStdlibLog(stderr)()
+	testHookRun()
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -38,9 +41,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "gatehouse:", err)
-	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+	usage := isUsage(err)
+	if !wantsJSON(args) || !writeErrorJSON(stdout, err, usage) {
+		fmt.Fprintln(stderr, "gatehouse:", err)
+	}
+	if usage {
 		return 2
 	}
 	return 1

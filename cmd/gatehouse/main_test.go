@@ -157,15 +157,6 @@ func TestExtractCLI(t *testing.T) {
 	}
 }
 
-func TestBrokenConfigFailsOpenToSafeDefaults(t *testing.T) {
-	home := t.TempDir()
-	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security: [oops\n"), 0o600)
-	code, out, errs := cli(t, home, "check", "--json", "http://127.0.0.1/")
-	if code != 1 || !strings.Contains(out, "ssrf_private") || !strings.Contains(errs, "config.yaml:") {
-		t.Fatalf("exit %d out %s err %s", code, out, errs)
-	}
-}
-
 func TestUsageErrorsExitTwo(t *testing.T) {
 	home := t.TempDir()
 	if code, _, _ := cli(t, home, "bogus"); code != 2 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -75,9 +78,10 @@ func argsExact(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// load resolves the home dir and loads config. A config file that does not parse
-// is reported and defaults are used (fail open to the safe defaults, spec §A8):
-// a typo must not disable every tool, and the defaults refuse private targets.
+// load resolves the home dir and loads config. A config file that cannot be
+// read or parsed (or that would silently weaken the website blocklist) is a
+// config_invalid refusal: the tools fail closed rather than run unprotected on
+// defaults (a departure from spec §A8; see config.Invalid).
 func (a *app) load() error {
 	home, err := config.Home()
 	if err != nil {
@@ -87,14 +91,32 @@ func (a *app) load() error {
 	a.logger = newLogger(a.stderr)
 	cfg, warns, err := config.Load(home)
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", w.String())
+		fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w.String()))
 	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "gatehouse: warning: %v\ngatehouse: warning: using built-in defaults until the file is fixed\n", err)
-		cfg = config.Default()
+		return config.Invalid(config.Path(home), err)
 	}
 	a.cfg = cfg
 	return nil
+}
+
+// refuse reports a whole-command refusal carrying a reason code (e.g.
+// config_invalid): as {"success":false,"error":…,"reason":…} on stdout with
+// --json, else on stderr; exit status 1. Other errors are returned as they are.
+func (a *app) refuse(asJSON bool, err error) error {
+	rerr := reason.As(err)
+	if rerr == nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(map[string]any{"success": false, "error": rerr.Message, "reason": rerr.Code})
+	} else {
+		fmt.Fprintf(a.stderr, "gatehouse: REFUSED [%s]: %s\n", rerr.Code, rerr.Message)
+	}
+	return exitError{1}
 }
 
 // newLogger logs to stderr; GATEHOUSE_LOG_LEVEL=debug|info|warn|error (default info).

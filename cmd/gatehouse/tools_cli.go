@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -24,7 +25,7 @@ func (a *app) registry() (*tools.Registry, error) {
 		DotEnv: a.dotenv,
 	}})
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
+		fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w))
 	}
 	return reg, nil
 }

@@ -186,6 +186,8 @@ document.getElementById('p').textContent = 'half \uD83D pair and \uDE00 tail ' +
 document.getElementById('b').textContent = 'Go \uD800';
 document.title = 'T \uDBFF';
 </script>`)
+	case "/hang":
+		html(w, "Hang", `<button onclick="setTimeout(() => { for (;;) {} }, 0)">Hang</button>`)
 	case "/shadow":
 		html(w, "Shadow", `<h1>Host</h1><div id=host></div><script>
 const root = document.getElementById('host').attachShadow({mode: 'open'});
@@ -726,5 +728,39 @@ func TestLoneSurrogatesNeverReachOutput(t *testing.T) {
 	b, err := json.Marshal(full)
 	if err != nil || !utf8.Valid(b) {
 		t.Fatalf("result JSON: %v", err)
+	}
+}
+
+// A command that times out (a renderer stuck in a loop) marks the session
+// suspect; the next call recycles it into a fresh one (spec §B6) instead of
+// timing out again.
+func TestTimedOutSessionIsRecycled(t *testing.T) {
+	if _, err := backend.FindChromium(""); err != nil {
+		t.Skip("Chromium missing")
+	}
+	_, ps := manager(t)
+	cfg := config.Default()
+	cfg.Browser.CommandTimeout = 5 * time.Second // the floor
+	home := t.TempDir()
+	m, _ := New(Options{Config: cfg, Home: home, Resolver: hostResolver{}})
+	defer m.Close()
+	task := "hang-task"
+	nav := mustNav(t, m, task, ps.url("allowed.test", "/hang"))
+	start := time.Now()
+	cl := m.Click(context.Background(), task, RefInput{Ref: refOf(t, nav.Snapshot, "button", "Hang")})
+	if cl.Success || cl.Reason != reason.CommandTimeout || cl.Clicked == "" || !cl.PageBusy {
+		t.Fatalf("click into an endless loop: %+v, want the click reported done, page_busy and command_timeout", cl)
+	}
+	if d := time.Since(start); d > 12*time.Second {
+		t.Fatalf("the hung call took %v (command_timeout 5 s)", d)
+	}
+	t.Logf("hung click: success=%v busy=%v reason=%s after %v", cl.Success, cl.PageBusy, cl.Reason, time.Since(start))
+	start = time.Now()
+	s := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !s.Success || s.URL != "about:blank" {
+		t.Fatalf("after a timeout the session was not recycled: %+v", s)
+	}
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("call after the timeout took %v", d)
 	}
 }

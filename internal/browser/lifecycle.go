@@ -75,14 +75,13 @@ type tomb struct {
 	at   time.Time
 }
 
-// lifecycle is the Manager's janitor state: reaped sessions, suspect keys and
-// failed cleanups.
+// lifecycle is the Manager's janitor state: reaped sessions and failed
+// cleanups.
 type lifecycle struct {
 	opts LifecycleOptions
 
 	mu      sync.Mutex
 	tombs   map[string]tomb   // by session key and by owner task
-	suspect map[string]string // key → why (a timed-out command)
 	fails   map[string]int    // key → consecutive failed cleanups
 
 	creating atomic.Int32 // session() calls in flight: the idle browser is not stopped under them
@@ -90,7 +89,7 @@ type lifecycle struct {
 
 func (l *lifecycle) init(o LifecycleOptions) {
 	l.opts = o
-	l.tombs, l.suspect, l.fails = map[string]tomb{}, map[string]string{}, map[string]int{}
+	l.tombs, l.fails = map[string]tomb{}, map[string]int{}
 }
 
 // idleTimeout is the inactivity timeout in effect.
@@ -127,24 +126,6 @@ func (m *Manager) clearExpired(task string) {
 			delete(m.life.tombs, k)
 		}
 	}
-}
-
-// markSuspect marks key after a timed-out command: cheap, no browser call; the
-// next use of the key recycles the session (spec §B6).
-func (m *Manager) markSuspect(key, why string) {
-	m.life.mu.Lock()
-	m.life.suspect[key] = why
-	m.life.mu.Unlock()
-	m.logger.Warn("browser session marked suspect", "session", key, "why", why)
-}
-
-// takeSuspect reports and clears the suspect mark of key.
-func (m *Manager) takeSuspect(key string) (string, bool) {
-	m.life.mu.Lock()
-	defer m.life.mu.Unlock()
-	why, ok := m.life.suspect[key]
-	delete(m.life.suspect, key)
-	return why, ok
 }
 
 // recycledNote is the result text of the call that recycled a suspect session.
@@ -228,7 +209,6 @@ func (m *Manager) reapIdle() {
 		m.bindings.DropIf(s.Owner, s.Key)
 		m.life.mu.Lock()
 		delete(m.life.fails, s.Key)
-		delete(m.life.suspect, s.Key)
 		tb := tomb{key: s.Key, idle: sat, at: now}
 		m.life.tombs[s.Key], m.life.tombs[s.Owner] = tb, tb
 		m.life.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -92,9 +93,10 @@ type Session struct {
 	tab        *backend.Tab
 	proxy      *egress.ProxySession
 
-	mu       sync.Mutex // one call at a time
-	lastUsed time.Time  // under Manager.mu
-	navs     int        // successful navigations
+	mu       sync.Mutex  // one call at a time
+	lastUsed time.Time   // under Manager.mu
+	suspect  atomic.Bool // a command timed out: recycle at the next use (spec §B6)
+	navs     int         // successful navigations
 	nextRef  int
 	lastSnap string
 	lastDoc  int64
@@ -248,12 +250,8 @@ func (m *Manager) session(ctx context.Context, key, task string) (*Session, erro
 	m.life.creating.Add(1)
 	defer m.life.creating.Add(-1)
 	recycled := ""
-	if why, ok := m.takeSuspect(key); ok {
-		// A command of this session timed out: replace it now (spec §B6).
-		if closed := m.closeOne(key); closed {
-			recycled = recycledNote(why)
-			m.logger.Info("browser session recycled", "session", key, "why", why)
-		}
+	if old, ok := m.Session(key); ok && old.suspect.Load() {
+		recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
 	}
 	s, err := m.sessionNoRecycle(ctx, key, task)
 	if err == nil && recycled != "" {
@@ -265,6 +263,16 @@ func (m *Manager) session(ctx context.Context, key, task string) (*Session, erro
 func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Session, error) {
 	m.mu.Lock()
 	if s, ok := m.sessions[key]; ok {
+		if s.suspect.Load() {
+			// A command of this session timed out (a hung renderer): the next
+			// use pays for the teardown and gets a fresh session (spec §B6).
+			delete(m.sessions, key)
+			m.mu.Unlock()
+			m.logger.Info("Recycling suspect browser session", "session", key, "why", "command timeout")
+			s.tab.Close()
+			s.proxy.Close()
+			return m.sessionNoRecycle(ctx, key, task)
+		}
 		if s.tab.Healthy() {
 			s.lastUsed = time.Now()
 			m.mu.Unlock()
@@ -438,7 +446,7 @@ func (m *Manager) CloseTask(key string) []string {
 	return reap
 }
 
-func (m *Manager) closeOne(key string) bool {
+func (m *Manager) closeOne(key string) {
 	m.mu.Lock()
 	s, ok := m.sessions[key]
 	delete(m.sessions, key)
@@ -448,7 +456,6 @@ func (m *Manager) closeOne(key string) bool {
 		s.proxy.Close()
 		m.bindings.DropIf(s.Owner, key)
 	}
-	return ok
 }
 
 // Close closes every session and the browser (no Chromium process carrying
@@ -675,10 +682,10 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Success = false
 	p.Error = rerr.Message
 	p.Reason = rerr.Code
-	if s != nil && rerr.Code == reason.CommandTimeout {
-		m.markSuspect(s.Key, "a command timed out ("+rerr.Message+")")
-	}
 	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
 		m.closeOne(s.Key)
+	}
+	if s != nil && rerr.Code == reason.CommandTimeout {
+		s.suspect.Store(true) // cheap and lock-free; the next use recycles it
 	}
 }

@@ -477,6 +477,13 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	prev, prevDoc := s.lastSnap, s.lastDoc
 	d, err := s.snapshot(ctx, false)
 	if err != nil {
+		if reason.Of(err) == reason.CommandTimeout {
+			// The action happened, but the page no longer answers (a script
+			// holds its main thread): say so; the session is recycled next call.
+			m.errOf(s, p, reason.Wrap(reason.CommandTimeout, "",
+				"The action was performed, but the page stopped responding (a script keeps it busy) within browser.command_timeout; the session will be replaced by a fresh one on the next call.", err))
+			return
+		}
 		if busy {
 			return // the page is mid-navigation; the next call snapshots it
 		}

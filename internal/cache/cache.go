@@ -46,7 +46,7 @@ const (
 // documented defaults.
 type Options struct {
 	// Dir is the cache directory, normally <home>/cache/web (shared with the
-	// truncate full-text store). Created 0755 on the first Put. An empty Dir
+	// truncate full-text store). Created 0700 on the first Put (files 0600). An empty Dir
 	// disables the cache.
 	Dir string
 	// TTL is how long an entry is served (web.cache_ttl_minutes). Zero or
@@ -313,11 +313,11 @@ func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
 	if truncate.CountChars(e.Content) > truncate.StoreCap {
 		return nil
 	}
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+	if err := truncate.PrivateDir(c.dir); err != nil {
 		return err
 	}
 	path := filepath.Join(c.dir, FileName(rawURL, format, provider))
-	if err := truncate.WriteNoFollow(path, []byte(e.Content), 0o644); err != nil {
+	if err := truncate.WriteNoFollow(path, []byte(e.Content), 0o600); err != nil {
 		return err
 	}
 	fetched := e.FetchedAt

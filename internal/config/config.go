@@ -15,8 +15,10 @@
 // [Load] never fails on content it merely dislikes: an unknown key, a wrong type
 // or an out-of-range number becomes a [Warning] (with file, line and column) and
 // the key keeps its default or is clamped, so a typo can neither crash the tool
-// nor stop the other keys from applying. Only a file that is not valid YAML (or
-// cannot be read) is an error, and that error names file:line:col.
+// nor stop the other keys from applying. A file that is not valid YAML (or
+// cannot be read), or whose problem would silently weaken the website blocklist
+// (see [KeyError]), is an error naming file:line:col; the tools then fail closed
+// with reason config_invalid ([Invalid]); [Diagnose] reports the same for doctor.
 //
 // The file is decoded by walking the goccy/go-yaml AST against a private table
 // of known keys (schema.go), and every value passes through the same setter and
@@ -187,7 +189,11 @@ type Security struct {
 	// the metadata floor). Set only from the file: security.allow_private_urls,
 	// or when that key is absent the legacy browser.allow_private_urls.
 	AllowPrivateURLs bool
-	// RedactSecrets turns secret redaction of outputs on (default true).
+	// RedactSecrets (security.redact_secrets, default true, spec §A12)
+	// redacts secrets (urlsafe.Redact) in page content: titles, markdown and
+	// the stored full text. URLs and messages of Gatehouse's own output (rows,
+	// meta.final_url, notes, logs, debug files, check) are always redacted,
+	// whatever this says.
 	RedactSecrets bool
 	// FakeIPRanges lists CIDRs (or single IPs) declared as fake-IP DNS ranges;
 	// syntactically invalid entries are dropped with a warning. The check for

@@ -114,10 +114,14 @@ func marshalValue(v any) (string, error) {
 // and the file is left alone. An invalid existing file is a *[SyntaxError]
 // and is not touched.
 //
-// The home directory is created (0700) when missing. The write is atomic: a
-// temp file in the same directory, fsynced, renamed over config.yaml (0600);
-// a symlinked config.yaml has its target replaced. Concurrent Sets on one
-// home do not tear the file, but the last writer wins.
+// A boolean key accepts true/false, yes/no, on/off and 1/0 and is written
+// as true or false. The home directory is created (0700) when missing. The
+// read-modify-write holds an exclusive lock on <home>/.config.yaml.lock
+// (flock(2); within the process only where that is unavailable), so
+// concurrent Sets of different keys, from any number of processes, all
+// persist. The write is atomic: a temp file in the same directory, fsynced,
+// renamed over config.yaml (0600); a symlinked config.yaml has its target
+// replaced.
 func Set(home, key, value string) error {
 	ref, err := resolveKey(key)
 	if err != nil {
@@ -146,7 +150,23 @@ func Set(home, key, value string) error {
 	if pr := ref.f.set(Default(), probe, home); pr != nil {
 		return fmt.Errorf("config: cannot set %s to %q: %s (expected %s)", key, value, pr.msg, ref.f.typ)
 	}
+	if ref.f.isBool {
+		// "yes", "on", "1" are accepted for a boolean, but the file
+		// receives the boolean itself, never the word.
+		b, _ := boolValue(v)
+		v = b
+	}
 
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("config: create %s: %w", home, err)
+	}
+	// Read-modify-write under a lock: concurrent Sets of different keys
+	// must all persist.
+	unlock, err := lockHome(home)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	path := Path(home)
 	data, err := readLimited(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -160,11 +180,11 @@ func Set(home, key, value string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fmt.Errorf("config: create %s: %w", home, err)
-	}
 	return writeAtomic(path, out)
 }
+
+// lockPath is the lock file that serialises Sets on one home.
+func lockPath(home string) string { return filepath.Join(home, ".config.yaml.lock") }
 
 func prefixed(prefix string, names []string) string {
 	out := make([]string, len(names))

@@ -70,8 +70,12 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 //   - A missing file (or missing home) gives [Default] and no error.
 //   - Invalid YAML (including a duplicate key) gives a *[SyntaxError] naming
 //     file:line:col, and a nil Config.
-//   - An unknown key, or a block that is not a mapping, gives a Warning with
-//     its line and column; the key is ignored.
+//   - A problem that would silently weaken the website policy (anything
+//     wrong inside security.website_blocklist, a security block that is not
+//     a mapping, a security key in the wrong place) gives a *[KeyError] and a
+//     nil Config: the tools fail closed on it ([Invalid]).
+//   - Otherwise an unknown key, or a block that is not a mapping, gives a
+//     Warning with its line and column; the key is ignored.
 //   - A value of the wrong type for a known key gives a Warning and that key
 //     keeps its default; the other keys still apply. An out-of-range number is
 //     clamped with a Warning. A null value means "default" silently.
@@ -171,6 +175,9 @@ func parseConfig(path, home string, data []byte) (*Config, []Warning, error) {
 		l.warnAt(body, "", errTooComplex.Error()+"; some merged keys were not read")
 	}
 	l.finish()
+	if l.fatal != nil {
+		return nil, l.warns, l.fatal
+	}
 	return l.cfg, l.warns, nil
 }
 
@@ -197,6 +204,18 @@ type loader struct {
 	budget  int             // nodes the current value may still expand to
 	// mergeBudget is the number of entries merge keys may still pull in.
 	mergeBudget int
+	// fatal is the first problem that makes the file fail closed (KeyError).
+	fatal *KeyError
+}
+
+// pos returns the 1-based line and column of n (0, 0 when unknown).
+func nodePos(n ast.Node) (int, int) {
+	if n != nil {
+		if tk := n.GetToken(); tk != nil && tk.Position != nil {
+			return tk.Position.Line, tk.Position.Column
+		}
+	}
+	return 0, 0
 }
 
 // errTooComplex is reported once the node budget is spent.
@@ -386,6 +405,14 @@ func (l *loader) block(f *field, prefix string, n ast.Node, depth int) {
 			msg = "the top level " + msg
 		}
 		l.warnAt(n, prefix, msg)
+		if guardKey(prefix) || prefix == "" {
+			line, col := nodePos(n)
+			what := prefix
+			if what == "" {
+				what = "the top level"
+			}
+			l.fail(line, col, orTop(prefix), what+" must be a mapping", fmt.Sprintf("Write it as a mapping of keys (valid keys: %s).", strings.Join(f.childNames(), ", ")))
+		}
 		return
 	}
 	for _, e := range es {
@@ -393,6 +420,12 @@ func (l *loader) block(f *field, prefix string, n ast.Node, depth int) {
 		ch := f.child(e.key)
 		if ch == nil {
 			l.warnAt(e.keyN, key, fmt.Sprintf("unknown key ignored (valid keys in %s: %s)", where, strings.Join(f.childNames(), ", ")))
+			line, col := nodePos(e.keyN)
+			if home := securityHome(e.key); home != "" {
+				l.fail(line, col, key, "this security key is in the wrong place and would be ignored", "Move it to "+home+".")
+			} else if prefix == "security.website_blocklist" {
+				l.fail(line, col, key, "unknown key; it would be ignored", fmt.Sprintf("Use one of the keys of %s: %s.", prefix, strings.Join(f.childNames(), ", ")))
+			}
 			continue
 		}
 		if ch.isBlock() {
@@ -405,6 +438,10 @@ func (l *loader) block(f *field, prefix string, n ast.Node, depth int) {
 		v, err := l.value(e.value, 0)
 		if err != nil {
 			l.warnAt(e.value, key, err.Error()+"; keeping the default")
+			if guardKey(key) {
+				line, col := nodePos(e.value)
+				l.fail(line, col, key, err.Error(), "Fix the value (expected "+ch.typ+").")
+			}
 			continue
 		}
 		if v == nil {
@@ -413,6 +450,10 @@ func (l *loader) block(f *field, prefix string, n ast.Node, depth int) {
 		l.seen[key] = true
 		if pr := ch.set(l.cfg, v, l.home); pr != nil {
 			l.warnAt(e.value, key, pr.warning())
+			if guardKey(key) {
+				line, col := nodePos(e.value)
+				l.fail(line, col, key, pr.msg, "Fix the value (expected "+ch.typ+").")
+			}
 		}
 	}
 }
@@ -533,4 +574,11 @@ func (l *loader) finish() {
 		l.warns = append(l.warns, Warning{File: l.file, Key: "browser.allow_private_urls",
 			Message: "legacy key honoured: private URLs are allowed; set security.allow_private_urls instead"})
 	}
+}
+
+func orTop(key string) string {
+	if key == "" {
+		return "(top level)"
+	}
+	return key
 }

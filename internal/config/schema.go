@@ -29,6 +29,8 @@ type field struct {
 	mapLeaf bool
 	// literal marks a string-valued leaf: Set takes its text as is.
 	literal bool
+	// isBool marks a boolean leaf: Set writes true/false, never "yes".
+	isBool bool
 }
 
 // problem describes why a value was not used exactly as written: msg says
@@ -204,7 +206,7 @@ func typeName(v any) string {
 
 func boolean(name string, p func(*Config) *bool) *field {
 	return &field{
-		name: name, typ: "boolean (true/false)",
+		name: name, typ: "boolean (true/false)", isBool: true,
 		set: func(c *Config, v any, _ string) *problem {
 			b, ok := boolValue(v)
 			if !ok {

@@ -126,7 +126,9 @@ type Document struct {
 // Errors are *reason.Error values:
 //   - reason.BinaryPayload: the body starts with a known binary magic number
 //     (SQLite, ZIP, gzip, bzip2, xz, 7-Zip, ELF, Mach-O, PNG, JPEG, GIF, TIFF,
-//     FLAC, Ogg; spec §A10.2) although the declared type is text or missing;
+//     FLAC, Ogg; spec §A10.2) although the declared type is text or missing,
+//     or the decoded text is more than 10 % NUL or other control bytes
+//     (WHATWG MIME Sniffing "binary data bytes"; payload.go);
 //   - reason.UnsupportedContentType: a binary type Gatehouse does not convert
 //     (image/*, audio/*, video/*, font/*, archives, application/octet-stream
 //     that sniffs binary, …), and SVG images (image/svg+xml, or XML whose
@@ -193,6 +195,9 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 		text, cs, err = decode(body, contentType, kind == KindHTML)
 	}
 	if err != nil {
+		return Document{}, err
+	}
+	if err := binaryText(text, mediaType); err != nil {
 		return Document{}, err
 	}
 	switch kind {

@@ -85,8 +85,9 @@ func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
 func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Document, error) {
 	doc, err := html.Parse(strings.NewReader(htmlText))
 	if err != nil {
-		return Document{Kind: KindHTML}, reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML", err)
+		return Document{Kind: KindHTML}, parseError(err)
 	}
+	dropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
 	base = documentBase(doc, base)
 	absolutizeLinks(doc, base)
 	preClean(doc)

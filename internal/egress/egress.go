@@ -8,7 +8,8 @@
 //     the socket really connects to a vetted IP (so DNS rebinding between the check
 //     and the connect cannot reach a private address: the dial-time answer is what is
 //     judged and what is dialed);
-//   - re-checks every redirect hop (at most 10) before it is followed;
+//   - runs Decide (secrets, scheme, SSRF, website policy) on the first request
+//     and on every redirect hop (at most 10) before its connection is opened;
 //   - never consults HTTP_PROXY/HTTPS_PROXY/NO_PROXY (Transport.Proxy is nil) and
 //     refuses non-TCP networks (no Unix sockets).
 //
@@ -31,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
@@ -69,6 +71,11 @@ type Options struct {
 
 	// MaxRedirects is the number of redirect hops followed; 0 means DefaultMaxRedirects.
 	MaxRedirects int
+
+	// Policy is the website blocklist (security.website_blocklist, spec §A8)
+	// that Decide applies to every request and redirect hop before it is
+	// dialed; nil blocks nothing.
+	Policy *policy.Policy
 }
 
 // Guard checks URLs and dials vetted addresses. It is safe for concurrent use.
@@ -148,11 +155,21 @@ func portOf(u *urlsafe.URL) uint16 {
 // It returns nil or a *reason.Error (gate scheme, parse or ssrf).
 func (g *Guard) CheckStatic(u *urlsafe.URL) *reason.Error {
 	err := g.opts.Gate.CheckStatic(u)
-	if err != nil && u.Addr.IsValid() && g.excused(err, u.Addr, portOf(u)) {
+	if err == nil {
 		return nil
 	}
-	if err != nil && g.originExcused(err, u.Host, portOf(u)) {
+	if g.originExcused(err, u.Host, portOf(u)) {
 		return nil
+	}
+	if u.Addr.IsValid() && g.excused(err, u.Addr, portOf(u)) {
+		return nil
+	}
+	if !u.Addr.IsValid() && urlsafe.IsLocalhostName(u.Host) {
+		for _, a := range urlsafe.LocalhostAddrs {
+			if g.excused(err, a, portOf(u)) {
+				return nil
+			}
+		}
 	}
 	return err
 }
@@ -175,7 +192,28 @@ func (g *Guard) Check(ctx context.Context, u *urlsafe.URL) ([]netip.Addr, *reaso
 }
 
 // resolve looks host up and judges every answer; the first bad answer refuses the host.
+//
+// A localhost name (urlsafe.IsLocalhostName) is never sent to the resolver:
+// its answers are the loopback addresses (RFC 6761 §6.3, as browsers do),
+// keeping those that pass (the first refusal is returned when none does).
 func (g *Guard) resolve(ctx context.Context, scheme, host string, port uint16) ([]netip.Addr, *reason.Error) {
+	if urlsafe.IsLocalhostName(host) {
+		var ok []netip.Addr
+		var first *reason.Error
+		for _, a := range urlsafe.LocalhostAddrs {
+			if rerr := g.judge(scheme, host, a, port); rerr != nil {
+				if first == nil {
+					first = rerr
+				}
+				continue
+			}
+			ok = append(ok, a)
+		}
+		if len(ok) == 0 {
+			return nil, first
+		}
+		return ok, nil
+	}
 	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
 		if err == nil {
@@ -331,11 +369,16 @@ type ClientOptions struct {
 }
 
 // Client returns an *http.Client whose every connection goes through
-// DialContext, which ignores proxy environment variables (Transport.Proxy is nil),
-// and whose CheckRedirect refuses a hop that fails CheckStatic (scheme, metadata
-// host, private IP literal) or exceeds MaxRedirects (too_many_redirects). A hop to
-// a host name is judged again at dial time. Errors returned by Do wrap a
-// *reason.Error (use reason.As).
+// DialContext, which ignores proxy environment variables (Transport.Proxy is nil).
+// Every request it sends passes Decide first: the first one in the transport,
+// each redirect hop in CheckRedirect, which also refuses a hop carrying any
+// userinfo and a chain longer than MaxRedirects (too_many_redirects), and hands
+// the transport the canonical URL that was judged. So a hop to a blocklisted,
+// private or secret-carrying URL is refused before anything is dialed. A refused
+// hop's error names the hop number and its (redacted) URL and keeps the hop's
+// reason code; a policy refusal wraps the *policy.Block. A host name is judged
+// again at dial time (DNS rebinding). Errors returned by Do wrap a *reason.Error
+// (use reason.As).
 func (g *Guard) Client(co ClientOptions) *http.Client {
 	hs := co.TLSHandshakeTimeout
 	if hs <= 0 {
@@ -353,16 +396,38 @@ func (g *Guard) Client(co ClientOptions) *http.Client {
 		TLSClientConfig:        co.TLSConfig,
 	}
 	return &http.Client{
-		Transport:     schemeTransport{tr},
+		Transport:     schemeTransport{rt: tr, g: g},
 		Timeout:       co.Timeout,
 		CheckRedirect: g.checkRedirect,
 	}
 }
 
-// schemeTransport records the request scheme in the dial context.
-type schemeTransport struct{ rt http.RoundTripper }
+// schemeTransport runs Decide on a first request (a redirect hop was decided
+// in CheckRedirect) and records the request scheme in the dial context.
+type schemeTransport struct {
+	rt http.RoundTripper
+	g  *Guard
+}
 
 func (s schemeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Response == nil { // not a redirect hop (net/http sets Response on those)
+		d, rerr := s.g.Decide(r.Context(), r.URL.String(), Rules{})
+		if rerr != nil {
+			if r.Body != nil {
+				r.Body.Close()
+			}
+			return nil, rerr
+		}
+		if d.URL.Href != r.URL.String() {
+			canon, err := url.Parse(d.URL.Href)
+			if err != nil {
+				return nil, reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: the URL could not be canonicalised.", err)
+			}
+			r = r.Clone(r.Context())
+			canon.User = r.URL.User
+			r.URL, r.Host = canon, ""
+		}
+	}
 	return s.rt.RoundTrip(r.WithContext(WithScheme(r.Context(), r.URL.Scheme)))
 }
 
@@ -378,27 +443,26 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 		return reason.New(reason.TooManyRedirects, "",
 			fmt.Sprintf("Stopped after %d redirects. The page redirects in a loop or too deeply; try the final URL directly.", g.opts.MaxRedirects))
 	}
-	u, err := urlsafe.Parse(req.URL.String())
-	if err != nil {
-		return err
-	}
-	if rerr := g.CheckStatic(u); rerr != nil {
-		rerr.Message = "Blocked: a redirect led to a refused target: " + strings.TrimPrefix(rerr.Message, "Blocked: ")
-		return rerr
-	}
-	// A hop must not make the client send credentials the caller never gave:
-	// userinfo in a Location would become an Authorization header.
-	if u.Username != "" || u.HasPassword {
-		return reason.New(reason.CredentialsInURL, reason.GateSecret,
-			"Blocked: a redirect target carries credentials (user info before @); Gatehouse never sends credentials taken from a redirect. Open the final URL without them instead.")
+	d, rerr := g.Decide(req.Context(), req.URL.String(), Rules{RefuseUserinfo: true})
+	if rerr != nil {
+		return hopError(len(via), req.URL.String(), rerr)
 	}
 	// Dial what was judged: hand the transport the canonical URL (a Location of
 	// http://0x7f000001/ is judged, and dialed, as 127.0.0.1).
-	canon, perr := url.Parse(u.Href)
+	canon, perr := url.Parse(d.URL.Href)
 	if perr != nil {
 		return reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: a redirect target could not be canonicalised.", perr)
 	}
 	req.URL = canon
 	req.Host = ""
 	return nil
+}
+
+// hopError is the refusal of redirect hop n (1-based) to target: the hop's
+// code and gate, a message naming the hop and its redacted URL, wrapping the
+// hop's own *reason.Error (and through it a *policy.Block).
+func hopError(n int, target string, rerr *reason.Error) *reason.Error {
+	msg := strings.TrimPrefix(rerr.Message, "Blocked: ")
+	return reason.Wrap(rerr.Code, rerr.Gate,
+		fmt.Sprintf("Blocked: redirect hop %d (to %s) was refused before it was fetched: %s", n, urlsafe.Redact(target), msg), rerr)
 }

@@ -71,10 +71,15 @@ func (b *Block) Message() string {
 }
 
 // Err returns the refusal as a *reason.Error with code reason.PolicyBlocked
-// and gate reason.GatePolicy; its Message is b.Message().
+// and gate reason.GatePolicy; its Message is b.Message() and it wraps b, so
+// errors.As(err, new(*Block)) recovers the block from any error chain.
 func (b *Block) Err() *reason.Error {
-	return reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message())
+	return reason.Wrap(reason.PolicyBlocked, reason.GatePolicy, b.Message(), b)
 }
+
+// Error returns b.Message(); *Block is an error so that it can travel inside
+// a *reason.Error (see Err).
+func (b *Block) Error() string { return b.Message() }
 
 // Policy is a loaded website blocklist. The zero value and a nil *Policy
 // allow everything. Safe for concurrent use.

@@ -41,6 +41,7 @@ const (
 	DNSBadAnswer           Code = "dns_bad_answer"
 	PolicyBlocked          Code = "policy_blocked"
 	InvalidItem            Code = "invalid_item"
+	UsageError             Code = "usage_error"
 	TooManyRedirects       Code = "too_many_redirects"
 	FetchFailed            Code = "fetch_failed"
 	FetchTimeout           Code = "fetch_timeout"
@@ -68,6 +69,7 @@ const (
 	SecretInQuery          Code = "secret_in_query"
 	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
+	ConfigInvalid          Code = "config_invalid"
 
 	// Browser toolset (spec §B2, §B8, §B14).
 	ChromiumMissing  Code = "chromium_missing"
@@ -112,21 +114,22 @@ const (
 var codes = map[Code]string{
 	InvalidURL:             "the URL cannot be parsed the way a browser would parse it (WHATWG URL Standard), or has no host",
 	UnsupportedScheme:      "only http and https URLs are fetched (spec §A6.1)",
-	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL",
-	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers",
+	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL, also percent-encoded; a JSON Web Token (three base64url parts, eyJ….eyJ….…) counts too, a Gatehouse extension (§A7 leaves JWTs to output redaction, but a JWT handed to a reader is a credential)",
+	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers. Names are compared decoded to a fixed point, case-folded, with '-', '.' and ' ' read as '_' (api-key = api_key), a Gatehouse extension",
 	CredentialsInURL:       "the URL carries a password in its userinfo (user:pass@host), or a redirect target carries any userinfo",
-	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4)",
+	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4); localhost and *.localhost names are loopback without DNS (RFC 6761 §6.3)",
 	SSRFMetadata:           "the host is a cloud metadata endpoint (spec §A6.1); never overridable",
 	DNSUnresolvable:        "the host name did not resolve; Gatehouse fails closed but says so instead of calling it an SSRF block",
 	DNSBadAnswer:           "the resolver returned an answer that is not an IP address; fails closed",
 	PolicyBlocked:          "the host matched security.website_blocklist (spec §A8)",
 	InvalidItem:            "the batch item is neither a URL string nor an object with a url/href string",
+	UsageError:             "the command line is not valid (unknown command or flag, missing or extra argument, bad flag value); the CLI exits with status 2",
 	TooManyRedirects:       "the page redirected more than 10 times",
 	FetchFailed:            "the connection or transfer failed",
 	FetchTimeout:           "the fetch exceeded its connect or total timeout",
 	HTTPStatus:             "the server answered with an HTTP error status (4xx/5xx)",
 	UnsupportedContentType: "the response is a binary type Gatehouse does not convert",
-	BinaryPayload:          "the body is a binary file (magic signature) despite its declared type",
+	BinaryPayload:          "the body is binary data (a known magic signature, or mostly NUL/control bytes) despite its declared type",
 	EmptyContent:           "the page had no extractable text",
 	ExtractTimeout:         "the provider exceeded web.extract_timeout (spec §A3 step 6)",
 	NoResultForURL:         "the provider returned no row for this URL",
@@ -148,6 +151,7 @@ var codes = map[Code]string{
 	KeylessExhausted:       "every keyless vendor in the ring failed or is pinned to a paid tier (spec §A5.3)",
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
+	ConfigInvalid:          "config.yaml cannot be read or parsed, or would silently weaken the website blocklist (a problem inside security.website_blocklist, a misplaced security key); every web tool refuses until it is fixed (fail closed, a departure from spec §A8, which falls back to defaults)",
 
 	ChromiumMissing:  "no Chromium binary was found (browser.executable_path, CHROME_PATH, /usr/lib/chromium/chromium, PATH); install it, e.g. apt-get install -y chromium",
 	BrowserFailed:    "the browser or its session could not be started, or the tab crashed; the session is dropped and the next call starts a fresh one",

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -63,24 +62,16 @@ type Image struct {
 	Data     []byte
 }
 
-var (
-	gatesMu    sync.Mutex
-	gatesCache = map[*Env]*browser.Gates{}
-)
-
-// browserGates returns the browser's gates for env (built once per Env):
-// web_check --for browser decides with the browser's own function.
+// browserGates returns the browser's gates for env: web_check for=browser
+// decides with the browser's own function, so the two cannot disagree.
 func (e *Env) browserGates(cfg *config.Config) *browser.Gates {
 	if e.Browser != nil {
 		return e.Browser.Gates()
 	}
-	gatesMu.Lock()
-	defer gatesMu.Unlock()
-	if g, ok := gatesCache[e]; ok {
-		return g
+	if e.browserG != nil {
+		return e.browserG
 	}
 	g, _ := browser.NewGates(cfg, e.Web.Home, e.Web.Resolver, e.Web.AllowAddrPorts)
-	gatesCache[e] = g
 	return g
 }
 
@@ -155,6 +146,7 @@ func addBrowser(r *Registry, env *Env) []string {
 		})
 		r.OnClose(m.Close)
 	}
+	env.browserG = m.Gates()
 	r.OnTaskEnd(func(task string) { m.CloseTask(task) })
 	avail := m.Available
 	add := func(t *Tool) { r.Add(t) }

@@ -39,6 +39,8 @@ type Env struct {
 	// Browser, if non-nil, serves the browser tools (the caller closes it);
 	// nil means one is built from Web and closed by Registry.Close.
 	Browser *browser.Manager
+
+	browserG *browser.Gates // the gates of the Manager addBrowser built
 }
 
 func (e *Env) config() *config.Config {

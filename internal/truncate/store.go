@@ -56,7 +56,11 @@ func FileName(rawURL string) string {
 }
 
 // Save writes fullText to <Dir>/FileName(rawURL) and returns the absolute
-// host path. Dir is created (0755) if needed. Text longer than StoreCap chars
+// host path. Dir is created 0700 if needed (and tightened to 0700 if it
+// exists with group/other access); the file is written 0600: stored pages
+// can hold private content. (A Gatehouse departure from spec §A10.4, whose
+// store is umask-readable for sandbox bind mounts; map the path with
+// web.agent_visible_paths and grant access explicitly instead.) Text longer than StoreCap chars
 // is cut at StoreCap chars (on a rune boundary) and a marker giving the cap
 // and the original length is appended. The file is written with
 // WriteNoFollow, so a symlink planted at the path is replaced, never
@@ -72,7 +76,7 @@ func (s Store) Save(rawURL, fullText string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := PrivateDir(dir); err != nil {
 		return "", err
 	}
 	text := validUTF8(fullText)
@@ -83,7 +87,7 @@ func (s Store) Save(rawURL, fullText string) (string, error) {
 	if refreshIfSame(path, text) {
 		return path, nil
 	}
-	if err := WriteNoFollow(path, []byte(text), 0o644); err != nil {
+	if err := WriteNoFollow(path, []byte(text), 0o600); err != nil {
 		return "", err
 	}
 	return path, nil
@@ -105,7 +109,29 @@ func refreshIfSame(path, text string) bool {
 	if _, err := io.ReadFull(f, buf); err != nil || string(buf) != text {
 		return false
 	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		_ = f.Chmod(0o600) // a copy written by an older version
+	}
 	return touch(f) == nil
+}
+
+// PrivateDir creates dir (and missing parents) with mode 0700 and, when dir
+// already exists with any group or other permission bit, narrows it to
+// 0700. Cache and store directories use it: their files can hold private
+// page content. dir must not be a symlink to someone else's directory; a
+// chmod failure on an existing directory is returned.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(dir, 0o700)
+	}
+	return nil
 }
 
 // AgentPath maps a host path through s.PathMap (longest matching prefix,

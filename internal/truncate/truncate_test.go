@@ -251,8 +251,8 @@ func TestStoreSymlinkNotFollowed(t *testing.T) {
 	if err != nil || fi.Mode()&os.ModeSymlink != 0 || !fi.Mode().IsRegular() {
 		t.Fatalf("store path is not a regular file: %v %v", fi.Mode(), err)
 	}
-	if fi.Mode().Perm()&0o044 == 0 {
-		t.Fatalf("store file should be readable by sandboxes, mode %v", fi.Mode())
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("store file mode %v, want 0600 (stored pages can be private)", fi.Mode())
 	}
 	if b, _ := os.ReadFile(planted); string(b) != content {
 		t.Fatal("stored text wrong")

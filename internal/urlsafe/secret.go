@@ -100,6 +100,27 @@ var byFirst = func() (t [256][]int) {
 	return t
 }()
 
+// startPair marks the first two bytes of every prefix (and "ey" of a JWT)
+// as a bitset per first byte, so that scanning clean text skips almost
+// every position after two table lookups.
+var startPair = func() (t [256][4]uint64) {
+	set := func(a, b byte) { t[a][b>>6] |= 1 << (b & 63) }
+	for _, p := range prefixPatterns {
+		set(p.prefix[0], p.prefix[1])
+	}
+	set('e', 'y')
+	return t
+}()
+
+// mayStart reports whether a prefix or a JWT may start at text[i].
+func mayStart(text string, i int) bool {
+	if i+1 >= len(text) {
+		return false
+	}
+	b := text[i+1]
+	return startPair[text[i]][b>>6]&(1<<(b&63)) != 0
+}
+
 // isTokenChar is the boundary class [A-Za-z0-9_-] of spec §A7.
 func isTokenChar(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' || c == '-' }
 
@@ -128,16 +149,27 @@ func leadingBoundary(text string, i int) bool {
 // matchAt returns the end of the first format matching at text[i], or -1,
 // and the format's index.
 func matchAt(text string, i int) (end, idx int) {
-	if !leadingBoundary(text, i) {
-		return -1, -1
-	}
+	checked := false // leadingBoundary is evaluated once, after a prefix matched
 	for _, k := range byFirst[text[i]] {
 		p := &prefixPatterns[k]
 		if !strings.HasPrefix(text[i:], p.prefix) {
 			continue
 		}
+		if !checked {
+			if !leadingBoundary(text, i) {
+				return -1, -1
+			}
+			checked = true
+		}
 		start := i + len(p.prefix)
-		loc := p.body.FindStringIndex(text[start:])
+		// Every body class is inside [A-Za-z0-9_.=-]: the regexp never
+		// reads past that run, so give it the run only (not the rest of a
+		// long text).
+		run := start
+		for run < len(text) && (isTokenChar(text[run]) || text[run] == '.' || text[run] == '=') {
+			run++
+		}
+		loc := p.body.FindStringIndex(text[start:run])
 		if loc == nil {
 			continue
 		}
@@ -156,7 +188,7 @@ func matchAt(text string, i int) (end, idx int) {
 // findPrefix returns the leftmost credential token in text and its format.
 func findPrefix(text string) (match string, idx int, ok bool) {
 	for i := 0; i < len(text); i++ {
-		if byFirst[text[i]] == nil {
+		if !mayStart(text, i) || byFirst[text[i]] == nil {
 			continue
 		}
 		if e, k := matchAt(text, i); e >= 0 {
@@ -217,19 +249,78 @@ func unhex(c byte) byte {
 	return c | 0x20 - 'a' + 10
 }
 
+// jwtKind is the message kind of a JSON Web Token (see jwtAt).
+const jwtKind = "a JSON Web Token (eyJ….eyJ….…)"
+
+// jwtAt returns the end of a JSON Web Token starting at text[i], or -1: the
+// compact JWS serialization (RFC 7515 §7.1) of a JSON header and a JSON
+// payload, i.e. three base64url parts separated by dots where the first two
+// start with "eyJ" (base64url of `{"`), each at least 4 characters, the
+// third possibly empty (RFC 7519 §6.1 unsecured JWT). Boundaries are those of
+// the prefix matcher (leadingBoundary; not followed by [A-Za-z0-9_-]).
+// Recognising JWTs in URLs is a Gatehouse extension of spec §A7, which
+// leaves them to output redaction: a JWT handed to a reader is a credential.
+func jwtAt(text string, i int) int {
+	if !strings.HasPrefix(text[i:], "eyJ") || !leadingBoundary(text, i) {
+		return -1
+	}
+	j := i
+	for part := 0; part < 2; part++ {
+		if !strings.HasPrefix(text[j:], "eyJ") {
+			return -1
+		}
+		k := j + 3
+		for k < len(text) && isTokenChar(text[k]) {
+			k++
+		}
+		if k-j < 4 || k >= len(text) || text[k] != '.' {
+			return -1
+		}
+		j = k + 1
+	}
+	for j < len(text) && isTokenChar(text[j]) {
+		j++
+	}
+	return j
+}
+
+// findToken returns the leftmost credential in text, a spec §A7 prefix
+// token or a JWT (jwtAt): its byte range and the kind named in messages.
+func findToken(text string) (start, end int, kind string, ok bool) {
+	for i := 0; i < len(text); i++ {
+		if !mayStart(text, i) {
+			continue
+		}
+		c := text[i]
+		if c == 'e' {
+			if e := jwtAt(text, i); e >= 0 {
+				return i, e, jwtKind, true
+			}
+		}
+		if byFirst[c] == nil {
+			continue
+		}
+		if e, k := matchAt(text, i); e >= 0 {
+			return i, e, prefixPatterns[k].kind, true
+		}
+	}
+	return 0, 0, "", false
+}
+
 // findInDecoded checks s and each successive percent-decoding of s, up to a
-// fixed point or maxDecodeRounds.
-func findInDecoded(s string) (idx int, found bool) {
+// fixed point or maxDecodeRounds, for a credential (findToken); it returns
+// the kind of the first one found.
+func findInDecoded(s string) (kind string, found bool) {
 	for round := 0; ; round++ {
-		if _, k, ok := findPrefix(s); ok {
+		if _, _, k, ok := findToken(s); ok {
 			return k, true
 		}
 		if round == maxDecodeRounds {
-			return -1, false
+			return "", false
 		}
 		d := percentDecode(s)
 		if d == s {
-			return -1, false
+			return "", false
 		}
 		s = d
 	}
@@ -237,7 +328,8 @@ func findInDecoded(s string) (idx int, found bool) {
 
 // FindSecret reports a credential-shaped token anywhere in the URL — path,
 // query, fragment, userinfo or host — as secret_in_url (Gate secret, spec
-// §A3 step 2). It checks four forms: raw, percent-decoded raw, Normalize(raw)
+// §A3 step 2): a spec §A7 prefix token (MatchPrefix) or, a Gatehouse
+// extension, a JSON Web Token (three base64url parts, eyJ….eyJ….…). It checks four forms: raw, percent-decoded raw, Normalize(raw)
 // and percent-decoded Normalize(raw), where decoding is repeated to a fixed
 // point (at most 8 rounds, each intermediate form checked) so double
 // encoding hides nothing. The message names the kind of credential, never
@@ -254,22 +346,22 @@ func FindSecret(raw string) *reason.Error {
 	return nil
 }
 
-func secretErr(k int) *reason.Error {
+func secretErr(kind string) *reason.Error {
 	return reason.New(reason.SecretInURL, reason.GateSecret,
-		"Blocked: URL contains what appears to be an API key or token ("+prefixPatterns[k].kind+
+		"Blocked: URL contains what appears to be an API key or token ("+kind+
 			"). Secrets must not be sent in URLs: remove it from the URL.")
 }
 
 // sensitiveParams are the credential names of spec §A6.7 (compared after
 // percent-decoding and lower-casing). code, key, auth, session and sig are
 // deliberately absent: they are ordinary page facets.
+// Keys are in paramKey form (so "x-amz-signature" is "x_amz_signature").
 var sensitiveParams = map[string]bool{
 	"access_token": true, "api_key": true, "apikey": true, "auth_token": true,
 	"authorization": true, "awsaccesskeyid": true, "client_secret": true,
 	"credential": true, "credentials": true, "jwt": true, "password": true,
 	"passwd": true, "secret": true, "session_id": true, "signature": true,
 	"token": true, "x_amz_security_token": true, "x_amz_signature": true,
-	"x-amz-security-token": true, "x-amz-signature": true,
 }
 
 // SensitiveQueryParam returns the first credential-named parameter carrying
@@ -277,7 +369,8 @@ var sensitiveParams = map[string]bool{
 // read from the query and then from a fragment that carries parameters
 // ("#access_token=…", or the part after '?' in "#/route?token=…"). Pairs are
 // split on '&' and ';' and decoded like Python's parse_qsl ('+' is a space,
-// %XX decoded once); names compare case-insensitively; the returned name is
+// %XX decoded once); names compare in paramKey form (further decoding,
+// case folding, '-', '.' and ' ' as '_'); the returned name is
 // the decoded one as written (e.g. "API_KEY", "token" for "%74oken").
 // Tabs and newlines are removed first, as a browser does.
 func SensitiveQueryParam(raw string) string {
@@ -324,7 +417,7 @@ func sensitivePair(q string) string {
 			continue
 		}
 		name = formDecode(name)
-		if !sensitiveParams[strings.ToLower(name)] {
+		if !sensitiveParams[paramKey(name)] {
 			continue
 		}
 		if formDecode(value) != "" {
@@ -332,6 +425,32 @@ func sensitivePair(q string) string {
 		}
 	}
 	return ""
+}
+
+// paramKey is the form a decoded parameter name is compared in: decoded
+// further to a fixed point (at most maxDecodeRounds; a name such as
+// "%2574oken" reaches a server that decodes twice as "token"), lower-cased
+// (Unicode simple folding, as Python's str.lower: "TO\u212AEN" is "token"),
+// leading and trailing spaces removed, and '-', '.' and ' ' read as '_'
+// (servers such as PHP rewrite them so; "api-key" names the same credential
+// as "api_key"). The decoding and folding go beyond spec §A6.7, in the
+// refusing direction.
+func paramKey(name string) string {
+	for range maxDecodeRounds {
+		d := percentDecode(name)
+		if d == name {
+			break
+		}
+		name = d
+	}
+	name = strings.TrimSpace(strings.ToLower(name))
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '.', ' ':
+			return '_'
+		}
+		return r
+	}, name)
 }
 
 func formDecode(s string) string {

@@ -114,9 +114,12 @@ func parsePrefixLoose(s string) (netip.Prefix, error) {
 // CheckStatic runs every SSRF-gate check possible without DNS, in spec
 // §A6.3 order: scheme other than http/https → unsupported_scheme (Gate
 // scheme); empty host → invalid_url (Gate parse); metadata hostname →
-// ssrf_metadata; an IP-literal host → JudgeAddr (Gate ssrf). A nil u is
-// invalid_url. It returns nil when the URL may proceed to DNS (or, for an IP
-// literal, to dialing).
+// ssrf_metadata; an IP-literal host → JudgeAddr (Gate ssrf); a localhost
+// name ("localhost", "*.localhost", see IsLocalhostName) → JudgeAddr of the
+// loopback address 127.0.0.1, so ssrf_private unless private URLs are
+// allowed, without asking DNS (browsers resolve every such name to loopback
+// themselves, RFC 6761 §6.3). A nil u is invalid_url. It returns nil when
+// the URL may proceed to DNS (or, for an IP literal, to dialing).
 func (o Options) CheckStatic(u *URL) *reason.Error {
 	if u == nil {
 		return reason.New(reason.InvalidURL, reason.GateParse, msgNoHost)
@@ -133,7 +136,29 @@ func (o Options) CheckStatic(u *URL) *reason.Error {
 	if u.Addr.IsValid() {
 		return o.JudgeAddr(u.Scheme, u.Host, u.Addr)
 	}
+	if IsLocalhostName(u.Host) {
+		return o.JudgeAddr(u.Scheme, u.Host, LocalhostAddrs[0])
+	}
 	return nil
+}
+
+// LocalhostAddrs are the answers a localhost name (IsLocalhostName) has
+// without DNS: IPv4 and IPv6 loopback (RFC 6761 §6.3, WHATWG Fetch, which
+// browsers implement by never sending such names to a resolver).
+var LocalhostAddrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}
+
+// IsLocalhostName reports whether host is "localhost" or a name under it
+// ("app.localhost"), ASCII case-insensitively and ignoring trailing dots
+// ("localhost." is the same name). Such names are loopback by definition
+// (RFC 6761 §6.3): Gatehouse judges them as 127.0.0.1 and never resolves
+// them.
+func IsLocalhostName(host string) bool {
+	h := strings.TrimRight(host, ".")
+	const l = "localhost"
+	if len(h) < len(l) || !strings.EqualFold(h[len(h)-len(l):], l) {
+		return false
+	}
+	return len(h) == len(l) || h[len(h)-len(l)-1] == '.'
 }
 
 func unsupportedScheme(scheme string) *reason.Error {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
@@ -28,49 +29,38 @@ type CheckMode struct {
 	Extract bool
 }
 
-// CheckURL runs, in order, the parse, secret, scheme/SSRF (with DNS) and policy
-// gates on raw and reports the first refusal. guard carries the SSRF toggles
-// for the mode (a local browser backend allows private addresses but never
-// metadata); pol may be nil.
+// CheckURL runs, in order, the secret, parse, scheme/SSRF (with DNS) and
+// policy gates on raw, through the same decision every request of the
+// egress client passes (egress.Guard.Decide with DNS resolution), and
+// reports the first refusal. guard carries the SSRF toggles for the mode (a
+// local browser backend allows private addresses but never metadata) and,
+// normally, the website policy; pol (may be nil) is checked as well. The
+// URL and host printed are passed through urlsafe.Redact: a secret, also
+// one inside the host name, is never printed back.
 func CheckURL(ctx context.Context, guard *egress.Guard, pol *policy.Policy, raw string, mode CheckMode) CheckResult {
-	res := CheckResult{URL: raw}
-	var u *urlsafe.URL
+	res := CheckResult{URL: urlsafe.Redact(raw)}
+	if u, err := urlsafe.Parse(raw); err == nil && u.Host != "" {
+		host := urlsafe.Redact(u.Host)
+		res.Host = &host
+	}
 	deny := func(e *reason.Error) CheckResult {
 		g, c := e.Gate, e.Code
 		if g == "" {
 			g = reason.GateSSRF
 		}
 		res.Gate, res.Reason, res.Message = &g, &c, e.Message
-		if g == reason.GateSecret {
-			// Never print the secret back: keep scheme and host only.
-			res.URL = "(redacted: the URL carries a credential)"
-			if u != nil {
-				res.URL = u.Scheme + "://" + u.Host + "/…(redacted)"
-			}
+		var b *policy.Block
+		if errors.As(e, &b) {
+			res.BlockedByPolicy = b
 		}
 		return res
 	}
-	if e := urlsafe.FindSecret(raw); e != nil {
-		u, _ = urlsafe.Parse(raw)
+	d, e := guard.Decide(ctx, raw, egress.Rules{SensitiveParams: mode.Extract, Resolve: true})
+	if e != nil {
 		return deny(e)
 	}
-	u, perr := urlsafe.Parse(raw)
-	if perr != nil {
-		return deny(perr)
-	}
-	if u.Host != "" {
-		host := u.Host
-		res.Host = &host
-	}
-	if e := urlsafe.CheckSecrets(raw, u, mode.Extract); e != nil {
-		return deny(e)
-	}
-	if _, e := guard.Check(ctx, u); e != nil {
-		return deny(e)
-	}
-	if b := pol.Check(u.Href); b != nil {
-		res.BlockedByPolicy = b
-		return deny(reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message()))
+	if b := pol.Check(d.URL.Href); b != nil {
+		return deny(b.Err())
 	}
 	res.Allowed = true
 	return res

@@ -7,7 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
+
+// redactAll returns a copy of ss with each passed through urlsafe.Redact.
+func redactAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = urlsafe.Redact(s)
+	}
+	return out
+}
 
 // pageMetric is one page's truncation measurement in the debug file.
 type pageMetric struct {
@@ -49,7 +60,7 @@ func (s *Service) writeDebug(start time.Time, urls []string, rows []Result, metr
 	}
 	rec := debugRecord{
 		Tool: "web_extract", CallID: newID(), StartedAt: start.UTC(),
-		DurationMS: s.d.Now().Sub(start).Milliseconds(), URLs: urls,
+		DurationMS: s.d.Now().Sub(start).Milliseconds(), URLs: redactAll(urls),
 		TruncationMetrics: metrics,
 		Stages:            []string{"normalize", "secret_gate", "ssrf_gate", "provider_resolution", "website_policy", "cache", "provider_call", "final_url_policy", "truncate_and_store"},
 	}
@@ -61,18 +72,21 @@ func (s *Service) writeDebug(start time.Time, urls []string, rows []Result, metr
 			rec.Errors = append(rec.Errors, string(r.Reason))
 		}
 	}
+	for i := range rec.TruncationMetrics {
+		rec.TruncationMetrics[i].URL = urlsafe.Redact(rec.TruncationMetrics[i].URL)
+	}
 	for _, m := range metrics {
 		if m.Truncated {
 			rec.PagesTruncated++
 		}
 	}
-	if err := os.MkdirAll(s.d.DebugDir, 0o755); err != nil {
+	if err := os.MkdirAll(s.d.DebugDir, 0o700); err != nil {
 		s.d.Logger.Warn("web_extract debug dir", "err", err)
 		return
 	}
 	b, _ := json.MarshalIndent(rec, "", "  ")
 	p := filepath.Join(s.d.DebugDir, "web_tools_debug_"+rec.CallID+".json")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
+	if err := os.WriteFile(p, b, 0o600); err != nil {
 		s.d.Logger.Warn("web_extract debug write", "err", err)
 		return
 	}

@@ -143,6 +143,7 @@ func New(d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	d.Logger = newRedactLogger(d.Logger)
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -164,13 +165,13 @@ func errRow(url string, e *reason.Error) Result {
 func itemRefusal(i int, e *reason.Error) *ExtractResponse {
 	r := refusal(e)
 	r.Index = &i
-	r.Error = fmt.Sprintf("%s (item %d; no URL in this call was fetched.)", e.Message, i)
+	r.Error = urlsafe.Redact(fmt.Sprintf("%s (item %d; no URL in this call was fetched.)", e.Message, i))
 	return r
 }
 
 func refusal(e *reason.Error) *ExtractResponse {
 	f := false
-	return &ExtractResponse{Success: &f, Error: e.Message, Reason: e.Code}
+	return &ExtractResponse{Success: &f, Error: urlsafe.Redact(e.Message), Reason: e.Code}
 }
 
 // NormalizeItem implements spec §A3 step 1 for one batch item: a string, or an
@@ -274,6 +275,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	}
 	wg.Wait()
 	if len(jobs) == 0 {
+		redactRows(rows, false)
 		s.writeDebug(start, raws, rows, nil)
 		return &ExtractResponse{Results: rows}
 	}
@@ -359,6 +361,9 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		if !r.OK() || r.Meta == nil {
 			continue
 		}
+		if s.d.Config.Security.RedactSecrets {
+			redactContent(r) // before the store: the saved full text is redacted too
+		}
 		tr := truncate.Apply(r.URL, r.Content, limit, store)
 		r.Content = tr.Content
 		r.Meta.Truncated = tr.Truncated
@@ -366,6 +371,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		r.Meta.StoredPath = tr.StoredPath
 		metrics = append(metrics, pageMetric{URL: r.URL, OriginalChars: tr.OriginalChars, SentChars: tr.ShownChars, Truncated: tr.Truncated, Cached: r.Meta.Cached})
 	}
+	redactRows(rows, false) // URLs and messages; content was redacted above
 	s.writeDebug(start, raws, rows, metrics)
 	return &ExtractResponse{Results: rows}
 }
@@ -510,6 +516,12 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 				e = reason.Wrap(reason.ProviderError, "", p.Err.Error(), p.Err)
 			}
 			rows[j.idx] = errRow(j.u.Href, e)
+			// A redirect hop refused by the website policy (egress.Decide)
+			// carries its block: the row says which rule stopped it.
+			var b *policy.Block
+			if errors.As(p.Err, &b) {
+				rows[j.idx].BlockedByPolicy = b
+			}
 		default:
 			final := orURL(p.FinalURL, j.u.Href)
 			if bad, ok := s.checkFinal(ctx, j, final); !ok {

@@ -55,12 +55,20 @@ func GateOptions(cfg *config.Config) (urlsafe.Options, []string) {
 	return urlsafe.Options{AllowPrivate: cfg.Security.AllowPrivateURLs, FakeIPRanges: ranges}, warns
 }
 
-// NewGuard builds the egress guard for cfg.
+// NewGuard builds the egress guard for cfg, without a website policy (see
+// NewPolicyGuard).
 func NewGuard(cfg *config.Config, resolver egress.Resolver, allow []netip.AddrPort) (*egress.Guard, []string) {
+	return NewPolicyGuard(cfg, resolver, allow, nil)
+}
+
+// NewPolicyGuard builds the egress guard for cfg. pol (may be nil) is the
+// website policy the guard's Decide applies to every request and redirect
+// hop before it is dialed.
+func NewPolicyGuard(cfg *config.Config, resolver egress.Resolver, allow []netip.AddrPort, pol *policy.Policy) (*egress.Guard, []string) {
 	gate, warns := GateOptions(cfg)
 	return egress.New(egress.Options{
 		Gate: gate, Resolver: resolver, AllowAddrPorts: allow,
-		ConnectTimeout: cfg.Web.Direct.ConnectTimeout,
+		ConnectTimeout: cfg.Web.Direct.ConnectTimeout, Policy: pol,
 	}), warns
 }
 
@@ -78,8 +86,8 @@ func Open(env Env) (*Service, []string) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	guard, warns := NewGuard(cfg, env.Resolver, env.AllowAddrPorts)
 	pol, pw := LoadPolicy(cfg, env.Home)
+	guard, warns := NewPolicyGuard(cfg, env.Resolver, env.AllowAddrPorts, pol)
 	warns = append(warns, pw...)
 	dir := CacheDir(env.Home)
 	c := cache.New(cache.Options{

@@ -116,6 +116,7 @@ func ctxErr(ctx context.Context, u string) error {
 // and content's unsupported_content_type / binary_payload / empty_content.
 func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 	p := Page{URL: rawURL}
+	ctx = traceHandshake(ctx) // requestError names a server that does not speak TLS
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		p.Err = reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: the URL could not be turned into a request.", err)
@@ -279,6 +280,9 @@ func requestError(ctx context.Context, rawURL string, err error) error {
 	var ne net.Error
 	if (errors.As(err, &ne) && ne.Timeout()) || errors.Is(err, context.DeadlineExceeded) {
 		return reason.Wrap(reason.FetchTimeout, "", fmt.Sprintf("Fetching %s timed out (no complete answer within web.direct.timeout). The site may be slow or down; raise web.direct.timeout or try again later.", rawURL), err)
+	}
+	if cause := noTLSCause(ctx, err); cause != "" {
+		return reason.Wrap(reason.FetchFailed, "", fmt.Sprintf("Fetching %s failed: %s", rawURL, cause), err)
 	}
 	return reason.Wrap(reason.FetchFailed, "", fmt.Sprintf("Fetching %s failed: %s", rawURL, safeCause(err)), err)
 }

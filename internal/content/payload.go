@@ -1,0 +1,82 @@
+package content
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// binaryDataByte marks the bytes the WHATWG MIME Sniffing Standard calls
+// "binary data bytes" (§3, Terminology): 0x00–0x08, 0x0B, 0x0E–0x1A and
+// 0x1C–0x1F. Text never needs them; tab, LF, FF, CR and ESC (ANSI colours
+// in logs) are not among them.
+var binaryDataByte = func() (t [256]bool) {
+	for b := 0x00; b <= 0x1F; b++ {
+		t[b] = true
+	}
+	for _, b := range []byte{'\t', '\n', '\f', '\r', 0x1B} {
+		t[b] = false
+	}
+	return t
+}()
+
+// maxBinaryShare is the share of binary data bytes above which a body
+// declared as text is refused as binary. Real text has none or a stray few;
+// UTF-16 is decoded before this check, so its zero bytes do not count.
+const maxBinaryShare = 0.10
+
+// binaryText refuses decoded text that is mostly binary data bytes (a body of
+// NULs, a memory dump, a binary file without a known magic number served as
+// text/*) with reason.BinaryPayload; it returns nil for anything else.
+// declared is the media type from the Content-Type ("" when none).
+// Texts over 1 MiB are judged on binarySampleWindows evenly spaced windows
+// of binarySampleBytes each (256 KiB), so the check stays O(1) on big pages.
+func binaryText(text, declared string) error {
+	const binarySampleWindows, binarySampleBytes = 16, 16 << 10
+	n, seen := 0, 0
+	count := func(s string) {
+		for i := 0; i < len(s); i++ {
+			if binaryDataByte[s[i]] {
+				n++
+			}
+		}
+		seen += len(s)
+	}
+	if len(text) <= 1<<20 {
+		count(text)
+	} else {
+		step := (len(text) - binarySampleBytes) / (binarySampleWindows - 1)
+		for w := 0; w < binarySampleWindows; w++ {
+			count(text[w*step : w*step+binarySampleBytes])
+		}
+	}
+	if n == 0 || float64(n) <= maxBinaryShare*float64(seen) {
+		return nil
+	}
+	what := "binary data"
+	if n == seen && strings.Count(text, "\x00") == len(text) {
+		what = "nothing but NUL (zero) bytes"
+	}
+	as := "declared as " + quoteType(declared)
+	if declared == "" {
+		as = "with no declared type"
+	}
+	return reason.Newf(reason.BinaryPayload, "",
+		"the response body (%d bytes, %s) is %s, not text: about %d%% of its bytes are NUL or other control bytes; nothing to extract (download it with the terminal and inspect it locally if you need it)",
+		len(text), as, what, n*100/seen)
+}
+
+// maxHTMLDepth is golang.org/x/net/html's limit on nested elements: Parse
+// rejects a document whose stack of open elements exceeds it.
+const maxHTMLDepth = 512
+
+// parseError turns an html.Parse error into a *reason.Error whose message
+// says what happened.
+func parseError(err error) error {
+	if strings.Contains(err.Error(), "open stack of elements exceeds") {
+		return reason.Wrap(reason.EmptyContent, "", fmt.Sprintf(
+			"the page nests elements more than %d levels deep, the limit of Gatehouse's HTML parser (golang.org/x/net/html), so it cannot be converted; a browser renders it: use the browser tools (browser_navigate, then browser_snapshot) or download it with the terminal", maxHTMLDepth), err)
+	}
+	return reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML ("+err.Error()+")", err)
+}

@@ -1,0 +1,316 @@
+package urlsafe
+
+import (
+	"strings"
+)
+
+// Redacted replaces a secret in text returned by Redact.
+const Redacted = "[REDACTED]"
+
+// maxRedactRounds bounds the passes of Redact (each pass removes at least one
+// secret; text with more secrets than this falls back to coarse redaction).
+const maxRedactRounds = 64
+
+// Redact returns s with every secret it carries replaced by Redacted. It is
+// the one redaction function of Gatehouse: every URL and text Gatehouse
+// returns or writes (result rows, meta.final_url, notes, footers, debug
+// files, logs, `gatehouse check` output, and page content while
+// security.redact_secrets is on) passes through it. It is built on the
+// secret matcher of the URL gate (spec §A7, §A10.4), so whatever the gate
+// would refuse in a URL is what Redact removes from text:
+//
+//   - a spec §A7 prefix token keeps its vendor prefix ("sk-[REDACTED]",
+//     "ghp_[REDACTED]") so a reader still sees what kind of key it was;
+//   - a JSON Web Token becomes "eyJ[REDACTED]";
+//   - the password of URL userinfo ("https://user:pw@host") becomes
+//     "user:[REDACTED]@";
+//   - the value of a credential-named parameter (spec §A6.7 names plus
+//     refresh_token, id_token and x-goog-signature, compared as
+//     SensitiveQueryParam does; code, key, auth, session and sig are page
+//     facets and stay) after '?', '&', ';' or '#' becomes "name=[REDACTED]";
+//   - a white-space-delimited word that still hides a secret only after
+//     percent-decoding (FindSecret's forms) is cut: a URL keeps its
+//     "scheme://host" and loses the rest ("https://host/[REDACTED]"), or
+//     loses everything after "scheme://" when the host itself hides the
+//     secret; any other word becomes Redacted.
+//
+// The result never contains a token FindSecret finds, nor a userinfo password.
+// Text without secrets is returned unchanged (no allocation). Redact is
+// pure and safe for concurrent use; it costs one scan of s when s is clean.
+func Redact(s string) string {
+	if s == "" {
+		return s
+	}
+	out := s
+	for range maxRedactRounds {
+		start, end, kind, ok := findToken(out)
+		if !ok {
+			break
+		}
+		keep := "eyJ"
+		if kind != jwtKind {
+			keep = tokenPrefix(out[start:end])
+		}
+		out = out[:start] + keep + Redacted + out[end:]
+	}
+	out = redactURLParts(out)
+	if hasEncodedSecret(out) {
+		out = redactEncodedWords(out)
+	}
+	if single := repairSchemeGap(strings.TrimSpace(out)); len(single) <= MaxURLBytes && !strings.ContainsAny(single, " \t\r\n") && schemeLen(single) > 0 {
+		// One URL: a token may appear only in its canonical form (a host
+		// is lower-cased and IDNA-mapped before it is sent, so
+		// "SK-PROJ…" in a host is the key "sk-proj…"). Show the canonical
+		// form, redacted, instead.
+		if u, err := Parse(single); err == nil && u.Href != single {
+			if _, found := findInDecoded(u.Href); found {
+				return Redact(u.Href)
+			}
+		}
+	}
+	if len(out) <= MaxURLBytes && strings.IndexByte(out, '@') >= 0 && passwordLeft(out) {
+		// The whole text is a URL whose password the word scan could not
+		// place (white space inside the userinfo): keep the scheme only.
+		if n := schemeLen(out); n > 0 {
+			return out[:n] + "://" + Redacted
+		}
+		return Redacted
+	}
+	return out
+}
+
+// passwordLeft reports whether s, read as one URL, has a userinfo password
+// other than Redacted.
+func passwordLeft(s string) (left bool) {
+	defer func() {
+		if recover() != nil {
+			left = false
+		}
+	}()
+	w, err := parser.Parse(repairSchemeGap(strings.TrimSpace(s)))
+	if err != nil {
+		return false
+	}
+	p := w.Password()
+	return p != "" && p != Redacted && p != "%5BREDACTED%5D"
+}
+
+// tokenPrefix returns the vendor prefix of a matched §A7 token.
+func tokenPrefix(tok string) string {
+	best := ""
+	for _, k := range byFirst[tok[0]] {
+		if p := prefixPatterns[k].prefix; strings.HasPrefix(tok, p) && len(p) > len(best) {
+			best = p
+		}
+	}
+	return best
+}
+
+// redactParams are the parameter names (in paramKey form) whose values
+// Redact removes: spec §A6.7's list plus the log-redaction extras.
+var redactParams = func() map[string]bool {
+	m := map[string]bool{"refresh_token": true, "id_token": true, "x_goog_signature": true}
+	for k := range sensitiveParams {
+		m[k] = true
+	}
+	return m
+}()
+
+// redactURLParts removes userinfo passwords and credential-named parameter
+// values (see Redact). It returns s itself when there are none.
+func redactURLParts(s string) string {
+	if strings.IndexByte(s, '@') >= 0 {
+		s = redactUserinfo(s)
+	}
+	if strings.IndexByte(s, '=') < 0 {
+		return s
+	}
+	var b strings.Builder
+	changed := false
+	i := 0
+	for i < len(s) {
+		// name=value after a parameter separator
+		if (s[i] == '?' || s[i] == '&' || s[i] == ';' || s[i] == '#') && i+1 < len(s) {
+			j := i + 1
+			k := j
+			for k < len(s) && s[k] != '=' && s[k] != '&' && s[k] != ';' && s[k] != '#' && s[k] != '?' && !isURLStop(s[k]) {
+				k++
+			}
+			if k < len(s) && s[k] == '=' && k > j && redactParams[paramKey(formDecode(s[j:k]))] {
+				v := k + 1
+				for v < len(s) && s[v] != '&' && s[v] != ';' && s[v] != '#' && !isURLStop(s[v]) {
+					v++
+				}
+				if v > k+1 && s[k+1:v] != Redacted {
+					b.WriteString(s[i : k+1])
+					b.WriteString(Redacted)
+					i = v
+					changed = true
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	if !changed {
+		return s
+	}
+	return b.String()
+}
+
+// redactUserinfo replaces the password of every URL in s that has one (as a
+// browser's URL parser reads it: "http::pw@host" and "http:\\\\u:pw@host"
+// count) with Redacted. Words are delimited by white space, quotes, angle
+// brackets, parentheses, braces, '|' and '`' (not by '\\' or '[': a browser
+// reads "http:\\\\u:p@h" and "http://u:p@[::1]/" as URLs).
+func redactUserinfo(s string) string {
+	var b strings.Builder
+	changed := false
+	i := 0
+	for i < len(s) {
+		if isWordStop(s[i]) {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !isWordStop(s[j]) {
+			j++
+		}
+		w := s[i:j]
+		if strings.IndexByte(w, '@') >= 0 && strings.IndexByte(w, ':') >= 0 {
+			if nw := redactPassword(w); nw != w {
+				w, changed = nw, true
+			}
+		}
+		b.WriteString(w)
+		i = j
+	}
+	if !changed {
+		return s
+	}
+	return b.String()
+}
+
+// redactPassword returns the URL word w with its userinfo password replaced
+// by Redacted, w itself when it has none, or Redacted when the password
+// cannot be located in the raw text.
+func redactPassword(w string) string {
+	u, err := Parse(w)
+	if err != nil || !u.HasPassword {
+		return w
+	}
+	n := schemeLen(w)
+	if n == 0 {
+		return Redacted
+	}
+	k := n + 1
+	for k < len(w) && (w[k] == '/' || w[k] == '\\') {
+		k++
+	}
+	end := k
+	for end < len(w) && w[end] != '/' && w[end] != '?' && w[end] != '#' && w[end] != '\\' {
+		end++
+	}
+	auth := w[k:end]
+	at := strings.LastIndexByte(auth, '@')
+	if at < 0 {
+		return Redacted
+	}
+	c := strings.IndexByte(auth[:at], ':')
+	if c < 0 {
+		return Redacted
+	}
+	return w[:k] + auth[:c+1] + Redacted + auth[at:] + w[end:]
+}
+
+func isWordStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '`', '(', ')', '{', '}', '|':
+		return true
+	}
+	return false
+}
+
+// isURLStop reports bytes that end a URL inside running text.
+func isURLStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '`', '(', ')', '[', ']', '{', '}', '|', '\\':
+		return true
+	}
+	return false
+}
+
+// hasEncodedSecret reports whether a decoded form of s (FindSecret's forms)
+// still holds a credential.
+func hasEncodedSecret(s string) bool {
+	if !strings.ContainsAny(s, "%\t\r\n") {
+		return false
+	}
+	// s itself is known clean (Redact removed every token): start from
+	// its first decoding.
+	found := false
+	if d := percentDecode(s); d != s {
+		_, found = findInDecoded(d)
+	}
+	if !found {
+		if n := Normalize(s); n != s {
+			_, found = findInDecoded(n)
+		}
+	}
+	return found
+}
+
+// redactEncodedWords cuts every white-space-delimited word whose decoded
+// forms still hold a secret (see Redact).
+func redactEncodedWords(s string) string {
+	var b strings.Builder
+	i := 0
+	for i < len(s) {
+		if isSpace(s[i]) {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		b.WriteString(cutWord(s[i:j]))
+		i = j
+	}
+	out := b.String()
+	if hasEncodedSecret(out) {
+		// The secret straddles white space (a tab or newline a URL parser
+		// would drop): nothing short of dropping the text is safe.
+		return Redacted
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// cutWord redacts one word that hides a secret.
+func cutWord(w string) string {
+	if _, found := findInDecoded(w); !found {
+		return w
+	}
+	if n := schemeLen(w); n > 0 && strings.HasPrefix(w[n:], "://") {
+		rest := w[n+3:]
+		end := strings.IndexAny(rest, "/?#\\")
+		if end < 0 {
+			end = len(rest)
+		}
+		if head := w[:n+3] + rest[:end]; !hasSecretForm(head) {
+			return head + "/" + Redacted
+		}
+		return w[:n+3] + Redacted
+	}
+	return Redacted
+}
+
+func hasSecretForm(s string) bool {
+	_, found := findInDecoded(s)
+	return found
+}

@@ -1,0 +1,97 @@
+package urlsafe
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"nothing here", "nothing here"},
+		{"https://example.com/a?q=1", "https://example.com/a?q=1"},
+		{"key " + testKey + " end", "key sk-" + Redacted + " end"},
+		{"https://evil.example/x?k=" + testKey, "https://evil.example/x?k=sk-" + Redacted},
+		{"https://" + testKey + ".evil.example/", "https://sk-" + Redacted + "/"},
+		{"https://x.example/?state=" + testJWT + "&a=1", "https://x.example/?state=eyJ" + Redacted + "&a=1"},
+		{"https://bob:hunter2@x.example/p", "https://bob:" + Redacted + "@x.example/p"},
+		{"https://bob@x.example/p", "https://bob@x.example/p"},
+		{"https://x.example/cb?code=abc&access_token=s3cr3t&x=1", "https://x.example/cb?code=abc&access_token=" + Redacted + "&x=1"},
+		{"https://x.example/cb#id_token=abc", "https://x.example/cb#id_token=" + Redacted},
+		{"https://x.example/?API-Key=abc;key=term", "https://x.example/?API-Key=" + Redacted + ";key=term"},
+		{"https://x.example/?token=", "https://x.example/?token="},
+		{"see (https://x.example/?password=pw) now", "see (https://x.example/?password=" + Redacted + ") now"},
+		{"https://evil.example/x?t=sk%2Daaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "https://evil.example/" + Redacted},
+		{"go https://sk%2Daaaaaaaaaaaaaaaaaaaaaaaaaa.evil.example/ now", "go https://" + Redacted + " now"},
+		{"ghp_AAAAAAAAAAAAAAAAAAAA and AKIAABCDEFGHIJKLMNOP", "ghp_" + Redacted + " and AKIA" + Redacted},
+		{"https://SK-PROJ0123456789ABCDEF.evil.example/x", "https://sk-" + Redacted + "/x"},
+		{"https://ｓｋ-proj0123456789abcdef.evil.example/", "https://sk-" + Redacted + "/"},
+		{"https:// SK-PROJ0123456789ABCDEF.evil.example/", "https://sk-" + Redacted + "/"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+		if r := Redact(tt.in); FindSecret(r) != nil {
+			t.Errorf("Redact(%q) still carries a secret", tt.in)
+		} else if u, err := Parse(r); err == nil && FindSecret(u.Href) != nil {
+			t.Errorf("Redact(%q) = %q carries a secret in its canonical form", tt.in, r)
+		}
+	}
+}
+
+// FuzzRedact: whatever the input, the output carries nothing FindSecret
+// would refuse, no userinfo password, and clean text comes back unchanged.
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{
+		"https://evil.example/x?k=" + testKey, testJWT, "https://a:b@c.example/",
+		"https://x.example/?token=abc", "sk%252D" + testKey[3:], "plain text",
+		"https://x.example/?t=sk-abcdefg\nhijklmnop",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		start := time.Now()
+		r := Redact(s)
+		if u, err := Parse(r); err == nil && FindSecret(u.Href) != nil && !strings.ContainsAny(repairSchemeGap(strings.TrimSpace(r)), " \t\r\n") {
+			t.Fatalf("Redact(%q) = %q carries a secret in its canonical form %q", s, r, u.Href)
+		}
+		if d := time.Since(start); d > 2*time.Second && len(s) < 1<<16 {
+			t.Fatalf("Redact of %d bytes took %v", len(s), d)
+		}
+		if FindSecret(r) != nil {
+			t.Fatalf("Redact(%q) = %q still carries a secret", s, r)
+		}
+		if FindSecret(s) == nil && !strings.Contains(s, "@") && !strings.Contains(s, "=") && r != s {
+			t.Fatalf("clean text changed: %q → %q", s, r)
+		}
+		if u, err := Parse(r); err == nil && u.HasPassword && !strings.Contains(r, Redacted) {
+			t.Fatalf("password survived: %q", r)
+		}
+	})
+}
+
+func TestRedactPasswordForms(t *testing.T) {
+	for _, in := range []string{
+		"http::pw@example.com/", `http:\\u:pw@example.com/`, "http://u:pw@[::1]/", "see [x](https://u:pw@example.com/) ok",
+		"ftp://u:pw@example.com/", "custom://u:pw@example.com/",
+	} {
+		got := Redact(in)
+		if strings.Contains(got, "pw@") || !strings.Contains(got, Redacted) {
+			t.Errorf("Redact(%q) = %q, password kept", in, got)
+		}
+	}
+}
+
+// BenchmarkRedactPage: one pass over a 300 KB page of markdown with links,
+// e-mail addresses and percent-escapes but no secret (the common case).
+func BenchmarkRedactPage(b *testing.B) {
+	line := "See [the docs](https://example.com/a/b?q=1&page=2#x) or mail a.b@example.com; 50%25 of users skip-the-intro and sk-short.\n"
+	page := strings.Repeat(line, 300<<10/len(line))
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		if Redact(page) != page {
+			b.Fatal("clean page changed")
+		}
+	}
+}

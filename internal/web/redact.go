@@ -1,0 +1,102 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+)
+
+// redactRows passes every URL and message of the rows through
+// urlsafe.Redact (always: our own metadata never carries a secret, whatever
+// security.redact_secrets says), and the page title and content too when
+// content is true (security.redact_secrets; spec §A12, default on).
+func redactRows(rows []Result, content bool) {
+	for i := range rows {
+		r := &rows[i]
+		r.URL = urlsafe.Redact(r.URL)
+		if r.Error != nil {
+			m := urlsafe.Redact(*r.Error)
+			r.Error = &m
+		}
+		if b := r.BlockedByPolicy; b != nil {
+			c := *b
+			c.Host = urlsafe.Redact(c.Host)
+			r.BlockedByPolicy = &c
+		}
+		if m := r.Meta; m != nil {
+			m.FinalURL = urlsafe.Redact(m.FinalURL)
+			m.StoredPath = urlsafe.Redact(m.StoredPath)
+			for k, n := range m.Notes {
+				m.Notes[k] = urlsafe.Redact(n)
+			}
+		}
+		if content {
+			redactContent(r)
+		}
+	}
+}
+
+// redactContent redacts the page text of one row (title and markdown). It
+// runs before truncate-and-store, so the stored full text is redacted too
+// (spec §A10.4).
+func redactContent(r *Result) {
+	r.Title = urlsafe.Redact(r.Title)
+	r.Content = urlsafe.Redact(r.Content)
+}
+
+// redactHandler is a slog.Handler that passes the message and every string
+// (and error, and Stringer) attribute through urlsafe.Redact before the
+// wrapped handler sees it: nothing Gatehouse logs carries a secret.
+type redactHandler struct{ h slog.Handler }
+
+func newRedactLogger(l *slog.Logger) *slog.Logger {
+	if _, ok := l.Handler().(redactHandler); ok {
+		return l
+	}
+	return slog.New(redactHandler{l.Handler()})
+}
+
+func (r redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
+
+func (r redactHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, urlsafe.Redact(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(redactAttr(a))
+		return true
+	})
+	return r.h.Handle(ctx, out)
+}
+
+func (r redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(as))
+	for i, a := range as {
+		red[i] = redactAttr(a)
+	}
+	return redactHandler{r.h.WithAttrs(red)}
+}
+
+func (r redactHandler) WithGroup(name string) slog.Handler { return redactHandler{r.h.WithGroup(name)} }
+
+func redactAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, urlsafe.Redact(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]slog.Attr, len(g))
+		for i, x := range g {
+			out[i] = redactAttr(x)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			return slog.String(a.Key, urlsafe.Redact(x.Error()))
+		case interface{ String() string }:
+			return slog.String(a.Key, urlsafe.Redact(x.String()))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
