@@ -80,11 +80,12 @@ type tomb struct {
 type lifecycle struct {
 	opts LifecycleOptions
 
-	mu      sync.Mutex
-	tombs   map[string]tomb   // by session key and by owner task
-	fails   map[string]int    // key → consecutive failed cleanups
+	mu    sync.Mutex
+	tombs map[string]tomb // by session key and by owner task
+	fails map[string]int  // key → consecutive failed cleanups
 
-	creating atomic.Int32 // session() calls in flight: the idle browser is not stopped under them
+	creating    atomic.Int32 // session() calls in flight: the idle browser is not stopped under them
+	stopPending bool         // a reap left no session: stop the browser (janitor goroutine only)
 }
 
 func (l *lifecycle) init(o LifecycleOptions) {
@@ -216,17 +217,26 @@ func (m *Manager) reapIdle() {
 		m.logger.Info("Cleaning up inactive session", "session", s.Key, "idle_s", int(sat.Seconds()), "timeout_s", int(idle.Seconds()), "forced", err != nil)
 	}
 	if len(reap) > 0 {
-		m.stopIdleBrowser()
+		m.life.stopPending = true
+	}
+	if m.life.stopPending {
+		// Retried on later ticks while a spare or a new session is being made.
+		m.life.stopPending = !m.stopIdleBrowser()
 	}
 }
 
 // stopIdleBrowser stops the local Chromium (and the spare session) when no
-// session is left.
-func (m *Manager) stopIdleBrowser() {
+// session is left. It reports whether nothing is left to do: the browser was
+// stopped, is gone, or has sessions again.
+func (m *Manager) stopIdleBrowser() bool {
 	m.mu.Lock()
-	if len(m.sessions) > 0 || m.local == nil || m.closed || m.spareBusy || m.life.creating.Load() > 0 {
+	if len(m.sessions) > 0 || m.local == nil || m.closed {
 		m.mu.Unlock()
-		return
+		return true
+	}
+	if m.spareBusy || m.life.creating.Load() > 0 {
+		m.mu.Unlock()
+		return false
 	}
 	l, sp := m.local, m.spare
 	m.local, m.spare = nil, nil
@@ -239,4 +249,5 @@ func (m *Manager) stopIdleBrowser() {
 		m.logger.Warn("browser stop failed", "err", err)
 	}
 	m.logger.Info("browser stopped", "why", "no session left")
+	return true
 }
