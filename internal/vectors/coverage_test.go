@@ -16,7 +16,6 @@ import (
 var pending = map[string]string{
 	"browser.cdp_override_resolution": "CDP-override backend not built yet (browser issue, spec §B12)",
 	"browser.session_expiry":          "cloud browser providers not built yet (browser issue, spec §B4/§B11)",
-	"browser.inactivity_and_orphan":   "the janitor reaps by browser.inactivity_timeout, but the orphan reaper is owner-liveness based (a dead owner pid), without the spec's grace period and tick counts (browser issue, spec §B7)",
 }
 
 // TestEveryAreaIsClaimed asserts that every area in testdata/hermes-vectors.json
