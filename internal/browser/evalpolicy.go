@@ -106,6 +106,6 @@ func (m *Manager) pageMoved(ctx context.Context, s *Session, p *Page) *reason.Er
 	if err != nil {
 		return nil
 	}
-	p.URL, p.Title = cur.URL, cur.Title
+	p.URL, p.Title = redactText(cur.URL), redactText(cur.Title)
 	return m.gates.PageRefusal(cur.URL, s.active)
 }

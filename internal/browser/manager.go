@@ -546,6 +546,7 @@ func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 		return d, err
 	}
 	s.nextRef = max(s.nextRef, d.Next)
+	d.Snapshot, d.Title, d.URL = redactText(d.Snapshot), redactText(d.Title), redactText(d.URL)
 	if strings.Contains(d.Snapshot, crossOriginMarker) {
 		s.expandFrames(ctx, &d, full)
 	}

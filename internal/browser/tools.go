@@ -246,7 +246,7 @@ func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, fu
 		release()
 		return nil, nil, false
 	}
-	p.URL, p.Title = cur.URL, cur.Title
+	p.URL, p.Title = redactText(cur.URL), redactText(cur.Title)
 	if rerr := m.gates.PageRefusal(cur.URL, s.active); rerr != nil {
 		m.errOf(s, p, rerr)
 		release()
@@ -259,12 +259,15 @@ func (m *Manager) cmdCtx(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, time.Duration(m.timeouts.Command)*time.Second)
 }
 
-// finish refreshes url/title and reports dialogs opened since mark.
-func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) {
+// finish refreshes url/title (redacted) and reports dialogs opened since
+// mark; it returns the raw page URL for the gates ("" when unknown).
+func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (rawURL string) {
 	if cur, err := s.tab.Current(ctx); err == nil {
-		p.URL, p.Title = cur.URL, cur.Title
+		p.URL, p.Title = redactText(cur.URL), redactText(cur.Title)
+		rawURL = cur.URL
 	}
 	p.Dialogs = s.tab.DialogsSince(mark)
+	return rawURL
 }
 
 // Navigate is browser_navigate (spec §B8.1): secret floor (raw and normalized),
@@ -319,7 +322,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		m.errOf(s, &r.Page, err)
 		return r
 	}
-	r.URL, r.Title = nr.URL, nr.Title
+	r.URL, r.Title = redactText(nr.URL), redactText(nr.Title)
 	final := nr.URL
 	// What did the proxy refuse for this document's host while loading?
 	var docRefusal *reason.Error
@@ -468,8 +471,8 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	navigated, busy := m.settle(ctx, s, before)
 	p.Success = true
 	p.PageBusy = busy
-	m.finish(ctx, s, p, mark)
-	if rerr := m.gates.PageRefusal(p.URL, s.active); rerr != nil {
+	raw := m.finish(ctx, s, p, mark)
+	if rerr := m.gates.PageRefusal(raw, s.active); rerr != nil {
 		m.errOf(s, p, rerr)
 		return
 	}
@@ -686,7 +689,7 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 	}
 	defer release()
 	if in.Expression == "" {
-		msgs := s.tab.Console(in.Clear)
+		msgs := redactConsole(s.tab.Console(in.Clear))
 		r.ConsoleMessages = []backend.ConsoleMessage{}
 		r.JSErrors = []JSError{}
 		for _, c := range msgs {
@@ -724,12 +727,12 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 	}
 	// An eval may have moved the page: withhold the result if it now sits on a
 	// refused URL (spec §B8.3 step 6).
-	m.finish(cctx, s, &r.Page, mark)
-	if rerr := m.gates.PageRefusal(r.URL, s.active); rerr != nil {
+	raw := m.finish(cctx, s, &r.Page, mark)
+	if rerr := m.gates.PageRefusal(raw, s.active); rerr != nil {
 		m.withheld(ctx, s, &r.Page, rerr)
 		return r
 	}
-	r.Success, r.Result, r.ResultType = true, v.Value, v.Type
+	r.Success, r.Result, r.ResultType = true, redactJSON(v.Value), v.Type
 	return r
 }
 
@@ -748,6 +751,7 @@ func (m *Manager) GetImages(ctx context.Context, task string) ImagesResult {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
+	redactImages(r.Images)
 	r.Success, r.Count = true, len(r.Images)
 	return r
 }
