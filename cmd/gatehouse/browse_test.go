@@ -19,10 +19,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 )
 
-// TestMain lets a test re-run this binary as the gatehouse CLI
+// runAsCLIIfAsked lets a test re-run this test binary as the gatehouse CLI
 // (GATEHOUSE_CLI_ARGS holds the JSON argument list), so signal handling and
-// process cleanup are tested on a real process.
-func TestMain(m *testing.M) {
+// process cleanup are tested on a real process. TestMain calls it first.
+func runAsCLIIfAsked() {
 	if raw := os.Getenv("GATEHOUSE_CLI_ARGS"); raw != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(raw), &args); err != nil {
@@ -31,7 +31,6 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(args, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
 }
 
 func TestReplCall(t *testing.T) {

@@ -24,6 +24,7 @@ var version = "0.1.0-dev"
 
 // app holds what every subcommand needs; built lazily by load.
 type app struct {
+	stdin          io.Reader // nil: os.Stdin
 	stdout, stderr io.Writer
 	home           string
 	cfg            *config.Config
@@ -56,6 +57,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 	})
 	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd(), a.browseCmd())
 	root.AddCommand(a.searchCmd(), a.doctorCmd())
+	root.AddCommand(a.mcpCmd())
 	return root
 }
 

@@ -32,3 +32,12 @@ func (a *app) registry() (*tools.Registry, error) {
 
 // cliTask is the task id of this CLI process (one task per process).
 func cliTask() string { return fmt.Sprintf("cli-%d", os.Getpid()) }
+
+// closeRegistry releases the process-wide resources of reg when its tools
+// hold any (the browser tools give the registry a Close that stops
+// Chromium); a registry without such tools needs nothing.
+func closeRegistry(reg any) {
+	if c, ok := reg.(interface{ Close() error }); ok {
+		c.Close()
+	}
+}

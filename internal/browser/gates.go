@@ -38,10 +38,12 @@ func NewGates(cfg *config.Config, home string, r egress.Resolver, allow []netip.
 	strictGate.AllowPrivate = false
 	openGate := gate
 	openGate.AllowPrivate = true
-	mk := func(o urlsafe.Options) *egress.Guard {
-		return egress.New(egress.Options{Gate: o, Resolver: r, AllowAddrPorts: allow, ConnectTimeout: cfg.Web.Direct.ConnectTimeout})
-	}
 	pol, pw := web.LoadPolicy(cfg, home)
+	mk := func(o urlsafe.Options) *egress.Guard {
+		// The guard carries the website policy, so its one decision
+		// (Guard.Decide) applies it to navigations and to every proxied request.
+		return egress.New(egress.Options{Gate: o, Resolver: r, AllowAddrPorts: allow, ConnectTimeout: cfg.Web.Direct.ConnectTimeout, Policy: pol})
+	}
 	return &Gates{
 		Open: mk(openGate), Strict: mk(strictGate), Policy: pol,
 		AllowPrivate: cfg.Security.AllowPrivateURLs || cfg.Browser.AllowPrivateURLs,
@@ -69,7 +71,7 @@ func (g *Gates) Guard(active bool) *egress.Guard {
 // addresses (only when active), website policy. DNS is resolved and every
 // answer judged. It is the one function `gatehouse check --for browser` calls.
 func (g *Gates) CheckURL(ctx context.Context, raw string, active bool) web.CheckResult {
-	return web.CheckURL(ctx, g.Guard(active), g.Policy, raw, web.CheckMode{})
+	return web.CheckURL(ctx, g.Guard(active), nil, raw, web.CheckMode{}) // the guard applies the policy
 }
 
 // JudgeStatic judges an http(s) URL without DNS: parse, scheme, metadata host
@@ -84,23 +86,6 @@ func (g *Gates) JudgeStatic(raw string, active bool) *reason.Error {
 		return rerr
 	}
 	if b := g.Policy.Check(u.Href); b != nil {
-		return b.Err()
-	}
-	return nil
-}
-
-// DecideHost is the host half of the egress proxy's decision for a session:
-// website policy on every request (spec §B8.1 3c applied to sub-resources,
-// fetch/XHR, WebSockets, workers …). The IP half is the session's guard.
-func (g *Gates) DecideHost(_ string, host string, _ uint16) *reason.Error {
-	if g.Policy == nil || !g.Policy.Enabled() {
-		return nil
-	}
-	h := host
-	if strings.Contains(h, ":") {
-		h = "[" + h + "]"
-	}
-	if b := g.Policy.Check("https://" + h + "/"); b != nil {
 		return b.Err()
 	}
 	return nil

@@ -323,7 +323,7 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 
 // newSession opens a BrowserContext with its own egress proxy listener.
 func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool) (*Session, error) {
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Decider: m.gates, Logger: m.logger})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Logger: m.logger})
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
 	}

@@ -118,6 +118,16 @@ type Config struct {
 	Web      Web
 	Security Security
 	Browser  Browser
+	MCP      MCP
+}
+
+// MCP holds the MCP server settings (YAML block "mcp"; Gatehouse's own).
+type MCP struct {
+	// ContentBoundaries wraps page text in tool results in untrusted-content
+	// markers with a per-call nonce (default true; `gatehouse mcp
+	// --no-content-boundaries` also turns it off). The CLI's --json output is
+	// never wrapped.
+	ContentBoundaries bool
 }
 
 // Web holds the web_search / web_extract settings (YAML block "web", spec §A12).
@@ -274,6 +284,7 @@ type ExtensionControl struct {
 // returns a fresh value (maps and slices are not shared).
 func Default() *Config {
 	return &Config{
+		MCP: MCP{ContentBoundaries: true},
 		Web: Web{
 			ExtractCharLimit:  DefaultExtractCharLimit,
 			KeylessFallback:   true,

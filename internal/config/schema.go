@@ -164,6 +164,9 @@ var schema = &field{name: "", children: []*field{
 		),
 		cloudProviderField(),
 	),
+	block("mcp",
+		boolean("content_boundaries", func(c *Config) *bool { return &c.MCP.ContentBoundaries }),
+	),
 }}
 
 func block(name string, children ...*field) *field {

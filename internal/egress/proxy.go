@@ -17,13 +17,13 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
-	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
-// HostDecider is the policy half of the proxy's egress decision: it judges the
-// target of one proxied request before anything is dialed (the website blocklist,
-// spec §A8, applied to every request of a browser session, not just the top-level
-// URL). scheme is "http" for plain requests and "" for CONNECT tunnels (the proxy
+// HostDecider is an extra host decision of a proxy session, run after
+// Guard.Decide (which applies the guard's website policy, spec §A8, to every
+// request of a browser session, not just the top-level URL) and before
+// anything is dialed; the browser's default context uses it to refuse
+// everything. scheme is "http" for plain requests and "" for CONNECT tunnels (the proxy
 // cannot see inside them); host is canonical (lower case, no trailing dot, IP
 // literals without brackets). It returns nil to allow or a *reason.Error. It must
 // be safe for concurrent use and must not block on the network.
@@ -247,10 +247,12 @@ func (s *ProxySession) untrack(c net.Conn) {
 	s.mu.Unlock()
 }
 
-// decide runs the host half of the decision: canonical host, metadata host
-// names, IP-literal classification (CheckStatic) and the HostDecider. The IP half
-// runs at dial time in Guard.DialContext.
-func (s *ProxySession) decide(scheme, hostport string, defPort uint16) (host string, port uint16, rerr *reason.Error) {
+// decide runs the host half of the decision: Guard.Decide, Gatehouse's one
+// egress decision (canonical host, scheme, metadata host names, IP-literal
+// classification, the guard's website policy), on "scheme://host:port/" — for
+// a CONNECT tunnel the proxy sees no more — then the optional HostDecider. The
+// IP half runs at dial time in Guard.DialContext.
+func (s *ProxySession) decide(ctx context.Context, scheme, hostport string, defPort uint16) (host string, port uint16, rerr *reason.Error) {
 	h, p, err := net.SplitHostPort(hostport)
 	if err != nil {
 		h, p = hostport, strconv.Itoa(int(defPort))
@@ -267,14 +269,11 @@ func (s *ProxySession) decide(scheme, hostport string, defPort uint16) (host str
 	if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
 		h = "[" + h + "]"
 	}
-	u, perr2 := urlsafe.Parse(us + "://" + h + ":" + strconv.Itoa(int(port)) + "/")
-	if perr2 != nil {
-		return h, port, perr2
+	d, rerr := s.guard.Decide(ctx, us+"://"+h+":"+strconv.Itoa(int(port))+"/", Rules{})
+	if rerr != nil {
+		return strings.Trim(h, "[]"), port, rerr
 	}
-	host = u.Host
-	if rerr := s.guard.CheckStatic(u); rerr != nil {
-		return host, port, rerr
-	}
+	host = d.URL.Host
 	if s.decider != nil {
 		if rerr := s.decider.DecideHost(scheme, host, port); rerr != nil {
 			return host, port, rerr
@@ -322,7 +321,7 @@ func (s *ProxySession) serve(w http.ResponseWriter, r *http.Request) {
 			reason.New(reason.UnsupportedScheme, reason.GateScheme, "Blocked: the proxy only forwards http requests and CONNECT tunnels."))
 		return
 	}
-	host, port, rerr := s.decide("http", r.URL.Host, def)
+	host, port, rerr := s.decide(r.Context(), "http", r.URL.Host, def)
 	if rerr != nil {
 		s.refuse(w, r.Method, host, port, rerr)
 		return
@@ -376,7 +375,7 @@ func PortOfHost(hostport string, def uint16) uint16 {
 }
 
 func (s *ProxySession) connect(w http.ResponseWriter, r *http.Request) {
-	host, port, rerr := s.decide("", r.Host, 443)
+	host, port, rerr := s.decide(r.Context(), "", r.Host, 443)
 	if rerr != nil {
 		s.refuse(w, r.Method, host, port, rerr)
 		return

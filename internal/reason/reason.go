@@ -108,6 +108,7 @@ const (
 	ReadSymlink      Code = "read_symlink"
 	ReadNotRegular   Code = "read_not_regular"
 	ReadNotFound     Code = "read_not_found"
+	ToolFailed       Code = "tool_failed"
 )
 
 // codes documents every Code. A test asserts each constant above is listed.
@@ -181,6 +182,7 @@ var codes = map[Code]string{
 	ReadSymlink:      "web_read refuses symlinks, even inside the store directory",
 	ReadNotRegular:   "web_read reads only regular files (not directories, FIFOs or devices)",
 	ReadNotFound:     "no stored page has that name (the store keeps truncated pages; re-run web_extract to store it again)",
+	ToolFailed:       "the tool broke instead of answering (a bug, not a refusal); the message says where, the server log has the details",
 }
 
 // Doc returns the one-line documentation of c, or "" for an unknown code.

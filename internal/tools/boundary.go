@@ -82,7 +82,7 @@ func (b *Boundary) Wrap(text, url string, truncated bool) string {
 	}
 	label := ""
 	if url != "" {
-		label = " url=" + strings.NewReplacer(">", "%3E", "\n", "", "\r", "").Replace(url)
+		label = " url=" + urlLabel.Replace(url)
 	}
 	var s strings.Builder
 	s.Grow(len(body) + len(footer) + 128)
@@ -92,6 +92,9 @@ func (b *Boundary) Wrap(text, url string, truncated bool) string {
 	s.WriteString(footer)
 	return s.String()
 }
+
+// urlLabel keeps a URL on the BEGIN line from closing it or breaking the line.
+var urlLabel = strings.NewReplacer(">", "%3E", "\n", "", "\r", "")
 
 // WrapPages wraps every page of v (if v is Paged) in place, with one nonce
 // for the whole call. It returns the pages (for resource links).

@@ -11,7 +11,8 @@
 //     `jsonschema:"…"` tag is the property's description, written for a model:
 //     what it is, units (chars, lines, seconds), limits, defaults. Optional
 //     fields are pointers or `omitempty`. Adjust the inferred schema (enums,
-//     bounds) in Spec.Schema.
+//     bounds) in Spec.Schema; documented leniency (accepting a shape the
+//     schema does not advertise) goes in Spec.Prepare, before validation.
 //  2. Write the result struct. It is marshalled as the tool's JSON result on
 //     every surface. A whole-call refusal must be visible to the surface:
 //     implement Refuser (usually by embedding Outcome). Page text that came from
@@ -89,6 +90,12 @@ type Spec struct {
 	// Schema, if non-nil, adjusts the input schema inferred from In (enums,
 	// bounds, item types) before it is resolved. It runs once, at New.
 	Schema func(s *jsonschema.Schema)
+	// Prepare, if non-nil, adjusts the decoded arguments object before it is
+	// validated: the place for documented leniency that keeps the published
+	// schema simple (web_extract turns {url:…} items into strings and other
+	// non-string items into "", so each fails as its own row instead of
+	// failing the call). It must not add capability the schema denies.
+	Prepare func(args map[string]any)
 	// Available reports whether the tool is usable in this process; nil means
 	// always. The error text says why not and names the fix ("Chromium not
 	// found: apt-get install chromium or set browser.executable_path").
@@ -369,6 +376,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 		}
 		return nil, err
 	}
+	if rv := reflect.ValueOf(v); !rv.IsValid() || (rv.Kind() == reflect.Pointer && rv.IsNil()) {
+		return nil, fmt.Errorf("tools: %s returned neither a result nor an error", name)
+	}
 	res := &Result{Value: v}
 	if rf, ok := v.(Refuser); ok {
 		res.Refused = rf.Refused()
@@ -408,6 +418,9 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 			return nil, invalidArgs(t.Name(), errors.New("arguments must be a JSON object"))
 		}
 	}
+	if t.spec.Prepare != nil {
+		t.spec.Prepare(v)
+	}
 	if err := t.resolved.ApplyDefaults(&v); err != nil {
 		return nil, invalidArgs(t.Name(), err)
 	}
@@ -419,4 +432,16 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 		return nil, invalidArgs(t.Name(), err)
 	}
 	return b, nil
+}
+
+// Reasoned is implemented by results whose entries carry reason codes; the
+// surfaces log them in the call's canonical log record.
+type Reasoned interface{ Reasons() []reason.Code }
+
+// Reasons returns o's reason when it is a refusal.
+func (o Outcome) Reasons() []reason.Code {
+	if o.Reason == "" {
+		return nil
+	}
+	return []reason.Code{o.Reason}
 }

@@ -89,7 +89,7 @@ func addWeb(r *Registry, env *Env) []string {
 
 // ExtractInput is the input of web_extract.
 type ExtractInput struct {
-	URLs      []any `json:"urls" jsonschema:"1 to 5 absolute http(s) URLs, fetched in parallel; results come back in this order"`
+	URLs      []any `json:"urls" jsonschema:"1 to 5 absolute http(s) URLs, fetched in parallel; results come back in this order"` // strings after Prepare
 	CharLimit *int  `json:"char_limit,omitempty" jsonschema:"character budget per page (Unicode chars, not tokens); default web.extract_char_limit (15000), clamped to 2000..500000"`
 }
 
@@ -142,8 +142,22 @@ func extractTool(svc *web.Service) *Tool {
 		Schema: func(s *jsonschema.Schema) {
 			u := s.Properties["urls"]
 			u.MinItems, u.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(web.MaxURLs)
-			// Objects with a url/href field are accepted too (spec §A3 step 1).
-			u.Items = &jsonschema.Schema{Types: []string{"string", "object"}}
+			u.Items = &jsonschema.Schema{Type: "string"} // the described schema (spec §A1)
+		},
+		// Spec §A3 step 1 accepts objects carrying a url/href string, and an
+		// item that is no URL costs its own row (invalid_item), not the call.
+		Prepare: func(args map[string]any) {
+			items, ok := args["urls"].([]any)
+			if !ok {
+				return
+			}
+			for i, it := range items {
+				if _, isString := it.(string); isString {
+					continue
+				}
+				u, _ := web.NormalizeItem(it)
+				items[i] = u // "" when it carries no URL string: an invalid_item row
+			}
 		},
 	}, func(ctx context.Context, c *Call, in ExtractInput) (*ExtractOutput, error) {
 		req := web.ExtractRequest{URLs: in.URLs}
@@ -272,4 +286,32 @@ func checkTool(env *Env, cfg *config.Config) *Tool {
 		}
 		return out, nil
 	})
+}
+
+// Reasons returns the whole-call reason or each failed row's reason, in order.
+func (o *ExtractOutput) Reasons() []reason.Code {
+	if o.ExtractResponse == nil {
+		return nil
+	}
+	if o.Reason != "" {
+		return []reason.Code{o.Reason}
+	}
+	var out []reason.Code
+	for _, r := range o.Results {
+		if r.Reason != "" {
+			out = append(out, r.Reason)
+		}
+	}
+	return out
+}
+
+// Reasons returns the reason of each refused URL, in order.
+func (o *CheckOutput) Reasons() []reason.Code {
+	var out []reason.Code
+	for _, r := range o.Results {
+		if r.Reason != nil {
+			out = append(out, *r.Reason)
+		}
+	}
+	return out
 }

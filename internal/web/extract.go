@@ -473,13 +473,26 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, jobs []*
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
+		// Reports leave outside mu (a slow reporter must not hold up the rows),
+		// one at a time and never going backwards.
+		var progMu sync.Mutex
+		reported := 0
 		ext.Extract(pctx, urls, func(k int, p provider.Page) {
 			mu.Lock()
-			defer mu.Unlock()
-			if k >= 0 && k < len(pages) && !got[k] {
+			fresh := k >= 0 && k < len(pages) && !got[k]
+			if fresh {
 				pages[k], got[k] = p, true
 				delivered++
-				progress(delivered)
+			}
+			n := delivered
+			mu.Unlock()
+			if fresh {
+				progMu.Lock()
+				if n > reported {
+					reported = n
+					progress(n)
+				}
+				progMu.Unlock()
 			}
 		})
 	}()

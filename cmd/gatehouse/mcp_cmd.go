@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+)
+
+func (a *app) mcpCmd() *cobra.Command {
+	var httpAddr, token string
+	var allowHosts []string
+	var noBoundaries bool
+	var maxCalls int
+	var idle time.Duration
+	var maxBody int64
+	c := &cobra.Command{
+		Use:   "mcp [--http 127.0.0.1:PORT [--token T]]",
+		Short: "Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http)",
+		Long: `mcp serves Gatehouse's tools over the Model Context Protocol.
+
+Without --http it speaks newline-delimited JSON-RPC on stdin/stdout (one session,
+one task; logs go to stderr): configure an agent to run "gatehouse mcp".
+
+With --http HOST:PORT it serves streamable HTTP at http://HOST:PORT/mcp: each
+Mcp-Session-Id is its own task, DELETE /mcp ends a session, idle sessions expire
+(--session-idle). Requests whose Host or Origin header does not name this server
+get 403 before any handler runs (DNS-rebinding protection; no environment
+variable turns it off). Binding anything but a loopback address requires a
+bearer token (--token or GATEHOUSE_MCP_TOKEN); clients send
+"Authorization: Bearer <token>".
+
+Page text in results is wrapped in untrusted-content markers with a per-call
+nonce; --no-content-boundaries or "mcp.content_boundaries: false" turns that off.
+Truncated pages name web_read in their footer and link the stored full text as
+the resource gatehouse://store/<name>.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, err := a.registry()
+			if err != nil {
+				return err
+			}
+			defer closeRegistry(reg)
+			env := tools.Env{}
+			env.Web.Home, env.Web.Config = a.home, a.cfg
+			opts := mcpserver.Options{
+				Registry: reg, Store: env.Store(), Version: version, Logger: a.logger,
+				DisableContentBoundaries: noBoundaries || !a.cfg.MCP.ContentBoundaries,
+				MaxConcurrentCalls:       maxCalls,
+			}
+			if opts.DisableContentBoundaries {
+				a.logger.Warn("content boundaries are off: page text reaches the model unmarked",
+					"by", map[bool]string{true: "--no-content-boundaries", false: "mcp.content_boundaries: false"}[noBoundaries])
+			}
+			for _, u := range reg.Unavailable() {
+				a.logger.Info("tool not served", "tool", u.Name, "why", u.Why)
+			}
+			srv := mcpserver.New(opts)
+			ctx, cancel, _ := signalContext()
+			defer cancel()
+			if httpAddr == "" {
+				t := &mcp.IOTransport{Reader: io.NopCloser(a.stdinOr()), Writer: nopWriteCloser{a.stdout}}
+				return srv.Run(ctx, t)
+			}
+			if token == "" {
+				token = os.Getenv("GATEHOUSE_MCP_TOKEN")
+			}
+			hs, err := srv.Listen(mcpserver.HTTPOptions{
+				Addr: httpAddr, Token: token, AllowedHosts: allowHosts,
+				MaxBodyBytes: maxBody, SessionIdle: idle,
+			})
+			if err != nil {
+				return err
+			}
+			auth := "no token (loopback only)"
+			if token != "" {
+				auth = "bearer token required"
+			}
+			fmt.Fprintf(a.stderr, "gatehouse: MCP streamable HTTP on %s (%s)\n", hs.URL, auth)
+			return hs.Wait(ctx)
+		},
+	}
+	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on HOST:PORT (e.g. 127.0.0.1:8765) instead of stdio")
+	c.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $GATEHOUSE_MCP_TOKEN); required for a non-loopback --http")
+	c.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "extra host name accepted in Host/Origin headers (repeatable), for a server reached by DNS name")
+	c.Flags().BoolVar(&noBoundaries, "no-content-boundaries", false, "do not wrap page text in untrusted-content markers")
+	c.Flags().IntVar(&maxCalls, "max-calls", mcpserver.DefaultMaxConcurrentCalls, "tool calls one session may run at once (more are refused with too_many_calls)")
+	c.Flags().DurationVar(&idle, "session-idle", mcpserver.DefaultSessionIdle, "close HTTP sessions idle this long (their task state is released)")
+	c.Flags().Int64Var(&maxBody, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest HTTP request body accepted, in bytes")
+	defaultHelp := c.HelpFunc()
+	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		defaultHelp(cmd, args)
+		a.printToolAvailability()
+	})
+	return c
+}
+
+// printToolAvailability lists the tools this process would serve and, for
+// the others, why not (help text; `doctor` reads the same registry).
+func (a *app) printToolAvailability() {
+	reg, err := a.registry()
+	if err != nil {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("\nTools served in this environment:\n")
+	for _, t := range reg.Tools() {
+		fmt.Fprintf(&b, "  %-14s %s\n", t.Name(), t.Title())
+	}
+	if u := reg.Unavailable(); len(u) > 0 {
+		b.WriteString("Not served here:\n")
+		for _, x := range u {
+			fmt.Fprintf(&b, "  %-14s %s\n", x.Name, x.Why)
+		}
+	}
+	fmt.Fprint(a.stdout, b.String())
+}
+
+func (a *app) stdinOr() io.Reader {
+	if a.stdin != nil {
+		return a.stdin
+	}
+	return os.Stdin
+}
+
+// nopWriteCloser keeps stdout open when the MCP connection closes.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

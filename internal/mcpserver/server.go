@@ -1,0 +1,416 @@
+// Package mcpserver serves Gatehouse's tool registry (internal/tools) over the
+// Model Context Protocol with the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk): stdio (newline-delimited JSON-RPC)
+// and streamable HTTP. The server is built once and run on either transport.
+//
+// Each MCP session is its own task (tools package doc): stdio has one session
+// per process, streamable HTTP one per Mcp-Session-Id. When a session closes
+// (stdin EOF, DELETE /mcp, idle expiry) the registry's task-end hooks run, so
+// per-task state is released and a later session can never reach it.
+//
+// Tool results are the tool's JSON result as one text content item, with
+// isError set on a whole-call refusal. Page text is wrapped in content
+// boundaries with a per-call nonce unless Options.DisableContentBoundaries is
+// set; truncated pages name web_read in their footer and carry a
+// resource_link to the stored full text, which is readable as an MCP resource
+// (template gatehouse://store/{name}).
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
+)
+
+// DefaultMaxConcurrentCalls is the per-session cap on tool calls running at
+// once when Options.MaxConcurrentCalls is 0.
+const DefaultMaxConcurrentCalls = 4
+
+// Log record and keys: one canonical record per tool call.
+const (
+	LogToolCall   = "mcp tool call"
+	KeyTool       = "tool"
+	KeyTask       = "task"
+	KeyDurationMS = "duration_ms"
+	KeyRefused    = "refused"
+	KeyReasons    = "reasons"
+	KeyCancelled  = "cancelled"
+)
+
+// Instructions is the server instructions text: what Gatehouse guarantees,
+// in three lines (the boundary sentence is added when boundaries are on).
+const Instructions = "Gatehouse runs its gates before any byte is fetched: URLs carrying credentials, private or cloud-metadata addresses and blocklisted sites are refused.\n" +
+	"Every refusal or failure carries a stable reason code (the \"reason\" field) and a message naming the fix.\n" +
+	"Pages served from Gatehouse's cache say so (meta.cached, meta.age_s in seconds); a truncated page's footer names the web_read call that pages through the rest."
+
+// Options configure New. The zero value of each field is the safe default.
+type Options struct {
+	// Registry is the tool registry to serve (required).
+	Registry *tools.Registry
+	// Store is the full-text store served as resources
+	// (gatehouse://store/{name}); nil serves none.
+	Store *truncate.Store
+	// Version is reported in the MCP implementation info.
+	Version string
+	// Logger receives one record per call (LogToolCall); nil → slog.Default().
+	Logger *slog.Logger
+	// DisableContentBoundaries turns off the untrusted-content markers around
+	// page text (CLI --no-content-boundaries). Off by default: boundaries on.
+	DisableContentBoundaries bool
+	// MaxConcurrentCalls caps tool calls running at once per session; more
+	// are refused with reason too_many_calls. 0 → DefaultMaxConcurrentCalls.
+	MaxConcurrentCalls int
+}
+
+// Server is a Gatehouse MCP server. One Server serves any number of sessions
+// on any transport; it is safe for concurrent use.
+type Server struct {
+	opts      Options
+	log       *slog.Logger
+	mcp       *mcp.Server
+	stdioTask string
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+	running  map[string]int // task → calls in flight
+}
+
+// session is what the server keeps per MCP session: its task id and a
+// context that ends with the session, so calls still running when a session
+// closes or expires are interrupted rather than left behind.
+type session struct {
+	task   string
+	id     string // Mcp-Session-Id ("" on stdio)
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New builds the server: every usable tool of opts.Registry (listed with its
+// schema, description and annotations) and the stored-page resource template.
+// It panics if opts.Registry is nil (a programming error).
+func New(opts Options) *Server {
+	if opts.Registry == nil {
+		panic("mcpserver.New: Options.Registry is nil")
+	}
+	if opts.MaxConcurrentCalls <= 0 {
+		opts.MaxConcurrentCalls = DefaultMaxConcurrentCalls
+	}
+	s := &Server{
+		opts: opts, log: opts.Logger,
+		stdioTask: "mcp-stdio-" + randomHex(6),
+		sessions:  map[*mcp.ServerSession]*session{},
+		running:   map[string]int{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	instr := Instructions
+	if !opts.DisableContentBoundaries {
+		instr += "\n" + tools.BoundaryInstructions
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Title: "Gatehouse", Version: version}, &mcp.ServerOptions{
+		Instructions: instr,
+		Logger:       sdkLogger(opts.Logger),
+		Capabilities: &mcp.ServerCapabilities{},
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			s.taskOf(req.Session)
+		},
+	})
+	for _, t := range opts.Registry.Tools() {
+		s.mcp.AddTool(mcpTool(t), s.handler(t.Name()))
+	}
+	if opts.Store != nil {
+		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+			URITemplate: tools.StoreURIPrefix + "{name}",
+			Name:        "stored-page",
+			Title:       "Stored full text of a truncated page",
+			Description: "The complete text of a page whose web_extract result was truncated; the name is the footer's web_read path.",
+			MIMEType:    "text/markdown",
+		}, s.readResource)
+	}
+	return s
+}
+
+// MCP returns the underlying SDK server (to run it on another transport).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+func mcpTool(t *tools.Tool) *mcp.Tool {
+	a := t.Annotations()
+	ann := &mcp.ToolAnnotations{
+		Title:          t.Title(),
+		ReadOnlyHint:   a.ReadOnly,
+		IdempotentHint: a.Idempotent,
+		OpenWorldHint:  &a.OpenWorld,
+	}
+	if !a.ReadOnly {
+		ann.DestructiveHint = &a.Destructive
+	}
+	return &mcp.Tool{
+		Name:        t.Name(),
+		Title:       t.Title(),
+		Description: t.Description(),
+		InputSchema: t.InputSchema(),
+		Annotations: ann,
+	}
+}
+
+// taskOf returns the task id of a session, registering the session on first
+// sight so its end releases the task. HTTP task ids are derived from the
+// session id by hashing (the id itself is a credential of the session and is
+// never logged).
+func (s *Server) taskOf(ss *mcp.ServerSession) string {
+	return s.sessionOf(ss).task
+}
+
+func (s *Server) sessionOf(ss *mcp.ServerSession) *session {
+	if ss == nil {
+		return &session{task: s.stdioTask, ctx: context.Background()}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if se, ok := s.sessions[ss]; ok {
+		return se
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	se := &session{task: s.taskName(ss), id: ss.ID(), ctx: ctx, cancel: cancel}
+	s.sessions[ss] = se
+	go func() {
+		ss.Wait()
+		cancel() // interrupt calls still running in this session
+		s.mu.Lock()
+		delete(s.sessions, ss)
+		s.mu.Unlock()
+		s.log.Info("mcp session ended", KeyTask, se.task)
+		s.opts.Registry.EndTask(se.task)
+	}()
+	return se
+}
+
+// interruptSessions cancels the calls running in the HTTP session with
+// that Mcp-Session-Id, or in every HTTP session when id is "". The SDK ends
+// a session only after its running handlers return, so a DELETE or a
+// shutdown interrupts them first.
+func (s *Server) interruptSessions(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, se := range s.sessions {
+		if se.id != "" && (id == "" || se.id == id) {
+			se.cancel()
+		}
+	}
+}
+
+// acquire reserves a call slot for task; false when the cap is reached.
+func (s *Server) acquire(task string) (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running[task] >= s.opts.MaxConcurrentCalls {
+		return nil, false
+	}
+	s.running[task]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.running[task]--; s.running[task] <= 0 {
+			delete(s.running, task)
+		}
+	}, true
+}
+
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		se := s.sessionOf(req.Session)
+		task := se.task
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		defer context.AfterFunc(se.ctx, stop)()
+		release, ok := s.acquire(task)
+		if !ok {
+			res := &tools.Result{Value: tools.Refusal(reason.Newf(reason.TooManyCalls, "",
+				"This session already has %d tool calls running; wait for one to finish, then retry.", s.opts.MaxConcurrentCalls)), Refused: true}
+			s.record(ctx, name, task, start, res)
+			return s.toMCP(res)
+		}
+		defer release()
+		opts := tools.Options{Task: task, Surface: tools.SurfaceMCP}
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			var mu sync.Mutex
+			opts.Progress = func(done, total int, msg string) {
+				mu.Lock()
+				defer mu.Unlock()
+				// Best effort: a client that went away must not fail the call.
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: tok, Progress: float64(done), Total: float64(total), Message: msg,
+				})
+			}
+		}
+		res, err := s.opts.Registry.Call(ctx, name, req.Params.Arguments, opts)
+		if err != nil {
+			s.log.Error(LogToolCall, KeyTool, name, KeyTask, task, "err", err)
+			res = &tools.Result{Value: tools.Refusal(reason.Newf(reason.ToolFailed, "",
+				"%s failed unexpectedly; this is a Gatehouse bug, please report it with the server log.", name)), Refused: true}
+		}
+		s.record(ctx, name, task, start, res)
+		return s.toMCP(res)
+	}
+}
+
+// record writes the canonical log record of one call.
+func (s *Server) record(ctx context.Context, name, task string, start time.Time, res *tools.Result) {
+	var reasons []string
+	if r, ok := res.Value.(tools.Reasoned); ok {
+		for _, c := range r.Reasons() {
+			reasons = append(reasons, string(c))
+		}
+	}
+	s.log.Info(LogToolCall, KeyTool, name, KeyTask, task,
+		KeyDurationMS, time.Since(start).Milliseconds(), KeyRefused, res.Refused,
+		KeyReasons, strings.Join(reasons, ","), KeyCancelled, ctx.Err() != nil)
+}
+
+// toMCP renders a tool result: boundaries around page text, the JSON result
+// as text content, a resource_link per stored page.
+func (s *Server) toMCP(res *tools.Result) (*mcp.CallToolResult, error) {
+	var pages []tools.Page
+	if s.opts.DisableContentBoundaries {
+		if p, ok := res.Value.(tools.Paged); ok {
+			pages = p.Pages()
+		}
+	} else {
+		pages = tools.NewBoundary().WrapPages(res.Value)
+	}
+	b, err := res.JSON(false)
+	if err != nil {
+		return nil, fmt.Errorf("encoding result: %w", err)
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(string(b), "\n")}}, IsError: res.Refused}
+	for _, im := range images(res.Value) {
+		out.Content = append(out.Content, im)
+	}
+	if s.opts.Store != nil {
+		for _, p := range pages {
+			if p.Stored == "" {
+				continue
+			}
+			out.Content = append(out.Content, &mcp.ResourceLink{
+				URI: tools.StoreURIPrefix + p.Stored, Name: p.Stored,
+				Title:       "Full text of " + p.URL,
+				Description: "The complete page; page through it with web_read or read this resource.",
+				MIMEType:    "text/markdown",
+			})
+		}
+	}
+	return out, nil
+}
+
+// readResource serves gatehouse://store/{name} with the confinement rules of
+// web_read (truncate.Store.Load). Page text is wrapped in a boundary too.
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	name, ok := strings.CutPrefix(uri, tools.StoreURIPrefix)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	_, text, err := s.opts.Store.Load(name)
+	if err != nil {
+		if e := reason.As(err); e != nil && e.Code == reason.ReadNotFound {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return nil, fmt.Errorf("%s: %s (reason %s)", uri, err.Error(), reason.Of(err))
+	}
+	if !s.opts.DisableContentBoundaries {
+		text = tools.NewBoundary().Wrap(text, "", false)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
+}
+
+// RunStdio serves one session over stdin/stdout (newline-delimited JSON-RPC)
+// until the client closes stdin or ctx ends; the session's task is ended on
+// return.
+func (s *Server) RunStdio(ctx context.Context) error {
+	return s.Run(ctx, &mcp.StdioTransport{})
+}
+
+// Run serves one session on t (stdio, mcp.IOTransport over pipes, in-memory)
+// until it closes or ctx ends; the session's task is ended on return.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	s.taskOf(ss)
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		err = nil
+	}
+	s.opts.Registry.EndTask(s.taskName(ss))
+	return err
+}
+
+// taskName is the task id of a session: the process's stdio task, or one
+// derived from the Mcp-Session-Id by hashing.
+func (s *Server) taskName(ss *mcp.ServerSession) string {
+	id := ss.ID()
+	if id == "" {
+		return s.stdioTask
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "mcp-http-" + hex.EncodeToString(sum[:8])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// images returns an image content block per image of a result that carries
+// images (the browser tools' screenshot): a result with a method
+// Images() []T where T has fields MIMEType string and Data []byte (the
+// tools layer's Imaged interface). It is matched by shape rather than by
+// interface so this package does not depend on which tools are compiled in.
+func images(v any) []*mcp.ImageContent {
+	if v == nil {
+		return nil
+	}
+	m := reflect.ValueOf(v).MethodByName("Images")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0).Kind() != reflect.Slice {
+		return nil
+	}
+	list := m.Call(nil)[0]
+	var out []*mcp.ImageContent
+	for i := 0; i < list.Len(); i++ {
+		e := reflect.Indirect(list.Index(i))
+		if e.Kind() != reflect.Struct {
+			continue
+		}
+		mt, data := e.FieldByName("MIMEType"), e.FieldByName("Data")
+		if mt.Kind() == reflect.String && data.Kind() == reflect.Slice && data.Type().Elem().Kind() == reflect.Uint8 && data.Len() > 0 {
+			out = append(out, &mcp.ImageContent{MIMEType: mt.String(), Data: data.Bytes()})
+		}
+	}
+	return out
+}

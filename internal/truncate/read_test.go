@@ -1,0 +1,118 @@
+package truncate
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+func TestWindow(t *testing.T) {
+	text := "l1\nl2\nl3\nl4\nl5\n"
+	for _, tc := range []struct {
+		name                  string
+		offset, limit         int
+		content               string
+		lines, next, totalLen int
+	}{
+		{name: "from start", offset: 1, limit: 2, content: "l1\nl2", lines: 2, next: 3},
+		{name: "offset 0 reads as 1", offset: 0, limit: 1, content: "l1", lines: 1, next: 2},
+		{name: "to the end", offset: 4, limit: 10, content: "l4\nl5", lines: 2, next: 0},
+		{name: "last line exactly", offset: 5, limit: 1, content: "l5", lines: 1, next: 0},
+		{name: "past the end", offset: 6, limit: 5, content: "", lines: 0, next: 0},
+		{name: "limit 0 is the default", offset: 1, limit: 0, content: strings.TrimSuffix(text, "\n"), lines: 5, next: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := window("x.md", text, tc.offset, tc.limit)
+			if r.Content != tc.content || r.Lines != tc.lines || r.NextOffset != tc.next || r.TotalLines != 5 {
+				t.Fatalf("got %+v", r)
+			}
+		})
+	}
+	// No final newline: the last line still counts.
+	if r := window("x.md", "a\nb", 2, 5); r.Content != "b" || r.TotalLines != 2 {
+		t.Fatalf("%+v", r)
+	}
+	// Output cap: lines stop before MaxReadChars; one overlong line is cut.
+	long := strings.Repeat("x", MaxReadChars-10) + "\n" + strings.Repeat("y", 50) + "\nz\n"
+	if r := window("x.md", long, 1, 10); r.Lines != 1 || r.NextOffset != 2 || r.Cut {
+		t.Fatalf("cap: lines=%d next=%d cut=%v", r.Lines, r.NextOffset, r.Cut)
+	}
+	huge := strings.Repeat("é", MaxReadChars+5) + "\nnext\n"
+	if r := window("x.md", huge, 1, 10); r.Lines != 1 || !r.Cut || CountChars(r.Content) != MaxReadChars || r.NextOffset != 2 {
+		t.Fatalf("overlong line: lines=%d cut=%v chars=%d next=%d", r.Lines, r.Cut, CountChars(r.Content), r.NextOffset)
+	}
+	if r := window("x.md", text, 1, MaxReadLines+100); r.Lines != 5 {
+		t.Fatal("limit above the max")
+	}
+}
+
+func TestReadFollowsAgentPath(t *testing.T) {
+	dir := t.TempDir()
+	s := Store{Dir: dir, PathMap: map[string]string{dir: "/sandbox/cache"}}
+	host, err := s.Save("https://docs.test/p", "one\ntwo\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := s.AgentPath(host)
+	if !strings.HasPrefix(agent, "/sandbox/cache/") {
+		t.Fatalf("agent path %q", agent)
+	}
+	for _, p := range []string{agent, host, filepath.Base(host)} {
+		r, err := s.Read(p, 2, 1)
+		if err != nil || r.Content != "two" {
+			t.Fatalf("Read(%q) = %+v, %v", p, r, err)
+		}
+	}
+	if _, err := s.Read("/sandbox/cache/../../etc/passwd", 1, 1); reason.Of(err) != reason.ReadOutsideStore {
+		t.Fatalf("agent-path escape: %v", err)
+	}
+	if _, err := s.Read("/sandbox/other/"+filepath.Base(host), 1, 1); reason.Of(err) != reason.ReadOutsideStore {
+		t.Fatalf("unmapped agent path: %v", err)
+	}
+}
+
+func TestReadRefusesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := mkfifo(filepath.Join(dir, "pipe-0123456789.md")); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	_, err := Store{Dir: dir}.Read("pipe-0123456789.md", 1, 1)
+	if reason.Of(err) != reason.ReadNotRegular {
+		t.Fatalf("FIFO: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "pipe-0123456789.md"))
+}
+
+// FuzzStoreName: whatever path a model sends, an accepted one names a direct
+// child of the store directory with a store file name.
+func FuzzStoreName(f *testing.F) {
+	for _, s := range []string{"a-0123456789.md", "../x.md", "/etc/passwd", "a/b.md", `..\x.md`, "x.cache.md", ".hidden.md", "/tmp/store/a.md", "/tmp/store/../store/a.md", "a.md\x00"} {
+		f.Add(s)
+	}
+	s := Store{Dir: "/tmp/store", PathMap: map[string]string{"/tmp/store": "/agent/view"}}
+	f.Fuzz(func(t *testing.T, p string) {
+		name, err := s.storeName(p)
+		if err != nil {
+			if reason.Of(err) != reason.ReadOutsideStore {
+				t.Fatalf("%q: reason %v", p, reason.Of(err))
+			}
+			return
+		}
+		if !IsStoreName(name) || filepath.Base(name) != name {
+			t.Fatalf("%q accepted as %q", p, name)
+		}
+		if filepath.Dir(filepath.Join("/tmp/store", name)) != "/tmp/store" {
+			t.Fatalf("%q escapes as %q", p, name)
+		}
+		if strings.Contains(p, "..") {
+			for _, part := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+				if part == ".." {
+					t.Fatalf("%q with a .. component accepted", p)
+				}
+			}
+		}
+	})
+}
