@@ -41,7 +41,7 @@ func TestOwnerHelperProcess(t *testing.T) {
 		// A browser whose death tie failed: started like Launch starts it (our
 		// flags, the owner flag, the owner record) but over a debugging port
 		// and without Pdeathsig, so it outlives this process.
-		dir, pid, err := backend.LaunchUntiedForTest(path, p.URL())
+		dir, pid, err := backend.LaunchUntiedForTest(path, p.URL(), os.Getenv("GATEHOUSE_OWNER_ROOT"))
 		if err != nil {
 			fmt.Println("ERR", err)
 			os.Exit(2)
@@ -64,13 +64,13 @@ func TestOwnerHelperProcess(t *testing.T) {
 
 // startOwner runs the helper process and returns it with its profile dir and
 // Chromium pid.
-func startOwner(t *testing.T, noDeathTie bool) (*exec.Cmd, string, int) {
+func startOwner(t *testing.T, noDeathTie bool, root string) (*exec.Cmd, string, int) {
 	t.Helper()
 	browser(t) // skip like the other tests when Chromium is missing
 	cmd := exec.Command(os.Args[0], "-test.run=^TestOwnerHelperProcess$", "-test.v=false")
 	cmd.Env = append(os.Environ(), "GATEHOUSE_OWNER_HELPER=1")
 	if noDeathTie {
-		cmd.Env = append(cmd.Env, "GATEHOUSE_OWNER_NO_DEATHTIE=1")
+		cmd.Env = append(cmd.Env, "GATEHOUSE_OWNER_NO_DEATHTIE=1", "GATEHOUSE_OWNER_ROOT="+root)
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -172,7 +172,7 @@ func TestOwnerRecordAndArgvMarker(t *testing.T) {
 // A SIGKILLed owner leaves no Chromium behind (Pdeathsig on the launch
 // thread, the CDP pipe's EOF); the next sweep removes its profile dir.
 func TestSIGKILLedOwnerLeavesNoBrowser(t *testing.T) {
-	cmd, dir, pid := startOwner(t, false)
+	cmd, dir, pid := startOwner(t, false, "")
 	if len(usersOf(dir)) == 0 || pid == 0 {
 		t.Fatal("helper's Chromium not found")
 	}
@@ -192,7 +192,11 @@ func TestSIGKILLedOwnerLeavesNoBrowser(t *testing.T) {
 // our marks: one with its own profile dir, and one whose dir has our name
 // prefix but no owner record.
 func TestFreshProcessReapsOrphanNotDecoys(t *testing.T) {
-	cmd, dir, chromePID := startOwner(t, true)
+	// The orphan and the prefixed decoy live under a root of this test, so the
+	// sweeps other test processes run at their launches (os.TempDir()) do not
+	// race this one.
+	root := t.TempDir()
+	cmd, dir, chromePID := startOwner(t, true, root)
 	path, _ := backend.FindChromium("")
 	decoy := func(udd string) *exec.Cmd {
 		c := exec.Command(path, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -205,11 +209,11 @@ func TestFreshProcessReapsOrphanNotDecoys(t *testing.T) {
 	}
 	userDir := t.TempDir()
 	d1 := decoy(userDir)
-	prefixed := filepath.Join(os.TempDir(), backend.ProfileMarker+"999999999-decoy")
+	prefixed := filepath.Join(root, backend.ProfileMarker+"999999999-decoy")
 	os.MkdirAll(prefixed, 0o700)
 	t.Cleanup(func() { os.RemoveAll(prefixed) })
 	d2 := decoy(prefixed)
-	if !waitUntil(10*time.Second, func() bool { return len(usersOf(userDir)) > 0 && len(usersOf(prefixed)) > 0 }) {
+	if !waitUntil(30*time.Second, func() bool { return len(usersOf(userDir)) > 0 && len(usersOf(prefixed)) > 0 }) {
 		t.Fatal("decoys did not start")
 	}
 
@@ -220,7 +224,7 @@ func TestFreshProcessReapsOrphanNotDecoys(t *testing.T) {
 		t.Skip("Chromium exited with its owner even without Pdeathsig (the CDP pipe's EOF ended it): no orphan to reap")
 	}
 	// The fresh process is this one: it does not own the helper's dir.
-	res := backend.ReapOrphanDirs(backend.ReapOptions{})
+	res := backend.ReapOrphanDirs(backend.ReapOptions{Root: root})
 	if left := usersOf(dir); len(left) != 0 {
 		t.Errorf("orphan processes left: %v (result %+v)", left, res)
 	}

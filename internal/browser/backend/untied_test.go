@@ -11,8 +11,8 @@ import (
 // flag, a marked user-data-dir with an owner record) but with no death tie: no
 // Pdeathsig, no CDP pipe. Only the orphan reaper's tests use it, to leave a
 // real orphan behind a SIGKILLed owner.
-func LaunchUntiedForTest(execPath, proxy string) (dir string, pid int, err error) {
-	dir, err = os.MkdirTemp("", ProfileMarker+strconv.Itoa(os.Getpid())+"-")
+func LaunchUntiedForTest(execPath, proxy, root string) (dir string, pid int, err error) {
+	dir, err = os.MkdirTemp(root, ProfileMarker+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", 0, err
 	}

@@ -57,15 +57,16 @@ const DiscoveryTimeout = 10 * time.Second
 // ResolveCDPURL turns a CDP override (or a provider's connect URL) into the
 // browser's WebSocket debugger URL: DiscoveryURL, then GET /json/version
 // (10 s) → webSocketDebuggerUrl. On any failure the raw value is returned
-// with the error (spec §B12: failure → raw value). hc nil = a client with no
-// proxy; callers pass one whose dialer applies the egress gates.
+// with the error (spec §B12: failure → raw value). hc is required (passthrough
+// values need none): a client from egress.Guard.Client, so the discovery
+// request passes the egress decision like every other dial.
 func ResolveCDPURL(ctx context.Context, raw string, hc *http.Client) (string, error) {
 	disc, pass := DiscoveryURL(raw)
 	if pass || disc == "" {
 		return strings.TrimSpace(raw), nil
 	}
 	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{Proxy: nil}}
+		return raw, errors.New("CDP discovery: no HTTP client (build one with egress.Guard.Client)")
 	}
 	ctx, cancel := context.WithTimeout(ctx, DiscoveryTimeout)
 	defer cancel()

@@ -35,7 +35,7 @@ func TestVectorCDPOverrideResolution(t *testing.T) {
 			t.Errorf("%q: discovery %q, want %q", in.CDPURL, disc, wd)
 		}
 		if want.Resolved != nil {
-			got, err := ResolveCDPURL(context.Background(), in.CDPURL, nil)
+			got, err := ResolveCDPURL(context.Background(), in.CDPURL, testClient())
 			if err != nil || got != *want.Resolved {
 				t.Errorf("%q: resolved %q (%v), want %q", in.CDPURL, got, err, *want.Resolved)
 			}
@@ -56,17 +56,17 @@ func TestResolveCDPURLDiscoversAndFallsBack(t *testing.T) {
 	defer srv.Close()
 	host := srv.Listener.Addr().String()
 	for _, raw := range []string{srv.URL, "ws://" + host, srv.URL + "/json/version"} {
-		got, err := ResolveCDPURL(context.Background(), raw, nil)
+		got, err := ResolveCDPURL(context.Background(), raw, testClient())
 		if err != nil || got != "ws://"+host+"/devtools/browser/abc" || path != "/json/version" {
 			t.Errorf("%s → %q (%v)", raw, got, err)
 		}
 	}
 	// Passthrough and failure keep the raw value.
-	if got, _ := ResolveCDPURL(context.Background(), "ws://"+host+"/devtools/browser/x", nil); got != "ws://"+host+"/devtools/browser/x" {
+	if got, _ := ResolveCDPURL(context.Background(), "ws://"+host+"/devtools/browser/x", testClient()); got != "ws://"+host+"/devtools/browser/x" {
 		t.Error(got)
 	}
 	srv.Close()
-	if got, err := ResolveCDPURL(context.Background(), "http://"+host, nil); err == nil || got != "http://"+host {
+	if got, err := ResolveCDPURL(context.Background(), "http://"+host, testClient()); err == nil || got != "http://"+host {
 		t.Errorf("failed discovery: %q %v", got, err)
 	}
 }

@@ -63,8 +63,8 @@ func (e *APIError) Unwrap() error { return e.Err }
 
 // call sends one JSON request and decodes a 2xx JSON answer into out.
 func call(ctx context.Context, hc *http.Client, provider, op, method, url string, hdr map[string]string, body, out any, timeout time.Duration) error {
-	if hc == nil {
-		hc = http.DefaultClient
+	if hc == nil { // every provider call dials through internal/egress
+		return &APIError{Provider: provider, Op: op, Err: fmt.Errorf("no HTTP client (build one with egress.Guard.Client)")}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -118,12 +118,12 @@ func hex4() string {
 // X-BB-API-Key, release with status REQUEST_RELEASE.
 type Browserbase struct {
 	APIKey, ProjectID string
-	BaseURL           string // BROWSERBASE_BASE_URL; default https://api.browserbase.com
-	KeepAlive         bool   // BROWSERBASE_KEEP_ALIVE, default true
-	Proxies           bool   // BROWSERBASE_PROXIES, default true
-	AdvancedStealth   bool   // BROWSERBASE_ADVANCED_STEALTH, default false
-	Timeout           int    // BROWSERBASE_SESSION_TIMEOUT (seconds); 0 = provider default
-	Client            *http.Client
+	BaseURL           string       // BROWSERBASE_BASE_URL; default https://api.browserbase.com
+	KeepAlive         bool         // BROWSERBASE_KEEP_ALIVE, default true
+	Proxies           bool         // BROWSERBASE_PROXIES, default true
+	AdvancedStealth   bool         // BROWSERBASE_ADVANCED_STEALTH, default false
+	Timeout           int          // BROWSERBASE_SESSION_TIMEOUT (seconds); 0 = provider default
+	Client            *http.Client // required: from egress.Guard.Client
 }
 
 func (b *Browserbase) Name() string     { return "browserbase" }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // testChromium starts a headless Chromium with a loopback debugging port and
@@ -103,7 +105,7 @@ func TestBrowserbaseCreateConnectRelease402(t *testing.T) {
 		}
 		return 404, map[string]any{}
 	})
-	bb := &Browserbase{APIKey: "bb_live_key", ProjectID: "proj-1", BaseURL: f.URL, KeepAlive: true, Proxies: true, Timeout: 600}
+	bb := &Browserbase{APIKey: "bb_live_key", ProjectID: "proj-1", BaseURL: f.URL, KeepAlive: true, Proxies: true, Timeout: 600, Client: testClient()}
 	s, err := bb.Create(context.Background(), "task1")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +149,7 @@ func TestBrowserbaseCreateConnectRelease402(t *testing.T) {
 
 func TestBrowserbaseErrorsAreStructuredAndKeyless(t *testing.T) {
 	f := newFake(t, func(rec) (int, any) { return 401, map[string]any{"message": "bad key"} })
-	bb := &Browserbase{APIKey: "bb_live_secret", ProjectID: "p", BaseURL: f.URL, KeepAlive: true}
+	bb := &Browserbase{APIKey: "bb_live_secret", ProjectID: "p", BaseURL: f.URL, KeepAlive: true, Client: testClient()}
 	_, err := bb.Create(context.Background(), "t")
 	ae, ok := err.(*APIError)
 	if !ok || ae.Status != 401 || strings.Contains(err.Error(), "bb_live_secret") {
@@ -169,7 +171,7 @@ func TestBrowserUseCreateConnectStop(t *testing.T) {
 		}
 		return 404, nil
 	})
-	bu := &BrowserUse{APIKey: "bu_key", BaseURL: f.URL + "/api/v3"}
+	bu := &BrowserUse{APIKey: "bu_key", BaseURL: f.URL + "/api/v3", Client: testClient()}
 	s, err := bu.Create(context.Background(), "t2")
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func TestFirecrawlCreateConnectDelete(t *testing.T) {
 		}
 		return 404, nil
 	})
-	fc := &Firecrawl{APIKey: "fc-key", BaseURL: f.URL}
+	fc := &Firecrawl{APIKey: "fc-key", BaseURL: f.URL, Client: testClient()}
 	before := time.Now()
 	s, err := fc.Create(context.Background(), "t3")
 	if err != nil {
@@ -211,7 +213,7 @@ func TestFirecrawlCreateConnectDelete(t *testing.T) {
 	if s.ID != "fc-3" || !s.HasExpiry || s.ExpiresAt < float64(before.Add(299*time.Second).Unix()) {
 		t.Errorf("session %+v (ttl 300 → expiry)", s)
 	}
-	wsURL, err := ResolveCDPURL(context.Background(), s.CDPURL, nil)
+	wsURL, err := ResolveCDPURL(context.Background(), s.CDPURL, testClient())
 	if err != nil || wsURL != ws {
 		t.Fatalf("resolve %q → %q %v, want %q", s.CDPURL, wsURL, err, ws)
 	}
@@ -225,4 +227,10 @@ func TestFirecrawlCreateConnectDelete(t *testing.T) {
 	if len(r) != 2 || r[0].Header.Get("Authorization") != "Bearer fc-key" || r[0].Body["ttl"] != float64(300) || r[1].Method != "DELETE" || r[1].Header.Get("Authorization") != "Bearer fc-key" {
 		t.Errorf("requests %+v", r)
 	}
+}
+
+// testClient dials through the egress guard, loopback allowed (the fakes and
+// the test's Chromium listen there); metadata stays refused.
+func testClient() *http.Client {
+	return egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}}).Client(egress.ClientOptions{})
 }
