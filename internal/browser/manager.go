@@ -132,7 +132,7 @@ func New(o Options) (*Manager, []string) {
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
 		// Only the local backend exists in this build, so hybrid routing never
 		// applies (no cloud provider, spec §B3).
-		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: cfg.Browser.CDPURL != ""},
+		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
 		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
 		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
 		sessions: map[string]*Session{},
@@ -157,7 +157,12 @@ func New(o Options) (*Manager, []string) {
 
 // Available returns nil when Chromium was found, else the chromium_missing
 // error naming the install hint; the browser tools are not listed then.
-func (m *Manager) Available() error { return m.execErr }
+func (m *Manager) Available() error {
+	if m.cdpOverride() != "" {
+		return nil // a CDP override needs no local Chromium
+	}
+	return m.execErr
+}
 
 // Gates returns the gates the Manager decides with.
 func (m *Manager) Gates() *Gates { return m.gates }
@@ -196,7 +201,8 @@ func (m *Manager) BrowserPID() int {
 }
 
 func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
-	if m.execErr != nil {
+	cdpRaw := m.cdpOverride()
+	if m.execErr != nil && cdpRaw == "" {
 		return nil, m.execErr
 	}
 	m.mu.Lock()
@@ -236,7 +242,13 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 		}
 		m.defProxy = p
 	}
-	l, err := backend.Launch(ctx, backend.Options{ExecPath: m.execPath, DefaultProxy: m.defProxy.URL(), Headed: m.cfg.Browser.Headed, Logger: m.logger})
+	var l *backend.Local
+	var err error
+	if cdpRaw != "" {
+		l, err = m.connectCDP(ctx, cdpRaw)
+	} else {
+		l, err = backend.Launch(ctx, backend.Options{ExecPath: m.execPath, DefaultProxy: m.defProxy.URL(), Headed: m.cfg.Browser.Headed, Logger: m.logger})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +302,7 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 	if err != nil {
 		return nil, err
 	}
-	active := m.gates.GuardActive(true, key)
+	active := m.gates.GuardActive(m.localBackend(), key)
 	s := m.takeSpare(active)
 	if s == nil {
 		if s, err = m.newSession(ctx, l, active); err != nil {
@@ -366,7 +378,7 @@ const spareDelay = 250 * time.Millisecond
 // fillSpare prepares one spare session in the background (local backend,
 // SSRF guard off: the only kind a local key needs).
 func (m *Manager) fillSpare() {
-	active := m.gates.GuardActive(true, "")
+	active := m.gates.GuardActive(m.localBackend(), "")
 	m.mu.Lock()
 	if m.closed || m.spareBusy || m.local == nil || (m.spare != nil && m.spare.tab.Healthy()) {
 		m.mu.Unlock()

@@ -280,7 +280,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	task = TaskID(task)
 	key := NavigationKey(task, in.URL, m.route, m.privateFn(ctx))
 	r := NavigateResult{Page: Page{SessionKey: key}}
-	active := m.gates.GuardActive(true, key)
+	active := m.gates.GuardActive(m.localBackend(), key)
 	chk := m.gates.CheckURL(ctx, in.URL, active)
 	if !chk.Allowed {
 		r.Error, r.Reason, r.BlockedByPolicy = chk.Message, *chk.Reason, chk.BlockedByPolicy

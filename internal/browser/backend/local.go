@@ -157,6 +157,7 @@ type Local struct {
 	closed bool
 	pid    int
 	exited chan struct{} // closed by Close once Chromium is gone (ends the launch thread's lock)
+	remote bool          // attached over a CDP URL (Connect): not ours to stop
 }
 
 // Launch starts Chromium with Flags and waits until it answers over CDP
@@ -260,6 +261,13 @@ func (l *Local) Close() error {
 	l.mu.Unlock()
 	for t := range tabs {
 		t.close(false)
+	}
+	if l.remote {
+		// Not our browser: disconnect, never close it.
+		l.cancel()
+		l.allocCancel()
+		close(l.exited)
+		return nil
 	}
 	cctx, ccancel := context.WithTimeout(l.browserCtx, 5*time.Second)
 	err := chromedp.Cancel(cctx)
