@@ -68,6 +68,15 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
+	// Exited Chromium children are reaped (the process is their subreaper).
+	deadline := time.Now().Add(3 * time.Second)
+	for len(backend.Zombies()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if z := backend.Zombies(); len(z) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: unreaped Chromium zombies: %v\n", z)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -116,6 +116,7 @@ func Flags(o Options, userDataDir string, sandbox bool) map[string]any {
 		"disable-sync":                           true,
 		"disable-extensions":                     true,
 		"disable-breakpad":                       true,
+		"disable-crash-reporter":                 true, // no crashpad handler writing under ~/.config
 		"disable-client-side-phishing-detection": true,
 		"disable-domain-reliability":             true,
 		"disable-hang-monitor":                   true,
@@ -177,6 +178,7 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	setSubreaper()
+	startReaper()
 	ReapOrphans()
 	dir, err := os.MkdirTemp("", ProfileMarker+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
@@ -213,6 +215,7 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 	if c := chromedp.FromContext(bctx); c != nil && c.Browser != nil {
 		if p := c.Browser.Process(); p != nil {
 			l.pid = p.Pid
+			mainPIDs.Store(p.Pid, true)
 		}
 	}
 	if err := writeOwner(dir, l.pid); err != nil {
@@ -276,6 +279,9 @@ func (l *Local) Close() error {
 	l.allocCancel()
 	KillLeftovers(l.dataDir)
 	close(l.exited)
+	if l.pid != 0 {
+		mainPIDs.Delete(l.pid)
+	}
 	if rerr := removeAllRetry(l.dataDir); err == nil && rerr != nil {
 		err = rerr
 	}
@@ -389,9 +395,56 @@ func killUsing(want string) int {
 	return n
 }
 
+// Zombies returns the pids of exited, unreaped Chromium children of this
+// process (for leak tests: the reaper keeps the list empty).
+func Zombies() []int {
+	var out []int
+	self := os.Getpid()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		rp, lp := strings.LastIndexByte(s, ')'), strings.IndexByte(s, '(')
+		if rp < 0 || lp < 0 {
+			continue
+		}
+		f := strings.Fields(s[rp+1:])
+		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(self) && strings.Contains(strings.ToLower(s[lp+1:rp]), "chrom") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// mainPIDs holds the pids of running browser main processes: os/exec waits
+// for those, so the reaper must never take their exit status.
+var mainPIDs sync.Map
+
+var reaperOnce sync.Once
+
+// startReaper reaps, every 500 ms, Chromium processes re-parented to this
+// process (the subreaper) that have exited, so no zombie lingers while the
+// program runs (a renderer outliving its zygote, a crash handler).
+func startReaper() {
+	reaperOnce.Do(func() {
+		go func() {
+			for range time.Tick(500 * time.Millisecond) {
+				reapZombies()
+			}
+		}()
+	})
+}
+
 // reapZombies waits for zombie children of this process whose name says they
-// are Chromium (re-parented to us as subreaper). The browser's main process is
-// waited for by os/exec and is never a zombie here for long.
+// are Chromium (re-parented to us as subreaper), except browser main processes
+// (os/exec waits for those).
 func reapZombies() {
 	self := os.Getpid()
 	entries, err := os.ReadDir("/proc")
@@ -421,6 +474,9 @@ func reapZombies() {
 		}
 		ppid, _ := strconv.Atoi(fields[1])
 		if ppid != self || !strings.Contains(strings.ToLower(comm), "chrom") {
+			continue
+		}
+		if _, main := mainPIDs.Load(pid); main {
 			continue
 		}
 		var ws syscall.WaitStatus
