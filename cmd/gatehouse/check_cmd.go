@@ -12,10 +12,10 @@ import (
 )
 
 func (a *app) checkCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, evalMode bool
 	var forTool, backend string
 	c := &cobra.Command{
-		Use:   "check [--json] [--for extract|browser] [--backend local|cloud] URL...",
+		Use:   "check [--json] [--for extract|browser] [--backend local|cloud] URL... | check [--json] [--backend local|cloud] --eval EXPR...",
 		Short: "Run only the gates on URLs and say, per URL, whether it would be refused and why",
 		Long: `check runs the URL gates without fetching anything (DNS is resolved): parse,
 secret, scheme, SSRF and website policy. Output is in input order; each URL gets
@@ -24,6 +24,13 @@ allowed, the refusing gate and a stable reason code.
 --for extract (default) applies web_extract's rules. --for browser applies the
 browser's: credential-named query parameters are allowed, and with --backend local
 (the default) private addresses are allowed, cloud metadata endpoints never.
+
+--eval treats the arguments as JavaScript expressions and runs only
+browser_console's eval policy as configured (spec §B8.3): the
+browser.restrict_evaluate denylist (browser.allow_unsafe_evaluate overrides it)
+and the pre-screen of http(s) URL literals (metadata endpoints on every backend,
+private addresses with --backend cloud). Output: {"results":[{"expression",
+"allowed","reason"}]} in input order.
 
 Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage error.`,
 		Args: argsMin(1, "at least one URL"),
@@ -35,6 +42,9 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 			}
 			if backend != "local" && backend != "cloud" {
 				return usageError{fmt.Errorf("--backend must be local or cloud, not %q", backend)}
+			}
+			if evalMode {
+				return a.checkEval(args, backend, asJSON)
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -91,6 +101,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 	c.Flags().BoolVar(&asJSON, "json", false, `print {"results":[…]} as JSON`)
 	c.Flags().StringVar(&forTool, "for", "extract", "apply the rules of this tool: extract or browser")
 	c.Flags().StringVar(&backend, "backend", "local", "browser backend for --for browser: local or cloud")
+	c.Flags().BoolVar(&evalMode, "eval", false, "the arguments are JavaScript expressions: run only the browser eval policy on them")
 	return c
 }
 

@@ -55,14 +55,20 @@ func EvalDenied(expression string, restrict, allowUnsafe bool) string {
 	if !restrict || allowUnsafe {
 		return ""
 	}
+	// The raw text and the lexer's normalized token stream (identifier
+	// escapes decoded, comments dropped) are both matched.
+	_, norm, _ := jsScan(expression)
+	texts := []string{expression, norm}
 	for _, p := range directPatterns {
-		if p.re.MatchString(expression) {
-			return p.reason
+		for _, x := range texts {
+			if p.re.MatchString(x) {
+				return p.reason
+			}
 		}
 	}
 	joined := strings.ToLower(strings.Join(StringLiterals(expression), ""))
 	for _, t := range tokenReasons {
-		if tokenWord[t.token].MatchString(expression) || strings.Contains(joined, strings.ToLower(t.token)) {
+		if tokenWord[t.token].MatchString(expression) || tokenWord[t.token].MatchString(norm) || strings.Contains(joined, strings.ToLower(t.token)) {
 			return t.reason
 		}
 	}
@@ -72,8 +78,21 @@ func EvalDenied(expression string, restrict, allowUnsafe bool) string {
 // StringLiterals returns the decoded contents of every single-, double- and
 // back-quoted string literal in a JavaScript expression, in order. Escapes are
 // decoded like Python's unicode-escape (\xHH, \uXXXX, \u{…}, \n, \t, octal,
-// …); an undecodable literal is returned raw (spec §B8.3).
+// …); an undecodable literal is returned raw (spec §B8.3). Literals come from
+// a real JavaScript lexer (jsScan: template pieces, regexp literals and
+// comments told apart); when it fails on malformed input, the literals of a
+// plain quote scan are added too, so a lexer error never hides a literal.
 func StringLiterals(expr string) []string {
+	lits, _, ok := jsScan(expr)
+	if !ok {
+		lits = append(lits, plainLiterals(expr)...)
+	}
+	return lits
+}
+
+// plainLiterals is the lexer-free quote scan: every run between matching
+// quotes, backslash escapes skipped.
+func plainLiterals(expr string) []string {
 	var out []string
 	for i := 0; i < len(expr); i++ {
 		q := expr[i]

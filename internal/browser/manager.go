@@ -51,6 +51,8 @@ type Options struct {
 	// JanitorTick is how often idle sessions are reaped; 0 means 30 s
 	// (spec §B7).
 	JanitorTick time.Duration
+	// Lifecycle shortens the janitor's and reaper's intervals (tests).
+	Lifecycle LifecycleOptions
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -82,6 +84,7 @@ type Manager struct {
 	bindings Bindings
 
 	rpool renderPool // web_extract's render step (render.go)
+	life  lifecycle  // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -105,6 +108,9 @@ type Session struct {
 	frameK   map[cdp.FrameID]int
 	frameOf  map[int]cdp.FrameID
 	frameRef map[int]int // next ref number per frame
+
+	reaped   bool   // closed by the janitor (under mu)
+	recycled string // set on a fresh session that replaced a suspect one (lifecycle.go)
 }
 
 // ProxyStats returns the session's egress counters.
@@ -128,7 +134,7 @@ func New(o Options) (*Manager, []string) {
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
 		// Only the local backend exists in this build, so hybrid routing never
 		// applies (no cloud provider, spec §B3).
-		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: cfg.Browser.CDPURL != ""},
+		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
 		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
 		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
 		sessions: map[string]*Session{},
@@ -138,18 +144,27 @@ func New(o Options) (*Manager, []string) {
 		warns = append(warns, fmt.Sprintf("browser.cloud_provider %q: cloud browser providers are not built yet; the local Chromium serves every session", cfg.Browser.CloudProvider))
 	}
 	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
-	tick := o.JanitorTick
+	m.life.init(o.Lifecycle)
+	tick := o.Lifecycle.Tick
 	if tick <= 0 {
-		tick = 30 * time.Second
+		tick = o.JanitorTick
+	}
+	if tick <= 0 {
+		tick = JanitorTick
 	}
 	m.wg.Add(1)
-	go m.janitor(tick)
+	go m.runJanitor(tick)
 	return m, warns
 }
 
 // Available returns nil when Chromium was found, else the chromium_missing
 // error naming the install hint; the browser tools are not listed then.
-func (m *Manager) Available() error { return m.execErr }
+func (m *Manager) Available() error {
+	if m.cdpOverride() != "" {
+		return nil // a CDP override needs no local Chromium
+	}
+	return m.execErr
+}
 
 // Gates returns the gates the Manager decides with.
 func (m *Manager) Gates() *Gates { return m.gates }
@@ -188,7 +203,8 @@ func (m *Manager) BrowserPID() int {
 }
 
 func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
-	if m.execErr != nil {
+	cdpRaw := m.cdpOverride()
+	if m.execErr != nil && cdpRaw == "" {
 		return nil, m.execErr
 	}
 	m.mu.Lock()
@@ -228,7 +244,13 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 		}
 		m.defProxy = p
 	}
-	l, err := backend.Launch(ctx, backend.Options{ExecPath: m.execPath, DefaultProxy: m.defProxy.URL(), Headed: m.cfg.Browser.Headed, Logger: m.logger})
+	var l *backend.Local
+	var err error
+	if cdpRaw != "" {
+		l, err = m.connectCDP(ctx, cdpRaw)
+	} else {
+		l, err = backend.Launch(ctx, backend.Options{ExecPath: m.execPath, DefaultProxy: m.defProxy.URL(), Headed: m.cfg.Browser.Headed, Logger: m.logger})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +261,20 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 // session returns the live session for key, creating it (owner task) when
 // absent or unhealthy (a crashed tab is replaced, spec §B4 reuse rules).
 func (m *Manager) session(ctx context.Context, key, task string) (*Session, error) {
+	m.life.creating.Add(1)
+	defer m.life.creating.Add(-1)
+	recycled := ""
+	if old, ok := m.Session(key); ok && old.suspect.Load() {
+		recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
+	}
+	s, err := m.sessionNoRecycle(ctx, key, task)
+	if err == nil && recycled != "" {
+		s.recycled = recycled
+	}
+	return s, err
+}
+
+func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Session, error) {
 	m.mu.Lock()
 	if s, ok := m.sessions[key]; ok {
 		if s.suspect.Load() {
@@ -249,7 +285,7 @@ func (m *Manager) session(ctx context.Context, key, task string) (*Session, erro
 			m.logger.Info("Recycling suspect browser session", "session", key, "why", "command timeout")
 			s.tab.Close()
 			s.proxy.Close()
-			return m.session(ctx, key, task)
+			return m.sessionNoRecycle(ctx, key, task)
 		}
 		if s.tab.Healthy() {
 			s.lastUsed = time.Now()
@@ -268,7 +304,7 @@ func (m *Manager) session(ctx context.Context, key, task string) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
-	active := m.gates.GuardActive(true, key)
+	active := m.gates.GuardActive(m.localBackend(), key)
 	s := m.takeSpare(active)
 	if s == nil {
 		if s, err = m.newSession(ctx, l, active); err != nil {
@@ -344,7 +380,7 @@ const spareDelay = 250 * time.Millisecond
 // fillSpare prepares one spare session in the background (local backend,
 // SSRF guard off: the only kind a local key needs).
 func (m *Manager) fillSpare() {
-	active := m.gates.GuardActive(true, "")
+	active := m.gates.GuardActive(m.localBackend(), "")
 	m.mu.Lock()
 	if m.closed || m.spareBusy || m.local == nil || (m.spare != nil && m.spare.tab.Healthy()) {
 		m.mu.Unlock()
@@ -422,35 +458,6 @@ func (m *Manager) CloseTask(key string) []string {
 	m.bindings.DropAfterCleanup(key)
 	sort.Strings(reap)
 	return reap
-}
-
-// janitor closes sessions idle longer than browser.inactivity_timeout (spec
-// §B7), one log record per reap.
-func (m *Manager) janitor(tick time.Duration) {
-	defer m.wg.Done()
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-t.C:
-		}
-		idle := m.cfg.Browser.InactivityTimeout
-		m.mu.Lock()
-		var reap []string
-		for k, s := range m.sessions {
-			if time.Since(s.lastUsed) > idle && s.mu.TryLock() {
-				s.mu.Unlock()
-				reap = append(reap, k)
-			}
-		}
-		m.mu.Unlock()
-		for _, k := range reap {
-			m.logger.Info("Cleaning up inactive session", "session", k, "idle_s", int(idle.Seconds()))
-			m.closeOne(k)
-		}
-	}
 }
 
 func (m *Manager) closeOne(key string) {
@@ -554,6 +561,7 @@ func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 		return d, err
 	}
 	s.nextRef = max(s.nextRef, d.Next)
+	d.Snapshot, d.Title, d.URL = redactText(d.Snapshot), redactText(d.Title), redactText(d.URL)
 	if strings.Contains(d.Snapshot, crossOriginMarker) {
 		s.expandFrames(ctx, &d, full)
 	}

@@ -30,6 +30,7 @@ type Page struct {
 	Reason     reason.Code      `json:"reason,omitempty"`
 	PageBusy   bool             `json:"page_busy,omitempty"` // the settle cap (< 1 s) fired before the page went quiet
 	Dialogs    []backend.Dialog `json:"dialogs,omitempty"`   // JavaScript dialogs that opened during the call (closed by policy)
+	Recycled   string           `json:"recycled,omitempty"`  // this call replaced a session whose command had timed out (spec §B6)
 }
 
 // Refused reports whether the call failed (tools.Refuser).
@@ -213,12 +214,26 @@ func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, fu
 		m.logger.Info("browser binding dropped", "task", task, "why", "session gone or owned by another task")
 	}
 	p.SessionKey = key
+	if rerr := m.expiredErr(task, key); rerr != nil {
+		m.errOf(nil, p, rerr)
+		return nil, nil, false
+	}
 	s, err := m.session(ctx, key, task)
 	if err != nil {
 		m.errOf(nil, p, err)
 		return nil, nil, false
 	}
 	s.mu.Lock()
+	if s.reaped { // the janitor closed it while we waited for the lock
+		s.mu.Unlock()
+		if rerr := m.expiredErr(task, key); rerr != nil {
+			m.errOf(nil, p, rerr)
+		} else {
+			m.errOf(nil, p, reason.New(reason.BrowserFailed, "", "The session was closed while this call waited for it; call browser_navigate again."))
+		}
+		return nil, nil, false
+	}
+	p.Recycled, s.recycled = s.recycled, ""
 	release := func() {
 		m.mu.Lock()
 		s.lastUsed = time.Now()
@@ -231,7 +246,7 @@ func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, fu
 		release()
 		return nil, nil, false
 	}
-	p.URL, p.Title = cur.URL, cur.Title
+	p.URL, p.Title = redactText(cur.URL), redactText(cur.Title)
 	if rerr := m.gates.PageRefusal(cur.URL, s.active); rerr != nil {
 		m.errOf(s, p, rerr)
 		release()
@@ -244,12 +259,15 @@ func (m *Manager) cmdCtx(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, time.Duration(m.timeouts.Command)*time.Second)
 }
 
-// finish refreshes url/title and reports dialogs opened since mark.
-func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) {
+// finish refreshes url/title (redacted) and reports dialogs opened since
+// mark; it returns the raw page URL for the gates ("" when unknown).
+func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (rawURL string) {
 	if cur, err := s.tab.Current(ctx); err == nil {
-		p.URL, p.Title = cur.URL, cur.Title
+		p.URL, p.Title = redactText(cur.URL), redactText(cur.Title)
+		rawURL = cur.URL
 	}
 	p.Dialogs = s.tab.DialogsSince(mark)
+	return rawURL
 }
 
 // Navigate is browser_navigate (spec §B8.1): secret floor (raw and normalized),
@@ -262,7 +280,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	task = TaskID(task)
 	key := NavigationKey(task, in.URL, m.route, m.privateFn(ctx))
 	r := NavigateResult{Page: Page{SessionKey: key}}
-	active := m.gates.GuardActive(true, key)
+	active := m.gates.GuardActive(m.localBackend(), key)
 	chk := m.gates.CheckURL(ctx, in.URL, active)
 	if !chk.Allowed {
 		r.Error, r.Reason, r.BlockedByPolicy = chk.Message, *chk.Reason, chk.BlockedByPolicy
@@ -285,6 +303,11 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		m.mu.Unlock()
 		s.mu.Unlock()
 	}()
+	if s.reaped {
+		m.errOf(nil, &r.Page, reason.New(reason.BrowserFailed, "", "The session was closed by the janitor while this navigation waited; call browser_navigate again."))
+		return r
+	}
+	r.Recycled, s.recycled = s.recycled, ""
 	to := m.timeouts.Open
 	if s.navs == 0 {
 		to = m.timeouts.FirstOpen
@@ -299,7 +322,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		m.errOf(s, &r.Page, err)
 		return r
 	}
-	r.URL, r.Title = nr.URL, nr.Title
+	r.URL, r.Title = redactText(nr.URL), redactText(nr.Title)
 	final := nr.URL
 	// What did the proxy refuse for this document's host while loading?
 	var docRefusal *reason.Error
@@ -342,6 +365,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	}
 	s.navs++
 	m.bindings.Set(task, key)
+	m.clearExpired(task)
 	sctx, scancel := m.cmdCtx(ctx)
 	defer scancel()
 	d, err := s.snapshot(sctx, false)
@@ -447,8 +471,8 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	navigated, busy := m.settle(ctx, s, before)
 	p.Success = true
 	p.PageBusy = busy
-	m.finish(ctx, s, p, mark)
-	if rerr := m.gates.PageRefusal(p.URL, s.active); rerr != nil {
+	raw := m.finish(ctx, s, p, mark)
+	if rerr := m.gates.PageRefusal(raw, s.active); rerr != nil {
 		m.errOf(s, p, rerr)
 		return
 	}
@@ -671,7 +695,7 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 	}
 	defer release()
 	if in.Expression == "" {
-		msgs := s.tab.Console(in.Clear)
+		msgs := redactConsole(s.tab.Console(in.Clear))
 		r.ConsoleMessages = []backend.ConsoleMessage{}
 		r.JSErrors = []JSError{}
 		for _, c := range msgs {
@@ -687,36 +711,34 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 		return r
 	}
 	// Eval policy (spec §B8.3): the opt-in denylist, then the URL-literal
-	// pre-screen when the SSRF guard is on (the metadata floor always).
-	if why := EvalDenied(in.Expression, m.cfg.Browser.RestrictEvaluate, m.cfg.Browser.AllowUnsafeEvaluate); why != "" {
-		m.errOf(s, &r.Page, reason.Newf(reason.EvalDenylist, "",
-			"Blocked: the expression uses %s, which browser.restrict_evaluate refuses. Set browser.restrict_evaluate: false (or browser.allow_unsafe_evaluate: true) to allow it.", why))
-		return r
-	}
+	// pre-screen (the metadata floor always, the rest when the guard is on).
 	cctx, cancel := m.cmdCtx(ctx)
 	defer cancel()
-	for _, lit := range URLLiterals(in.Expression) {
-		if chk := m.gates.CheckURL(cctx, lit, s.active); !chk.Allowed && (s.active || *chk.Reason == reason.SSRFMetadata) {
-			m.errOf(s, &r.Page, reason.Newf(reason.EvalURLLiteral, "",
-				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", originOf(lit), *chk.Reason))
-			return r
-		}
+	if rerr := m.gates.CheckEval(cctx, in.Expression, m.evalSettings(), s.active); rerr != nil {
+		m.errOf(s, &r.Page, rerr)
+		return r
 	}
 	mark := s.tab.DialogMark()
+	before := s.tab.Activity()
 	v, err := s.tab.EvalPage(cctx, in.Expression)
 	r.Dialogs = s.tab.DialogsSince(mark)
+	m.settleAfterEval(cctx, s, before)
 	if err != nil {
+		if rerr := m.pageMoved(cctx, s, &r.Page); rerr != nil {
+			m.withheld(ctx, s, &r.Page, rerr)
+			return r
+		}
 		m.errOf(s, &r.Page, err)
 		return r
 	}
 	// An eval may have moved the page: withhold the result if it now sits on a
 	// refused URL (spec §B8.3 step 6).
-	m.finish(cctx, s, &r.Page, mark)
-	if rerr := m.gates.PageRefusal(r.URL, s.active); rerr != nil {
-		m.errOf(s, &r.Page, rerr)
+	raw := m.finish(cctx, s, &r.Page, mark)
+	if rerr := m.gates.PageRefusal(raw, s.active); rerr != nil {
+		m.withheld(ctx, s, &r.Page, rerr)
 		return r
 	}
-	r.Success, r.Result, r.ResultType = true, v.Value, v.Type
+	r.Success, r.Result, r.ResultType = true, redactJSON(v.Value), v.Type
 	return r
 }
 
@@ -735,6 +757,7 @@ func (m *Manager) GetImages(ctx context.Context, task string) ImagesResult {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
+	redactImages(r.Images)
 	r.Success, r.Count = true, len(r.Images)
 	return r
 }

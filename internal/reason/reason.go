@@ -90,6 +90,10 @@ const (
 	EvalDenylist     Code = "eval_denylist"
 	EvalURLLiteral   Code = "eval_private_literal"
 
+	// Browser lifecycle and backends (spec §B4–§B7, §B10–§B12).
+	SessionExpired      Code = "session_expired"
+	SessionCreateFailed Code = "session_create_failed"
+
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
 	StrictSelection = UnknownBackend
@@ -167,6 +171,9 @@ var codes = map[Code]string{
 	EvalFailed:       "browser_console's expression threw or could not be serialised",
 	EvalDenylist:     "browser.restrict_evaluate is on and the expression names a sensitive primitive (cookies, storage, network, form values; spec §B8.3)",
 	EvalURLLiteral:   "the expression contains an http(s) URL literal the gates refuse (private address or metadata endpoint; spec §B8.3 pre-screen)",
+
+	SessionExpired:      "the task's browser session was closed by the janitor after browser.inactivity_timeout of idleness; call browser_navigate to start a fresh one (spec §B7)",
+	SessionCreateFailed: "no browser session could be created: the cloud provider and the local fallback both failed, or the real-profile copy failed closed (spec §B4, §B10)",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",

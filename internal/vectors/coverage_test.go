@@ -13,11 +13,7 @@ import (
 // pending lists vector areas whose feature is not built yet, with the reason.
 // Each is reported as an explicit skip (never silently dropped); when the
 // feature lands, its package's table test claims the area and the entry goes.
-var pending = map[string]string{
-	"browser.cdp_override_resolution": "CDP-override backend not built yet (browser issue, spec §B12)",
-	"browser.session_expiry":          "cloud browser providers not built yet (browser issue, spec §B4/§B11)",
-	"browser.inactivity_and_orphan":   "the janitor reaps by browser.inactivity_timeout, but the orphan reaper is owner-liveness based (a dead owner pid), without the spec's grace period and tick counts (browser issue, spec §B7)",
-}
+var pending = map[string]string{}
 
 // TestEveryAreaIsClaimed asserts that every area in testdata/hermes-vectors.json
 // is loaded by some package's table test (vectors.Area(t, "<area>", n)), or is

@@ -157,6 +157,8 @@ type Local struct {
 	tabs   map[*Tab]struct{}
 	closed bool
 	pid    int
+	exited chan struct{} // closed by Close once Chromium is gone (ends the launch thread's lock)
+	remote bool          // attached over a CDP URL (Connect): not ours to stop
 }
 
 // Launch starts Chromium with Flags and waits until it answers over CDP
@@ -190,15 +192,15 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 		// unprivileged user to keep the sandbox on.
 		lg.Warn("browser sandbox disabled: running as root (Chromium cannot sandbox as root); run as an unprivileged user to keep it on")
 	}
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(o.ExecPath)}
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(o.ExecPath), chromedp.Flag(OwnerFlag, ownerFlagValue()), deathTie()}
 	for k, v := range Flags(o, dir, sandbox) {
 		opts = append(opts, chromedp.Flag(k, v))
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancel := chromedp.NewContext(allocCtx)
-	l := &Local{logger: lg, dataDir: dir, allocCtx: allocCtx, allocCancel: allocCancel, browserCtx: bctx, cancel: cancel, tabs: map[*Tab]struct{}{}}
+	l := &Local{logger: lg, dataDir: dir, allocCtx: allocCtx, allocCancel: allocCancel, browserCtx: bctx, cancel: cancel, tabs: map[*Tab]struct{}{}, exited: make(chan struct{})}
 	startErr := make(chan error, 1)
-	go func() { startErr <- chromedp.Do(bctx) }()
+	go startLocked(bctx, startErr, l.exited)
 	select {
 	case err = <-startErr:
 	case <-ctx.Done():
@@ -215,6 +217,9 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 			l.pid = p.Pid
 			mainPIDs.Store(p.Pid, true)
 		}
+	}
+	if err := writeOwner(dir, l.pid); err != nil {
+		lg.Warn("browser owner record not written; the orphan reaper cannot identify this browser", "dir", dir, "err", err)
 	}
 	return l, nil
 }
@@ -260,12 +265,20 @@ func (l *Local) Close() error {
 	for t := range tabs {
 		t.close(false)
 	}
+	if l.remote {
+		// Not our browser: disconnect, never close it.
+		l.cancel()
+		l.allocCancel()
+		close(l.exited)
+		return nil
+	}
 	cctx, ccancel := context.WithTimeout(l.browserCtx, 5*time.Second)
 	err := chromedp.Cancel(cctx)
 	ccancel()
 	l.cancel()
 	l.allocCancel()
 	KillLeftovers(l.dataDir)
+	close(l.exited)
 	if l.pid != 0 {
 		mainPIDs.Delete(l.pid)
 	}
@@ -344,24 +357,10 @@ func markedProcs() map[int]marked {
 	return out
 }
 
-// ReapOrphans kills the Chromium processes of Gatehouse processes that are
-// gone (their owner pid no longer exists, e.g. after a SIGKILL that left
-// children behind) and removes their profile directories. A process is only
-// touched when its command line carries the profile marker with a dead owner.
-func ReapOrphans() {
-	dirs := map[string]bool{}
-	for pid, m := range markedProcs() {
-		if m.owner == os.Getpid() || syscall.Kill(m.owner, 0) == nil {
-			continue
-		}
-		syscall.Kill(pid, syscall.SIGKILL)
-		dirs[m.dir] = true
-	}
-	for d := range dirs {
-		KillLeftovers(d)
-		os.RemoveAll(d)
-	}
-}
+// ReapOrphans runs the orphan reaper with no grace for live owners
+// (ReapOrphanDirs): the browsers and profile dirs of Gatehouse processes that
+// are gone are removed, identity-checked.
+func ReapOrphans() { ReapOrphanDirs(ReapOptions{}) }
 
 func forEachProc(fn func(pid int, args [][]byte)) {
 	entries, err := os.ReadDir("/proc")

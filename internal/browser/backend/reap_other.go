@@ -2,4 +2,8 @@
 
 package backend
 
+import "os/exec"
+
 func setSubreaper() {}
+
+func setPdeathsig(*exec.Cmd) {}

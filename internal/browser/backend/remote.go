@@ -1,0 +1,47 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// Connect attaches to a browser that is already running, at its WebSocket
+// debugger URL (spec §B12 CDP override; resolve it first with
+// cloud.ResolveCDPURL), over chromedp/remote. No process is started or
+// owned: PID is 0, there is no profile dir, and Close only disposes the
+// sessions' BrowserContexts and disconnects — it never closes the browser.
+// Errors are browser_failed naming the URL's failure.
+func Connect(ctx context.Context, wsURL string, lg *slog.Logger) (*Local, error) {
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	allocCtx, allocCancel := remote.NewAllocator(context.Background(), wsURL, remote.NoModifyURL)
+	bctx, cancel := chromedp.NewContext(allocCtx)
+	l := &Local{logger: lg, allocCtx: allocCtx, allocCancel: allocCancel, browserCtx: bctx, cancel: cancel,
+		tabs: map[*Tab]struct{}{}, exited: make(chan struct{}), remote: true}
+	startErr := make(chan error, 1)
+	go func() { startErr <- chromedp.Do(bctx) }()
+	var err error
+	select {
+	case err = <-startErr:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-time.After(15 * time.Second):
+		err = errors.New("the CDP endpoint did not answer within 15 s")
+	}
+	if err != nil {
+		l.Close()
+		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not connect to the browser at the CDP URL: "+firstLine(err.Error()), err)
+	}
+	return l, nil
+}
+
+// Remote reports whether l is attached to a browser it does not own.
+func (l *Local) Remote() bool { return l.remote }

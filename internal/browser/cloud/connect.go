@@ -1,0 +1,38 @@
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// Probe connects to a browser's WebSocket debugger URL over CDP (chromedp's
+// remote allocator), asks for its version and disconnects without closing
+// the browser (the provider owns it). It is how a provider's connect URL is
+// verified before a session is handed out. ctx bounds it (default 15 s).
+func Probe(ctx context.Context, wsURL string) (product string, err error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+	}
+	actx, acancel := remote.NewAllocator(ctx, wsURL, remote.NoModifyURL)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	if err = chromedp.Do(bctx); err == nil {
+		var v browser.GetVersionResult
+		if v, err = chromedp.Call(bctx, browser.GetVersion, cdp.Empty{}); err == nil {
+			product = v.Product
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("CDP connect %s: %w", wsURL, err)
+	}
+	return product, nil
+}

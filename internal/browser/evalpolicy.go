@@ -1,0 +1,111 @@
+package browser
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// EvalSettings are the eval-policy switches of spec §B8.3 / §B13.
+type EvalSettings struct {
+	// Restrict is browser.restrict_evaluate: the denylist is on (default off).
+	Restrict bool
+	// AllowUnsafe is browser.allow_unsafe_evaluate: it overrides the denylist
+	// entirely (default off). It never lifts the URL-literal pre-screen.
+	AllowUnsafe bool
+}
+
+// CheckEval is the eval policy run before browser_console evaluates an
+// expression (spec §B8.3 steps 1–2), and the one function `gatehouse check
+// --eval` calls, so the two cannot disagree:
+//
+//  1. the opt-in denylist (EvalDenied): eval_denylist naming the primitive and
+//     the setting that turns it off;
+//  2. the pre-screen of every http(s):// literal (URLLiterals) through the same
+//     navigation gate as browser_navigate (CheckURL, DNS resolved): a
+//     metadata endpoint is refused on every backend, any other refusal only
+//     when the session's SSRF guard is active → eval_private_literal.
+//
+// nil means the expression may run. The denylist is a courtesy layer: the
+// egress proxy, which judges every request the page makes on the dialed IP,
+// is the security boundary (docs/browser.md).
+func (g *Gates) CheckEval(ctx context.Context, expr string, set EvalSettings, active bool) *reason.Error {
+	if why := EvalDenied(expr, set.Restrict, set.AllowUnsafe); why != "" {
+		return reason.Newf(reason.EvalDenylist, "",
+			"Blocked: the expression uses %s, which browser.restrict_evaluate refuses; it was not run. Set browser.restrict_evaluate: false (or browser.allow_unsafe_evaluate: true) to allow it.", why)
+	}
+	for _, lit := range URLLiterals(expr) {
+		chk := g.CheckURL(ctx, lit, active)
+		if chk.Allowed || chk.Reason == nil {
+			continue
+		}
+		if active || *chk.Reason == reason.SSRFMetadata {
+			return reason.Newf(reason.EvalURLLiteral, "",
+				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", originOf(lit), *chk.Reason)
+		}
+	}
+	return nil
+}
+
+// EvalVerdict is one expression's outcome in `gatehouse check --json --eval`:
+// {"expression","allowed","reason"} (reason null when allowed), plus the
+// refusal message.
+type EvalVerdict struct {
+	Expression string       `json:"expression"`
+	Allowed    bool         `json:"allowed"`
+	Reason     *reason.Code `json:"reason"`
+	Message    string       `json:"message,omitempty"`
+}
+
+// CheckEvals runs CheckEval on each expression, results in input order.
+func (g *Gates) CheckEvals(ctx context.Context, exprs []string, set EvalSettings, active bool) []EvalVerdict {
+	out := make([]EvalVerdict, 0, len(exprs))
+	for _, e := range exprs {
+		v := EvalVerdict{Expression: e, Allowed: true}
+		if rerr := g.CheckEval(ctx, e, set, active); rerr != nil {
+			c := rerr.Code
+			v.Allowed, v.Reason, v.Message = false, &c, rerr.Message
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (m *Manager) evalSettings() EvalSettings {
+	return EvalSettings{Restrict: m.cfg.Browser.RestrictEvaluate, AllowUnsafe: m.cfg.Browser.AllowUnsafeEvaluate}
+}
+
+// withheld is the post-eval page-URL recheck's refusal (spec §B8.3 step 6):
+// the result is withheld and, so no later call reads the refused page, the tab
+// is reset to about:blank (10 s) before rerr is returned.
+func (m *Manager) withheld(ctx context.Context, s *Session, p *Page, rerr *reason.Error) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := s.tab.Navigate(bctx, "about:blank"); err == nil {
+		p.URL, p.Title = "about:blank", ""
+	}
+	m.errOf(s, p, reason.Wrap(rerr.Code, rerr.Gate,
+		"The expression moved the page to a refused URL; its result is withheld and the tab was reset to about:blank. "+rerr.Message, rerr))
+}
+
+// settleAfterEval waits (settle cap, < 1 s) for a navigation the expression
+// started, so the post-eval recheck judges where the page went, not where it
+// was; without a navigation it returns at once.
+func (m *Manager) settleAfterEval(ctx context.Context, s *Session, before backend.Activity) {
+	if a := s.tab.Activity(); a.NavSeq > before.NavSeq || a.DocSeq > before.DocSeq || a.Loading {
+		m.settle(ctx, s, before)
+	}
+}
+
+// pageMoved re-reads the page URL into p and returns its page refusal, if any.
+func (m *Manager) pageMoved(ctx context.Context, s *Session, p *Page) *reason.Error {
+	cur, err := s.tab.Current(ctx)
+	if err != nil {
+		return nil
+	}
+	p.URL, p.Title = redactText(cur.URL), redactText(cur.Title)
+	return m.gates.PageRefusal(cur.URL, s.active)
+}

@@ -1,0 +1,253 @@
+package browser
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// Lifecycle constants of spec §B7.
+const (
+	// JanitorTick is how often the janitor looks for idle sessions.
+	JanitorTick = 30 * time.Second
+	// OrphanSweepEvery is how often the orphan reaper runs (also at janitor
+	// start, cycle 0).
+	OrphanSweepEvery = 300 * time.Second
+	// OrphanGraceFloor is the least time an orphan whose owner still lives is
+	// left alone.
+	OrphanGraceFloor = 3600 * time.Second
+	// ForceReapAfter is how many consecutive failed cleanups of one idle
+	// session make the janitor force-reap it.
+	ForceReapAfter = 3
+)
+
+// InactivityTimeout is browser.inactivity_timeout in effect: seconds nil → 120 s,
+// below the 30 s floor → 30 s (spec §B7).
+func InactivityTimeout(seconds *int) time.Duration {
+	if seconds == nil {
+		return config.DefaultInactivityTimeout
+	}
+	return max(time.Duration(*seconds)*time.Second, config.MinInactivityTimeout)
+}
+
+// OrphanGrace is how long the reaper leaves an orphaned session whose owner
+// process still lives: max(3600 s, 20 × inactivity) (spec §B7).
+func OrphanGrace(inactivity time.Duration) time.Duration {
+	return max(OrphanGraceFloor, 20*inactivity)
+}
+
+// ReapEveryCycles is the number of janitor ticks between orphan sweeps:
+// round(300 s / tick), at least 1 (spec §B7: 10 with the 30 s tick).
+func ReapEveryCycles(tick time.Duration) int {
+	if tick <= 0 {
+		tick = JanitorTick
+	}
+	return max(1, int(math.Round(float64(OrphanSweepEvery)/float64(tick))))
+}
+
+// LifecycleOptions shortens the lifecycle's intervals (tests); zero values
+// take the spec's.
+type LifecycleOptions struct {
+	// Tick is the janitor's interval (0: Options.JanitorTick, else 30 s).
+	Tick time.Duration
+	// Idle replaces browser.inactivity_timeout, without its 30 s floor.
+	Idle time.Duration
+	// OrphanEvery is the number of ticks between orphan sweeps (0:
+	// ReapEveryCycles(Tick)).
+	OrphanEvery int
+	// OrphanGrace replaces OrphanGrace(idle).
+	OrphanGrace time.Duration
+	// CloseSession replaces a session's polite close in the janitor (tests
+	// simulate failing cleanups with it); nil closes the tab.
+	CloseSession func(key string) error
+}
+
+// tomb records a session the janitor reaped, so the task's next call gets
+// session_expired instead of a silent blank browser.
+type tomb struct {
+	key  string
+	idle time.Duration
+	at   time.Time
+}
+
+// lifecycle is the Manager's janitor state: reaped sessions and failed
+// cleanups.
+type lifecycle struct {
+	opts LifecycleOptions
+
+	mu    sync.Mutex
+	tombs map[string]tomb // by session key and by owner task
+	fails map[string]int  // key → consecutive failed cleanups
+
+	creating    atomic.Int32 // session() calls in flight: the idle browser is not stopped under them
+	stopPending bool         // a reap left no session: stop the browser (janitor goroutine only)
+}
+
+func (l *lifecycle) init(o LifecycleOptions) {
+	l.opts = o
+	l.tombs, l.fails = map[string]tomb{}, map[string]int{}
+}
+
+// idleTimeout is the inactivity timeout in effect.
+func (m *Manager) idleTimeout() time.Duration {
+	if m.life.opts.Idle > 0 {
+		return m.life.opts.Idle
+	}
+	return max(m.cfg.Browser.InactivityTimeout, config.MinInactivityTimeout)
+}
+
+// expiredErr returns session_expired when key or task names a session the
+// janitor reaped and no navigation has happened since.
+func (m *Manager) expiredErr(task, key string) *reason.Error {
+	m.life.mu.Lock()
+	t, ok := m.life.tombs[key]
+	if !ok {
+		t, ok = m.life.tombs[task]
+	}
+	m.life.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return reason.Newf(reason.SessionExpired, "",
+		"The browser session %q was closed at %s after sitting idle for %s (browser.inactivity_timeout is %s); its page, cookies and refs are gone. Call browser_navigate to start a fresh session; nothing was run.",
+		t.key, t.at.UTC().Format(time.RFC3339), t.idle.Round(time.Second), m.idleTimeout())
+}
+
+// clearExpired forgets the reaped sessions of task (its navigation succeeded).
+func (m *Manager) clearExpired(task string) {
+	m.life.mu.Lock()
+	defer m.life.mu.Unlock()
+	for k, t := range m.life.tombs {
+		if k == task || BareTask(t.key) == task {
+			delete(m.life.tombs, k)
+		}
+	}
+}
+
+// recycledNote is the result text of the call that recycled a suspect session.
+func recycledNote(why string) string {
+	return fmt.Sprintf("The previous browser session was recycled because %s; this call ran in a fresh session (page, cookies and refs of the old one are gone).", why)
+}
+
+// runJanitor ticks every tick: it closes sessions idle longer than the
+// inactivity timeout (spec §B7) and runs the orphan sweep at start (cycle 0)
+// and every ReapEveryCycles ticks.
+func (m *Manager) runJanitor(tick time.Duration) {
+	defer m.wg.Done()
+	every := m.life.opts.OrphanEvery
+	if every <= 0 {
+		every = ReapEveryCycles(tick)
+	}
+	m.sweepOrphans()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for cycle := 1; ; cycle++ {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		m.reapIdle()
+		if cycle%every == 0 {
+			m.sweepOrphans()
+		}
+	}
+}
+
+// reapIdle closes every session idle longer than the timeout and not in a
+// call, one log record per reap. A failed cleanup keeps the session for the
+// next tick; the ForceReapAfter-th consecutive failure drops it without the
+// polite close. Only a successful cleanup resets the count. When the last
+// session is gone the browser process is stopped too (the next session
+// starts it again).
+func (m *Manager) reapIdle() {
+	idle := m.idleTimeout()
+	now := time.Now()
+	m.mu.Lock()
+	var reap []*Session
+	for k, s := range m.sessions {
+		if now.Sub(s.lastUsed) > idle && s.mu.TryLock() {
+			delete(m.sessions, k)
+			reap = append(reap, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range reap {
+		sat := now.Sub(s.lastUsed)
+		m.life.mu.Lock()
+		fails := m.life.fails[s.Key]
+		m.life.mu.Unlock()
+		var err error
+		forced := fails+1 >= ForceReapAfter
+		if m.life.opts.CloseSession != nil {
+			err = m.life.opts.CloseSession(s.Key)
+		} else {
+			err = s.tab.Close()
+		}
+		if err != nil && !forced {
+			m.life.mu.Lock()
+			m.life.fails[s.Key] = fails + 1
+			m.life.mu.Unlock()
+			m.logger.Warn("browser session cleanup failed; retrying on the next tick", "session", s.Key, "failures", fails+1, "err", err)
+			m.mu.Lock()
+			if _, taken := m.sessions[s.Key]; !taken && !m.closed {
+				m.sessions[s.Key] = s
+			}
+			m.mu.Unlock()
+			s.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			s.tab.Close() // force: best effort, the tab's context is cancelled either way
+		}
+		s.proxy.Close()
+		s.reaped = true
+		m.bindings.DropIf(s.Owner, s.Key)
+		m.life.mu.Lock()
+		delete(m.life.fails, s.Key)
+		tb := tomb{key: s.Key, idle: sat, at: now}
+		m.life.tombs[s.Key], m.life.tombs[s.Owner] = tb, tb
+		m.life.mu.Unlock()
+		s.mu.Unlock()
+		m.logger.Info("Cleaning up inactive session", "session", s.Key, "idle_s", int(sat.Seconds()), "timeout_s", int(idle.Seconds()), "forced", err != nil)
+	}
+	if len(reap) > 0 {
+		m.life.stopPending = true
+	}
+	if m.life.stopPending {
+		// Retried on later ticks while a spare or a new session is being made.
+		m.life.stopPending = !m.stopIdleBrowser()
+	}
+}
+
+// stopIdleBrowser stops the local Chromium (and the spare session) when no
+// session is left. It reports whether nothing is left to do: the browser was
+// stopped, is gone, or has sessions again.
+func (m *Manager) stopIdleBrowser() bool {
+	m.mu.Lock()
+	if len(m.sessions) > 0 || m.local == nil || m.closed {
+		m.mu.Unlock()
+		return true
+	}
+	if m.spareBusy || m.life.creating.Load() > 0 {
+		m.mu.Unlock()
+		return false
+	}
+	l, sp := m.local, m.spare
+	m.local, m.spare = nil, nil
+	m.mu.Unlock()
+	if sp != nil {
+		sp.tab.Close()
+		sp.proxy.Close()
+	}
+	if err := l.Close(); err != nil {
+		m.logger.Warn("browser stop failed", "err", err)
+	}
+	m.logger.Info("browser stopped", "why", "no session left")
+	return true
+}
