@@ -229,6 +229,8 @@ func (m *Manager) reapIdle() {
 // session is left. It reports whether nothing is left to do: the browser was
 // stopped, is gone, or has sessions again.
 func (m *Manager) stopIdleBrowser() bool {
+	m.procMu.Lock() // held until the old browser is gone (see Manager.procMu)
+	defer m.procMu.Unlock()
 	m.mu.Lock()
 	if len(m.sessions) > 0 || m.local == nil || m.closed {
 		m.mu.Unlock()

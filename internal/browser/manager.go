@@ -71,6 +71,12 @@ type Manager struct {
 	execPath string
 	execErr  error
 
+	// procMu serialises starting and stopping the Chromium process: an
+	// idle stop (lifecycle.go) holds it until the old process and its
+	// leftovers are gone, so a launch never overlaps the old browser's
+	// cleanup (which kills processes carrying our profile marker).
+	// Order: procMu before mu.
+	procMu    sync.Mutex
 	mu        sync.Mutex
 	local     *backend.Local
 	defProxy  *egress.ProxySession
@@ -207,6 +213,8 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 	if m.execErr != nil && cdpRaw == "" {
 		return nil, m.execErr
 	}
+	m.procMu.Lock()
+	defer m.procMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {

@@ -201,10 +201,21 @@ func TestFreshProcessReapsOrphanNotDecoys(t *testing.T) {
 	decoy := func(udd string) *exec.Cmd {
 		c := exec.Command(path, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
 			"--user-data-dir="+udd, "--remote-debugging-port=0", "about:blank")
+		// Its own process group, so cleanup ends the decoy's helper
+		// processes too (they write into udd until they exit, which made the
+		// TempDir removal fail now and then).
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		t.Cleanup(func() {
+			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			c.Wait()
+			deadline := time.Now().Add(5 * time.Second)
+			for syscall.Kill(-c.Process.Pid, 0) == nil && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
 		return c
 	}
 	userDir := t.TempDir()
