@@ -1,9 +1,9 @@
 package web
 
 import (
-	"context"
 	"log/slog"
 
+	"github.com/gatehouse-dev/gatehouse/internal/slogmap"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
@@ -45,38 +45,15 @@ func redactContent(r *Result) {
 	r.Content = urlsafe.Redact(r.Content)
 }
 
-// redactHandler is a slog.Handler that passes the message and every string
-// (and error, and Stringer) attribute through urlsafe.Redact before the
-// wrapped handler sees it: nothing Gatehouse logs carries a secret.
-type redactHandler struct{ h slog.Handler }
-
+// newRedactLogger returns l with the message and every string (and error,
+// and Stringer) attribute passed through urlsafe.Redact before l's handler
+// sees it: nothing Gatehouse logs carries a secret. Wrapping twice is a no-op.
 func newRedactLogger(l *slog.Logger) *slog.Logger {
-	if _, ok := l.Handler().(redactHandler); ok {
+	if slogmap.Wraps(l.Handler(), "redact") {
 		return l
 	}
-	return slog.New(redactHandler{l.Handler()})
+	return slog.New(slogmap.New(l.Handler(), "redact", urlsafe.Redact, redactAttr))
 }
-
-func (r redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
-
-func (r redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, urlsafe.Redact(rec.Message), rec.PC)
-	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(redactAttr(a))
-		return true
-	})
-	return r.h.Handle(ctx, out)
-}
-
-func (r redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	red := make([]slog.Attr, len(as))
-	for i, a := range as {
-		red[i] = redactAttr(a)
-	}
-	return redactHandler{r.h.WithAttrs(red)}
-}
-
-func (r redactHandler) WithGroup(name string) slog.Handler { return redactHandler{r.h.WithGroup(name)} }
 
 func redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
