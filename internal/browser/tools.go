@@ -563,14 +563,6 @@ func originOf(raw string) string {
 	return "(unparseable URL)"
 }
 
-// displayText redacts credential-shaped tokens from echoed input (spec §B2).
-func displayText(s string) string {
-	if m, ok := urlsafe.MatchPrefix(s); ok {
-		s = strings.ReplaceAll(s, m, "[redacted]")
-	}
-	return s
-}
-
 // Type is browser_type: focus the field, replace its content with text (one
 // input event, then change), wait and report the delta.
 func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResult {
@@ -604,8 +596,8 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 			return r
 		}
 	}
-	s.callRef(cctx, in.Ref, "changed", map[string]any{}, nil) //nolint:errcheck // best effort: a navigation may have replaced the page
-	r.Typed, r.Element = displayText(in.Text), NormalizeRef(in.Ref)
+	s.callRef(cctx, in.Ref, "changed", map[string]any{}, nil)      //nolint:errcheck // best effort: a navigation may have replaced the page
+	r.Typed, r.Element = redactText(in.Text), NormalizeRef(in.Ref) // echoed input redacted (spec §B2)
 	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
 	return r
 }
