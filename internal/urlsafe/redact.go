@@ -40,6 +40,32 @@ const maxRedactRounds = 64
 // Text without secrets is returned unchanged (no allocation). Redact is
 // pure and safe for concurrent use; it costs one scan of s when s is clean.
 func Redact(s string) string {
+	out := redact(s)
+	// redact leaves no token in the raw text; but FindSecret also reads the
+	// text the way the gate does, with the host IDNA-mapped
+	// ("http://\xc2 sk-0000" becomes "http://xn-- sk-0000-ps49b"), a form
+	// the raw scans never see. When only that reading carries a token,
+	// redact the reading instead, and when even that leaves one, keep the
+	// scheme only. Text that is not an http(s) URL skips this (Normalize
+	// returns it as is), so a clean page still costs one scan.
+	n := Normalize(out)
+	if n == out || n == strings.TrimSpace(out) {
+		return out
+	}
+	if _, found := findInDecoded(n); !found {
+		return out
+	}
+	if r := redact(n); FindSecret(r) == nil {
+		return r
+	}
+	if n := schemeLen(out); n > 0 {
+		return out[:n] + "://" + Redacted
+	}
+	return Redacted
+}
+
+// redact is one pass of Redact without the final normalized-form check.
+func redact(s string) string {
 	if s == "" {
 		return s
 	}
@@ -67,7 +93,7 @@ func Redact(s string) string {
 		// form, redacted, instead.
 		if u, err := Parse(single); err == nil && u.Href != single {
 			if _, found := findInDecoded(u.Href); found {
-				return Redact(u.Href)
+				return redact(u.Href)
 			}
 		}
 	}
