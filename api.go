@@ -89,14 +89,8 @@ func (g *Gatehouse) Extract(ctx context.Context, urls []string, opts *ExtractOpt
 		}
 	}
 	var out ExtractResult
-	refused, err := g.call(ctx, "web_extract", in, progress, &out)
-	if err != nil {
+	if err := g.run(ctx, "web_extract", in, progress, &out, true); err != nil {
 		return nil, err
-	}
-	if refused {
-		if e := refusalErr(out.Reason, out.Error); e != nil {
-			return nil, e
-		}
 	}
 	return &out, nil
 }
@@ -138,15 +132,10 @@ func (g *Gatehouse) Check(ctx context.Context, urls []string, opts *CheckOptions
 	}
 	var out struct {
 		Results []CheckResult `json:"results"`
-		Reason  Reason        `json:"reason"`
-		Error   string        `json:"error"`
+		refusalFields
 	}
-	refused, err := g.call(ctx, "web_check", in, nil, &out)
-	if err != nil {
+	if err := g.run(ctx, "web_check", in, nil, &out, false); err != nil {
 		return nil, err
-	}
-	if refused {
-		return nil, &Error{Reason: out.Reason, Message: out.Error}
 	}
 	return out.Results, nil
 }
@@ -178,15 +167,10 @@ func (g *Gatehouse) Read(ctx context.Context, path string, offset, limit int) (*
 	}
 	var out struct {
 		ReadResult
-		Reason Reason `json:"reason"`
-		Error  string `json:"error"`
+		refusalFields
 	}
-	refused, err := g.call(ctx, "web_read", in, nil, &out)
-	if err != nil {
+	if err := g.run(ctx, "web_read", in, nil, &out, false); err != nil {
 		return nil, err
-	}
-	if refused {
-		return nil, &Error{Reason: out.Reason, Message: out.Error}
 	}
 	return &out.ReadResult, nil
 }
@@ -250,3 +234,5 @@ func (g *Gatehouse) Call(ctx context.Context, name string, args json.RawMessage)
 	}
 	return raw, res.Refused, nil
 }
+
+func (r *ExtractResult) refusal() (Reason, string) { return r.Reason, r.Error }

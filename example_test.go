@@ -27,6 +27,18 @@ func exampleHome(allowPrivate bool) string {
 	return dir
 }
 
+// openExample opens a Gatehouse on a fresh home (see exampleHome); done
+// closes it and removes the home. Examples that write a config of their own
+// call exampleHome and gatehouse.Open themselves.
+func openExample(allowPrivate bool) (g *gatehouse.Gatehouse, done func()) {
+	home := exampleHome(allowPrivate)
+	g, err := gatehouse.Open(home, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return g, func() { g.Close(); os.RemoveAll(home) }
+}
+
 func examplePage() *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -49,16 +61,11 @@ func ExampleOpen() {
 }
 
 func ExampleGatehouse_Extract() {
-	home := exampleHome(true)
-	defer os.RemoveAll(home)
 	srv := examplePage()
 	defer srv.Close()
 
-	g, err := gatehouse.Open(home, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Close()
+	g, done := openExample(true)
+	defer done()
 	res, err := g.Extract(context.Background(), []string{srv.URL + "/notes", "http://169.254.169.254/latest/meta-data/"}, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -76,13 +83,8 @@ func ExampleGatehouse_Extract() {
 }
 
 func ExampleGatehouse_Extract_refusal() {
-	home := exampleHome(false)
-	defer os.RemoveAll(home)
-	g, err := gatehouse.Open(home, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Close()
+	g, done := openExample(false)
+	defer done()
 	// A credential in any URL refuses the whole call before anything is fetched.
 	res, err := g.Extract(context.Background(), []string{
 		"https://example.com/a",
@@ -96,13 +98,8 @@ func ExampleGatehouse_Extract_refusal() {
 }
 
 func ExampleGatehouse_Check() {
-	home := exampleHome(false)
-	defer os.RemoveAll(home)
-	g, err := gatehouse.Open(home, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Close()
+	g, done := openExample(false)
+	defer done()
 	results, err := g.Check(context.Background(), []string{"http://2130706433/", "http://169.254.169.254/", "ftp://10.0.0.1/"}, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -117,13 +114,8 @@ func ExampleGatehouse_Check() {
 }
 
 func ExampleGatehouse_Tools() {
-	home := exampleHome(false)
-	defer os.RemoveAll(home)
-	g, err := gatehouse.Open(home, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Close()
+	g, done := openExample(false)
+	defer done()
 	usable, unavailable := g.Tools()
 	byName := map[string]gatehouse.Tool{}
 	for _, t := range usable {
@@ -145,13 +137,8 @@ func ExampleGatehouse_Tools() {
 }
 
 func ExampleGatehouse_Call() {
-	home := exampleHome(false)
-	defer os.RemoveAll(home)
-	g, err := gatehouse.Open(home, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer g.Close()
+	g, done := openExample(false)
+	defer done()
 	out, refused, err := g.Call(context.Background(), "web_read", []byte(`{"path":"../../etc/passwd"}`))
 	if err != nil {
 		log.Fatal(err)

@@ -173,13 +173,32 @@ func (g *Gatehouse) call(ctx context.Context, name string, in any, progress func
 	return res.Refused, nil
 }
 
-// refusalErr turns a refusal of the arguments themselves (invalid_arguments,
-// tool_unavailable) into a Go error.
-func refusalErr(code Reason, msg string) error {
-	if code == Reason(reason.InvalidArguments) || code == Reason(reason.ToolUnavailable) {
-		return &Error{Reason: code, Message: msg}
+// refusable is a tool result that may be a whole-call refusal.
+type refusable interface{ refusal() (Reason, string) }
+
+// refusalFields are the reason and message of a whole-call refusal, for
+// results that have no fields of their own for them.
+type refusalFields struct {
+	Reason Reason `json:"reason"`
+	Error  string `json:"error"`
+}
+
+func (r *refusalFields) refusal() (Reason, string) { return r.Reason, r.Error }
+
+// run calls the tool through call and turns a whole-call refusal into an
+// *Error: every refusal, or with argsOnly only a refusal of the arguments
+// themselves (invalid_arguments, tool_unavailable); other refusals stay in
+// out for the caller to read.
+func (g *Gatehouse) run(ctx context.Context, name string, in any, progress func(done, total int, msg string), out refusable, argsOnly bool) error {
+	refused, err := g.call(ctx, name, in, progress, out)
+	if err != nil || !refused {
+		return err
 	}
-	return nil
+	code, msg := out.refusal()
+	if argsOnly && code != Reason(reason.InvalidArguments) && code != Reason(reason.ToolUnavailable) {
+		return nil
+	}
+	return &Error{Reason: code, Message: msg}
 }
 
 // Error is a call refused before it ran: its arguments broke the tool's

@@ -15,15 +15,10 @@ import (
 // re-encode the tool's JSON byte for byte, so the Go API shows everything the
 // CLI and MCP show.
 func TestMirrorTypesKeepEveryField(t *testing.T) {
-	home := exampleHome(true)
-	defer os.RemoveAll(home)
 	srv := examplePage()
 	defer srv.Close()
-	g, err := gatehouse.Open(home, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g, done := openExample(true)
+	defer done()
 	for _, tc := range []struct {
 		tool, args string
 		into       any
@@ -82,13 +77,8 @@ func TestErrorsAndClose(t *testing.T) {
 }
 
 func TestSearchRefusesSecretsBeforeAnyVendor(t *testing.T) {
-	home := exampleHome(false)
-	defer os.RemoveAll(home)
-	g, err := gatehouse.Open(home, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g, done := openExample(false)
+	defer done()
 	res, err := g.Search(context.Background(), "docs sk-proj-abcdefghijklmnopqrstuvwxyz012345", 3)
 	var ge *gatehouse.Error
 	switch {

@@ -57,14 +57,10 @@ func (g *Gatehouse) Search(ctx context.Context, query string, limit int) (*Searc
 		in["limit"] = limit
 	}
 	var out SearchResult
-	refused, err := g.call(ctx, "web_search", in, nil, &out)
-	if err != nil {
+	if err := g.run(ctx, "web_search", in, nil, &out, true); err != nil {
 		return nil, err
-	}
-	if refused {
-		if e := refusalErr(out.Reason, out.Error); e != nil {
-			return nil, e
-		}
 	}
 	return &out, nil
 }
+
+func (r *SearchResult) refusal() (Reason, string) { return r.Reason, r.Error }
