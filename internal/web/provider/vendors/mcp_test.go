@@ -76,32 +76,12 @@ func newMCPFake(t *testing.T, sse bool) *mcpFake {
 		f.headers = append(f.headers, r.Header.Clone())
 		mode := f.mode
 		f.mu.Unlock()
-		switch mode {
-		case "":
+		if mode == "" {
 			h.ServeHTTP(w, r)
-		case "timeout":
-			select {
-			case <-r.Context().Done():
-			case <-time.After(3 * time.Second):
-			}
-		case "truncated":
-			hj, _ := w.(http.Hijacker)
-			conn, buf, err := hj.Hijack()
-			if err != nil {
-				return
-			}
-			fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 900\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVe")
-			buf.Flush()
-			conn.Close()
-		case "malformed":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"jsonrpc": "2.0", "id": 1, "result": {`)
-		default:
-			var st int
-			fmt.Sscan(mode, &st)
-			w.WriteHeader(st)
-			fmt.Fprint(w, "error")
+			return
 		}
+		serveFault(w, r, mode, `{"jsonrpc":"2.0","id":1,"result":{"protocolVe`, `{"jsonrpc": "2.0", "id": 1, "result": {`,
+			func(int) string { return "error" })
 	}))
 	t.Cleanup(f.srv.Close)
 	return f

@@ -60,10 +60,25 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.reqs = append(f.reqs, rec)
 	mode := f.mode
 	f.mu.Unlock()
-	switch mode {
-	case "":
+	if mode == "" {
 		r.Body = io.NopCloser(strings.NewReader(string(raw)))
 		f.success(w, r)
+		return
+	}
+	// Vendors sometimes echo the credential they were sent; it must be scrubbed.
+	serveFault(w, r, mode, `{"results": [{"url": "https://a.example/", "ti`, `{"results": [{"url": "https://a.example/" "title": }`,
+		func(st int) string {
+			return fmt.Sprintf(`{"error": "status %d for key %s (auth %q)"}`, st, f.key, r.Header.Get("Authorization"))
+		})
+}
+
+// serveFault answers a fake vendor request in a failure mode: "timeout"
+// (hold the request 3 s or until the client gives up), "truncated" (a 200
+// whose body stops after partial, well short of its Content-Length),
+// "malformed" (a complete 200 with the JSON body malformed), or an HTTP
+// status code such as "402", whose body errBody returns.
+func serveFault(w http.ResponseWriter, r *http.Request, mode, partial, malformed string, errBody func(status int) string) {
+	switch mode {
 	case "timeout":
 		select {
 		case <-r.Context().Done():
@@ -75,19 +90,18 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
-		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{\"results\": [{\"url\": \"https://a.example/\", \"ti")
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(partial)+1000, partial)
 		buf.Flush()
 		conn.Close()
 	case "malformed":
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"results": [{"url": "https://a.example/" "title": }`)
+		io.WriteString(w, malformed)
 	default:
 		var st int
 		fmt.Sscan(mode, &st)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(st)
-		// Vendors sometimes echo the credential they were sent; it must be scrubbed.
-		fmt.Fprintf(w, `{"error": "status %d for key %s (auth %q)"}`, st, f.key, r.Header.Get("Authorization"))
+		io.WriteString(w, errBody(st))
 	}
 }
 
