@@ -66,6 +66,7 @@ type NavigateResult struct {
 	Truncated           bool          `json:"truncated,omitempty"`
 	BotDetectionWarning string        `json:"bot_detection_warning,omitempty"`
 	BlockedByPolicy     *policy.Block `json:"blocked_by_policy,omitempty"`
+	BackendInfo                       // which backend served it; a cloud fallback (manager_cloud.go)
 }
 
 // SnapshotInput is browser_snapshot's input.
@@ -214,6 +215,7 @@ func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, fu
 		m.logger.Info("browser binding dropped", "task", task, "why", "session gone or owned by another task")
 	}
 	p.SessionKey = key
+	m.expireCloud(key, true) // a provider expiry reads like a reap (manager_cloud.go)
 	if rerr := m.expiredErr(task, key); rerr != nil {
 		m.errOf(nil, p, rerr)
 		return nil, nil, false
@@ -308,6 +310,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		return r
 	}
 	r.Recycled, s.recycled = s.recycled, ""
+	r.BackendInfo = m.backendInfo(s)
 	to := m.timeouts.Open
 	if s.navs == 0 {
 		to = m.timeouts.FirstOpen
