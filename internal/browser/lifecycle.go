@@ -160,6 +160,7 @@ func (m *Manager) runJanitor(tick time.Duration) {
 		}
 		m.reapIdle()
 		m.expireCloudAll()
+		m.camoReapIdle()
 		if cycle%every == 0 {
 			m.sweepOrphans()
 		}

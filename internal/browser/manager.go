@@ -468,6 +468,9 @@ func (m *Manager) lookupOwner(key string) (Owner, bool) {
 // keys closed.
 func (m *Manager) CloseTask(key string) []string {
 	key = TaskID(key)
+	if m.camo != nil {
+		return m.camoCloseTask(key) // camofox.go
+	}
 	m.mu.Lock()
 	active := make([]string, 0, len(m.sessions))
 	for k := range m.sessions {
@@ -515,6 +518,9 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	close(m.stop)
+	if m.camo != nil {
+		defer m.camoCloseAll() // camofox.go
+	}
 	ss := m.sessions
 	m.sessions = map[string]*Session{}
 	l := m.local
