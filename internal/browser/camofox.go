@@ -60,10 +60,9 @@ type camoTab struct {
 // override always wins.
 func (m *Manager) initCamofox(env map[string]string) []string {
 	bc := m.cfg.Browser
-	raw := config.Lookup(env, "CAMOFOX_URL")
-	pinned := bc.CloudProviderSet && bc.CloudProvider == "camofox"
-	if m.cdpOverride() != "" || (!pinned && (bc.CloudProviderSet || raw == "")) {
-		if pinned {
+	raw, on := camofoxSelected(m.cfg, env)
+	if !on {
+		if bc.CloudProviderSet && bc.CloudProvider == "camofox" {
 			return []string{"browser.cloud_provider camofox is ignored: a CDP override (BROWSER_CDP_URL / browser.cdp_url) wins (spec §B11)"}
 		}
 		return nil
@@ -104,6 +103,19 @@ func (m *Manager) initCamofox(env map[string]string) []string {
 		return []string{b.err.Message}
 	}
 	return nil
+}
+
+// camofoxSelected reports Camofox mode (spec §B11): browser.cloud_provider
+// is camofox, or no provider is named and CAMOFOX_URL is set; a CDP override
+// always wins. raw is CAMOFOX_URL.
+func camofoxSelected(cfg *config.Config, env map[string]string) (raw string, on bool) {
+	bc := cfg.Browser
+	raw = config.Lookup(env, "CAMOFOX_URL")
+	pinned := bc.CloudProviderSet && bc.CloudProvider == "camofox"
+	if CDPOverride(cfg) != "" || (!pinned && (bc.CloudProviderSet || raw == "")) {
+		return raw, false
+	}
+	return raw, true
 }
 
 func firstNonEmpty(v ...string) string {
