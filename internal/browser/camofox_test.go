@@ -357,7 +357,9 @@ func TestCamofoxGates(t *testing.T) {
 	if c := m.Click(ctx, "g", RefInput{Ref: "e1"}); c.Success || c.Reason != reason.PageBlocked {
 		t.Errorf("click on a refused page: %+v", c)
 	}
+	f.mu.Lock()
 	f.noEval = true
+	f.mu.Unlock()
 	m.Navigate(ctx, "g", NavigateInput{URL: "http://" + cloudPublic + "/x"})
 	if ev := m.Console(ctx, "g", ConsoleInput{Expression: "1+1"}); ev.Reason != reason.BackendUnsupported {
 		t.Errorf("no evaluate endpoint: %+v", ev)

@@ -205,12 +205,15 @@ func withFallback(fb *BackendInfo, err error) error {
 // (spec §B4 reuse rules), releasing it, and returns why ("" when nothing
 // expired). With tombstone the task's next non-navigation call gets
 // session_expired (the janitor's rule, spec §B7: never a silent blank
-// browser); a navigation clears it and creates a fresh session.
+// browser); a navigation clears it and creates a fresh session. A session in
+// a call is left for the next look.
 func (m *Manager) expireCloud(key string, tombstone bool) string {
 	now := time.Now()
 	m.mu.Lock()
 	s, ok := m.sessions[key]
-	if !ok || s.cloud == nil || !s.cloud.rec.Expired(now) {
+	if !ok || s.cloud == nil || !s.cloud.rec.Expired(now) || !s.mu.TryLock() {
+		// Not expired, or a call is running on it: that call finishes first
+		// and the next look expires it.
 		m.mu.Unlock()
 		return ""
 	}
@@ -219,7 +222,6 @@ func (m *Manager) expireCloud(key string, tombstone bool) string {
 	exp := time.Unix(0, int64(s.cloud.rec.ExpiresAt*1e9)).UTC().Format(time.RFC3339)
 	why := fmt.Sprintf("the %s cloud browser session expired at %s (the provider's own limit)", s.cloud.prov.Name(), exp)
 	m.logger.Info("cloud browser session expired", "provider", s.cloud.prov.Name(), "session", key, "expires_at", exp)
-	s.mu.Lock()
 	s.tab.Close() // releases the provider session (OnClose)
 	s.proxy.Close()
 	s.reaped = true

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -389,11 +390,11 @@ func TestCloudFailureFallsBackToLocal(t *testing.T) {
 	dead, _ := net.Listen("tcp", "127.0.0.1:0")
 	deadAddr := dead.Addr().String()
 	dead.Close()
-	broken := false
+	var broken atomic.Bool
 	fake := newVendorFake(t, func(r vendorReq) (int, any) {
 		switch {
 		case r.Method == "POST" && r.Path == "/v2/browser":
-			if !broken {
+			if !broken.Load() {
 				return 500, map[string]any{"success": false, "error": "internal"}
 			}
 			return 200, map[string]any{"success": true, "id": "fc-1", "cdpUrl": "ws://" + deadAddr + "/devtools/browser/x"}
@@ -426,7 +427,7 @@ func TestCloudFailureFallsBackToLocal(t *testing.T) {
 		t.Errorf("private URL on the fallback session: %+v", r)
 	}
 
-	broken = true
+	broken.Store(true)
 	nr = m.Navigate(ctx, "f2", NavigateInput{URL: u})
 	if !nr.Success || !nr.FallbackFromCloud || !strings.Contains(nr.FallbackReason, "connect over CDP") {
 		t.Fatalf("fallback after a dead CDP URL: %+v", nr)

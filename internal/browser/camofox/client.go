@@ -219,6 +219,9 @@ func (c *Client) Snapshot(ctx context.Context, tabID, userID string) (Snapshot, 
 		offset = r.NextOffset
 	}
 	s.Text = b.String()
+	if len(s.Text) > MaxSnapshotChars {
+		s.Text = strings.ToValidUTF8(s.Text[:MaxSnapshotChars], "")
+	}
 	return s, nil
 }
 
