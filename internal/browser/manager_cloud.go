@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sort"
 	"sync"
 	"time"
 
@@ -52,6 +53,11 @@ type BackendInfo struct {
 	FallbackCode      reason.Code `json:"fallback_code,omitempty"`
 	FallbackReason    string      `json:"fallback_reason,omitempty"`
 	FallbackWarning   string      `json:"fallback_warning,omitempty"`
+	// StealthFeatures lists the provider features that are on (spec §B2:
+	// reported on a session's first navigation); StealthWarning says when
+	// Browserbase runs without its residential proxies.
+	StealthFeatures []string `json:"stealth_features,omitempty"`
+	StealthWarning  string   `json:"stealth_warning,omitempty"`
 }
 
 // initCloud selects the cloud provider (spec §B4): provider API calls dial
@@ -244,13 +250,26 @@ func (m *Manager) expireCloudAll() {
 	}
 }
 
-// backendInfo is the provenance a navigation result carries for s.
+// backendInfo is the provenance a navigation result carries for s; a cloud
+// session's first navigation also lists its provider features.
 func (m *Manager) backendInfo(s *Session) BackendInfo {
 	switch {
 	case s.fallback != nil:
 		return *s.fallback
 	case s.cloud != nil:
-		return BackendInfo{Backend: "cloud", CloudProvider: s.cloud.prov.Name(), CloudSessionID: s.cloud.rec.ID}
+		bi := BackendInfo{Backend: "cloud", CloudProvider: s.cloud.prov.Name(), CloudSessionID: s.cloud.rec.ID}
+		if s.navs == 0 {
+			for k, on := range s.cloud.rec.Features {
+				if on {
+					bi.StealthFeatures = append(bi.StealthFeatures, k)
+				}
+			}
+			sort.Strings(bi.StealthFeatures)
+			if on, ok := s.cloud.rec.Features["proxies"]; ok && !on {
+				bi.StealthWarning = "Residential proxies are off for this Browserbase session (the plan refused them, or BROWSERBASE_PROXIES is off): sites that block data-center addresses may refuse it."
+			}
+		}
+		return bi
 	case m.cdpOverride() != "" && !IsSidecar(s.Key):
 		return BackendInfo{Backend: "cdp"}
 	}

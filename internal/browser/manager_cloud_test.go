@@ -217,6 +217,10 @@ func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 	if nr.SessionKey != task || nr.Backend != "cloud" || nr.CloudProvider != "browserbase" || nr.CloudSessionID != "bb-1" || nr.FallbackFromCloud {
 		t.Errorf("provenance: %+v", nr.BackendInfo)
 	}
+	// keepAlive was dropped on the 402; proxies stayed on.
+	if strings.Join(nr.StealthFeatures, ",") != "basic_stealth,proxies" || nr.StealthWarning != "" {
+		t.Errorf("first navigation's features: %v %q", nr.StealthFeatures, nr.StealthWarning)
+	}
 	if m.BrowserPID() != 0 {
 		t.Errorf("a cloud session launched the local Chromium (pid %d)", m.BrowserPID())
 	}
