@@ -23,6 +23,17 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
+// The package's tests never reach a real provider or Camofox: credentials
+// and endpoints a developer's shell may export are cleared before any test
+// builds a Manager (which reads them, after $GATEHOUSE_HOME/.env).
+func init() {
+	for _, k := range []string{"BROWSER_CDP_URL", "CAMOFOX_URL", "CAMOFOX_API_KEY", "CAMOFOX_USER_ID", "CAMOFOX_SESSION_KEY",
+		"BROWSERBASE_API_KEY", "BROWSERBASE_PROJECT_ID", "BROWSERBASE_BASE_URL", "BROWSER_USE_API_KEY", "BROWSER_USE_BASE_URL",
+		"FIRECRAWL_API_KEY", "FIRECRAWL_API_URL"} {
+		os.Unsetenv(k)
+	}
+}
+
 // cloudPublic is the public-looking name the tests' "cloud" browser reaches:
 // the gates resolve it to a public address (cloudResolver), the provider's
 // Chromium maps it to the test's loopback page server (--host-resolver-rules)
