@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
@@ -37,6 +38,9 @@ type doctorReport struct {
 
 	Web      *provider.Report `json:"web,omitempty"`
 	Chromium *ChromiumStatus  `json:"chromium,omitempty"`
+	// Browser is the browser backend the configuration selects and whether
+	// its network is Gatehouse's (covered by the egress proxy).
+	Browser *browser.BackendStatus `json:"browser_backend,omitempty"`
 	// Unavailable lists registered tools this process cannot serve (not
 	// listed over MCP), each with why and the fix.
 	Unavailable []tools.Unusable `json:"tools_unavailable,omitempty"`
@@ -91,12 +95,14 @@ Exit status: 0 when the configuration loads and every configured selection can w
 				}
 				ch := findChromium(a.cfg.Browser.ExecutablePath)
 				rep.Web, rep.Chromium = a.doctorProviders(), &ch
+				bs := browser.Backend(a.cfg, a.dotenv)
+				rep.Browser = &bs
 				if reg, err := a.registry(); err == nil {
 					rep.Unavailable = reg.Unavailable()
 					reg.Close()
 				}
 			}
-			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed()
+			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed() && (rep.Browser == nil || rep.Browser.Problem == "")
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
@@ -150,6 +156,20 @@ func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
 		fmt.Fprintf(w, "chromium → %s\n\n", rep.Chromium.Path)
 	} else {
 		fmt.Fprintf(w, "chromium → not found: %s\n\n", rep.Chromium.Fix)
+	}
+	if b := rep.Browser; b != nil {
+		name := b.Backend
+		if b.Provider != "" {
+			name += " (" + b.Provider + ")"
+		}
+		if b.Endpoint != "" {
+			name += " at " + b.Endpoint
+		}
+		fmt.Fprintf(w, "browser backend → %s: %s\n", name, b.Note)
+		if b.Problem != "" {
+			fmt.Fprintf(w, "  problem: %s\n", b.Problem)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, u := range rep.Unavailable {
 		fmt.Fprintf(w, "tool %s is unavailable: %s\n", u.Name, u.Why)

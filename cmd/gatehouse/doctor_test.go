@@ -150,3 +150,52 @@ func TestDoctorShowsDotEnvProblems(t *testing.T) {
 		t.Fatalf("doctor --json env_warnings = %v (%v): %s", d.EnvWarnings, err, out)
 	}
 }
+
+// TestDoctorSaysACloudBrowserNetworkIsNotOurs: with a cloud provider or
+// Camofox, doctor names the backend and says the egress proxy does not cover
+// its network; a pinned provider without credentials is a problem (exit 1).
+func TestDoctorSaysACloudBrowserNetworkIsNotOurs(t *testing.T) {
+	type bs struct {
+		OK      bool `json:"ok"`
+		Browser struct {
+			Backend     string `json:"backend"`
+			Provider    string `json:"provider"`
+			Endpoint    string `json:"endpoint"`
+			NetworkOurs bool   `json:"network_ours"`
+			Note        string `json:"note"`
+			Problem     string `json:"problem"`
+		} `json:"browser_backend"`
+	}
+	for _, c := range []struct {
+		yaml, env, backend, provider string
+		ours, problem                bool
+	}{
+		{"", "", "local", "", true, false},
+		{"browser:\n  cloud_provider: browserbase\n", "BROWSERBASE_API_KEY=bb_x\nBROWSERBASE_PROJECT_ID=p\n", "cloud", "browserbase", false, false},
+		{"browser:\n  cloud_provider: firecrawl\n", "", "cloud", "firecrawl", false, true},
+		{"", "CAMOFOX_URL=http://10.0.0.7:9377\n", "camofox", "", false, false},
+	} {
+		home := t.TempDir()
+		os.WriteFile(filepath.Join(home, "config.yaml"), []byte(c.yaml), 0o600)
+		os.WriteFile(filepath.Join(home, ".env"), []byte(c.env), 0o600)
+		code, out, _ := cli(t, home, "doctor", "--json")
+		var d bs
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("%q: %v %s", c.yaml, err, out)
+		}
+		b := d.Browser
+		if b.Backend != c.backend || b.Provider != c.provider || b.NetworkOurs != c.ours || (b.Problem != "") != c.problem || (code != 0) != c.problem {
+			t.Errorf("%q %q: exit %d %+v", c.yaml, c.env, code, b)
+		}
+		if !c.ours && !strings.Contains(b.Note, "egress proxy does not cover") {
+			t.Errorf("%q: note %q", c.yaml, b.Note)
+		}
+		if strings.Contains(out, "bb_x") {
+			t.Error("doctor printed a key")
+		}
+		_, text, _ := cli(t, home, "doctor")
+		if !strings.Contains(text, "browser backend → "+c.backend) {
+			t.Errorf("text report lacks the browser backend line:\n%s", text)
+		}
+	}
+}

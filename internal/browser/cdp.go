@@ -24,10 +24,16 @@ func CDPOverride(cfg *config.Config) string {
 
 func (m *Manager) cdpOverride() string { return CDPOverride(m.cfg) }
 
-// localBackend reports whether sessions run in a Chromium Gatehouse launched
-// (spec §B8.1: a CDP override is never local, so its sessions have the SSRF
-// guard on).
-func (m *Manager) localBackend() bool { return m.cdpOverride() == "" }
+// localBackend reports whether bare-key sessions run in a Chromium
+// Gatehouse launched on this host (spec §B8.1: a CDP override is never local,
+// nor is a setup with a cloud provider, so their sessions have the SSRF guard
+// on; Camofox is local only when its server is on loopback, camofox.go).
+func (m *Manager) localBackend() bool {
+	if m.camo != nil {
+		return m.camo.local
+	}
+	return m.cdpOverride() == "" && !m.cloudApplies()
+}
 
 // connectCDP attaches to the CDP override: the override's host passes the
 // egress decision first (metadata floor and website policy; private hosts

@@ -73,6 +73,7 @@ type tomb struct {
 	key  string
 	idle time.Duration
 	at   time.Time
+	why  string // set when not an idle reap (a cloud provider's expiry, manager_cloud.go)
 }
 
 // lifecycle is the Manager's janitor state: reaped sessions and failed
@@ -112,6 +113,11 @@ func (m *Manager) expiredErr(task, key string) *reason.Error {
 	m.life.mu.Unlock()
 	if !ok {
 		return nil
+	}
+	if t.why != "" {
+		return reason.Newf(reason.SessionExpired, "",
+			"The browser session %q was closed at %s: %s; its page, cookies and refs are gone. Call browser_navigate to start a fresh session; nothing was run.",
+			t.key, t.at.UTC().Format(time.RFC3339), t.why)
 	}
 	return reason.Newf(reason.SessionExpired, "",
 		"The browser session %q was closed at %s after sitting idle for %s (browser.inactivity_timeout is %s); its page, cookies and refs are gone. Call browser_navigate to start a fresh session; nothing was run.",
@@ -153,6 +159,8 @@ func (m *Manager) runJanitor(tick time.Duration) {
 		case <-t.C:
 		}
 		m.reapIdle()
+		m.expireCloudAll()
+		m.camoReapIdle()
 		if cycle%every == 0 {
 			m.sweepOrphans()
 		}

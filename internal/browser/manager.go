@@ -53,6 +53,10 @@ type Options struct {
 	JanitorTick time.Duration
 	// Lifecycle shortens the janitor's and reaper's intervals (tests).
 	Lifecycle LifecycleOptions
+	// Env is the parsed <Home>/.env (config.LoadEnv) that cloud provider and
+	// Camofox credentials are read from before the process environment; nil
+	// loads <Home>/.env (manager_cloud.go).
+	Env map[string]string
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -91,6 +95,9 @@ type Manager struct {
 
 	rpool renderPool // web_extract's render step (render.go)
 	life  lifecycle  // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
+
+	cloud cloudState      // cloud provider selection (manager_cloud.go)
+	camo  *camofoxBackend // Camofox mode, else nil (camofox.go)
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -117,6 +124,9 @@ type Session struct {
 
 	reaped   bool   // closed by the janitor (under mu)
 	recycled string // set on a fresh session that replaced a suspect one (lifecycle.go)
+
+	cloud    *cloudSess   // a cloud provider's session, else nil (manager_cloud.go)
+	fallback *BackendInfo // the cloud provider failed and the local Chromium serves it
 }
 
 // ProxyStats returns the session's egress counters.
@@ -138,17 +148,13 @@ func New(o Options) (*Manager, []string) {
 	gates, warns := NewGates(cfg, o.Home, o.Resolver, o.AllowAddrPorts)
 	m := &Manager{
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
-		// Only the local backend exists in this build, so hybrid routing never
-		// applies (no cloud provider, spec §B3).
 		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
 		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
 		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
 		sessions: map[string]*Session{},
 		stop:     make(chan struct{}),
 	}
-	if cfg.Browser.CloudProviderSet && cfg.Browser.CloudProvider != "local" {
-		warns = append(warns, fmt.Sprintf("browser.cloud_provider %q: cloud browser providers are not built yet; the local Chromium serves every session", cfg.Browser.CloudProvider))
-	}
+	warns = append(warns, m.initBackends(o)...) // cloud provider, Camofox (manager_cloud.go)
 	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
 	m.life.init(o.Lifecycle)
 	tick := o.Lifecycle.Tick
@@ -166,8 +172,8 @@ func New(o Options) (*Manager, []string) {
 // Available returns nil when Chromium was found, else the chromium_missing
 // error naming the install hint; the browser tools are not listed then.
 func (m *Manager) Available() error {
-	if m.cdpOverride() != "" {
-		return nil // a CDP override needs no local Chromium
+	if m.cdpOverride() != "" || m.camo != nil || m.cloud.sel.Provider != nil {
+		return nil // a CDP override, Camofox or a cloud provider needs no local Chromium
 	}
 	return m.execErr
 }
@@ -274,6 +280,8 @@ func (m *Manager) session(ctx context.Context, key, task string) (*Session, erro
 	recycled := ""
 	if old, ok := m.Session(key); ok && old.suspect.Load() {
 		recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
+	} else if why := m.expireCloud(key, false); why != "" {
+		recycled = recycledNote(why)
 	}
 	s, err := m.sessionNoRecycle(ctx, key, task)
 	if err == nil && recycled != "" {
@@ -308,16 +316,15 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 	} else {
 		m.mu.Unlock()
 	}
-	l, err := m.ensureBrowser(ctx)
+	s, fb, err := m.cloudSession(ctx, key) // spec §B4 step 4 (manager_cloud.go)
 	if err != nil {
 		return nil, err
 	}
-	active := m.gates.GuardActive(m.localBackend(), key)
-	s := m.takeSpare(active)
 	if s == nil {
-		if s, err = m.newSession(ctx, l, active); err != nil {
-			return nil, err
+		if s, err = m.localSession(ctx, key); err != nil {
+			return nil, withFallback(fb, err)
 		}
+		s.fallback = fb
 	}
 	s.Key, s.Owner, s.lastUsed = key, BareTask(key), time.Now()
 	s.proxy.SetName(key)
@@ -340,6 +347,23 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 	m.sessions[key] = s
 	m.mu.Unlock()
 	m.logger.Info("browser session created", "session", key, "owner", s.Owner)
+	return s, nil
+}
+
+// localSession opens key's session in the local Chromium (or the CDP
+// override's browser), taking the spare when it fits.
+func (m *Manager) localSession(ctx context.Context, key string) (*Session, error) {
+	l, err := m.ensureBrowser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	active := m.gates.GuardActive(m.localBackend(), key)
+	s := m.takeSpare(active)
+	if s == nil {
+		if s, err = m.newSession(ctx, l, active); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -444,6 +468,9 @@ func (m *Manager) lookupOwner(key string) (Owner, bool) {
 // keys closed.
 func (m *Manager) CloseTask(key string) []string {
 	key = TaskID(key)
+	if m.camo != nil {
+		return m.camoCloseTask(key) // camofox.go
+	}
 	m.mu.Lock()
 	active := make([]string, 0, len(m.sessions))
 	for k := range m.sessions {
@@ -491,6 +518,9 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	close(m.stop)
+	if m.camo != nil {
+		defer m.camoCloseAll() // camofox.go
+	}
 	ss := m.sessions
 	m.sessions = map[string]*Session{}
 	l := m.local

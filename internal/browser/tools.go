@@ -66,6 +66,7 @@ type NavigateResult struct {
 	Truncated           bool          `json:"truncated,omitempty"`
 	BotDetectionWarning string        `json:"bot_detection_warning,omitempty"`
 	BlockedByPolicy     *policy.Block `json:"blocked_by_policy,omitempty"`
+	BackendInfo                       // which backend served it; a cloud fallback (manager_cloud.go)
 }
 
 // SnapshotInput is browser_snapshot's input.
@@ -214,6 +215,7 @@ func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, fu
 		m.logger.Info("browser binding dropped", "task", task, "why", "session gone or owned by another task")
 	}
 	p.SessionKey = key
+	m.expireCloud(key, true) // a provider expiry reads like a reap (manager_cloud.go)
 	if rerr := m.expiredErr(task, key); rerr != nil {
 		m.errOf(nil, p, rerr)
 		return nil, nil, false
@@ -277,6 +279,9 @@ func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (
 // leaves the binding alone), the proxy's own refusals of the document, the
 // last-active binding, and the compact snapshot.
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
+	if m.camo != nil {
+		return m.camoNavigate(ctx, task, in) // Camofox backend (camofox.go)
+	}
 	task = TaskID(task)
 	key := NavigationKey(task, in.URL, m.route, m.privateFn(ctx))
 	r := NavigateResult{Page: Page{SessionKey: key}}
@@ -308,6 +313,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		return r
 	}
 	r.Recycled, s.recycled = s.recycled, ""
+	r.BackendInfo = m.backendInfo(s)
 	to := m.timeouts.Open
 	if s.navs == 0 {
 		to = m.timeouts.FirstOpen
@@ -382,6 +388,9 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 
 // Snapshot is browser_snapshot.
 func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) SnapshotResult {
+	if m.camo != nil {
+		return m.camoSnapshot(ctx, task)
+	}
 	var r SnapshotResult
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
@@ -421,6 +430,9 @@ func staleErr(ref string) *reason.Error {
 // names that element's ref and nothing is clicked. A ref that names no live
 // element of the current document is stale_ref; it is never re-resolved.
 func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResult {
+	if m.camo != nil {
+		return m.camoClick(ctx, task, in)
+	}
 	var r ClickResult
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
@@ -566,6 +578,9 @@ func originOf(raw string) string {
 // Type is browser_type: focus the field, replace its content with text (one
 // input event, then change), wait and report the delta.
 func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResult {
+	if m.camo != nil {
+		return m.camoType(ctx, task, in)
+	}
 	var r TypeResult
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
@@ -611,6 +626,9 @@ func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) Scrol
 		r.Error, r.Reason = fmt.Sprintf("Invalid scroll direction %q: use \"up\" or \"down\".", in.Direction), reason.InvalidDirection
 		return r
 	}
+	if m.camo != nil {
+		return m.camoScroll(ctx, task, in)
+	}
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
 		return r
@@ -637,6 +655,9 @@ func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressRe
 		r.Error, r.Reason = fmt.Sprintf("Unknown key %q; use a DOM key name such as Enter, Tab, Escape, ArrowDown, Backspace or a single character.", in.Key), reason.InvalidKey
 		return r
 	}
+	if m.camo != nil {
+		return m.camoPress(ctx, task, in)
+	}
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
 		return r
@@ -658,6 +679,9 @@ func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressRe
 // Back is browser_back: one history entry back, then the page gate on where
 // history landed (spec §B8.2) and the new document's snapshot.
 func (m *Manager) Back(ctx context.Context, task string) BackResult {
+	if m.camo != nil {
+		return m.camoBack(ctx, task)
+	}
 	var r BackResult
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
@@ -680,6 +704,9 @@ func (m *Manager) Back(ctx context.Context, task string) BackResult {
 // and uncaught exceptions of the session's tab (clear empties the buffer); with
 // expression its value, evaluated in the page.
 func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) ConsoleResult {
+	if m.camo != nil {
+		return m.camoConsole(ctx, task, in)
+	}
 	var r ConsoleResult
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
@@ -736,6 +763,9 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 
 // GetImages is browser_get_images.
 func (m *Manager) GetImages(ctx context.Context, task string) ImagesResult {
+	if m.camo != nil {
+		return m.camoImages(ctx, task)
+	}
 	var r ImagesResult
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {
@@ -758,6 +788,9 @@ func (m *Manager) GetImages(ctx context.Context, task string) ImagesResult {
 // <home>/cache/screenshots (annotated with ref labels when asked), returned by
 // path and as bytes for an MCP image content block.
 func (m *Manager) Vision(ctx context.Context, task string, in VisionInput) VisionResult {
+	if m.camo != nil {
+		return m.camoVision(ctx, task, in)
+	}
 	r := VisionResult{Question: in.Question}
 	s, release, ok := m.begin(ctx, task, &r.Page)
 	if !ok {

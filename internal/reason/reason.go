@@ -93,6 +93,10 @@ const (
 	// Browser lifecycle and backends (spec §B4–§B7, §B10–§B12).
 	SessionExpired      Code = "session_expired"
 	SessionCreateFailed Code = "session_create_failed"
+	CloudFallback       Code = "fallback_from_cloud"
+	CloudNotConfigured  Code = "cloud_not_configured"
+	UnknownCloudBackend Code = "unknown_cloud_provider"
+	BackendUnsupported  Code = "backend_unsupported"
 
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
@@ -174,6 +178,10 @@ var codes = map[Code]string{
 
 	SessionExpired:      "the task's browser session was closed by the janitor after browser.inactivity_timeout of idleness; call browser_navigate to start a fresh one (spec §B7)",
 	SessionCreateFailed: "no browser session could be created: the cloud provider and the local fallback both failed, or the real-profile copy failed closed (spec §B4, §B10)",
+	CloudFallback:       "the cloud browser provider could not create or connect a session, so this session runs in the local Chromium instead; fallback_reason and fallback_provider say why (spec §B4 step 4)",
+	CloudNotConfigured:  "browser.cloud_provider names a provider whose credentials are not set (named in the message); sessions fall back to the local Chromium, marked fallback_from_cloud",
+	UnknownCloudBackend: "browser.cloud_provider names no browser provider (browserbase, browser-use, firecrawl, local, camofox); a strict selection error, never silent auto-detect (spec §B4)",
+	BackendUnsupported:  "the configured browser backend (e.g. Camofox, which has no CDP) cannot perform this tool; the message names what it can do",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",

@@ -142,7 +142,7 @@ func addBrowser(r *Registry, env *Env) []string {
 		m, warns = browser.New(browser.Options{
 			Config: env.config(), Home: env.Web.Home, Resolver: env.Web.Resolver,
 			AllowAddrPorts: env.Web.AllowAddrPorts, Logger: env.logger(),
-			StorePathMap: env.config().Web.AgentVisiblePaths,
+			StorePathMap: env.config().Web.AgentVisiblePaths, Env: env.Web.DotEnv,
 		})
 		r.OnClose(m.Close)
 	}

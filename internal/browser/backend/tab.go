@@ -36,8 +36,18 @@ const (
 
 // TabOptions configures NewTab.
 type TabOptions struct {
-	// ProxyURL is the per-BrowserContext proxy ("http://127.0.0.1:PORT"); required.
+	// ProxyURL is the per-BrowserContext proxy ("http://127.0.0.1:PORT");
+	// required unless Unproxied.
 	ProxyURL string
+	// Unproxied opens the tab in the browser's default BrowserContext with no
+	// proxy: for a cloud provider's browser, whose network is the provider's
+	// (a loopback proxy of ours is unreachable from there). The URL gates
+	// before each navigation are then the only egress control.
+	Unproxied bool
+	// OnClose, when set, runs once after the tab is closed (by Close or by
+	// the browser's Close): a cloud session releases its provider session
+	// here, so every path that closes the tab releases it.
+	OnClose func()
 	// DialogPolicy says how a JavaScript dialog is closed the moment it opens:
 	// DialogAccept, else dismissed. A dialog is never left open, so no call can
 	// wait on it (spec §B12's must_respond needs a dialog tool; until one exists
@@ -72,6 +82,8 @@ type Tab struct {
 	frame  cdp.FrameID
 	policy string
 
+	onClose func() // TabOptions.OnClose; run once by close
+
 	mu        sync.Mutex
 	console   []ConsoleMessage
 	inflight  map[network.RequestID]time.Time
@@ -96,14 +108,18 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	if !l.Alive() {
 		return nil, reason.New(reason.BrowserFailed, "", "The browser is not running.")
 	}
-	if o.ProxyURL == "" {
+	if o.ProxyURL == "" && !o.Unproxied {
 		return nil, errors.New("backend: ProxyURL is required")
 	}
-	tctx, cancel := chromedp.NewContext(l.browserCtx, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
-		p.ProxyServer = o.ProxyURL
-		p.ProxyBypassList = "<-loopback>"
-	}))
-	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy,
+	var copts []chromedp.ContextOption
+	if !o.Unproxied {
+		copts = append(copts, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+			p.ProxyServer = o.ProxyURL
+			p.ProxyBypassList = "<-loopback>"
+		}))
+	}
+	tctx, cancel := chromedp.NewContext(l.browserCtx, copts...)
+	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose,
 		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- chromedp.Do(tctx) }()
@@ -158,6 +174,9 @@ func (t *Tab) close(untrack bool) error {
 	err := chromedp.Cancel(cctx)
 	cancel()
 	t.cancel()
+	if t.onClose != nil {
+		t.onClose()
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, chromedp.ErrInvalidContext) {
 		err = nil
 	}

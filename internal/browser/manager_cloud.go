@@ -1,0 +1,293 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+)
+
+// Cloud provider timeouts (spec §B11): a release gets 10 s.
+const cloudReleaseTimeout = 10 * time.Second
+
+// cloudState is the Manager's cloud provider selection (spec §B4), made once
+// in New from browser.cloud_provider and the provider credentials.
+type cloudState struct {
+	sel    cloud.Selection
+	selErr error // *cloud.UnknownProviderError: every bare-key session fails (strict selection)
+}
+
+// cloudSess is the provider side of a cloud-backed Session: the provider's
+// record and our CDP connection to its browser.
+type cloudSess struct {
+	prov    cloud.Provider
+	rec     cloud.Session
+	conn    *backend.Local
+	release sync.Once
+}
+
+// BackendInfo says which backend served a navigation (provenance, spec §B4
+// record shape): Backend is "local", "cdp", "camofox" or "cloud"; for
+// "cloud" CloudProvider names the provider and CloudSessionID its session id
+// (bb_session_id). When the provider failed and the local Chromium served
+// the session instead, FallbackFromCloud is true, FallbackProvider names the
+// provider, FallbackCode is a reason code (cloud_not_configured,
+// fallback_from_cloud) and FallbackReason the failure (redacted).
+type BackendInfo struct {
+	Backend           string      `json:"backend,omitempty"`
+	CloudProvider     string      `json:"cloud_provider,omitempty"`
+	CloudSessionID    string      `json:"cloud_session_id,omitempty"`
+	FallbackFromCloud bool        `json:"fallback_from_cloud,omitempty"`
+	FallbackProvider  string      `json:"fallback_provider,omitempty"`
+	FallbackCode      reason.Code `json:"fallback_code,omitempty"`
+	FallbackReason    string      `json:"fallback_reason,omitempty"`
+	FallbackWarning   string      `json:"fallback_warning,omitempty"`
+	// StealthFeatures lists the provider features that are on (spec §B2:
+	// reported on a session's first navigation); StealthWarning says when
+	// Browserbase runs without its residential proxies.
+	StealthFeatures []string `json:"stealth_features,omitempty"`
+	StealthWarning  string   `json:"stealth_warning,omitempty"`
+}
+
+// initCloud selects the cloud provider (spec §B4): provider API calls dial
+// through the open guard (metadata refused; the provider endpoints are
+// user-configured, like a CDP override).
+func (m *Manager) initCloud(env map[string]string) []string {
+	hc := m.gates.Open.Client(egress.ClientOptions{Timeout: 35 * time.Second})
+	sel, err := cloud.Select(m.cfg.Browser.CloudProvider, m.cfg.Browser.CloudProviderSet,
+		func(k string) string { return config.Lookup(env, k) }, hc)
+	m.cloud = cloudState{sel: sel, selErr: err}
+	var warns []string
+	switch {
+	case err != nil:
+		warns = append(warns, err.Error())
+	case sel.Err != nil:
+		warns = append(warns, sel.Err.Error()+"; browser sessions fall back to the local Chromium (fallback_from_cloud)")
+	}
+	if sel.Provider != nil && m.cdpOverride() != "" {
+		warns = append(warns, fmt.Sprintf("browser.cloud_provider %s is ignored: a CDP override (BROWSER_CDP_URL / browser.cdp_url) wins (spec §B4)", sel.Name))
+	}
+	return warns
+}
+
+// cloudApplies reports whether sessions of bare keys are created at the cloud
+// provider: one is selected (or the selection is broken), and neither a CDP
+// override nor Camofox takes precedence (spec §B4).
+func (m *Manager) cloudApplies() bool {
+	return (m.cloud.sel.Provider != nil || m.cloud.selErr != nil) && m.cdpOverride() == "" && m.camo == nil
+}
+
+// cloudSession creates key's session at the cloud provider (spec §B4 step 4)
+// when one applies and key is not a ::local sidecar (those always run in the
+// local Chromium, never at the provider). It returns (nil, nil, nil) when no
+// provider applies; (s, nil, nil) on success; (nil, fb, nil) when the
+// provider failed and the caller falls back to the local Chromium, marked
+// with fb; and an error only for a strict selection error.
+//
+// Creation: provider.Create; the CDP URL's host passes the gates' static
+// decision (metadata floor, website policy); /json/version discovery through
+// an egress client; a CDP connection; one tab in the provider browser's
+// default context with no proxy of ours (the provider's network is not ours:
+// the navigation gates are the egress control). Any failure after Create
+// releases the provider session.
+func (m *Manager) cloudSession(ctx context.Context, key string) (*Session, *BackendInfo, error) {
+	if IsSidecar(key) || !m.cloudApplies() {
+		return nil, nil, nil
+	}
+	if m.cloud.selErr != nil {
+		return nil, nil, reason.Wrap(reason.UnknownCloudBackend, "", m.cloud.selErr.Error(), m.cloud.selErr)
+	}
+	p := m.cloud.sel.Provider
+	fail := func(code reason.Code, why string) (*Session, *BackendInfo, error) {
+		why = urlsafe.Redact(why)
+		m.logger.Warn("cloud browser session failed; falling back to the local Chromium", "provider", p.Name(), "session", key, "why", why)
+		return nil, &BackendInfo{Backend: "local", FallbackFromCloud: true, FallbackProvider: p.Name(), FallbackCode: code, FallbackReason: why,
+			FallbackWarning: fmt.Sprintf("The %s cloud browser could not be used (%s); this session runs in the local Chromium instead.", p.Name(), why)}, nil
+	}
+	if m.cloud.sel.Err != nil {
+		return fail(reason.CloudNotConfigured, m.cloud.sel.Err.Error())
+	}
+	rec, err := p.Create(ctx, BareTask(key))
+	if err != nil {
+		return fail(reason.CloudFallback, "create session: "+err.Error())
+	}
+	cs := &cloudSess{prov: p, rec: rec}
+	s, err := m.connectCloud(ctx, key, cs)
+	if err != nil {
+		m.releaseCloud(cs)
+		return fail(reason.CloudFallback, "connect over CDP: "+err.Error())
+	}
+	m.logger.Info("cloud browser session created", "provider", p.Name(), "session", key, "cloud_session_id", rec.ID)
+	return s, nil, nil
+}
+
+// connectCloud connects to the provider browser of cs and opens the
+// session's tab in it.
+func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloudSess) (*Session, error) {
+	u, err := url.Parse(cs.rec.CDPURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("the provider's CDP URL is not a URL")
+	}
+	if rerr := m.gates.JudgeStatic("http://"+u.Host+"/", false); rerr != nil {
+		return nil, fmt.Errorf("the provider's CDP host is refused by the gates (%s)", rerr.Code)
+	}
+	hc := m.gates.Open.Client(egress.ClientOptions{Timeout: cloud.DiscoveryTimeout})
+	ws, derr := cloud.ResolveCDPURL(ctx, cs.rec.CDPURL, hc)
+	if derr != nil {
+		m.logger.Warn("CDP discovery failed; using the provider's CDP URL as given", "provider", cs.prov.Name(), "err", urlsafe.Redact(derr.Error()))
+	}
+	conn, err := backend.Connect(ctx, ws, m.logger)
+	if err != nil {
+		return nil, err
+	}
+	cs.conn = conn
+	active := m.gates.GuardActive(false, key)
+	// The session keeps a proxy record (name, refusal log, stats) like every
+	// session, but the provider's browser never dials it.
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: key, Guard: m.gates.Guard(active), Logger: m.logger})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	policy := backend.DialogDismiss
+	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
+		policy = backend.DialogAccept
+	}
+	tab, err := conn.NewTab(ctx, backend.TabOptions{Unproxied: true, DialogPolicy: policy, OnClose: func() {
+		conn.Close()
+		m.releaseCloud(cs)
+	}})
+	if err != nil {
+		p.Close()
+		conn.Close()
+		return nil, err
+	}
+	return &Session{active: active, tab: tab, proxy: p, nextRef: 1, cloud: cs,
+		frameK: map[cdp.FrameID]int{}, frameOf: map[int]cdp.FrameID{}, frameRef: map[int]int{}}, nil
+}
+
+// releaseCloud ends the provider session once (10 s; spec §B11), whichever
+// path closes it first: the task's end, the janitor, expiry, a recycle,
+// Manager.Close or a failed connect.
+func (m *Manager) releaseCloud(cs *cloudSess) {
+	cs.release.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cloudReleaseTimeout)
+		defer cancel()
+		if err := cs.prov.Release(ctx, cs.rec); err != nil {
+			m.logger.Warn("cloud browser session release failed", "provider", cs.prov.Name(), "cloud_session_id", cs.rec.ID, "err", urlsafe.Redact(err.Error()))
+			return
+		}
+		m.logger.Info("cloud browser session released", "provider", cs.prov.Name(), "cloud_session_id", cs.rec.ID)
+	})
+}
+
+// withFallback turns a failed local session creation after a cloud failure
+// into session_create_failed naming both failures (spec §B4).
+func withFallback(fb *BackendInfo, err error) error {
+	if fb == nil || err == nil {
+		return err
+	}
+	msg := err.Error()
+	if re := reason.As(err); re != nil {
+		msg = re.Message
+	}
+	return reason.Wrap(reason.SessionCreateFailed, "", fmt.Sprintf(
+		"No browser session could be created: the %s cloud browser failed (%s) and the local Chromium fallback failed too (%s).",
+		fb.FallbackProvider, fb.FallbackReason, msg), err)
+}
+
+// expireCloud drops key's cloud session when its provider expiry has passed
+// (spec §B4 reuse rules), releasing it, and returns why ("" when nothing
+// expired). With tombstone the task's next non-navigation call gets
+// session_expired (the janitor's rule, spec §B7: never a silent blank
+// browser); a navigation clears it and creates a fresh session. A session in
+// a call is left for the next look.
+func (m *Manager) expireCloud(key string, tombstone bool) string {
+	now := time.Now()
+	m.mu.Lock()
+	s, ok := m.sessions[key]
+	if !ok || s.cloud == nil || !s.cloud.rec.Expired(now) || !s.mu.TryLock() {
+		// Not expired, or a call is running on it: that call finishes first
+		// and the next look expires it.
+		m.mu.Unlock()
+		return ""
+	}
+	delete(m.sessions, key)
+	m.mu.Unlock()
+	exp := time.Unix(0, int64(s.cloud.rec.ExpiresAt*1e9)).UTC().Format(time.RFC3339)
+	why := fmt.Sprintf("the %s cloud browser session expired at %s (the provider's own limit)", s.cloud.prov.Name(), exp)
+	m.logger.Info("cloud browser session expired", "provider", s.cloud.prov.Name(), "session", key, "expires_at", exp)
+	s.tab.Close() // releases the provider session (OnClose)
+	s.proxy.Close()
+	s.reaped = true
+	s.mu.Unlock()
+	m.bindings.DropIf(s.Owner, key)
+	if tombstone {
+		m.life.mu.Lock()
+		tb := tomb{key: key, at: now, why: why}
+		m.life.tombs[key], m.life.tombs[s.Owner] = tb, tb
+		m.life.mu.Unlock()
+	}
+	return why
+}
+
+// expireCloudAll runs expireCloud (with tombstones) on every session; the
+// janitor calls it each tick.
+func (m *Manager) expireCloudAll() {
+	for _, k := range m.Keys() {
+		m.expireCloud(k, true)
+	}
+}
+
+// backendInfo is the provenance a navigation result carries for s; a cloud
+// session's first navigation also lists its provider features.
+func (m *Manager) backendInfo(s *Session) BackendInfo {
+	switch {
+	case s.fallback != nil:
+		return *s.fallback
+	case s.cloud != nil:
+		bi := BackendInfo{Backend: "cloud", CloudProvider: s.cloud.prov.Name(), CloudSessionID: s.cloud.rec.ID}
+		if s.navs == 0 {
+			for k, on := range s.cloud.rec.Features {
+				if on {
+					bi.StealthFeatures = append(bi.StealthFeatures, k)
+				}
+			}
+			sort.Strings(bi.StealthFeatures)
+			if on, ok := s.cloud.rec.Features["proxies"]; ok && !on {
+				bi.StealthWarning = "Residential proxies are off for this Browserbase session (the plan refused them, or BROWSERBASE_PROXIES is off): sites that block data-center addresses may refuse it."
+			}
+		}
+		return bi
+	case m.cdpOverride() != "" && !IsSidecar(s.Key):
+		return BackendInfo{Backend: "cdp"}
+	}
+	return BackendInfo{Backend: "local"}
+}
+
+// initBackends reads the backend selection once (spec §B4, §B11): Camofox
+// mode, else the cloud provider; it sets the routing facts of spec §B3.
+func (m *Manager) initBackends(o Options) []string {
+	env := o.Env
+	if env == nil && o.Home != "" {
+		env, _, _ = config.LoadEnv(o.Home) // its warnings are the web tools' and doctor's to report
+	}
+	warns := m.initCamofox(env)
+	if m.camo == nil {
+		warns = append(warns, m.initCloud(env)...)
+	}
+	m.route.Camofox = m.camo != nil
+	m.route.CloudProvider = m.cloudApplies()
+	return warns
+}
