@@ -93,3 +93,27 @@ func TestSetEnumValues(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSetValue: for any key of the key table and any value text, a value
+// Set accepts is one Load keeps without a warning (the one-schema rule of
+// TestSetAcceptsOnlyWhatLoadKeeps, beyond its fixed candidates).
+func FuzzSetValue(f *testing.F) {
+	for i, v := range setCandidates {
+		f.Add(uint16(i*7), v)
+	}
+	keys := Keys()
+	f.Fuzz(func(t *testing.T, k uint16, v string) {
+		key := keys[int(k)%len(keys)]
+		home := t.TempDir()
+		if err := Set(home, key, v); err != nil {
+			if _, serr := os.Stat(Path(home)); serr == nil {
+				t.Fatalf("Set(%q, %q) failed (%v) but wrote config.yaml", key, v, err)
+			}
+			return
+		}
+		if _, warns, err := Load(home); err != nil || len(warns) > 0 {
+			b, _ := os.ReadFile(Path(home))
+			t.Fatalf("Set(%q, %q) accepted, but Load: err=%v warnings=%v\n%s", key, v, err, warns, b)
+		}
+	})
+}
