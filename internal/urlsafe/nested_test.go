@@ -122,3 +122,16 @@ func gateSeesCredential(r string) bool {
 	}
 	return false
 }
+
+// TestNameInMatchesParamKey: the allocation-free name fold agrees with
+// paramKey(formDecode(name)) on names of every shape.
+func TestNameInMatchesParamKey(t *testing.T) {
+	for _, n := range []string{"token", "TOKEN", "api-key", "API.Key", "api key", " token", "token ", "\ttoken",
+		"to\u212Aen", "%74oken", "+token+", "x-amz-security-token", "X_AMZ_SIGNATURE", "tokens", "", "a",
+		"client_secret", "Client-Secret", strings.Repeat("a", 40), "jwt", "JWT", "session_id", "session"} {
+		want := sensitiveParams[paramKey(formDecode(n))]
+		if got := nameIn(n, sensitiveParams); got != want {
+			t.Errorf("nameIn(%q) = %v, paramKey says %v", n, got, want)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func redact(s string) string {
 	if hasEncodedSecret(out) {
 		out = redactEncodedWords(out)
 	}
-	if strings.IndexByte(out, '=') >= 0 || strings.IndexByte(out, '%') >= 0 {
+	if strings.ContainsAny(out, "?#") && strings.ContainsAny(out, "=%") {
 		out = redactCredentialWords(out)
 		if t := strings.TrimSpace(out); len(t) <= MaxURLBytes && schemeLen(t) > 0 && credentialLeft(t) {
 			// One URL whose parameter the gate reads across white
@@ -256,8 +256,14 @@ func carriesCredential(v string) bool {
 // (tabs and newlines removed; query and fragment, every nested and encoded
 // level), still carries a credential-named parameter with a value.
 func credentialLeft(w string) bool {
-	w = removeTabNewline(w)
 	i := strings.IndexAny(w, "?#")
+	if i < 0 {
+		return false
+	}
+	if strings.ContainsAny(w, "\t\r\n") {
+		w = removeTabNewline(w)
+		i = strings.IndexAny(w, "?#")
+	}
 	if i < 0 || strings.IndexByte(w[i:], '=') < 0 && strings.IndexByte(w[i:], '%') < 0 {
 		return false
 	}
@@ -271,11 +277,10 @@ func credentialLeft(w string) bool {
 // ("(", "'", "\\"), where the gate reads on.
 func redactCredentialWords(s string) string {
 	var b strings.Builder
-	changed := false
+	done := 0 // s[:done] is in b
 	i := 0
 	for i < len(s) {
 		if isSpace(s[i]) {
-			b.WriteByte(s[i])
 			i++
 			continue
 		}
@@ -283,16 +288,17 @@ func redactCredentialWords(s string) string {
 		for j < len(s) && !isSpace(s[j]) {
 			j++
 		}
-		w := s[i:j]
-		if credentialLeft(w) {
-			w, changed = cutURL(w), true
+		if w := s[i:j]; credentialLeft(w) {
+			b.WriteString(s[done:i])
+			b.WriteString(cutURL(w))
+			done = j
 		}
-		b.WriteString(w)
 		i = j
 	}
-	if !changed {
+	if done == 0 {
 		return s
 	}
+	b.WriteString(s[done:])
 	return b.String()
 }
 

@@ -445,6 +445,30 @@ func nestedCredential(s string, names map[string]bool, carries func(string) bool
 	}
 }
 
+// nameIn reports whether the raw (undecoded) parameter name raw is in names
+// in paramKey form. A plain ASCII name is folded in a stack buffer, without
+// allocating (the common case: every parameter of every link of a page);
+// anything else goes through formDecode and paramKey.
+func nameIn(raw string, names map[string]bool) bool {
+	if len(raw) == 0 || len(raw) > 32 || strings.ContainsAny(raw, "%+") || raw[0] <= ' ' || raw[len(raw)-1] <= ' ' {
+		return names[paramKey(formDecode(raw))]
+	}
+	var buf [32]byte
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c >= 0x80:
+			return names[paramKey(formDecode(raw))]
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c == '-' || c == '.' || c == ' ':
+			c = '_'
+		}
+		buf[i] = c
+	}
+	return names[string(buf[:len(raw)])]
+}
+
 // scanCredential is one round of nestedCredential (no decoding of s).
 func scanCredential(s string, names map[string]bool, carries func(string) bool) (name, value string) {
 	start := 0 // where the current name starts
@@ -462,10 +486,10 @@ func scanCredential(s string, names map[string]bool, carries func(string) bool) 
 		if raw == "" || len(raw) > maxParamNameBytes {
 			continue
 		}
-		n := formDecode(raw)
-		if !names[paramKey(n)] {
+		if !nameIn(raw, names) {
 			continue
 		}
+		n := formDecode(raw)
 		e := i + 1
 		for e < len(s) && s[e] != '&' && s[e] != ';' && s[e] != '#' {
 			e++
