@@ -29,14 +29,22 @@ const maxRedactRounds = 64
 //   - the value of a credential-named parameter (spec §A6.7 names plus
 //     refresh_token, id_token and x-goog-signature, compared as
 //     SensitiveQueryParam does; code, key, auth, session and sig are page
-//     facets and stay) after '?', '&', ';' or '#' becomes "name=[REDACTED]";
+//     facets and stay) after '?', '&', ';' or '#' becomes "name=[REDACTED]",
+//     and so does the value of any parameter that hides one in a nested,
+//     possibly percent-encoded URL or query ("next=%2Fcb%3Ftoken%3Dabc"
+//     becomes "next=[REDACTED]"), as the gate reads it (SensitiveQueryParam);
+//     a URL whose parameter the pair scan cannot place (the value runs
+//     through "(" or a quote, or across a tab) keeps its "scheme://host"
+//     and loses the rest;
 //   - a white-space-delimited word that still hides a secret only after
 //     percent-decoding (FindSecret's forms) is cut: a URL keeps its
 //     "scheme://host" and loses the rest ("https://host/[REDACTED]"), or
 //     loses everything after "scheme://" when the host itself hides the
 //     secret; any other word becomes Redacted.
 //
-// The result never contains a token FindSecret finds, nor a userinfo password.
+// The result never contains a token FindSecret finds, nor a userinfo
+// password, nor (read as one URL) a credential-named parameter, top-level or
+// nested, whose value is more than Redacted and punctuation.
 // Text without secrets is returned unchanged (no allocation). Redact is
 // pure and safe for concurrent use; it costs one scan of s when s is clean.
 func Redact(s string) string {

@@ -372,6 +372,10 @@ var sensitiveParams = map[string]bool{
 // %XX decoded once); names compare in paramKey form (further decoding,
 // case folding, '-', '.' and ' ' as '_'); the returned name is
 // the decoded one as written (e.g. "API_KEY", "token" for "%74oken").
+// When no top-level parameter is one, the values are read too (a Gatehouse
+// extension, see nestedCredential): a credential-named parameter inside a
+// nested URL or query, raw or percent-encoded to any depth
+// ("next=%2Fcb%3Faccess_token%3Dabc"), is returned by its decoded name.
 // Tabs and newlines are removed first, as a browser does.
 func SensitiveQueryParam(raw string) string {
 	s := removeTabNewline(strings.TrimSpace(raw))
