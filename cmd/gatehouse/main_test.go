@@ -112,6 +112,22 @@ func TestConfigGetSetPath(t *testing.T) {
 	if code, _, errs := cli(t, home, "config", "set", "web.cache_ttl_minutes", "lots"); code != 1 || errs == "" {
 		t.Errorf("bad value: %d %s", code, errs)
 	}
+	// Enum, legacy and unknown keys are refused at set time (exit 1), the
+	// file untouched; the message names the key and what it accepts.
+	before, _ := os.ReadFile(filepath.Join(home, "config.yaml"))
+	for _, kv := range [][3]string{
+		{"browser.dialog_policy", "ignore", "must_respond, auto_dismiss, auto_accept"},
+		{"web.extract_render", "sometimes", "auto, always, never"},
+		{"browser.allow_private_urls", "true", "security.allow_private_urls"},
+		{"web.nosuch", "1", "valid keys in web"},
+	} {
+		if code, _, errs := cli(t, home, "config", "set", kv[0], kv[1]); code != 1 || !strings.Contains(errs, kv[2]) {
+			t.Errorf("config set %s %s: exit %d, stderr %q; want 1 naming %q", kv[0], kv[1], code, errs, kv[2])
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(home, "config.yaml")); string(after) != string(before) {
+		t.Errorf("refused sets changed config.yaml:\n%s", after)
+	}
 	if code, _, _ := cli(t, home, "config", "get"); code != 2 {
 		t.Errorf("get without key: %d", code)
 	}

@@ -203,8 +203,9 @@ func ExemptMatch(host, pattern string) bool {
 // fresh one (spec §A9.2): rawURL is cacheable, the index has the key,
 // 0 ≤ now − fetched_at < TTL, the entry records a final URL that is itself
 // cacheable (entries without redirect provenance are misses), the entry
-// file resolves (symlinks included) to a regular file inside Dir (a tampered
-// index can never cause a read elsewhere), and it holds valid UTF-8 (a BOM
+// file is a regular file inside Dir reached without any symlink, in a Dir
+// that is a real directory of the current user (readContained: a tampered
+// index or a planted link can never cause a read elsewhere), and it holds valid UTF-8 (a BOM
 // is tolerated). Every failure is a miss. Entry.Extra is the entry's
 // sidecar (<entry>.meta.json, read with the same containment checks) when
 // it exists and is valid JSON, else nil.
@@ -242,11 +243,13 @@ func (c *Cache) Get(rawURL, format, provider string) (Entry, bool) {
 	return e, true
 }
 
-// readContained reads an index "file" value after checking that it resolves
-// to a regular file strictly inside the cache directory. The common case, a
-// direct child of Dir that is not a symlink, is opened directly with
-// O_NOFOLLOW; anything else is resolved (symlinks included) and checked for
-// containment first.
+// readContained reads an index "file" value after checking that it names a
+// regular file strictly inside the cache directory, reached without any
+// symlink: the cache directory itself is checked with truncate.CheckDir (a
+// symlinked or foreign directory is never read), every component below it
+// is lstat()ed (a symlink, even one pointing inside Dir, is refused), and
+// the file is opened with O_NOFOLLOW, so a swap of its last component is
+// refused too.
 func (c *Cache) readContained(file string) ([]byte, error) {
 	if file == "" {
 		return nil, errors.New("no file")
@@ -255,26 +258,26 @@ func (c *Cache) readContained(file string) ([]byte, error) {
 		file = filepath.Join(c.dir, file)
 	}
 	file = filepath.Clean(file)
-	if filepath.Dir(file) == c.dir {
-		if data, err := readRegular(file); err == nil {
-			return data, nil
-		}
-	}
-	root, err := filepath.EvalSymlinks(c.dir)
-	if err != nil {
+	if _, err := truncate.CheckDir(c.dir); err != nil {
 		return nil, err
 	}
-	real, err := filepath.EvalSymlinks(file)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := filepath.Rel(root, real)
+	rel, err := filepath.Rel(c.dir, file)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return nil, fmt.Errorf("cache: %s is outside the cache directory", file)
 	}
-	// real has no symlink left; O_NOFOLLOW catches a swap of its last
-	// component.
-	return readRegular(real)
+	p := c.dir
+	parts := strings.Split(rel, string(filepath.Separator))
+	for _, part := range parts[:len(parts)-1] {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("cache: %s is a symlink or not a directory", p)
+		}
+	}
+	return readRegular(file)
 }
 
 // readRegular reads path if it is a regular file (never through a symlink

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -104,7 +105,8 @@ func marshalValue(v any) (string, error) {
 // type, an unknown key, a block key (set its leaves instead), an empty value
 // for a non-string key, and any value that [Load] would warn about (wrong
 // type, out of range, unknown enum value), so the file only ever receives
-// values that load cleanly. Entries of map keys are set as key.<entry>
+// values that load cleanly; a legacy key (browser.allow_private_urls) is
+// refused in favour of its successor. Entries of map keys are set as key.<entry>
 // ("web.provider_tier.exa free").
 //
 // The file is edited through the goccy/go-yaml AST, so other keys, comments
@@ -138,6 +140,9 @@ func Set(home, key, value string) error {
 	if ref.hasEnt {
 		key += "." + ref.entry
 	}
+	if now, ok := legacyKeys[key]; ok {
+		return fmt.Errorf("config: %s is a legacy key that Load only honours with a warning; set %s instead", key, now)
+	}
 	v, err := decodeSetValue(ref, value)
 	if err != nil {
 		return err
@@ -147,8 +152,15 @@ func Set(home, key, value string) error {
 	if ref.hasEnt {
 		probe = map[string]any{ref.entry: v}
 	}
-	if pr := ref.f.set(Default(), probe, home); pr != nil {
+	probeCfg := Default()
+	if pr := ref.f.set(probeCfg, probe, home); pr != nil {
+		if strings.Contains(pr.msg, ref.f.typ) {
+			return fmt.Errorf("config: cannot set %s to %q: %s", key, value, pr.msg)
+		}
 		return fmt.Errorf("config: cannot set %s to %q: %s (expected %s)", key, value, pr.msg, ref.f.typ)
+	}
+	if ref.f.canonical && !ref.hasEnt {
+		v = ref.f.get(probeCfg) // the form Load keeps
 	}
 	if ref.f.isBool {
 		// "yes", "on", "1" are accepted for a boolean, but the file
@@ -183,6 +195,11 @@ func Set(home, key, value string) error {
 	return writeAtomic(path, out)
 }
 
+// legacyKeys are keys Load still reads, with a warning, for files written
+// for the described system (spec §A6.5); Set writes their successor
+// instead.
+var legacyKeys = map[string]string{"browser.allow_private_urls": "security.allow_private_urls"}
+
 // lockPath is the lock file that serialises Sets on one home.
 func lockPath(home string) string { return filepath.Join(home, ".config.yaml.lock") }
 
@@ -205,7 +222,7 @@ func decodeSetValue(ref keyRef, text string) (any, error) {
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("config: value %q is not valid YAML: %s", text, se.Message)
+			return nil, fmt.Errorf("config: cannot set %s: value %q is not valid YAML: %s", refName(ref), text, se.Message)
 		}
 		return nil, err
 	}
@@ -214,7 +231,7 @@ func decodeSetValue(ref keyRef, text string) (any, error) {
 	var v any
 	if len(f.Docs) > 0 && f.Docs[0] != nil {
 		if v, err = l.value(f.Docs[0].Body, 0); err != nil {
-			return nil, fmt.Errorf("config: value %q: %v", text, err)
+			return nil, fmt.Errorf("config: cannot set %s to %q: %v (expected %s)", refName(ref), text, err, ref.f.typ)
 		}
 	}
 	if v == nil {
@@ -224,6 +241,15 @@ func decodeSetValue(ref keyRef, text string) (any, error) {
 		return nil, fmt.Errorf("config: %s needs a value (expected %s)", strings.Join(ref.path, "."), ref.f.typ)
 	}
 	return v, nil
+}
+
+// refName is the dotted key ref was resolved from.
+func refName(ref keyRef) string {
+	k := strings.Join(ref.path, ".")
+	if ref.hasEnt {
+		k += "." + ref.entry
+	}
+	return k
 }
 
 // editYAML returns data (the current config.yaml, possibly empty) with segs
@@ -309,7 +335,7 @@ func setGeneric(root any, segs []string, v any) any {
 
 // fragmentText renders {segs[0]: {segs[1]: … v}} as block YAML.
 func fragmentText(segs []string, v any) ([]byte, error) {
-	var node any = v
+	var node any = roundTripSafe(v)
 	for i := len(segs) - 1; i >= 0; i-- {
 		node = yaml.MapSlice{{Key: segs[i], Value: node}}
 	}
@@ -318,6 +344,46 @@ func fragmentText(segs []string, v any) ([]byte, error) {
 		return nil, fmt.Errorf("config: render value: %w", err)
 	}
 	return b, nil
+}
+
+// quotedString is a string the YAML encoder writes double-quoted (Go
+// escapes are YAML double-quoted escapes).
+type quotedString string
+
+func (q quotedString) MarshalYAML() ([]byte, error) { return []byte(strconv.Quote(string(q))), nil }
+
+// roundTripSafe returns v with every string that the YAML encoder would
+// write in a form read back as another type (".inf", ".nan", "1e400" come
+// out plain and re-read as numbers) replaced by a quotedString.
+func roundTripSafe(v any) any {
+	switch x := v.(type) {
+	case string:
+		b, err := yaml.Marshal(yaml.MapSlice{{Key: "k", Value: x}})
+		var back map[string]any
+		if err != nil || yaml.Unmarshal(b, &back) != nil || back["k"] != x {
+			return quotedString(x)
+		}
+		return x
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = roundTripSafe(e)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = roundTripSafe(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = roundTripSafe(e)
+		}
+		return out
+	}
+	return v
 }
 
 func fragmentNode(segs []string, v any) (*ast.MappingNode, error) {

@@ -31,6 +31,9 @@ type field struct {
 	literal bool
 	// isBool marks a boolean leaf: Set writes true/false, never "yes".
 	isBool bool
+	// canonical marks a leaf whose file value Set writes in the form Load
+	// keeps (an enum: "AUTO_DISMISS" is written auto_dismiss).
+	canonical bool
 }
 
 // problem describes why a value was not used exactly as written: msg says
@@ -241,7 +244,7 @@ func str(name string, p func(*Config) *string, norm func(string) string) *field 
 func enum(name string, p func(*Config) *string, def string, others ...string) *field {
 	allowed := append([]string{def}, others...)
 	return &field{
-		name: name, typ: "one of " + strings.Join(allowed, ", "), literal: true,
+		name: name, typ: "one of " + strings.Join(allowed, ", "), literal: true, canonical: true,
 		set: func(c *Config, v any, _ string) *problem {
 			s, ok := v.(string)
 			if !ok {

@@ -133,7 +133,7 @@ var chromeRoles = map[string]bool{"navigation": true, "banner": true, "contentin
 func isChrome(n *html.Node, inContent bool) bool {
 	switch n.Data {
 	case "script", "style", "noscript", "template", "nav", "footer", "aside", "form",
-		"iframe", "svg", "button", "select", "dialog", "input", "textarea", "head", "title":
+		"iframe", "svg", "button", "select", "input", "textarea", "head", "title":
 		return true
 	case "header":
 		if !inContent {

@@ -61,6 +61,12 @@ var fuzzHiddenKinds = []string{
 	`<template><p>%s</p></template>`,
 	`<dialog><p>%s</p></dialog>`,
 	`<div aria-hidden="true" style="position:absolute;left:-9999px">%s</div>`,
+	`<span hidden="until-found">%s</span>`,
+	`<span style="DISPLAY: NONE !important">%s</span>`,
+	`<span style="visibility:collapse">%s</span>`,
+	`<span style="content-visibility:hidden">%s</span>`,
+	`<span style="visibility:hidden">%s<span style="visibility:visible"> shown </span></span>`,
+	`<span aria-hidden="true" style="position:absolute;clip:rect(0 0 0 0)">%s</span>`,
 }
 
 // fuzzWords are texts with markup characters and entities.

@@ -12,11 +12,17 @@ import (
 // render, before any extractor sees the tree. Text nobody can see is how
 // prompt injections are slipped to agents, so it never reaches the markdown:
 //
-//   - an element with the hidden attribute (HTML §6.1; hidden="until-found"
-//     is kept: it is collapsed page content a browser reveals on find, like a
-//     closed <details>), unless its inline style sets another display;
+//   - an element with the hidden attribute (HTML §6.1), unless its inline
+//     style sets another display; hidden="until-found" is dropped whatever
+//     its style: the UA style sheet gives it content-visibility:hidden
+//     (HTML §15.3.1), so it is not displayed until the reader happens to
+//     search for its exact words, and it has no visible control of its own;
 //   - <template> (its content is inert, never rendered);
-//   - <dialog> without the open attribute (not shown until a script opens it);
+//   - <dialog> without the open attribute (not shown until a script opens
+//     it). An open <dialog> is rendered and is kept: it becomes a <div>,
+//     because the extractors remove every <dialog> element as chrome (a
+//     modal one, role="dialog" or aria-modal="true", is still an overlay
+//     for preClean);
 //   - an element whose inline style says display:none, visibility:hidden or
 //     visibility:collapse (unless a descendant turns visibility back on), or
 //     content-visibility:hidden;
@@ -38,18 +44,48 @@ import (
 //     revealShare of the page's text: hiding most of a page is a loading
 //     state, not a hidden message.
 //
+// Kept on purpose, although a first look might call them hidden:
+//
+//   - the content of a closed <details>: the browser renders its <summary>
+//     as a visible disclosure control and shows the rest on one click (and
+//     on find-in-page); it is the page's own content (FAQ answers,
+//     accordions, collapsed code), not text kept from the reader;
+//   - opacity:0 and font-size:0: pages set them inline as the start state
+//     of a scroll or load animation (the content fades in) and on
+//     inline-block rows whose children reset the size, so they are not
+//     evidence of hidden text on their own;
+//   - <input type="hidden">: its value is no rendered text and never reaches
+//     the markdown (form controls are removed as chrome).
+//
 // Only inline styles are read: class-based hiding through a stylesheet is
 // not evaluated (that needs a CSS cascade; the browser tools see it).
 func dropHidden(doc *html.Node) {
 	react := hasReactBoundaries(doc)
 	var lens map[*html.Node]int
 	total := 0
-	var drop []*html.Node
+	var drop, hiddenStyle []*html.Node
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		if !isHiddenElement(n) {
+			if n.DataAtom == atom.Dialog {
+				n.DataAtom, n.Data = atom.Div, "div" // an open dialog is rendered
+			}
+			if v := parseInlineStyle(n)["visibility"]; v == "hidden" || v == "collapse" {
+				// A visible descendant keeps only itself: the rest of
+				// the subtree inherits the hidden visibility.
+				if lens == nil {
+					lens = map[*html.Node]int{}
+					total = textLen(doc, lens)
+				}
+				if total == 0 || float64(lens[n]) < revealShare*float64(total) {
+					drop = append(drop, invisibleParts(n)...)
+					// What is left is visible; the extractors drop any
+					// visibility:hidden element whole.
+					hiddenStyle = append(hiddenStyle, n)
+				}
+			}
 			return true
 		}
 		if n.DataAtom != atom.Template && n.DataAtom != atom.Dialog {
@@ -72,6 +108,27 @@ func dropHidden(doc *html.Node) {
 		if n.Parent != nil {
 			n.Parent.RemoveChild(n)
 		}
+	}
+	for _, n := range hiddenStyle {
+		removeStyleProp(n, "visibility")
+	}
+}
+
+// removeStyleProp removes every declaration of prop from n's style
+// attribute (prop compared case-insensitively).
+func removeStyleProp(n *html.Node, prop string) {
+	for i, a := range n.Attr {
+		if a.Namespace != "" || a.Key != "style" {
+			continue
+		}
+		var keep []string
+		for _, decl := range strings.Split(a.Val, ";") {
+			p, _, _ := strings.Cut(decl, ":")
+			if !strings.EqualFold(strings.TrimSpace(p), prop) && strings.TrimSpace(decl) != "" {
+				keep = append(keep, decl)
+			}
+		}
+		n.Attr[i].Val = strings.Join(keep, ";")
 	}
 }
 
@@ -132,7 +189,10 @@ func isHiddenElement(n *html.Node) bool {
 		}
 	}
 	st := parseInlineStyle(n)
-	if v, ok := attr(n, "hidden"); ok && !strings.EqualFold(strings.TrimSpace(v), "until-found") {
+	if v, ok := attr(n, "hidden"); ok {
+		if strings.EqualFold(strings.TrimSpace(v), "until-found") {
+			return true
+		}
 		if d, set := st["display"]; !set || d == "none" {
 			return true
 		}
@@ -147,6 +207,23 @@ func isHiddenElement(n *html.Node) bool {
 		return true
 	}
 	return false
+}
+
+// invisibleParts returns the children of n (a visibility:hidden element),
+// and of its descendants on the way to a visibility:visible one, that hold
+// no visibility:visible element: a browser renders none of them.
+func invisibleParts(n *html.Node) []*html.Node {
+	var out []*html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.ElementNode && parseInlineStyle(c)["visibility"] == "visible":
+		case c.Type == html.ElementNode && visibleDescendant(c):
+			out = append(out, invisibleParts(c)...)
+		case c.Type == html.TextNode || c.Type == html.ElementNode:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // visibleDescendant reports whether some descendant of n sets

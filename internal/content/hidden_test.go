@@ -33,6 +33,17 @@ func TestHiddenTextDropped(t *testing.T) {
 		{"aria-hidden zero size", `<p aria-hidden="true" style="width:0;height:0;overflow:hidden">` + secret + `</p>`},
 		{"aria-hidden 1px box", `<p aria-hidden="true" style="width:1px;height:1px;overflow:hidden">` + secret + `</p>`},
 		{"aria-hidden scale 0", `<p aria-hidden="true" style="transform: scale(0)">` + secret + `</p>`},
+		{"hidden until-found", `<div hidden="until-found"><p>` + secret + `</p></div>`},
+		{"hidden until-found upper case", `<div hidden="UNTIL-FOUND"><p>` + secret + `</p></div>`},
+		{"hidden until-found with display", `<div hidden="until-found" style="display:block"><p>` + secret + `</p></div>`},
+		{"hidden attribute upper case", `<P HIDDEN>` + secret + `</P>`},
+		{"display none upper case important", `<p style="DISPLAY:NONE !IMPORTANT">` + secret + `</p>`},
+		{"display none important unspaced", `<p style="display:none!important">` + secret + `</p>`},
+		{"display none later declaration wins", `<p style="display:block; display:none">` + secret + `</p>`},
+		{"visibility hidden around a visible child", `<p style="visibility:hidden">` + secret + ` <span style="visibility:visible">shown</span> ` + secret + `</p>`},
+		{"dialog closed inside open details", `<details open><summary>More</summary><dialog><p>` + secret + `</p></dialog></details>`},
+		{"input type hidden", `<p>Visible lead-in <input type="hidden" name="q" value="` + secret + `"> and more.</p>`},
+		{"input type hidden in form", `<form><input type=hidden value="` + secret + `"><p>A form.</p></form>`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,7 +71,9 @@ func TestRenderedTextKept(t *testing.T) {
 		{"open dialog", `<dialog open><p>` + phrase + `.</p></dialog>`},
 		{"aria-hidden on screen", `<p aria-hidden="true">` + phrase + `.</p>`},
 		{"screen-reader text without aria-hidden", `<p style="position:absolute;left:-9999px">` + phrase + `.</p>`},
-		{"hidden until-found", `<div hidden="until-found"><p>` + phrase + `.</p></div>`},
+		{"closed details", `<details><summary>Log</summary><p>` + phrase + `.</p></details>`},
+		{"opacity 0 (animation start state)", `<p style="opacity:0">` + phrase + `.</p>`},
+		{"visible child of visibility collapse", `<div style="visibility:collapse"><p style="visibility:visible">` + phrase + `.</p></div>`},
 		{"hidden overridden by inline display", `<p hidden style="display:block">` + phrase + `.</p>`},
 		{"visible child of hidden parent", `<div style="visibility:hidden"><p style="visibility:visible">` + phrase + `.</p></div>`},
 		{"small negative margin", `<p style="position:relative;left:-4px">` + phrase + `.</p>`},
@@ -83,6 +96,44 @@ func TestRenderedTextKept(t *testing.T) {
 				t.Fatalf("rendered text dropped from the tree")
 			}
 		})
+	}
+}
+
+// TestRenderedTextReachesMarkdown: content a browser renders reaches the
+// markdown end to end (the extractors remove <dialog> elements as chrome, so
+// an open one used to vanish): an open dialog, the summary and content of a
+// closed <details> (see dropHidden for why it is kept), and the visible
+// child of a visibility:hidden parent.
+func TestRenderedTextReachesMarkdown(t *testing.T) {
+	const phrase = "The keeper's log records every passing ship"
+	cases := []struct{ name, html string }{
+		{"open dialog", `<dialog open><p>` + phrase + `.</p></dialog>`},
+		{"open dialog upper case", `<DIALOG OPEN=""><p>` + phrase + `.</p></DIALOG>`},
+		{"closed details", `<details><summary>Summary of the log</summary><p>` + phrase + `.</p></details>`},
+		{"open details", `<details open><summary>Summary of the log</summary><p>` + phrase + `.</p></details>`},
+		{"visible child of hidden parent", `<div style="visibility:hidden"><p style="visibility:visible">` + phrase + `.</p></div>`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc, err := HTMLToMarkdown(hiddenPage(c.html), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(doc.Markdown, phrase) {
+				t.Fatalf("rendered text lost:\n%s", doc.Markdown)
+			}
+			if strings.Contains(c.html, "<summary>") && !strings.Contains(doc.Markdown, "Summary of the log") {
+				t.Fatalf("details summary lost:\n%s", doc.Markdown)
+			}
+		})
+	}
+	// A modal dialog is an overlay (preClean), open or not.
+	doc, err := HTMLToMarkdown(hiddenPage(`<dialog open aria-modal="true"><p>Subscribe to our newsletter today</p></dialog>`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(doc.Markdown, "newsletter") {
+		t.Fatalf("modal dialog kept:\n%s", doc.Markdown)
 	}
 }
 
@@ -147,6 +198,8 @@ func FuzzDropHidden(f *testing.F) {
 		`<div aria-hidden="true" style="position:absolute;left:-9999px">a</div>`,
 		`<div style="visibility:hidden"><p>most of the page</p><p hidden>inner</p></div>`,
 		`<template id="B:0"></template><div hidden id="S:0">seg</div>`,
+		`<div hidden="until-found">f</div>`, `<dialog open><p>o</p></dialog>`,
+		`<p style="visibility:hidden">a<b style="visibility:visible">b</b>c</p>`,
 	} {
 		f.Add(s)
 	}

@@ -306,7 +306,7 @@ func wholeBody(doc *html.Node) *html.Node {
 	if body == nil {
 		return nil
 	}
-	removeElements(body, "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "iframe", "svg", "button", "select", "dialog")
+	removeElements(body, "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "iframe", "svg", "button", "select")
 	prepareForMarkdown(body)
 	return body
 }

@@ -120,7 +120,7 @@ var codes = map[Code]string{
 	InvalidURL:             "the URL cannot be parsed the way a browser would parse it (WHATWG URL Standard), or has no host",
 	UnsupportedScheme:      "only http and https URLs are fetched (spec §A6.1)",
 	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL, also percent-encoded; a JSON Web Token (three base64url parts, eyJ….eyJ….…) counts too, a Gatehouse extension (§A7 leaves JWTs to output redaction, but a JWT handed to a reader is a credential)",
-	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers. Names are compared decoded to a fixed point, case-folded, with '-', '.' and ' ' read as '_' (api-key = api_key), a Gatehouse extension",
+	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers. Names are compared decoded to a fixed point, case-folded, with '-', '.' and ' ' read as '_' (api-key = api_key), and a credential-named parameter nested in another's value (a URL or query, percent-encoded to any depth: next=%2Fcb%3Faccess_token%3D…) counts too; both are Gatehouse extensions",
 	CredentialsInURL:       "the URL carries a password in its userinfo (user:pass@host), or a redirect target carries any userinfo",
 	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4); localhost and *.localhost names are loopback without DNS (RFC 6761 §6.3)",
 	SSRFMetadata:           "the host is a cloud metadata endpoint (spec §A6.1); never overridable",

@@ -80,6 +80,12 @@ func (s Store) Load(path string) (name, text string, err error) {
 	if aerr != nil {
 		return "", "", reason.New(reason.ReadNotFound, "", "The store directory is not set up.")
 	}
+	if _, err := CheckDir(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// A symlinked (or foreign) store directory: its files are not
+		// the ones the store wrote.
+		return "", "", reason.New(reason.ReadSymlink, "",
+			"The full-text store directory is a symlink or not your own; web_read reads only the store Gatehouse wrote. Remove it and re-run web_extract.")
+	}
 	full := filepath.Join(dir, name)
 	if fi, err := os.Lstat(full); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return "", "", symlinkErr(name)

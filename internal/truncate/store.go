@@ -118,13 +118,17 @@ func refreshIfSame(path, text string) bool {
 // PrivateDir creates dir (and missing parents) with mode 0700 and, when dir
 // already exists with any group or other permission bit, narrows it to
 // 0700. Cache and store directories use it: their files can hold private
-// page content. dir must not be a symlink to someone else's directory; a
-// chmod failure on an existing directory is returned.
+// page content. An existing dir must be a real directory owned by the
+// current user (CheckDir): a symlink at dir is refused, never followed (nor
+// chmod-ed through), because the private copies would land wherever it
+// points. Errors: creation, CheckDir's refusal, or a chmod failure.
 func PrivateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
 	}
-	fi, err := os.Stat(dir)
+	fi, err := CheckDir(dir)
 	if err != nil {
 		return err
 	}
@@ -132,6 +136,30 @@ func PrivateDir(dir string) error {
 		return os.Chmod(dir, 0o700)
 	}
 	return nil
+}
+
+// CheckDir reports whether dir may hold private page copies without being
+// created: it lstat()s dir (a symlink is never followed) and returns its
+// FileInfo, or an error when dir is missing, is a symlink, is not a
+// directory, or (on Unix) is owned by another user. The extract cache and
+// the full-text store check their directory with it before every read and
+// write.
+func CheckDir(dir string) (os.FileInfo, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return nil, fmt.Errorf("truncate: %s is a symlink; the cache and full-text store directory must be a real directory "+
+			"(private page copies must not land where a link points): remove the link and Gatehouse re-creates the directory", dir)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("truncate: %s is not a directory; remove it and Gatehouse re-creates the cache directory", dir)
+	case !ownedBySelf(fi):
+		return nil, fmt.Errorf("truncate: %s is owned by another user; the cache and full-text store directory must be your own "+
+			"(remove it or set GATEHOUSE_HOME to a directory of yours)", dir)
+	}
+	return fi, nil
 }
 
 // AgentPath maps a host path through s.PathMap (longest matching prefix,

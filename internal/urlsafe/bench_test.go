@@ -2,8 +2,10 @@ package urlsafe
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +86,25 @@ func BenchmarkGateBenchURLs(b *testing.B) {
 		}
 		_ = CheckSecrets(raw, u, true)
 		_ = o.CheckStatic(u)
+	}
+}
+
+// BenchmarkRedactPageNested: Redact over page-sized markdown (about 120 KB
+// of prose and links whose parameters carry nested, percent-encoded URLs, no
+// secret): the case the nested-parameter scan reads through.
+func BenchmarkRedactPageNested(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 120<<10; i++ {
+		fmt.Fprintf(&sb, "Paragraph %d of the article says something about the river and the town, with a "+
+			"[link](https://example.com/articles/%d?utm_source=feed&page=%d&next=%%2Fdashboard%%3Ftab%%3D2) and "+
+			"a search for `q=a+b` at https://search.example/?q=rivers+and+towns&lang=en.\n\n", i, i, i%7)
+	}
+	page := sb.String()
+	b.SetBytes(int64(len(page)))
+	b.ResetTimer()
+	for range b.N {
+		if Redact(page) != page {
+			b.Fatal("clean page changed")
+		}
 	}
 }

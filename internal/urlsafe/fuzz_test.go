@@ -15,6 +15,8 @@ var fuzzSeeds = []string{
 	"https://evil.example/?k=sk%252Dproj0123456789abcdef", "\\nghp_AAAAAAAAAAAAAAAAAAAA",
 	"https://example.com", "http://a.b:8080/x/./y?q='#f`", "https://x.y:443/", "http://x.0x/", "http://a.xn--b/",
 	"https://h.example/a/%2e%2E/b", "http://h.example/a\\b", "https://h.example/?a=<b>#c{d}",
+	"https://x.example/login?next=%2Fcb%3Faccess_token%3Dabc123", "https://x.example/?r=https%253A%252F%252Fy%252F%253Ftoken%253Dx",
+	"https://x.example/login?next=%2Fdashboard", "https://x.example/?state=token%3Dabc#f",
 }
 
 func FuzzParse(f *testing.F) {

@@ -29,14 +29,22 @@ const maxRedactRounds = 64
 //   - the value of a credential-named parameter (spec §A6.7 names plus
 //     refresh_token, id_token and x-goog-signature, compared as
 //     SensitiveQueryParam does; code, key, auth, session and sig are page
-//     facets and stay) after '?', '&', ';' or '#' becomes "name=[REDACTED]";
+//     facets and stay) after '?', '&', ';' or '#' becomes "name=[REDACTED]",
+//     and so does the value of any parameter that hides one in a nested,
+//     possibly percent-encoded URL or query ("next=%2Fcb%3Ftoken%3Dabc"
+//     becomes "next=[REDACTED]"), as the gate reads it (SensitiveQueryParam);
+//     a URL whose parameter the pair scan cannot place (the value runs
+//     through "(" or a quote, or across a tab) keeps its "scheme://host"
+//     and loses the rest;
 //   - a white-space-delimited word that still hides a secret only after
 //     percent-decoding (FindSecret's forms) is cut: a URL keeps its
 //     "scheme://host" and loses the rest ("https://host/[REDACTED]"), or
 //     loses everything after "scheme://" when the host itself hides the
 //     secret; any other word becomes Redacted.
 //
-// The result never contains a token FindSecret finds, nor a userinfo password.
+// The result never contains a token FindSecret finds, nor a userinfo
+// password, nor (read as one URL) a credential-named parameter, top-level or
+// nested, whose value is more than Redacted and punctuation.
 // Text without secrets is returned unchanged (no allocation). Redact is
 // pure and safe for concurrent use; it costs one scan of s when s is clean.
 func Redact(s string) string {
@@ -85,6 +93,14 @@ func redact(s string) string {
 	out = redactURLParts(out)
 	if hasEncodedSecret(out) {
 		out = redactEncodedWords(out)
+	}
+	if strings.ContainsAny(out, "?#") && strings.ContainsAny(out, "=%") {
+		out = redactCredentialWords(out)
+		if t := strings.TrimSpace(out); len(t) <= MaxURLBytes && schemeLen(t) > 0 && credentialLeft(t) {
+			// One URL whose parameter the gate reads across white
+			// space (a tab or newline it drops): keep the scheme only.
+			return t[:schemeLen(t)] + "://" + Redacted
+		}
 	}
 	if single := repairSchemeGap(strings.TrimSpace(out)); len(single) <= MaxURLBytes && !strings.ContainsAny(single, " \t\r\n") && schemeLen(single) > 0 {
 		// One URL: a token may appear only in its canonical form (a host
@@ -194,12 +210,16 @@ func redactURLParts(s string) string {
 			for k < len(s) && s[k] != '=' && s[k] != '&' && s[k] != ';' && s[k] != '#' && s[k] != '?' && !isURLStop(s[k]) {
 				k++
 			}
-			if k < len(s) && s[k] == '=' && k > j && redactParams[paramKey(formDecode(s[j:k]))] {
+			if k < len(s) && s[k] == '=' && k > j {
 				v := k + 1
 				for v < len(s) && s[v] != '&' && s[v] != ';' && s[v] != '#' && !isURLStop(s[v]) {
 					v++
 				}
-				if v > k+1 && s[k+1:v] != Redacted {
+				// The value goes when the name is a credential's, or when
+				// the pair hides one in a nested URL or query
+				// ("next=%2Fcb%3Ftoken%3Dabc"), as the gate reads it.
+				if v > k+1 && s[k+1:v] != Redacted && (redactParams[paramKey(formDecode(s[j:k]))] ||
+					hasNestedCredential(s[j:v])) {
 					b.WriteString(s[i : k+1])
 					b.WriteString(Redacted)
 					i = v
@@ -214,6 +234,79 @@ func redactURLParts(s string) string {
 	if !changed {
 		return s
 	}
+	return b.String()
+}
+
+// hasNestedCredential reports whether the text of one name=value pair still
+// carries a credential-named parameter (redactParams) in any decoded form.
+func hasNestedCredential(pair string) bool {
+	n, _ := nestedCredential(pair, redactParams, carriesCredential)
+	return n != ""
+}
+
+// carriesCredential reports whether a decoded parameter value still holds
+// anything once every Redacted in it is removed: a letter, a digit or a
+// non-ASCII byte (a value of punctuation only, such as the ")" that closes
+// a parenthesized URL after "token=[REDACTED]", is no credential).
+func carriesCredential(v string) bool {
+	if strings.Contains(v, Redacted) {
+		v = strings.ReplaceAll(v, Redacted, "")
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; isAlpha(c) || isDigit(c) || c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialLeft reports whether the URL word w, read as the gate reads it
+// (tabs and newlines removed; query and fragment, every nested and encoded
+// level), still carries a credential-named parameter with a value.
+func credentialLeft(w string) bool {
+	i := strings.IndexAny(w, "?#")
+	if i < 0 {
+		return false
+	}
+	if strings.ContainsAny(w, "\t\r\n") {
+		w = removeTabNewline(w)
+		i = strings.IndexAny(w, "?#")
+	}
+	if i < 0 || strings.IndexByte(w[i:], '=') < 0 && strings.IndexByte(w[i:], '%') < 0 {
+		return false
+	}
+	n, _ := nestedCredential(w[i+1:], redactParams, carriesCredential)
+	return n != ""
+}
+
+// redactCredentialWords cuts (cutURL) every white-space-delimited word that
+// still carries a credential-named parameter (credentialLeft): the pair scan
+// of redactURLParts stops at characters that end a URL in running text
+// ("(", "'", "\\"), where the gate reads on.
+func redactCredentialWords(s string) string {
+	var b strings.Builder
+	done := 0 // s[:done] is in b
+	i := 0
+	for i < len(s) {
+		if isSpace(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		if w := s[i:j]; credentialLeft(w) {
+			b.WriteString(s[done:i])
+			b.WriteString(cutURL(w))
+			done = j
+		}
+		i = j
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
 	return b.String()
 }
 
@@ -354,6 +447,12 @@ func cutWord(w string) string {
 	if _, found := findInDecoded(w); !found {
 		return w
 	}
+	return cutURL(w)
+}
+
+// cutURL cuts the word w: a URL keeps its "scheme://host" (unless the host
+// hides a secret) and loses the rest; any other word becomes Redacted.
+func cutURL(w string) string {
 	if n := schemeLen(w); n > 0 && strings.HasPrefix(w[n:], "://") {
 		rest := w[n+3:]
 		end := strings.IndexAny(rest, "/?#\\")

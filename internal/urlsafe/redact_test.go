@@ -48,6 +48,12 @@ func FuzzRedact(f *testing.F) {
 		"https://evil.example/x?k=" + testKey, testJWT, "https://a:b@c.example/",
 		"https://x.example/?token=abc", "sk%252D" + testKey[3:], "plain text",
 		"https://x.example/?t=sk-abcdefg\nhijklmnop",
+		"https://x.example/login?next=%2Fcb%3Faccess_token%3Dabc123",
+		"https://x.example/login?next=%252Fcb%253Faccess_token%253Dabc123",
+		"https://x.example/login?redirect=https%3A%2F%2Fy.example%2F%3Fapi_key%3D" + testKey,
+		"https://x.example/login?next=/cb?access_token=abc123", "https://x.example/login?next=%2Fdashboard",
+		"https://x.example/?state=token%3Dabc", "see (https://x.example/?next=%2F(cb%3Ftoken%3Dabc) now",
+		"https://x.example/?%26token%3Dabc=", "https://x.example/#/r?next=%2Fcb%3Fjwt%3D" + testJWT,
 	} {
 		f.Add(s)
 	}
@@ -63,7 +69,12 @@ func FuzzRedact(f *testing.F) {
 		if FindSecret(r) != nil {
 			t.Fatalf("Redact(%q) = %q still carries a secret", s, r)
 		}
-		if FindSecret(s) == nil && !strings.Contains(s, "@") && !strings.Contains(s, "=") && r != s {
+		// Whatever the parameter gate refuses (a credential-named
+		// parameter, nested or encoded at any depth), Redact removes.
+		if gateSeesCredential(r) {
+			t.Fatalf("Redact(%q) = %q still carries a credential-named parameter", s, r)
+		}
+		if FindSecret(s) == nil && !strings.Contains(s, "@") && !strings.Contains(decodeAll(s), "=") && r != s {
 			t.Fatalf("clean text changed: %q → %q", s, r)
 		}
 		if u, err := Parse(r); err == nil && u.HasPassword && !strings.Contains(r, Redacted) {
@@ -131,4 +142,17 @@ func BenchmarkRedactPage(b *testing.B) {
 			b.Fatal("clean page changed")
 		}
 	}
+}
+
+// decodeAll percent-decodes s to a fixed point (at most maxDecodeRounds),
+// the deepest form the gate reads.
+func decodeAll(s string) string {
+	for range maxDecodeRounds {
+		d := percentDecode(s)
+		if d == s {
+			break
+		}
+		s = d
+	}
+	return s
 }

@@ -372,6 +372,10 @@ var sensitiveParams = map[string]bool{
 // %XX decoded once); names compare in paramKey form (further decoding,
 // case folding, '-', '.' and ' ' as '_'); the returned name is
 // the decoded one as written (e.g. "API_KEY", "token" for "%74oken").
+// When no top-level parameter is one, the values are read too (a Gatehouse
+// extension, see nestedCredential): a credential-named parameter inside a
+// nested URL or query, raw or percent-encoded to any depth
+// ("next=%2Fcb%3Faccess_token%3Dabc"), is returned by its decoded name.
 // Tabs and newlines are removed first, as a browser does.
 func SensitiveQueryParam(raw string) string {
 	s := removeTabNewline(strings.TrimSpace(raw))
@@ -391,13 +395,114 @@ func sensitiveIn(query, fragment string) string {
 	if name := sensitivePair(query); name != "" {
 		return name
 	}
-	if fragment == "" {
-		return ""
+	if fragment != "" {
+		f := fragment
+		if _, after, ok := strings.Cut(f, "?"); ok {
+			f = after
+		}
+		if name := sensitivePair(f); name != "" {
+			return name
+		}
 	}
-	if _, after, ok := strings.Cut(fragment, "?"); ok {
-		fragment = after
+	// A Gatehouse extension of spec §A6.7: a credential-named parameter
+	// inside a parameter value, a nested URL or query such as
+	// "next=%2Fcb%3Faccess_token%3Dabc" or "redirect=https%3A%2F%2Fy%2F%3Ftoken%3D…"
+	// (any encoding depth), reaches the reader all the same.
+	nested := query
+	if fragment != "" {
+		nested += "#" + fragment
 	}
-	return sensitivePair(fragment)
+	name, _ := nestedCredential(nested, sensitiveParams, nonEmpty)
+	return name
+}
+
+func nonEmpty(v string) bool { return v != "" }
+
+// maxParamNameBytes bounds the parameter names nestedCredential compares (the
+// longest credential name, triple-encoded, is far shorter).
+const maxParamNameBytes = 256
+
+// nestedCredential scans s and each successive percent-decoding of s (to a
+// fixed point, at most maxDecodeRounds) for "name=value" where name, in
+// paramKey form, is in names and whose form-decoded value satisfies carries
+// (the gate: non-empty; Redact: not just Redacted). A name starts after '?', '&', ';', '#' or '=' (or at the start of
+// s), a value ends at '&', ';' or '#', so a parameter nested in another's
+// value ("next=/cb?token=abc", "state=token%3Dabc", a whole URL encoded
+// twice) is found as well as a top-level one. It returns the first such
+// name (form-decoded) and its decoded value, or "" and "".
+func nestedCredential(s string, names map[string]bool, carries func(string) bool) (name, value string) {
+	if strings.IndexByte(s, '=') < 0 && strings.IndexByte(s, '%') < 0 {
+		return "", ""
+	}
+	for round := 0; ; round++ {
+		if n, v := scanCredential(s, names, carries); n != "" {
+			return n, v
+		}
+		if round == maxDecodeRounds {
+			return "", ""
+		}
+		d := percentDecode(s)
+		if d == s {
+			return "", ""
+		}
+		s = d
+	}
+}
+
+// nameIn reports whether the raw (undecoded) parameter name raw is in names
+// in paramKey form. A plain ASCII name is folded in a stack buffer, without
+// allocating (the common case: every parameter of every link of a page);
+// anything else goes through formDecode and paramKey.
+func nameIn(raw string, names map[string]bool) bool {
+	if len(raw) == 0 || len(raw) > 32 || strings.ContainsAny(raw, "%+") || raw[0] <= ' ' || raw[len(raw)-1] <= ' ' {
+		return names[paramKey(formDecode(raw))]
+	}
+	var buf [32]byte
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c >= 0x80:
+			return names[paramKey(formDecode(raw))]
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		case c == '-' || c == '.' || c == ' ':
+			c = '_'
+		}
+		buf[i] = c
+	}
+	return names[string(buf[:len(raw)])]
+}
+
+// scanCredential is one round of nestedCredential (no decoding of s).
+func scanCredential(s string, names map[string]bool, carries func(string) bool) (name, value string) {
+	start := 0 // where the current name starts
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '?', '&', ';', '#':
+			start = i + 1
+			continue
+		case '=':
+		default:
+			continue
+		}
+		raw := s[start:i]
+		start = i + 1
+		if raw == "" || len(raw) > maxParamNameBytes {
+			continue
+		}
+		if !nameIn(raw, names) {
+			continue
+		}
+		n := formDecode(raw)
+		e := i + 1
+		for e < len(s) && s[e] != '&' && s[e] != ';' && s[e] != '#' {
+			e++
+		}
+		if v := formDecode(s[i+1 : e]); carries(v) {
+			return n, v
+		}
+	}
+	return "", ""
 }
 
 func sensitivePair(q string) string {
