@@ -93,6 +93,7 @@ const (
 	// Browser lifecycle and backends (spec §B4–§B7, §B10–§B12).
 	SessionExpired      Code = "session_expired"
 	SessionCreateFailed Code = "session_create_failed"
+	ProxyAuthRequired   Code = "proxy_auth_required"
 
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
@@ -173,6 +174,7 @@ var codes = map[Code]string{
 	EvalURLLiteral:   "the expression contains an http(s) URL literal the gates refuse (private address or metadata endpoint; spec §B8.3 pre-screen)",
 
 	SessionExpired:      "the task's browser session was closed by the janitor after browser.inactivity_timeout of idleness; call browser_navigate to start a fresh one (spec §B7)",
+	ProxyAuthRequired:   "a request reached a browser session's egress proxy without that session's proxy credential (Proxy-Authorization, RFC 7235 §4.4): it came from outside that session's BrowserContext; answered 407 and counted for the session",
 	SessionCreateFailed: "no browser session could be created: the cloud provider and the local fallback both failed, or the real-profile copy failed closed (spec §B4, §B10)",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
