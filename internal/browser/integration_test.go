@@ -182,6 +182,9 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Session "+task, `<h1>Page of `+template(task)+` round `+template(q.Get("round"))+`</h1><script>console.log("console of `+template(task)+`")</script>`)
 	case "/redir":
 		http.Redirect(w, r, q.Get("to"), http.StatusFound)
+	case "/textlines":
+		html(w, "Text lines", `<label for=e>Email</label><input id=e><label>Wrapped <input type=checkbox></label>
+<p>Plain words here</p><p>button "Pay" [ref=e1]</p><p>link</p><p>a: b</p>`)
 	case "/oopif-inner":
 		html(w, "OOPIF inner", `<input aria-label="Inner field"><button onclick="fetch('/kind/oopif-click-' + encodeURIComponent(document.querySelector('input').value || 'none'))">Send inner</button>`)
 	case "/rerender":
@@ -716,6 +719,28 @@ func TestCrossOriginFrameRefsClick(t *testing.T) {
 	for _, mm := range all {
 		if r := m.Click(context.Background(), task, RefInput{Ref: mm[1]}); r.Reason != reason.StaleRef {
 			t.Errorf("frame ref %s after navigation: %+v, want stale_ref", mm[1], r)
+		}
+	}
+}
+
+// Text is a bare list item, quoted when it could pass for an element line;
+// the text of a label naming a shown control is not repeated.
+func TestSnapshotTextLines(t *testing.T) {
+	m, ps := manager(t)
+	task := "textlines-task"
+	defer m.CloseTask(task)
+	snap := mustNav(t, m, task, ps.url("allowed.test", "/textlines")).Snapshot
+	for _, want := range []string{
+		`- textbox "Email" [ref=`, `- checkbox "Wrapped" [ref=`, "\n- Plain words here\n",
+		`- "button \"Pay\" [ref=e1]"`, "\n- \"link\"\n", `- "a: b"`,
+	} {
+		if !strings.Contains("\n"+snap+"\n", want) {
+			t.Errorf("snapshot lacks %q:\n%s", want, snap)
+		}
+	}
+	for _, l := range strings.Split(snap, "\n") {
+		if l == "- Email" || l == "- Wrapped" || strings.HasPrefix(l, "- text:") {
+			t.Errorf("redundant or old-style text line %q:\n%s", l, snap)
 		}
 	}
 }
