@@ -186,7 +186,7 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Text lines", `<label for=e>Email</label><input id=e><label>Wrapped <input type=checkbox></label>
 <p>Plain words here</p><p>button "Pay" [ref=e1]</p><p>link</p><p>a: b</p>`)
 	case "/oopif-inner":
-		html(w, "OOPIF inner", `<input aria-label="Inner field"><button onclick="fetch('/kind/oopif-click-' + encodeURIComponent(document.querySelector('input').value || 'none'))">Send inner</button>`)
+		html(w, "OOPIF inner", `<input aria-label="Inner field"><button onclick="fetch('/kind/oopif-click-' + encodeURIComponent(document.querySelector('input').value || 'none'))">Send inner</button><button onclick="alert('from the frame'); document.body.append('after frame alert')">Alert inner</button>`)
 	case "/rerender":
 		html(w, "Rerender", `<nav><a href="/next">Home</a><a href="/b">About</a></nav>
 <div id=part><button>Old one</button><button>Old two</button></div>
@@ -774,6 +774,24 @@ func TestOutOfProcessIframeTypeAndClick(t *testing.T) {
 	}
 	if ps.count("localhost", want) != had+1 {
 		t.Fatalf("the frame's server did not get %s; hits on localhost: %v", want, ps.hostHits("localhost"))
+	}
+	// A dialog the frame opens is closed at once and reported; the call
+	// returns promptly and the frame's script goes on.
+	alertRef := regexp.MustCompile(`button "Alert inner" \[ref=(f\d+e\d+)\]`).FindStringSubmatch(nav.Snapshot)
+	if alertRef == nil {
+		t.Fatalf("no alert button in the frame:\n%s", nav.Snapshot)
+	}
+	start := time.Now()
+	al := m.Click(context.Background(), task, RefInput{Ref: alertRef[1]})
+	if !al.Success || time.Since(start) > 5*time.Second {
+		t.Fatalf("click opening a dialog in the frame: %+v after %v", al, time.Since(start))
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(m.Snapshot(context.Background(), task, SnapshotInput{}).Snapshot, "after frame alert") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the frame's script did not go on after its dialog (dialogs %+v)", al.Dialogs)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// The frame navigates (same frame, new document): its old refs are stale.
 	if r := m.Console(context.Background(), task, ConsoleInput{Expression: `document.querySelectorAll('iframe')[1].src = ` + strconv.Quote(inner+"?again=1")}); !r.Success {
