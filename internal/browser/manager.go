@@ -84,6 +84,8 @@ type Manager struct {
 	spares    []*Session    // pre-started sessions for the next new keys (see takeSpare)
 	spareBusy bool          // a fill loop is running (fillSpare)
 	spareDone chan struct{} // closed when the spare being made is ready or failed; nil when idle
+	spareWait int           // callers waiting in takeSpare for the spare being made (reset when it is done)
+	spareWake chan struct{} // a caller started waiting: cut the fill loop's pause (buffered 1)
 	closed    bool
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -142,11 +144,12 @@ func New(o Options) (*Manager, []string) {
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
 		// Only the local backend exists in this build, so hybrid routing never
 		// applies (no cloud provider, spec §B3).
-		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
-		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
-		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
-		sessions: map[string]*Session{},
-		stop:     make(chan struct{}),
+		route:     Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
+		timeouts:  CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
+		store:     truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
+		sessions:  map[string]*Session{},
+		stop:      make(chan struct{}),
+		spareWake: make(chan struct{}, 1),
 	}
 	if cfg.Browser.CloudProviderSet && cfg.Browser.CloudProvider != "local" {
 		warns = append(warns, fmt.Sprintf("browser.cloud_provider %q: cloud browser providers are not built yet; the local Chromium serves every session", cfg.Browser.CloudProvider))
@@ -423,6 +426,13 @@ func (m *Manager) takeSpare(ctx context.Context, active bool) *Session {
 				return nil
 			}
 		}
+		m.mu.Lock()
+		m.spareWait++
+		m.mu.Unlock()
+		select {
+		case m.spareWake <- struct{}{}:
+		default:
+		}
 		select {
 		case <-done:
 		case <-ctx.Done():
@@ -431,8 +441,10 @@ func (m *Manager) takeSpare(ctx context.Context, active bool) *Session {
 	}
 }
 
-// spareDelay is the pause before making a spare while the pool still holds
-// one (an empty pool is refilled at once: a caller may be waiting on it).
+// spareDelay is the pause before making a spare when no caller waits for
+// one: the sessions just handed out run their first calls (a navigation)
+// before a renderer start competes with them for the CPU. A caller that starts
+// waiting cuts the pause.
 const spareDelay = 250 * time.Millisecond
 
 // fillSpare starts, unless one runs, a background loop that makes spare
@@ -454,16 +466,16 @@ func (m *Manager) fillSpare() {
 		defer m.wg.Done()
 		for {
 			m.mu.Lock()
-			pause := len(m.spares) > 0
+			pause := m.spareWait == 0
 			m.mu.Unlock()
 			if pause {
-				// Topping up a pool that still has a spare: let the sessions
-				// just handed out run their first calls before a renderer
-				// start competes with them for the CPU.
+				t := time.NewTimer(spareDelay)
 				select {
-				case <-time.After(spareDelay):
+				case <-t.C:
+				case <-m.spareWake:
 				case <-m.stop:
 				}
+				t.Stop()
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			s, err := m.newSession(ctx, l, active)
@@ -480,6 +492,7 @@ func (m *Manager) fillSpare() {
 				m.spares = append(m.spares, s)
 			}
 			close(m.spareDone)
+			m.spareWait = 0 // every waiter is woken; one may take this spare
 			more := ok && len(m.spares) < SpareSessions
 			if more {
 				m.spareDone = make(chan struct{})
