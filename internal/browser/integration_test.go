@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,6 +182,11 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Session "+task, `<h1>Page of `+template(task)+` round `+template(q.Get("round"))+`</h1><script>console.log("console of `+template(task)+`")</script>`)
 	case "/redir":
 		http.Redirect(w, r, q.Get("to"), http.StatusFound)
+	case "/textlines":
+		html(w, "Text lines", `<label for=e>Email</label><input id=e><label>Wrapped <input type=checkbox></label>
+<p>Plain words here</p><p>button "Pay" [ref=e1]</p><p>link</p><p>a: b</p>`)
+	case "/oopif-inner":
+		html(w, "OOPIF inner", `<input aria-label="Inner field"><button onclick="fetch('/kind/oopif-click-' + encodeURIComponent(document.querySelector('input').value || 'none'))">Send inner</button><button onclick="alert('from the frame'); document.body.append('after frame alert')">Alert inner</button>`)
 	case "/rerender":
 		html(w, "Rerender", `<nav><a href="/next">Home</a><a href="/b">About</a></nav>
 <div id=part><button>Old one</button><button>Old two</button></div>
@@ -681,7 +687,8 @@ func TestCrashedTabIsReplaced(t *testing.T) {
 
 // A cross-origin frame of the same site (another port) is snapshotted in its
 // own world and its refs click; a cross-site frame (another process under site
-// isolation) is listed but not expanded.
+// isolation: its own CDP target) is snapshotted through a session attached to
+// that target, and its refs click too.
 func TestCrossOriginFrameRefsClick(t *testing.T) {
 	m, ps := manager(t)
 	ps2 := newPageServer()
@@ -691,24 +698,108 @@ func TestCrossOriginFrameRefsClick(t *testing.T) {
 	u := ps.url("allowed.test", "/xframe?same="+ps2.url("allowed.test", "/inner")+"&other="+ps.url("other.test", "/inner"))
 	nav := mustNav(t, m, task, u)
 	re := regexp.MustCompile(`button "Inner button" \[ref=(f\d+e\d+)\]`)
-	mm := re.FindStringSubmatch(nav.Snapshot)
-	if mm == nil {
-		t.Fatalf("no frame ref for the same-site cross-origin frame:\n%s", nav.Snapshot)
+	all := re.FindAllStringSubmatch(nav.Snapshot, -1)
+	if len(all) != 2 || all[0][1] == all[1][1] {
+		t.Fatalf("want two frame refs (same-site and cross-site frame), got %v:\n%s", all, nav.Snapshot)
 	}
-	if !strings.Contains(nav.Snapshot, `iframe "other site"`) || !strings.Contains(nav.Snapshot, "(cross-origin: not expanded)") {
-		t.Errorf("cross-site frame not listed as unexpanded:\n%s", nav.Snapshot)
+	if strings.Contains(nav.Snapshot, "not expanded") {
+		t.Errorf("a frame was left unexpanded:\n%s", nav.Snapshot)
 	}
 	again := m.Snapshot(context.Background(), task, SnapshotInput{})
 	if again.Snapshot != nav.Snapshot {
 		t.Errorf("re-snapshot changed frame refs:\n%s\n---\n%s", nav.Snapshot, again.Snapshot)
 	}
-	cl := m.Click(context.Background(), task, RefInput{Ref: mm[1]})
-	if !cl.Success || !strings.Contains(cl.Delta, "inner clicked") {
-		t.Fatalf("click in the cross-origin frame: %+v", cl)
+	for _, mm := range all {
+		cl := m.Click(context.Background(), task, RefInput{Ref: mm[1]})
+		if !cl.Success || !strings.Contains(cl.Delta, "inner clicked") {
+			t.Fatalf("click %s in a cross-origin frame: %+v", mm[1], cl)
+		}
 	}
 	mustNav(t, m, task, ps.url("allowed.test", "/next"))
-	if r := m.Click(context.Background(), task, RefInput{Ref: mm[1]}); r.Reason != reason.StaleRef {
-		t.Errorf("frame ref after navigation: %+v, want stale_ref", r)
+	for _, mm := range all {
+		if r := m.Click(context.Background(), task, RefInput{Ref: mm[1]}); r.Reason != reason.StaleRef {
+			t.Errorf("frame ref %s after navigation: %+v, want stale_ref", mm[1], r)
+		}
+	}
+}
+
+// Text is a bare list item, quoted when it could pass for an element line;
+// the text of a label naming a shown control is not repeated.
+func TestSnapshotTextLines(t *testing.T) {
+	m, ps := manager(t)
+	task := "textlines-task"
+	defer m.CloseTask(task)
+	snap := mustNav(t, m, task, ps.url("allowed.test", "/textlines")).Snapshot
+	for _, want := range []string{
+		`- textbox "Email" [ref=`, `- checkbox "Wrapped" [ref=`, "\n- Plain words here\n",
+		`- "button \"Pay\" [ref=e1]"`, "\n- \"link\"\n", `- "a: b"`,
+	} {
+		if !strings.Contains("\n"+snap+"\n", want) {
+			t.Errorf("snapshot lacks %q:\n%s", want, snap)
+		}
+	}
+	for _, l := range strings.Split(snap, "\n") {
+		if l == "- Email" || l == "- Wrapped" || strings.HasPrefix(l, "- text:") {
+			t.Errorf("redundant or old-style text line %q:\n%s", l, snap)
+		}
+	}
+}
+
+// A page on 127.0.0.1 embedding a frame from localhost (another site, so an
+// out-of-process iframe under site isolation): the frame's controls are in the
+// snapshot with frame-scoped refs, typing and clicking them reaches the frame's
+// server, and after the frame navigates its old refs are stale.
+func TestOutOfProcessIframeTypeAndClick(t *testing.T) {
+	m, ps := manager(t)
+	task := "oopif-task"
+	defer m.CloseTask(task)
+	inner := ps.url("localhost", "/oopif-inner")
+	nav := mustNav(t, m, task, ps.url("127.0.0.1", "/xframe?same="+ps.url("127.0.0.1", "/next")+"&other="+inner))
+	field := regexp.MustCompile(`textbox "Inner field" \[ref=(f\d+e\d+)\]`).FindStringSubmatch(nav.Snapshot)
+	send := regexp.MustCompile(`button "Send inner" \[ref=(f\d+e\d+)\]`).FindStringSubmatch(nav.Snapshot)
+	if field == nil || send == nil {
+		t.Fatalf("the out-of-process frame's controls are not in the snapshot:\n%s", nav.Snapshot)
+	}
+	want := "/kind/oopif-click-hello oopif" // r.URL.Path is decoded
+	had := ps.count("localhost", want)
+	if ty := m.Type(context.Background(), task, TypeInput{Ref: field[1], Text: "hello oopif"}); !ty.Success {
+		t.Fatalf("type in the out-of-process frame: %+v", ty)
+	}
+	if cl := m.Click(context.Background(), task, RefInput{Ref: send[1]}); !cl.Success {
+		t.Fatalf("click in the out-of-process frame: %+v", cl)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for ps.count("localhost", want) == had && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ps.count("localhost", want) != had+1 {
+		t.Fatalf("the frame's server did not get %s; hits on localhost: %v", want, ps.hostHits("localhost"))
+	}
+	// A dialog the frame opens is closed at once and reported; the call
+	// returns promptly and the frame's script goes on.
+	alertRef := regexp.MustCompile(`button "Alert inner" \[ref=(f\d+e\d+)\]`).FindStringSubmatch(nav.Snapshot)
+	if alertRef == nil {
+		t.Fatalf("no alert button in the frame:\n%s", nav.Snapshot)
+	}
+	start := time.Now()
+	al := m.Click(context.Background(), task, RefInput{Ref: alertRef[1]})
+	if !al.Success || time.Since(start) > 5*time.Second {
+		t.Fatalf("click opening a dialog in the frame: %+v after %v", al, time.Since(start))
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(m.Snapshot(context.Background(), task, SnapshotInput{}).Snapshot, "after frame alert") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the frame's script did not go on after its dialog (dialogs %+v)", al.Dialogs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The frame navigates (same frame, new document): its old refs are stale.
+	if r := m.Console(context.Background(), task, ConsoleInput{Expression: `document.querySelectorAll('iframe')[1].src = ` + strconv.Quote(inner+"?again=1")}); !r.Success {
+		t.Fatalf("console: %+v", r)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if r := m.Click(context.Background(), task, RefInput{Ref: send[1]}); r.Reason != reason.StaleRef {
+		t.Errorf("old frame ref after the frame navigated: %+v, want stale_ref", r)
 	}
 }
 

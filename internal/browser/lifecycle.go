@@ -248,10 +248,10 @@ func (m *Manager) stopIdleBrowser() bool {
 		m.mu.Unlock()
 		return false
 	}
-	l, sp := m.local, m.spare
-	m.local, m.spare = nil, nil
+	l, sps := m.local, m.spares
+	m.local, m.spares = nil, nil
 	m.mu.Unlock()
-	if sp != nil {
+	for _, sp := range sps {
 		sp.tab.Close()
 		sp.proxy.Close()
 	}

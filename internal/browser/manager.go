@@ -85,8 +85,11 @@ type Manager struct {
 	local     *backend.Local
 	defProxy  *egress.ProxySession
 	sessions  map[string]*Session
-	spare     *Session // pre-started session for the next new key (see takeSpare)
-	spareBusy bool
+	spares    []*Session    // pre-started sessions for the next new keys (see takeSpare)
+	spareBusy bool          // a fill loop is running (fillSpare)
+	spareDone chan struct{} // closed when the spare being made is ready or failed; nil when idle
+	spareWait int           // callers waiting in takeSpare for the spare being made (reset when it is done)
+	spareWake chan struct{} // a caller started waiting: cut the fill loop's pause (buffered 1)
 	closed    bool
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -116,8 +119,9 @@ type Session struct {
 	lastSnap string
 	lastDoc  int64
 
-	// Frames of another origin (same process) are snapshotted in their own
-	// isolated world; their refs are "f<k>e<n>" (k never reused in the tab).
+	// Frames of another origin (same process, or another site's process
+	// through its own CDP target) are snapshotted in their own isolated
+	// world; their refs are "f<k>e<n>" (k never reused in the tab).
 	frameK   map[cdp.FrameID]int
 	frameOf  map[int]cdp.FrameID
 	frameRef map[int]int // next ref number per frame
@@ -148,11 +152,12 @@ func New(o Options) (*Manager, []string) {
 	gates, warns := NewGates(cfg, o.Home, o.Resolver, o.AllowAddrPorts)
 	m := &Manager{
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
-		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
-		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
-		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
-		sessions: map[string]*Session{},
-		stop:     make(chan struct{}),
+		route:     Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
+		timeouts:  CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
+		store:     truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
+		sessions:  map[string]*Session{},
+		stop:      make(chan struct{}),
+		spareWake: make(chan struct{}, 1),
 	}
 	warns = append(warns, m.initBackends(o)...) // cloud provider, Camofox (manager_cloud.go)
 	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
@@ -235,10 +240,10 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 			s.proxy.Close()
 			delete(m.sessions, k)
 		}
-		if m.spare != nil {
-			m.spare.proxy.Close()
-			m.spare = nil
+		for _, sp := range m.spares {
+			sp.proxy.Close()
 		}
+		m.spares = nil
 		m.local.Close()
 		m.local = nil
 	}
@@ -358,7 +363,7 @@ func (m *Manager) localSession(ctx context.Context, key string) (*Session, error
 		return nil, err
 	}
 	active := m.gates.GuardActive(m.localBackend(), key)
-	s := m.takeSpare(active)
+	s := m.takeSpare(ctx, active)
 	if s == nil {
 		if s, err = m.newSession(ctx, l, active); err != nil {
 			return nil, err
@@ -367,9 +372,12 @@ func (m *Manager) localSession(ctx context.Context, key string) (*Session, error
 	return s, nil
 }
 
-// newSession opens a BrowserContext with its own egress proxy listener.
+// newSession opens a BrowserContext with its own egress proxy listener and
+// proxy credential (egress.ProxyOptions.Authenticate).
 func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool) (*Session, error) {
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Logger: m.logger})
+	// The port attributes the session's requests; the credential makes sure
+	// only this session's BrowserContext can use that port.
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Logger: m.logger, Authenticate: true})
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
 	}
@@ -377,7 +385,8 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
 		policy = backend.DialogAccept
 	}
-	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: policy})
+	user, pass := p.Credentials()
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL, DialogPolicy: policy})
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -386,68 +395,142 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 		frameK: map[cdp.FrameID]int{}, frameOf: map[int]cdp.FrameID{}, frameRef: map[int]int{}}, nil
 }
 
-// takeSpare hands out the pre-started session, if one is ready and has the
-// guard this key needs, and starts preparing the next one. A spare holds a
-// blank tab in a fresh BrowserContext and has never been used, so handing it
-// to any key is the same as creating one; it makes a new session usable in
-// about the time of one CDP round trip instead of ~200 ms.
-func (m *Manager) takeSpare(active bool) *Session {
-	m.mu.Lock()
-	s := m.spare
-	if s != nil && s.active == active && s.tab.Healthy() {
-		m.spare = nil
-	} else {
-		s = nil
+// SpareSessions is how many pre-started sessions the Manager keeps ready:
+// each is a fresh BrowserContext with a blank tab whose renderer is started
+// and whose isolated world is warmed. Starting a renderer costs 100–700 ms on
+// a loaded 2-core machine (measured: attaching to a tab whose renderer is up
+// takes ~10–20 ms, the rest is the renderer starting), so new sessions are
+// served from this pool; two spares cover a burst of two new tasks, and a
+// third waits only for the spare already being made. Each spare costs one
+// renderer's memory.
+const SpareSessions = 2
+
+// takeSpare hands out a pre-started session with the guard this key needs and
+// tops the pool up at once (fillSpare). When none is ready but one is being
+// made, it waits for that one (bounded by ctx) rather than opening a second
+// context next to it: the two would share the CPU and both be late. nil means
+// the caller must create a session itself. A spare has never been used, so
+// handing it to any key is the same as creating one.
+func (m *Manager) takeSpare(ctx context.Context, active bool) *Session {
+	spareActive := m.gates.GuardActive(m.localBackend(), "")
+	for wait := true; ; wait = false {
+		var s *Session
+		var stale []*Session
+		m.mu.Lock()
+		keep := m.spares[:0]
+		for _, sp := range m.spares {
+			switch {
+			case !sp.tab.Healthy():
+				stale = append(stale, sp)
+			case s == nil && sp.active == active:
+				s = sp
+			default:
+				keep = append(keep, sp)
+			}
+		}
+		m.spares = keep
+		done := m.spareDone
+		m.mu.Unlock()
+		for _, sp := range stale {
+			sp.tab.Close()
+			sp.proxy.Close()
+		}
+		m.fillSpare()
+		if s != nil {
+			return s
+		}
+		if !wait || active != spareActive {
+			return nil
+		}
+		if done == nil {
+			m.mu.Lock()
+			done = m.spareDone // the fill just started
+			m.mu.Unlock()
+			if done == nil {
+				return nil
+			}
+		}
+		m.mu.Lock()
+		m.spareWait++
+		m.mu.Unlock()
+		select {
+		case m.spareWake <- struct{}{}:
+		default:
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil
+		}
 	}
-	m.mu.Unlock()
-	// Prepare the next spare a little later: opening a BrowserContext spawns a
-	// renderer, which would compete for CPU with the new session's first calls.
-	time.AfterFunc(spareDelay, m.fillSpare)
-	return s
 }
 
-// spareDelay is how long after a spare is taken the next one is prepared.
+// spareDelay is the pause before making a spare when no caller waits for
+// one: the sessions just handed out run their first calls (a navigation)
+// before a renderer start competes with them for the CPU. A caller that starts
+// waiting cuts the pause.
 const spareDelay = 250 * time.Millisecond
 
-// fillSpare prepares one spare session in the background (local backend,
-// SSRF guard off: the only kind a local key needs).
+// fillSpare starts, unless one runs, a background loop that makes spare
+// sessions one at a time (local backend, SSRF guard as for a local key) until
+// SpareSessions are ready.
 func (m *Manager) fillSpare() {
 	active := m.gates.GuardActive(m.localBackend(), "")
 	m.mu.Lock()
-	if m.closed || m.spareBusy || m.local == nil || (m.spare != nil && m.spare.tab.Healthy()) {
+	if m.closed || m.spareBusy || m.local == nil || len(m.spares) >= SpareSessions {
 		m.mu.Unlock()
 		return
 	}
 	m.spareBusy = true
+	m.spareDone = make(chan struct{})
 	l := m.local
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go func() {
 		defer m.wg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		s, err := m.newSession(ctx, l, active)
-		if err == nil {
-			// Warm the tab's renderer and isolated world: the first script call
-			// in a fresh tab costs ~150 ms, paid here instead of by the agent.
-			err = s.callJS(ctx, "quiet", nil, nil)
-		}
-		m.mu.Lock()
-		m.spareBusy = false
-		if err != nil || m.closed || m.local != l {
+		for {
+			m.mu.Lock()
+			pause := m.spareWait == 0
 			m.mu.Unlock()
-			if s != nil {
+			if pause {
+				t := time.NewTimer(spareDelay)
+				select {
+				case <-t.C:
+				case <-m.spareWake:
+				case <-m.stop:
+				}
+				t.Stop()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			s, err := m.newSession(ctx, l, active)
+			if err == nil {
+				// Warm the tab's renderer and isolated world: the first script call
+				// in a fresh tab waits for the renderer, paid here instead of by the
+				// agent.
+				err = s.callJS(ctx, "quiet", nil, nil)
+			}
+			cancel()
+			m.mu.Lock()
+			ok := err == nil && !m.closed && m.local == l
+			if ok {
+				m.spares = append(m.spares, s)
+			}
+			close(m.spareDone)
+			m.spareWait = 0 // every waiter is woken; one may take this spare
+			more := ok && len(m.spares) < SpareSessions
+			if more {
+				m.spareDone = make(chan struct{})
+			} else {
+				m.spareBusy, m.spareDone = false, nil
+			}
+			m.mu.Unlock()
+			if !ok && s != nil {
 				s.tab.Close()
 				s.proxy.Close()
 			}
-			return
-		}
-		old := m.spare
-		m.spare = s
-		m.mu.Unlock()
-		if old != nil {
-			old.tab.Close()
-			old.proxy.Close()
+			if !more {
+				return
+			}
 		}
 	}()
 }
@@ -526,18 +609,14 @@ func (m *Manager) Close() error {
 	l := m.local
 	m.local = nil
 	dp := m.defProxy
-	if m.spare != nil {
-		ss[""] = m.spare
-		m.spare = nil
-	}
 	m.mu.Unlock()
 	m.wg.Wait()
 	m.rpool.close()
 	m.mu.Lock()
-	if m.spare != nil { // finished while we waited
-		ss[""] = m.spare
-		m.spare = nil
+	for i, sp := range m.spares {
+		ss[fmt.Sprintf("\x00spare%d", i)] = sp
 	}
+	m.spares = nil
 	m.mu.Unlock()
 	for _, s := range ss {
 		s.tab.Close()
@@ -619,10 +698,12 @@ type frameRefData struct {
 	Next int     `json:"next"`
 }
 
-// expandFrames snapshots each cross-origin child frame of the main frame that
-// runs in the page's process (same site) in its own isolated world, and
-// splices its lines under its <iframe> line. Frames of another site run in
-// another process (site isolation) and stay unexpanded.
+// expandFrames snapshots each cross-origin child frame of the main frame in
+// its own isolated world and splices its lines under its <iframe> line: a
+// frame of the same site in the page's process, a frame of another site (an
+// out-of-process iframe under site isolation) through a CDP session attached
+// to its target (backend.Tab.CallIsolatedFrame). A frame that cannot be
+// entered (gone, or its target not attachable) keeps the marker.
 func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
 	frames, err := s.tab.Frames(ctx)
 	if err != nil {
@@ -658,7 +739,7 @@ func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
 		var fd snapData
 		raw, err = s.tab.CallIsolatedFrame(ctx, f.ID, pageJS, "snapshot", map[string]any{"full": full, "base": s.frameRef[k], "prefix": fmt.Sprintf("f%de", k)})
 		if err != nil || json.Unmarshal(raw, &fd) != nil {
-			continue // another process (cross-site) or gone
+			continue // gone, or its target could not be attached
 		}
 		s.frameRef[k] = max(s.frameRef[k], fd.Next)
 		indent := strings.Repeat(" ", len(lines[at])-len(strings.TrimLeft(lines[at], " "))+2)

@@ -95,6 +95,9 @@ function (op, arg) {
   const STRUCTURE = new Set(['list', 'listitem', 'table', 'row', 'cell', 'columnheader', 'rowheader', 'paragraph',
     'blockquote', 'code', 'group', 'separator', 'progressbar', 'meter', 'status', 'alert']);
 
+  const ROLEWORD = new Set([...INTERACTIVE, ...LANDMARK, ...STRUCTURE, 'heading', 'img', 'generic', 'text', 'iframe',
+    'article', 'note', 'tooltip', 'tablist', 'tabpanel', 'menu', 'menubar', 'toolbar', 'tree', 'grid', 'gridcell',
+    'radiogroup', 'log', 'marquee', 'timer', 'figure', 'definition', 'term', 'math', 'application', 'document', 'feed']);
   const roleOf = (el) => {
     const ex = (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
     if (ex && ex !== 'none' && ex !== 'presentation') return ex;
@@ -195,6 +198,14 @@ function (op, arg) {
         let show = interactive || role === 'heading' || LANDMARK.has(role) || (role === 'img' && el.getAttribute('alt')) ||
           (full && (STRUCTURE.has(role) || role));
         if (!show) {
+          // A label that names a shown control: its text is that control's
+          // name already, so it is not repeated as a text line.
+          const c = tag === 'LABEL' && el.control;
+          if (c && !c.hasAttribute('aria-label') && !c.hasAttribute('aria-labelledby') && visible(c)) {
+            flush(st, depth);
+            walk(el, depth, { text: '', drop: true });
+            continue;
+          }
           walk(el, depth, st);
           if (/^(DIV|P|LI|BR|TR|H[1-6]|SECTION|ARTICLE|UL|OL|TABLE|BLOCKQUOTE|PRE|DT|DD)$/.test(tag)) flush(st, depth);
           continue;
@@ -242,14 +253,17 @@ function (op, arg) {
         lines[start] = '  '.repeat(depth) + line;
       }
     };
+    // Text is a bare list item ("- Plain text"), unquoted as YAML allows,
+    // and quoted when it needs quoting to stay one scalar or could be read as
+    // an element line (it starts with a role word or carries a ref marker).
     const flush = (st, depth) => {
       const t = squash(st.text);
       st.text = '';
-      // Plain text goes unquoted (as YAML allows) unless quoting is needed to
-      // keep it one unambiguous scalar.
-      if (t) {
+      if (t && !st.drop) {
         const v = full ? t : cap(t, 300);
-        emit(depth, '- text: ' + (/^[-\[\]{}"'#&*!|>%@`?:,]|: | #|^\s|\s$/.test(v) ? q(v) : v));
+        const w = /^([a-z]+)(?=[\s:\[]|$)/.exec(v);
+        const quote = /^[-\[\]{}"'#&*!|>%@`?:,]|: | #|^\s|\s$|\[ref=|^[a-z]+ ["\[]/.test(v) || (w && ROLEWORD.has(w[1]));
+        emit(depth, '- ' + (quote ? q(v) : v));
       }
     };
     const st = { text: '' };

@@ -3,6 +3,10 @@ package egress
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +71,24 @@ type Refusal struct {
 type ProxyStats struct {
 	Allowed int64 // requests and tunnels that were dialed
 	Refused int64 // requests and tunnels refused by the decision
+	// Unauthenticated counts requests and tunnels answered 407 for lacking
+	// the session's proxy credential (ProxyOptions.Authenticate). The
+	// browser's own first, credential-less try of a session counts here too
+	// (Basic auth starts with a challenge); a wrong credential is logged.
+	Unauthenticated int64
 }
+
+// ProxyAuthRealm is the realm of the proxy's Basic challenge.
+const ProxyAuthRealm = "gatehouse"
+
+// ProxyAuthProbeURL is answered by the proxy itself with 204 No Content once
+// the request carries the session's credential, and never dialed: a browser
+// context loads it once to be challenged and cache the credential before its
+// first real request. The host is under .invalid (RFC 6761 §6.4), which never
+// resolves, so no real site can be shadowed.
+const ProxyAuthProbeURL = "http://gatehouse-proxy-auth.invalid/"
+
+const proxyAuthProbeHost = "gatehouse-proxy-auth.invalid"
 
 // maxRefusals is how many recent refusals a session keeps.
 const maxRefusals = 64
@@ -75,7 +96,12 @@ const maxRefusals = 64
 // ProxySession is one loopback forward-proxy listener dedicated to one browser
 // session: Chromium is told (per BrowserContext) to send every request of that
 // session to this listener, so each request is attributed to the session by the
-// port it arrived on, and a refusal is logged and counted per session.
+// port it arrived on, and a refusal is logged and counted per session. With
+// ProxyOptions.Authenticate the port alone is not enough: every request must
+// also carry the session's random proxy credential (Basic, RFC 7617, in
+// Proxy-Authorization), which only that session's BrowserContext is given, so
+// another process on the host (or another context) cannot borrow the session's
+// egress or have its requests counted as the session's.
 //
 // Every request is decided in two halves: the HostDecider on the target host
 // before dialing, then the Guard's DialContext on every resolved IP actually
@@ -98,7 +124,9 @@ type ProxySession struct {
 	rp  *httputil.ReverseProxy
 	tr  *http.Transport
 
-	allowed, refused atomic.Int64
+	allowed, refused, unauth atomic.Int64
+	user, pass               string // the session's proxy credential; "" when not required
+	wantAuth                 []byte // "Basic " + base64(user:pass)
 
 	mu       sync.Mutex
 	refusals []Refusal
@@ -118,6 +146,11 @@ type ProxyOptions struct {
 	Decider HostDecider
 	// Logger receives one record per refusal; nil discards.
 	Logger *slog.Logger
+	// Authenticate makes NewProxySession draw a random credential
+	// (Credentials, 128 bits each for user and password) and answer every
+	// request or tunnel without it with 407 Proxy Authentication Required
+	// (reason proxy_auth_required, counted in ProxyStats.Unauthenticated).
+	Authenticate bool
 }
 
 // NewProxySession starts a forward proxy on a fresh loopback port
@@ -139,6 +172,15 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 		ln: ln, tunnels: map[net.Conn]struct{}{},
 	}
 	s.SetName(o.Name)
+	if o.Authenticate {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		s.user, s.pass = hex.EncodeToString(b[:16]), hex.EncodeToString(b[16:])
+		s.wantAuth = []byte("Basic " + base64.StdEncoding.EncodeToString([]byte(s.user+":"+s.pass)))
+	}
 	s.tr = &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -188,9 +230,45 @@ func (s *ProxySession) Name() string { return *s.name.Load() }
 // browser session key). Requests already logged keep the old name.
 func (s *ProxySession) SetName(name string) { s.name.Store(&name) }
 
+// Credentials returns the proxy credential every request must carry (the
+// browser supplies it when challenged), or "", "" when ProxyOptions.Authenticate
+// was off.
+func (s *ProxySession) Credentials() (user, pass string) { return s.user, s.pass }
+
 // Stats returns the session's counters.
 func (s *ProxySession) Stats() ProxyStats {
-	return ProxyStats{Allowed: s.allowed.Load(), Refused: s.refused.Load()}
+	return ProxyStats{Allowed: s.allowed.Load(), Refused: s.refused.Load(), Unauthenticated: s.unauth.Load()}
+}
+
+// authorized reports whether r carries the session's credential (always true
+// without ProxyOptions.Authenticate). Constant-time comparison.
+func (s *ProxySession) authorized(r *http.Request) bool {
+	if s.wantAuth == nil {
+		return true
+	}
+	got := r.Header.Get("Proxy-Authorization")
+	return subtle.ConstantTimeCompare([]byte(got), s.wantAuth) == 1
+}
+
+// challenge answers 407 with a Basic challenge (RFC 7235 §3.2). A request that
+// carried a credential (a wrong one) is logged as a refusal; a bare first try
+// is the normal start of Basic auth and is only counted.
+func (s *ProxySession) challenge(w http.ResponseWriter, r *http.Request) {
+	s.unauth.Add(1)
+	if r.Header.Get("Proxy-Authorization") != "" {
+		host := r.Host
+		if r.URL != nil && r.URL.Host != "" {
+			host = r.URL.Host
+		}
+		s.logger.Info(LogProxyDecision, LogFieldSession, s.Name(), LogFieldMethod, r.Method,
+			LogFieldHost, host, LogFieldReason, string(reason.ProxyAuthRequired), LogFieldAllow, false)
+	}
+	w.Header().Set("Proxy-Authenticate", `Basic realm="`+ProxyAuthRealm+`"`)
+	w.Header().Set(ProxyReasonHeader, string(reason.ProxyAuthRequired))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusProxyAuthRequired)
+	io.WriteString(w, "Gatehouse egress proxy: this port serves one browser session; the request lacks its proxy credential\n")
 }
 
 // Refusals returns the most recent refusals (up to 64), oldest first.
@@ -303,8 +381,17 @@ func (s *ProxySession) refuse(w http.ResponseWriter, method, host string, port u
 }
 
 func (s *ProxySession) serve(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		s.challenge(w, r)
+		return
+	}
 	if r.Method == http.MethodConnect {
 		s.connect(w, r)
+		return
+	}
+	if s.wantAuth != nil && r.URL != nil && strings.EqualFold(r.URL.Host, proxyAuthProbeHost) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	if r.URL == nil || !r.URL.IsAbs() || r.URL.Host == "" {

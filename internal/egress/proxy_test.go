@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,3 +168,72 @@ func TestProxyConnectTunnels(t *testing.T) {
 }
 
 func timeNowPlus(s int) time.Time { return time.Now().Add(time.Duration(s) * time.Second) }
+
+// With Authenticate, the port is not enough: a request or tunnel without the
+// session's credential (or with a wrong one) is answered 407, never dialed,
+// and counted for that session; the probe URL answers 204 only to the
+// credential; the credential is not forwarded upstream.
+func TestProxyCredentialRequired(t *testing.T) {
+	var sawAuth atomic.Value
+	_, hits, ap := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		sawAuth.Store(r.Header.Get("Proxy-Authorization"))
+		io.WriteString(w, "ok")
+	})
+	res := newResolver()
+	res.set("allowed.test", []string{"127.0.0.1"})
+	g := egress.New(egress.Options{Resolver: res, AllowAddrPorts: []netip.AddrPort{ap}})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "task1", Guard: g, Authenticate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	user, pass := p.Credentials()
+	target := fmt.Sprintf("http://allowed.test:%d/", ap.Port())
+	get := func(cred *url.Userinfo, u string) *http.Response {
+		pu, _ := url.Parse(p.URL())
+		pu.User = cred
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, cred := range []*url.Userinfo{nil, url.UserPassword(user, "x"), url.UserPassword("x", pass)} {
+		for _, u := range []string{target, egress.ProxyAuthProbeURL} {
+			r := get(cred, u)
+			if r.StatusCode != http.StatusProxyAuthRequired || r.Header.Get(egress.ProxyReasonHeader) != string(reason.ProxyAuthRequired) ||
+				!strings.HasPrefix(r.Header.Get("Proxy-Authenticate"), "Basic ") {
+				t.Errorf("%v %s: %d %q, want 407 proxy_auth_required with a Basic challenge", cred, u, r.StatusCode, r.Header.Get(egress.ProxyReasonHeader))
+			}
+		}
+	}
+	// A CONNECT tunnel without the credential.
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(c, "CONNECT allowed.test:%d HTTP/1.1\r\nHost: allowed.test:%d\r\n\r\n", ap.Port(), ap.Port())
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	c.Close()
+	if err != nil || resp.StatusCode != http.StatusProxyAuthRequired {
+		t.Fatalf("CONNECT without the credential: %v %v", resp, err)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the server saw %d requests without the credential", hits.Load())
+	}
+	if st := p.Stats(); st.Unauthenticated != 7 || st.Allowed != 0 || st.Refused != 0 {
+		t.Fatalf("stats %+v, want 7 unauthenticated, nothing else", st)
+	}
+	if r := get(url.UserPassword(user, pass), egress.ProxyAuthProbeURL); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("probe with the credential: %d, want 204", r.StatusCode)
+	}
+	if r := get(url.UserPassword(user, pass), target); r.StatusCode != 200 || hits.Load() != 1 {
+		t.Fatalf("with the credential: %d, hits %d", r.StatusCode, hits.Load())
+	}
+	if a, _ := sawAuth.Load().(string); a != "" {
+		t.Fatalf("the credential was forwarded upstream: %q", a)
+	}
+}

@@ -97,6 +97,7 @@ const (
 	CloudNotConfigured  Code = "cloud_not_configured"
 	UnknownCloudBackend Code = "unknown_cloud_provider"
 	BackendUnsupported  Code = "backend_unsupported"
+	ProxyAuthRequired   Code = "proxy_auth_required"
 
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
@@ -177,6 +178,7 @@ var codes = map[Code]string{
 	EvalURLLiteral:   "the expression contains an http(s) URL literal the gates refuse (private address or metadata endpoint; spec §B8.3 pre-screen)",
 
 	SessionExpired:      "the task's browser session was closed by the janitor after browser.inactivity_timeout of idleness; call browser_navigate to start a fresh one (spec §B7)",
+	ProxyAuthRequired:   "a request reached a browser session's egress proxy without that session's proxy credential (Proxy-Authorization, RFC 7235 §4.4): it came from outside that session's BrowserContext; answered 407 and counted for the session",
 	SessionCreateFailed: "no browser session could be created: the cloud provider and the local fallback both failed, or the real-profile copy failed closed (spec §B4, §B10)",
 	CloudFallback:       "the cloud browser provider could not create or connect a session, so this session runs in the local Chromium instead; fallback_reason and fallback_provider say why (spec §B4 step 4)",
 	CloudNotConfigured:  "browser.cloud_provider names a provider whose credentials are not set (named in the message); sessions fall back to the local Chromium, marked fallback_from_cloud",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -142,5 +143,110 @@ func TestIsolatedWorldPersistsPerDocument(t *testing.T) {
 	cur, _ := tab.Current(ctx)
 	if cur.Title != "clicked" {
 		t.Fatalf("title after click %q", cur.Title)
+	}
+}
+
+// A session's proxy port serves only its own BrowserContext: the tab given the
+// session's proxy credential loads pages through it (page, sub-resources, a
+// fetch and a WebSocket-free worker request), a tab of another context on the
+// same port without the credential gets nothing through, and a plain client
+// on the host is answered 407; the refusals are counted on that session only.
+func TestProxyCredentialAttributesRequests(t *testing.T) {
+	l := browser(t)
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/page":
+			io.WriteString(w, `<html><head><title>P</title></head><body><img src="/img"><script>fetch("/fetch")</script></body></html>`)
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	defer srv.Close()
+	count := func(p string) int { mu.Lock(); defer mu.Unlock(); return hits[p] }
+	g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
+	mine, err := egress.NewProxySession(egress.ProxyOptions{Name: "mine", Guard: g, Authenticate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close()
+	other, err := egress.NewProxySession(egress.ProxyOptions{Name: "other", Guard: g, Authenticate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user, pass := mine.Credentials()
+	if len(user) != 32 || len(pass) != 32 {
+		t.Fatalf("credential %q:%q, want 128-bit hex user and password", user, pass)
+	}
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: mine.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Close()
+	res, err := tab.Navigate(ctx, srv.URL+"/page")
+	if err != nil || res.ErrorText != "" || res.Title != "P" {
+		t.Fatalf("navigate with the credential: %+v %v", res, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for (count("/img") == 0 || count("/fetch") == 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if count("/page") != 1 || count("/img") != 1 || count("/fetch") != 1 {
+		t.Fatalf("hits with the credential: %v", hits)
+	}
+	// Chromium is challenged once (the probe at tab creation); later requests
+	// carry the credential from the context's auth cache.
+	if st := mine.Stats(); st.Allowed < 3 || st.Unauthenticated != 1 {
+		t.Errorf("stats of the session with the credential: %+v", st)
+	}
+
+	// Another BrowserContext pointed at the same port, without the credential.
+	intruder, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: mine.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer intruder.Close()
+	before := mine.Stats()
+	ir, err := intruder.Navigate(ctx, srv.URL+"/intruder")
+	if err == nil && ir.ErrorText == "" && ir.Title == "ok" {
+		t.Fatalf("a context without the credential loaded a page: %+v", ir)
+	}
+	if count("/intruder") != 0 {
+		t.Fatalf("the server saw a request of the context without the credential")
+	}
+	if st := mine.Stats(); st.Unauthenticated <= before.Unauthenticated || st.Allowed != before.Allowed {
+		t.Errorf("refusal of the context without the credential not counted: %+v → %+v", before, st)
+	}
+
+	// A plain client on the host, with no or a wrong credential.
+	pu, _ := url.Parse(mine.URL())
+	before = mine.Stats()
+	for _, cred := range []*url.Userinfo{nil, url.UserPassword(user, "wrong")} {
+		pu.User = cred
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		resp, err := c.Get(srv.URL + "/outsider")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusProxyAuthRequired || resp.Header.Get(egress.ProxyReasonHeader) != "proxy_auth_required" {
+			t.Errorf("outsider (%v): status %d reason %q, want 407 proxy_auth_required", cred, resp.StatusCode, resp.Header.Get(egress.ProxyReasonHeader))
+		}
+	}
+	if count("/outsider") != 0 {
+		t.Fatalf("the server saw an outsider's request")
+	}
+	if st := mine.Stats(); st.Unauthenticated != before.Unauthenticated+2 {
+		t.Errorf("outsider refusals counted %+v → %+v, want +2", before, st)
+	}
+	if st := other.Stats(); st != (egress.ProxyStats{}) {
+		t.Errorf("refusals leaked to another session: %+v", st)
 	}
 }

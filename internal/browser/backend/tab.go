@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
@@ -48,6 +49,13 @@ type TabOptions struct {
 	// the browser's Close): a cloud session releases its provider session
 	// here, so every path that closes the tab releases it.
 	OnClose func()
+	// ProxyUser and ProxyPass are the session's proxy credential
+	// (egress.ProxySession.Credentials): when set, NewTab gives them to the
+	// BrowserContext before its first request (primeProxyAuth). "" = none.
+	ProxyUser, ProxyPass string
+	// ProxyProbeURL is the URL the proxy answers 204 to once authenticated
+	// (egress.ProxyAuthProbeURL); required with a credential.
+	ProxyProbeURL string
 	// DialogPolicy says how a JavaScript dialog is closed the moment it opens:
 	// DialogAccept, else dismissed. A dialog is never left open, so no call can
 	// wait on it (spec §B12's must_respond needs a dialog tool; until one exists
@@ -70,6 +78,34 @@ type Dialog struct {
 	seq     int64
 }
 
+// primeProxyAuth gives the BrowserContext its proxy credential before the
+// session's first request: with CDP Fetch on (auth challenges reported; every
+// request paused and continued, as Chromium reports challenges only for
+// requests it intercepts), the tab navigates to probe, the proxy challenges,
+// onEvent answers with the credential, the proxy answers 204 (no document is
+// committed: the tab stays on its blank page, no history entry); then Fetch is
+// turned off. Chromium keeps the credential in the context's auth cache and
+// sends it, or answers later challenges with it, for every later request of
+// the context (documents, sub-resources, workers, WebSockets), with no CDP
+// round trip per request. A request without it gets nothing through the
+// proxy (fails closed).
+func (t *Tab) primeProxyAuth(ctx context.Context, probe string) error {
+	if probe == "" {
+		return errors.New("backend: ProxyProbeURL is required with a proxy credential")
+	}
+	yes := true
+	if _, err := chromedp.Call(t.ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &yes, Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
+		return err
+	}
+	rctx, cancel := t.run(ctx)
+	defer cancel()
+	_, nerr := chromedp.Call(rctx, page.Navigate, page.NavigateParams{URL: probe})
+	if _, err := chromedp.Call(t.ctx, fetch.Disable, cdp.Empty{}); err != nil {
+		return err
+	}
+	return nerr
+}
+
 // maxConsole bounds the per-tab console buffer (oldest dropped).
 const maxConsole = 1000
 
@@ -82,7 +118,8 @@ type Tab struct {
 	frame  cdp.FrameID
 	policy string
 
-	onClose func() // TabOptions.OnClose; run once by close
+	onClose              func() // TabOptions.OnClose; run once by close
+	proxyUser, proxyPass string
 
 	mu        sync.Mutex
 	console   []ConsoleMessage
@@ -99,6 +136,15 @@ type Tab struct {
 	crashed   bool
 	closed    bool
 	changed   chan struct{} // closed and replaced on every state change
+
+	frameMu sync.Mutex
+	oopif   map[cdp.FrameID]*frameTarget // attached out-of-process iframes (frameTargetOf)
+}
+
+// frameTarget is a CDP session attached to an out-of-process iframe's target.
+type frameTarget struct {
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // NewTab creates an isolated BrowserContext whose traffic goes to o.ProxyURL
@@ -119,7 +165,7 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 		}))
 	}
 	tctx, cancel := chromedp.NewContext(l.browserCtx, copts...)
-	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose,
+	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose, proxyUser: o.ProxyUser, proxyPass: o.ProxyPass,
 		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- chromedp.Do(tctx) }()
@@ -131,6 +177,9 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	}
 	if err == nil {
 		err = chromedp.Listen(tctx, t.onEvent)
+	}
+	if err == nil && o.ProxyUser != "" {
+		err = t.primeProxyAuth(ctx, o.ProxyProbeURL)
 	}
 	if err != nil {
 		cancel()
@@ -230,6 +279,26 @@ func (t *Tab) onEvent(ev any) {
 			defer cancel()
 			chromedp.Call(hctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept}) //nolint:errcheck // the dialog may already be gone
 		}()
+	case *fetch.EventAuthRequired:
+		resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseDefault}
+		if e.AuthChallenge != nil && e.AuthChallenge.Source == fetch.AuthChallengeSourceProxy {
+			resp = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials, Username: t.proxyUser, Password: t.proxyPass}
+		}
+		ctx, id := t.ctx, e.RequestID
+		go func() {
+			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			chromedp.Call(hctx, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: id, AuthChallengeResponse: resp}) //nolint:errcheck // the request may be gone
+		}()
+		return
+	case *fetch.EventRequestPaused:
+		ctx, id := t.ctx, e.RequestID
+		go func() {
+			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			chromedp.Call(hctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) //nolint:errcheck
+		}()
+		return
 	case *network.EventRequestWillBeSent:
 		if e.Type == network.ResourceTypeEventSource || e.Type == network.ResourceTypeWebSocket {
 			break
@@ -703,11 +772,15 @@ type Frame struct {
 	ID       cdp.FrameID
 	ParentID cdp.FrameID
 	URL      string
+	// OutOfProcess marks a frame of another site, which runs in its own
+	// renderer process (site isolation) and is its own CDP target.
+	OutOfProcess bool
 }
 
-// Frames lists the tab's frames below the main frame, depth first. Frames of
-// another site run in their own process (site isolation) and are listed too;
-// CallIsolatedFrame fails for them.
+// Frames lists the tab's frames below the main frame: the page process's
+// frame tree depth first, then the out-of-process iframes (another site, site
+// isolation) found among the browser's targets by their parent frame.
+// CallIsolatedFrame reaches both kinds.
 func (t *Tab) Frames(ctx context.Context) ([]Frame, error) {
 	if err := t.check(); err != nil {
 		return nil, err
@@ -731,10 +804,36 @@ func (t *Tab) Frames(ctx context.Context) ([]Frame, error) {
 	if res.FrameTree != nil {
 		walk(res.FrameTree)
 	}
+	// Frames of another site (out-of-process iframes) are not in the page
+	// process's frame tree; each is a target of type "iframe" whose
+	// parentFrameId names the frame that embeds it.
+	if c := chromedp.FromContext(t.ctx); c != nil && c.Browser != nil {
+		ts, err := cdp.Call(rctx, c.Browser, target.GetTargets, target.GetTargetsParams{})
+		if err == nil {
+			known := map[cdp.FrameID]bool{t.frame: true}
+			for _, f := range out {
+				known[f.ID] = true
+			}
+			for added := true; added; {
+				added = false
+				for _, ti := range ts.TargetInfos {
+					id := cdp.FrameID(ti.TargetID)
+					if ti.Type == "iframe" && known[ti.ParentFrameID] && !known[id] {
+						out = append(out, Frame{ID: id, ParentID: ti.ParentFrameID, URL: ti.URL, OutOfProcess: true})
+						known[id], added = true, true
+					}
+				}
+			}
+		}
+	}
 	return out, nil
 }
 
 // CallIsolatedFrame is CallIsolated in Gatehouse's isolated world of frame.
+// A frame of another site runs in its own renderer process (site isolation)
+// and is its own CDP target (type "iframe", target id = frame id): the call
+// then goes through a session attached to that target (frameTargetOf), kept
+// until the tab closes or the target detaches.
 func (t *Tab) CallIsolatedFrame(ctx context.Context, frame cdp.FrameID, fn string, args ...any) (json.RawMessage, error) {
 	if err := t.check(); err != nil {
 		return nil, err
@@ -742,10 +841,86 @@ func (t *Tab) CallIsolatedFrame(ctx context.Context, frame cdp.FrameID, fn strin
 	rctx, cancel := t.run(ctx)
 	defer cancel()
 	w, err := chromedp.Call(rctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frame, WorldName: WorldName})
-	if err != nil {
+	if err == nil {
+		return t.callOn(ctx, rctx, w.ExecutionContextID, fn, args)
+	}
+	if rctx.Err() != nil {
 		return nil, t.cdpErr(ctx, "Preparing the frame script", err)
 	}
-	return t.callOn(ctx, rctx, w.ExecutionContextID, fn, args)
+	// Not in the page's process: an out-of-process iframe.
+	for attempt := 0; attempt < 2; attempt++ {
+		ft, ferr := t.frameTargetOf(rctx, frame)
+		if ferr != nil {
+			return nil, t.cdpErr(ctx, "Attaching to the frame", ferr)
+		}
+		fctx, fcancel := joinCtx(ft.ctx, rctx)
+		w, err = chromedp.Call(fctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: frame, WorldName: WorldName})
+		if err == nil {
+			out, cerr := t.callOn(ctx, fctx, w.ExecutionContextID, fn, args)
+			fcancel()
+			return out, cerr
+		}
+		fcancel()
+		// The target was replaced (the frame navigated to another site) or
+		// is gone: attach again once.
+		t.dropFrameTarget(frame, ft)
+		if rctx.Err() != nil {
+			break
+		}
+	}
+	return nil, t.cdpErr(ctx, "Preparing the frame script", err)
+}
+
+// frameTargetOf returns the session attached to frame's out-of-process iframe
+// target, attaching on first use (chromedp.WithTargetID; detach, never close,
+// when done).
+func (t *Tab) frameTargetOf(ctx context.Context, frame cdp.FrameID) (*frameTarget, error) {
+	t.frameMu.Lock()
+	defer t.frameMu.Unlock()
+	if ft, ok := t.oopif[frame]; ok && ft.ctx.Err() == nil {
+		return ft, nil
+	}
+	fctx, cancel := chromedp.NewContext(t.ctx, chromedp.WithTargetID(target.ID(frame)), chromedp.WithDetachOnCancel())
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Do(fctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if t.oopif == nil {
+		t.oopif = map[cdp.FrameID]*frameTarget{}
+	}
+	ft := &frameTarget{ctx: fctx, cancel: cancel}
+	t.oopif[frame] = ft
+	return ft, nil
+}
+
+func (t *Tab) dropFrameTarget(frame cdp.FrameID, ft *frameTarget) {
+	t.frameMu.Lock()
+	if t.oopif[frame] == ft {
+		delete(t.oopif, frame)
+	}
+	t.frameMu.Unlock()
+	ft.cancel()
+}
+
+// joinCtx returns a context of base (its CDP target) that also ends with ctx
+// (the caller's deadline or cancellation).
+func joinCtx(base, ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(base)
+	stop := context.AfterFunc(ctx, cancel)
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel2 context.CancelFunc
+		c, cancel2 = context.WithDeadline(c, dl)
+		return c, func() { cancel2(); stop(); cancel() }
+	}
+	return c, func() { stop(); cancel() }
 }
 
 // CallOnFrameOwner calls fn with this = the <iframe> element that owns frame,
