@@ -90,6 +90,7 @@ func renderAll(pages []page, total int, out string) {
 			// What the direct backend does when a page cannot be rendered
 			// (navigation_failed, command_timeout): the fetched page.
 			fallbacks[e.Code]++
+			fmt.Fprintf(os.Stderr, "quality: %s not rendered, shown as fetched: %s: %s\n", p.id[:12], e.Code, e.Message)
 			doc, _ := content.Convert(p.html, "text/html", p.url)
 			md = doc.Markdown
 		} else if err != nil {
@@ -103,6 +104,7 @@ func renderAll(pages []page, total int, out string) {
 			fdoc, ferr := content.Convert(p.html, "text/html; charset=utf-8", p.url)
 			if code, _ := direct.PreferFetched(fdoc, ferr, doc, cerr); code != "" {
 				discarded[reason.Code(code)]++
+				fmt.Fprintf(os.Stderr, "quality: %s rendered, shown as fetched: %s\n", p.id[:12], code)
 				doc, cerr = fdoc, ferr
 			}
 			if cerr != nil {

@@ -303,6 +303,13 @@ func TestRenderInterstitialKeepsFetchedArticle(t *testing.T) {
 	if len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "less than half") {
 		t.Fatalf("notes %v", p.Notes)
 	}
+	// The row's meta says so through the tool pipeline.
+	m, _ := manager(t)
+	svc, _ := web.Open(web.Env{Home: t.TempDir(), Config: config.Default(), Resolver: hostResolver{}, AllowAddrPorts: []netip.AddrPort{srv.ap}, Renderer: m})
+	r := svc.Extract(context.Background(), web.ExtractRequest{URLs: []any{srv.url("spa.test", "/story")}, Render: "always"}).Results[0]
+	if !r.OK() || r.Meta.Rendered || r.Meta.RenderDiscarded != direct.DiscardedLessText || r.Meta.RenderMS <= 0 || !strings.Contains(r.Content, "polished the great lens") {
+		t.Fatalf("row %+v meta %+v", r, r.Meta)
+	}
 }
 
 func TestRenderEndingOnHTTPErrorKeepsFetchedPage(t *testing.T) {
