@@ -188,10 +188,16 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 	}
 	if rerr == nil {
 		for _, rf := range p.RefusedSince(since) {
-			if rf.Host == fu.Host {
-				rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
-				break
+			if rf.Host != fu.Host {
+				continue
 			}
+			if strings.HasPrefix(string(rf.Reason), "dns_") {
+				// Not refused: the page's new host does not resolve (a
+				// script navigated to it). The page could not be loaded.
+				return reason.Newf(reason.NavigationFailed, "", "The rendered page navigated to %s, whose host could not be resolved (%s).", originOf(fu.Href), rf.Reason)
+			}
+			rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
+			break
 		}
 	}
 	if rerr == nil {
