@@ -26,12 +26,11 @@ var renderJS string
 
 // Render limits.
 const (
-	// renderLoadTimeout bounds the navigation (up to the load event).
+	// renderLoadTimeout bounds the navigation (up to DOMContentLoaded).
 	renderLoadTimeout = 20 * time.Second
-	// renderSettleCap bounds the quiet-wait after the load event: the wait
-	// of the browser tools (network idle and no DOM mutation for
-	// quietWindow), with a longer cap, as an application fetches its data
-	// after load.
+	// renderSettleCap bounds, in wall-clock time, the wait after
+	// DOMContentLoaded (virtual time, else the quiet-wait), longer than the
+	// browser tools' cap, as an application fetches its data after load.
 	renderSettleCap = 3 * time.Second
 	// renderBudget is the virtual time a page is given after
 	// DOMContentLoaded (see backend.Tab.FastForward).
@@ -42,16 +41,19 @@ const (
 
 var _ direct.Renderer = (*Manager)(nil)
 
-const renderVirtualTime = true
-
 // Render implements direct.Renderer: it loads rawURL in a fresh, isolated,
 // cookie-less BrowserContext (its own cookies, storage and cache, discarded
 // afterwards) whose traffic goes through its own egress proxy listener
 // judging every request with guard (the extract pipeline's guard: private
 // addresses refused unless security.allow_private_urls) on the dialed IP,
-// and with the website policy on its host. It waits for the load event
-// (at most 20 s), then for the network and the DOM to go quiet (at most
-// 3 s), and serialises the DOM: open shadow roots flattened into their
+// and with the website policy on its host; images, media, fonts, style
+// sheets, pings and CSP reports are refused inside the browser
+// (renderBlockTypes). It waits for DOMContentLoaded (at most 20 s), then
+// gives the page 3 s of virtual time (backend.Tab.FastForward: its timers
+// run as soon as it is idle, so the wait ends once the page is), or, in a
+// browser without virtual time, waits for the network and the DOM to go
+// quiet (renderSettle); both at most 3 s of wall-clock time. It serialises
+// the DOM: open shadow roots flattened into their
 // hosts (slots filled with their assigned nodes), same-origin iframes
 // inlined in place of the <iframe>, scripts (but JSON-LD), styles,
 // <noscript> and <template> dropped; at most 10 MB.
@@ -107,16 +109,11 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		return direct.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The browser could not load the page to render it (%s).", nr.ErrorText)
 	}
 	tLoad := time.Now()
-	var busy bool
-	if renderVirtualTime {
-		fctx, fcancel := context.WithTimeout(ctx, renderSettleCap)
-		expired, ferr := tab.FastForward(fctx, slot.watch, renderBudget)
-		fcancel()
-		busy = !expired
-		if ferr != nil {
-			busy = renderSettle(ctx, tab, renderSettleCap)
-		}
-	} else {
+	fctx, fcancel := context.WithTimeout(ctx, renderSettleCap)
+	expired, ferr := tab.FastForward(fctx, slot.watch, renderBudget)
+	fcancel()
+	busy := !expired
+	if ferr != nil {
 		busy = renderSettle(ctx, tab, renderSettleCap)
 	}
 	tSettle := time.Now()
