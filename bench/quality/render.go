@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/content"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider/direct"
 )
 
 // benchHost is the name the loopback page server is reached by.
@@ -76,6 +77,7 @@ func renderAll(pages []page, total int, out string) {
 
 	failures := map[reason.Code]int{}
 	fallbacks := map[reason.Code]int{}
+	discarded := map[reason.Code]int{}
 	var renderTime time.Duration
 	start = time.Now()
 	for _, p := range pages {
@@ -88,14 +90,23 @@ func renderAll(pages []page, total int, out string) {
 			// What the direct backend does when a page cannot be rendered
 			// (navigation_failed, command_timeout): the fetched page.
 			fallbacks[e.Code]++
+			fmt.Fprintf(os.Stderr, "quality: %s not rendered, shown as fetched: %s: %s\n", p.id[:12], e.Code, e.Message)
 			doc, _ := content.Convert(p.html, "text/html", p.url)
 			md = doc.Markdown
 		} else if err != nil {
 			failures[reason.Of(err)]++
 		} else {
 			// The rendered DOM keeps attributes as written: converted with
-			// the page's own URL, links come out as in the plain path.
+			// the page's own URL, links come out as in the plain path. The
+			// direct backend's choice between it and the fetched page's
+			// conversion (direct.PreferFetched) applies.
 			doc, cerr := content.Convert([]byte(r.HTML), "text/html; charset=utf-8", p.url)
+			fdoc, ferr := content.Convert(p.html, "text/html; charset=utf-8", p.url)
+			if code, _ := direct.PreferFetched(fdoc, ferr, doc, cerr); code != "" {
+				discarded[reason.Code(code)]++
+				fmt.Fprintf(os.Stderr, "quality: %s rendered, shown as fetched: %s\n", p.id[:12], code)
+				doc, cerr = fdoc, ferr
+			}
 			if cerr != nil {
 				failures[reason.Of(cerr)]++
 			}
@@ -110,7 +121,8 @@ func renderAll(pages []page, total int, out string) {
 	fmt.Printf("quality: %d pages, %.1f MB of HTML, rendered in the local Chromium (render always)\n", len(pages), float64(total)/1e6)
 	fmt.Printf("quality: rendered %.2f s (%.1f pages/s; browser %.2f s of it), conversion alone %.2f s (%.1f pages/s): rendered/plain throughput = %.3f\n",
 		rendered, n/rendered, renderTime.Seconds(), plain, n/plain, plain/rendered)
-	for what, m := range map[string]map[reason.Code]int{"failed pages": failures, "not rendered, shown as fetched": fallbacks} {
+	for what, m := range map[string]map[reason.Code]int{"failed pages": failures, "not rendered, shown as fetched": fallbacks,
+		"rendered, but shown as fetched (render_discarded)": discarded} {
 		if len(m) == 0 {
 			continue
 		}

@@ -3,9 +3,11 @@
 //   - a rendered extract (render: always) against a plain direct fetch
 //     (render: never) of the same local page, both through the tool layer
 //     (tools.Registry, JSON in and out) with the cache bypassed (max_age_s
-//     0): the median of -rounds calls each, the rendered ones with a pause
-//     between calls (a warm browser: its spare context ready) and back to
-//     back;
+//     0): the median of -rounds calls each, plain and rendered calls
+//     alternating with a pause before each rendered one (a warm browser:
+//     its spare contexts ready), with the medians of the render step's
+//     phases (opening a context, loading to DOMContentLoaded, the
+//     quiet-wait, serialising the DOM), then rendered calls back to back;
 //
 //   - the time to the first rendered extract in a fresh process (`gatehouse
 //     extract --render always`, built once, which launches Chromium) against
@@ -35,6 +37,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
@@ -49,14 +52,23 @@ func main() {
 	shared := flag.String("shared", "../shared", "shared reference folder")
 	pause := flag.Duration("pause", 700*time.Millisecond, "pause between warm rendered calls")
 	debug := flag.Bool("debug", false, "log the render phases (debug level)")
+	fresh := flag.Bool("first", true, "also time the first rendered extract in a fresh process, and the peer's")
 	flag.Parse()
+	level := slog.LevelWarn
 	if *debug {
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	} else {
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		level = slog.LevelDebug
 	}
+	phases := &phaseLog{slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}), &phaseState{}}
+	slog.SetDefault(slog.New(phases))
 	page, name := loadPage(*pageFile, *shared)
+	// The page at /p and /first; its own sub-resources (scripts, images,
+	// styles of the saved copy) are 404, as for any saved copy of a page,
+	// and its third-party hosts are refused by the egress proxy (DNS).
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/p" && r.URL.Path != "/first" {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Write(page)
 	}))
@@ -93,22 +105,28 @@ func main() {
 	call("never", -1)
 	call("always", -2) // launches Chromium
 	time.Sleep(*pause)
+	// Plain and warm rendered calls alternate, so that a change in the
+	// machine's load weighs on both alike.
 	var plain, warm, b2b []time.Duration
+	phases.start()
 	for i := 0; i < *rounds; i++ {
 		plain = append(plain, call("never", i))
-	}
-	for i := 0; i < *rounds; i++ {
 		time.Sleep(*pause)
 		warm = append(warm, call("always", 1000+i))
 	}
+	warmPhases := phases.take()
 	for i := 0; i < *rounds; i++ {
 		b2b = append(b2b, call("always", 2000+i))
 	}
 	p, w, b := median(plain), median(warm), median(b2b)
 	fmt.Printf("plain direct fetch (render never): %v median\n", p)
 	fmt.Printf("rendered extract (render always), warm browser: %v median = %.2fx plain (budget <= 3x)\n", w, ratio(w, p))
+	fmt.Printf("  its render step (medians): %s\n", warmPhases)
 	fmt.Printf("rendered extract, back to back: %v median = %.2fx plain\n", b, ratio(b, p))
 
+	if !*fresh {
+		return
+	}
 	// Fresh process: the CLI, built once.
 	bin := filepath.Join(home, "gatehouse")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gatehouse").CombinedOutput(); err != nil {
@@ -143,6 +161,71 @@ func main() {
 		fmt.Printf("Playwright MCP first browser_navigate, fresh process: %v median of 5\n", pf)
 		fmt.Printf("first rendered extract / Playwright first navigate = %.2fx\n", ratio(f, pf))
 	}
+}
+
+// phaseLog passes records to Handler and keeps the phase durations of the
+// render step's debug record ("web_extract render": open_ms, load_ms,
+// settle_ms, serialise_ms) while started.
+type phaseLog struct {
+	slog.Handler
+	*phaseState
+}
+
+type phaseState struct {
+	mu   sync.Mutex
+	on   bool
+	runs map[string][]time.Duration
+}
+
+func (h *phaseLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &phaseLog{h.Handler.WithAttrs(as), h.phaseState}
+}
+
+func (h *phaseLog) WithGroup(name string) slog.Handler {
+	return &phaseLog{h.Handler.WithGroup(name), h.phaseState}
+}
+
+func (h *phaseLog) Enabled(ctx context.Context, l slog.Level) bool {
+	return l == slog.LevelDebug || h.Handler.Enabled(ctx, l)
+}
+
+func (h *phaseLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "web_extract render" {
+		h.mu.Lock()
+		if h.on {
+			r.Attrs(func(a slog.Attr) bool {
+				if strings.HasSuffix(a.Key, "_ms") {
+					h.runs[a.Key] = append(h.runs[a.Key], time.Duration(a.Value.Int64())*time.Millisecond)
+				}
+				return true
+			})
+		}
+		h.mu.Unlock()
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *phaseLog) start() {
+	h.mu.Lock()
+	h.on, h.runs = true, map[string][]time.Duration{}
+	h.mu.Unlock()
+}
+
+// take stops collecting and formats the medians.
+func (h *phaseLog) take() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.on = false
+	var parts []string
+	for _, k := range []string{"open_ms", "load_ms", "settle_ms", "serialise_ms"} {
+		if v := h.runs[k]; len(v) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %v", strings.TrimSuffix(k, "_ms"), median(v)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }

@@ -241,3 +241,129 @@ func urlQueryEscape(s string) string {
 	}
 	return b.String()
 }
+
+// articlePage is a server-rendered article; extra goes at the end of <body>.
+func articlePage(extra string) string {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Lighthouse keeper</title></head><body><article><h1>Lighthouse keeper</h1>`)
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&b, "<p>Paragraph %d. The keeper climbed the hundred steps every evening at dusk, trimmed the wick, polished the great lens and wrote the weather into the log before the first ship came round the point.</p>", i)
+	}
+	b.WriteString(`</article>` + extra + `</body></html>`)
+	return b.String()
+}
+
+func TestRenderRefusesNonTextResources(t *testing.T) {
+	srv := newSPAServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/r/app.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(w, `fetch('/api/story').then(r => r.json()).then(d => {
+  const p = document.createElement('p'); p.textContent = d.paras[2]; document.querySelector('article').appendChild(p); });`)
+		case "/api/story":
+			serveSPA(w, r)
+		case "/page":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, articlePage(`<img src="/r/photo.png" alt=""><link rel="stylesheet" href="/r/site.css">
+<style>@font-face { font-family: Keeper; src: url(/r/keeper.woff2); } body { font-family: Keeper; }</style>
+<video src="/r/clip.mp4" autoplay muted></video><script src="/r/app.js"></script>`))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	_, d := renderSetup(t, srv, provider.RenderAlways)
+	p := d.FetchMode(context.Background(), srv.url("spa.test", "/page"), provider.RenderAlways)
+	if p.Err != nil || !p.Rendered || !strings.Contains(p.Content, "forty years") {
+		t.Fatalf("err=%v rendered=%v notes=%v content=%q", p.Err, p.Rendered, p.Notes, p.Content)
+	}
+	for _, path := range []string{"/r/photo.png", "/r/site.css", "/r/keeper.woff2", "/r/clip.mp4"} {
+		if n := srv.count(path); n != 0 {
+			t.Errorf("%s requested %d times by the render context, want 0", path, n)
+		}
+	}
+	if srv.count("/r/app.js") != 1 || srv.count("/api/story") != 1 {
+		t.Errorf("script requested %d times, its data %d times; want 1 and 1", srv.count("/r/app.js"), srv.count("/api/story"))
+	}
+}
+
+func TestRenderInterstitialKeepsFetchedArticle(t *testing.T) {
+	srv := newSPAServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		// A bot check whose own requests failed replaces the article.
+		fmt.Fprint(w, articlePage(`<script>document.body.innerHTML = '<h1>One moment</h1><p>This page is not available right now. Please try again later.</p>';</script>`))
+	})
+	_, d := renderSetup(t, srv, provider.RenderAlways)
+	p := d.FetchMode(context.Background(), srv.url("spa.test", "/story"), provider.RenderAlways)
+	if p.Err != nil || p.Rendered || p.RenderDiscarded != direct.DiscardedLessText || p.RenderTime <= 0 {
+		t.Fatalf("err=%v rendered=%v discarded=%q time=%v", p.Err, p.Rendered, p.RenderDiscarded, p.RenderTime)
+	}
+	if !strings.Contains(p.Content, "polished the great lens") || strings.Contains(p.Content, "not available") {
+		t.Fatalf("content %q", p.Content)
+	}
+	if len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "less than half") {
+		t.Fatalf("notes %v", p.Notes)
+	}
+	// The row's meta says so through the tool pipeline.
+	m, _ := manager(t)
+	svc, _ := web.Open(web.Env{Home: t.TempDir(), Config: config.Default(), Resolver: hostResolver{}, AllowAddrPorts: []netip.AddrPort{srv.ap}, Renderer: m})
+	r := svc.Extract(context.Background(), web.ExtractRequest{URLs: []any{srv.url("spa.test", "/story")}, Render: "always"}).Results[0]
+	if !r.OK() || r.Meta.Rendered || r.Meta.RenderDiscarded != direct.DiscardedLessText || r.Meta.RenderMS <= 0 || !strings.Contains(r.Content, "polished the great lens") {
+		t.Fatalf("row %+v meta %+v", r, r.Meta)
+	}
+}
+
+func TestRenderEndingOnHTTPErrorKeepsFetchedPage(t *testing.T) {
+	srv := newSPAServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/story" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, articlePage(`<script>location.replace('/adblock-detected');</script>`))
+			return
+		}
+		http.NotFound(w, r)
+	})
+	_, d := renderSetup(t, srv, provider.RenderAlways)
+	p := d.FetchMode(context.Background(), srv.url("spa.test", "/story"), provider.RenderAlways)
+	if p.Err != nil || p.Rendered || p.RenderUnavailable != string(reason.NavigationFailed) {
+		t.Fatalf("err=%v rendered=%v unavailable=%q notes=%v", p.Err, p.Rendered, p.RenderUnavailable, p.Notes)
+	}
+	if !strings.Contains(p.Content, "polished the great lens") || len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "HTTP 404") {
+		t.Fatalf("notes %v content %q", p.Notes, p.Content)
+	}
+	if srv.count("/adblock-detected") != 1 {
+		t.Errorf("the script's navigation was not followed (%d)", srv.count("/adblock-detected"))
+	}
+}
+
+func TestRenderKeepsSpareContexts(t *testing.T) {
+	srv := newSPAServer(t, serveSPA)
+	m, d := renderSetup(t, srv, provider.RenderAlways)
+	ctx := context.Background()
+	if p := d.FetchMode(ctx, srv.url("spa.test", "/app"), provider.RenderAlways); !p.Rendered {
+		t.Fatalf("first render: err=%v notes=%v", p.Err, p.Notes)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m.rpool.mu.Lock()
+		n := len(m.rpool.spares)
+		m.rpool.mu.Unlock()
+		if n == renderSpares {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d spare render contexts after 30 s, want %d", n, renderSpares)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A burst of two takes both.
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p := d.FetchMode(ctx, srv.url("spa.test", fmt.Sprintf("/app?i=%d", i)), provider.RenderAlways); !p.Rendered || !strings.Contains(p.Content, "forty years") {
+				t.Errorf("burst render %d: err=%v notes=%v", i, p.Err, p.Notes)
+			}
+		}()
+	}
+	wg.Wait()
+}

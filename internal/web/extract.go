@@ -112,6 +112,11 @@ type Meta struct {
 	// RenderUnavailable is the reason code (chromium_missing, …) why a page
 	// that needed rendering was shown as fetched; Notes say more.
 	RenderUnavailable string `json:"render_unavailable,omitempty"`
+	// RenderDiscarded says why a rendered page is shown as fetched:
+	// no_content (the rendered DOM has no readable main content) or
+	// less_text (its main content has under half the fetched page's text);
+	// Notes give the figures, RenderMS the rendering time.
+	RenderDiscarded string `json:"render_discarded,omitempty"`
 	// LinksTotal is the number of distinct links on the page when Links
 	// was capped (content.MaxLinks).
 	LinksTotal int `json:"links_total,omitempty"`
@@ -601,9 +606,9 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, opts pro
 			}
 			rows[j.idx] = Result{URL: j.u.Href, Title: p.Title, Content: p.Content, Meta: &Meta{
 				Provider: ext.Name(), FinalURL: final, Notes: p.Notes, ServedBy: servedBy(p, ext.Name()),
-				PageMeta: p.Meta, Rendered: p.Rendered, RenderUnavailable: p.RenderUnavailable,
+				PageMeta: p.Meta, Rendered: p.Rendered, RenderUnavailable: p.RenderUnavailable, RenderDiscarded: p.RenderDiscarded,
 			}}
-			if p.Rendered {
+			if p.Rendered || p.RenderDiscarded != "" {
 				rows[j.idx].Meta.RenderMS = max(p.RenderTime.Milliseconds(), 1)
 			}
 			if p.LinksTotal > len(p.Links) {

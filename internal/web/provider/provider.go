@@ -45,6 +45,10 @@ type Page struct {
 	// RenderUnavailable, when set, is the reason code why a page that
 	// looked like it needed rendering was not rendered (chromium_missing).
 	RenderUnavailable string
+	// RenderDiscarded, when set, says why the page was rendered but its
+	// fetched content kept (direct.PreferFetched: "no_content",
+	// "less_text"); RenderTime is then how long rendering took.
+	RenderDiscarded string
 }
 
 // PageMeta is a page's own metadata (meta tags, Open Graph, JSON-LD) and,

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
@@ -202,17 +203,31 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 		p.NoCache = true
 	}
 	var doc content.Document
-	if mode == provider.RenderAlways && declaredHTML(resp.Header.Get("Content-Type")) {
-		// The rendering replaces the fetched page, which is not converted
-		// (a failed rendering fails the page in this mode).
-		doc, err = d.render(ctx, &p, mode, content.Document{Kind: content.KindHTML}, errNotConverted)
-		if err == errNotConverted { // rendering failed: the fetched page after all
-			doc, err = content.Convert(body, resp.Header.Get("Content-Type"), final)
+	ct := resp.Header.Get("Content-Type")
+	if mode == provider.RenderAlways && declaredHTML(ct) {
+		// The fetched page is converted while the browser renders it: the
+		// rendering is compared with it (see PreferFetched), and it is the
+		// result when rendering fails.
+		type converted struct {
+			doc content.Document
+			err error
 		}
+		fc := make(chan converted, 1)
+		go func() {
+			d, e := content.Convert(body, ct, final)
+			fc <- converted{d, e}
+		}()
+		var once sync.Once
+		var fetched converted
+		doc, err = d.render(ctx, &p, mode, func() (content.Document, error) {
+			once.Do(func() { fetched = <-fc })
+			return fetched.doc, fetched.err
+		})
 	} else {
-		doc, err = content.Convert(body, resp.Header.Get("Content-Type"), final)
+		doc, err = content.Convert(body, ct, final)
 		if needsRender(mode, doc, err) {
-			doc, err = d.render(ctx, &p, mode, doc, err)
+			fdoc, ferr := doc, err
+			doc, err = d.render(ctx, &p, mode, func() (content.Document, error) { return fdoc, ferr })
 		}
 	}
 	if err != nil {
@@ -236,9 +251,6 @@ func declaredHTML(ct string) bool {
 	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
-// errNotConverted stands for a fetched page not converted yet.
-var errNotConverted = errors.New("direct: fetched page not converted")
-
 // needsRender reports whether the render step applies to a converted page:
 // never with RenderNever; for HTML pages only (and XHTML); with RenderAlways
 // every one; with RenderAuto a page that converted to nothing although it has
@@ -259,14 +271,16 @@ func needsRender(mode string, doc content.Document, err error) bool {
 }
 
 // render runs the render step for p (see Renderer) and returns the
-// conversion of the rendered DOM. A render refused by the gates fails the
-// page with that refusal. When no browser is usable (chromium_missing),
-// RenderAuto keeps the fetched result (fetched, fetchErr) and says so in
+// conversion of the rendered DOM, or the fetched page's (fetched returns
+// its conversion) when PreferFetched prefers it, which
+// p.RenderDiscarded and a note then say. A render refused by the gates
+// fails the page with that refusal. When no browser is usable
+// (chromium_missing), RenderAuto keeps the fetched result and says so in
 // p.RenderUnavailable and a note, and RenderAlways fails the page with that
-// error. Another render failure (the page could not be loaded or timed out
-// in the browser) keeps the fetched result in both modes, with
-// p.RenderUnavailable and a note.
-func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched content.Document, fetchErr error) (content.Document, error) {
+// error. Another render failure (the page could not be loaded, timed out or
+// ended on an HTTP error in the browser) keeps the fetched result in both
+// modes, with p.RenderUnavailable and a note.
+func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched func() (content.Document, error)) (content.Document, error) {
 	var why error
 	if d.o.Renderer == nil {
 		why = reason.New(reason.ChromiumMissing, "", "Rendering is not set up in this process (no browser).")
@@ -277,15 +291,22 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched conte
 		start := time.Now()
 		r, err := d.o.Renderer.Render(ctx, orURL(p.FinalURL, p.URL), d.o.Guard)
 		if err == nil {
-			p.Rendered, p.RenderTime = true, time.Since(start)
-			if r.FinalURL != "" {
-				p.FinalURL = r.FinalURL
-			}
-			base, perr := url.Parse(orURL(p.FinalURL, p.URL))
+			took := time.Since(start)
+			finalURL := orURL(r.FinalURL, orURL(p.FinalURL, p.URL))
+			base, perr := url.Parse(finalURL)
 			if perr != nil {
 				base = nil
 			}
-			return content.Convert([]byte(r.HTML), "text/html; charset=utf-8", base)
+			rdoc, rerr := content.Convert([]byte(r.HTML), "text/html; charset=utf-8", base)
+			fdoc, ferr := fetched()
+			if code, note := PreferFetched(fdoc, ferr, rdoc, rerr); code != "" {
+				p.RenderDiscarded, p.RenderTime = code, took
+				p.Notes = append(p.Notes, note+"; the page is shown as fetched")
+				return fdoc, ferr
+			}
+			p.Rendered, p.RenderTime = true, took
+			p.FinalURL = finalURL
+			return rdoc, rerr
 		}
 		if e := reason.As(err); e != nil && e.Gate != "" {
 			return content.Document{}, err // refused: like a refused fetch
@@ -304,7 +325,67 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched conte
 	}
 	p.RenderUnavailable = string(e.Code)
 	p.Notes = append(p.Notes, "rendering unavailable ("+string(e.Code)+"): "+e.Message+"; the page is shown as fetched")
-	return fetched, fetchErr
+	return fetched()
+}
+
+// Values of Page.RenderDiscarded (see PreferFetched).
+const (
+	// DiscardedNoContent: the rendered DOM has no readable main content
+	// while the fetched page has.
+	DiscardedNoContent = "no_content"
+	// DiscardedLessText: the rendered DOM's main content has less than
+	// half the text of the fetched page's.
+	DiscardedLessText = "less_text"
+)
+
+// PreferFetched compares the conversion of a rendered DOM with that of the
+// same page as fetched, and returns a Page.RenderDiscarded code and a note
+// when the fetched one is the better reading of the page, else "".
+// The rendering is discarded when the fetched page converted to readable
+// content and the rendered one did not (DiscardedNoContent), or when the
+// rendered main content has less than half the letters and digits of the
+// fetched one's (DiscardedLessText): a rendering that lost most of the text
+// the server sent shows something else than the page — a bot check's
+// interstitial whose own requests failed, an anti-ad-block or consent page a
+// script replaced the article with — while a page that builds its content
+// by script renders to more text than its fetched shell, never less. Text
+// is counted on the markdown's visible text (link and image targets left
+// out), in letters and digits so that scripts without spaces count alike.
+func PreferFetched(fetched content.Document, fetchedErr error, rendered content.Document, renderedErr error) (code, note string) {
+	if fetchedErr != nil {
+		return "", ""
+	}
+	fc := textSize(fetched.Markdown)
+	if fc == 0 {
+		return "", ""
+	}
+	if renderedErr != nil {
+		return DiscardedNoContent, "rendering discarded (" + DiscardedNoContent + "): the rendered page has no readable main content (" + string(reason.Of(renderedErr)) + ") but the fetched page has"
+	}
+	if rc := textSize(rendered.Markdown); rc*2 < fc {
+		return DiscardedLessText, fmt.Sprintf("rendering discarded (%s): the rendered page's main content has %d letters and digits, less than half the fetched page's %d", DiscardedLessText, rc, fc)
+	}
+	return "", ""
+}
+
+// textSize counts the letters and digits of markdown's visible text: the
+// targets of links and images ("](…)") are skipped.
+func textSize(md string) int {
+	n := 0
+	for i := 0; i < len(md); {
+		if strings.HasPrefix(md[i:], "](") {
+			if j := strings.IndexByte(md[i:], ')'); j > 0 {
+				i += j + 1
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(md[i:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
+		i += size
+	}
+	return n
 }
 
 func orURL(a, b string) string {
