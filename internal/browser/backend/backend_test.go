@@ -54,6 +54,21 @@ func browser(t *testing.T) *backend.Local {
 }
 
 func TestMain(m *testing.M) {
+	// Profile dirs of this package's browsers (and of the owner processes its
+	// tests start) go under a root of this run: TestOwnerRecordAndArgvMarker
+	// sweeps os.TempDir() with a 1 ns grace, which in the shared /tmp would
+	// reap the live browsers of every other Gatehouse process on the machine
+	// (other test binaries, a developer's own server).
+	// An owner helper process (startOwner) inherits its parent's root.
+	root := ""
+	if os.Getenv("GATEHOUSE_OWNER_HELPER") == "" {
+		var err error
+		if root, err = os.MkdirTemp("", "gh-backend-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv("TMPDIR", root)
+	}
 	code := m.Run()
 	if shared != nil {
 		if err := shared.Close(); err != nil {
@@ -77,6 +92,9 @@ func TestMain(m *testing.M) {
 	if z := backend.Zombies(); len(z) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: unreaped Chromium zombies: %v\n", z)
 		code = 1
+	}
+	if root != "" {
+		os.RemoveAll(root)
 	}
 	os.Exit(code)
 }
