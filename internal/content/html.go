@@ -152,7 +152,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		return Document{Kind: KindHTML}, pass, parseError(err)
 	}
 	openNoscriptView(doc) // noscript.go: the page as a client without scripts gets it
-	dropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
+	dropHidden(doc)       // hidden.go: text a browser would not render never reaches the agent
 	base = documentBase(doc, base)
 	facts := readFacts(doc, base) // meta.go: before the extractors change the tree
 	absolutizeLinks(doc, base)
