@@ -241,6 +241,11 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			}
 			return containerShingles(c)
 		})
+		if pass.recs != nil && pass.recs.cover(md) == 0 && pass.recs.cover(primary) >= recordMinCover {
+			// The merge kept none of the page's records, which
+			// trafilatura's answer holds (a product grid).
+			md = primary
+		}
 	}
 	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(strings.ReplaceAll(title, gapMark, " ")), titleMarks))
 	title = chooseTitle(doc, title)
