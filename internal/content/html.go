@@ -80,7 +80,11 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // under half its words in prose, the page is extracted again with
 // go-trafilatura's own fallback on and comment sections kept; a page of
 // links laid out with tables is converted directly, each table row a list
-// item, every link kept. Extracted trees get back the page's nested blocks
+// item, every link kept. On a page of repeated records (records.go: the
+// posts of a thread, the stories of a front page, the cards of a grid) an
+// answer holding one or a few of them gives way to one covering most, and
+// a <noscript> holding most of the page is read as a client without
+// scripts gets it (noscript.go). Extracted trees get back the page's nested blocks
 // (nesting.go), and the article's headline leads the markdown when it is
 // not the title (header.go). Escaping follows escape.go: only where GFM
 // needs it, every entity decoded once.
