@@ -27,6 +27,7 @@ type extractOptions struct {
 	keepComments   bool                        // comment sections are content
 	byline         bool                        // put the byline and date of the article header in the markdown
 	allCaptions    bool                        // keep every figure caption, not only sentences
+	noRecords      bool                        // do not look for repeated records (records.go)
 }
 
 var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
@@ -79,7 +80,11 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // under half its words in prose, the page is extracted again with
 // go-trafilatura's own fallback on and comment sections kept; a page of
 // links laid out with tables is converted directly, each table row a list
-// item, every link kept. Extracted trees get back the page's nested blocks
+// item, every link kept. On a page of repeated records (records.go: the
+// posts of a thread, the stories of a front page, the cards of a grid) an
+// answer holding one or a few of them gives way to one covering most, and
+// a <noscript> holding most of the page is read as a client without
+// scripts gets it (noscript.go). Extracted trees get back the page's nested blocks
 // (nesting.go), and the article's headline leads the markdown when it is
 // not the title (header.go). Escaping follows escape.go: only where GFM
 // needs it, every entity decoded once.
@@ -95,14 +100,23 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // readable text beyond its title.
 func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
 	d, pass, err := extract(htmlText, base, defaultExtract)
-	if !pass.both || len(htmlText) > nonArticleMaxBytes || err == nil && !nonArticle(d.Markdown) && !smallPart(d.Markdown, pass.pageTokens) {
+	if !pass.both || len(htmlText) > nonArticleMaxBytes {
 		return d, err
 	}
-	// Not an article (nonarticle.go): trafilatura's own fallback and the
+	other := err != nil || nonArticle(d.Markdown) || smallPart(d.Markdown, pass.pageTokens)
+	frag := err == nil && pass.recs.fragmentOf(d.Markdown)
+	if !other && !frag {
+		return d, err
+	}
+	// Not an article (nonarticle.go), or one record of a page of
+	// repeated records (records.go): trafilatura's own fallback and the
 	// comment sections may hold the content.
 	alt, aerr := extractSafely(htmlText, base, nonArticleExtract)
 	if aerr != nil {
 		return d, err
+	}
+	if !other && pass.recs.cover(alt.Markdown) <= pass.recs.cover(d.Markdown) {
+		return d, err // (the records answer: only when it covers more of them)
 	}
 	return alt, nil
 }
@@ -130,6 +144,9 @@ func extractSafely(htmlText string, base *url.URL, opt extractOptions) (d Docume
 type passInfo struct {
 	both       bool // both extractors ran (the page was small enough, see size.go)
 	pageTokens int  // tokens of the page's main container outside chrome (when both)
+	// recs is the page's dominant group of repeated records (records.go),
+	// or nil.
+	recs *records
 }
 
 // extract runs one extraction pass.
@@ -138,7 +155,8 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	if err != nil {
 		return Document{Kind: KindHTML}, pass, parseError(err)
 	}
-	dropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
+	openNoscriptView(doc) // noscript.go: the page as a client without scripts gets it
+	dropHidden(doc)       // hidden.go: text a browser would not render never reaches the agent
 	base = documentBase(doc, base)
 	facts := readFacts(doc, base) // meta.go: before the extractors change the tree
 	absolutizeLinks(doc, base)
@@ -148,6 +166,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	}
 	polishTree(doc)
 	originals := collectOriginals(doc)
+	if pass.recs = nil; !opt.noRecords {
+		pass.recs = findRecords(doc)
+	}
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
 	strat := measurePage(doc).strategy()
@@ -212,6 +233,10 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	case isFragment(primary, secondary, chooseTitle(doc, title)):
 		// A section of a multi-section page (fragment.go).
 		md = secondary
+	case pass.recs.fragmentOf(primary) && pass.recs.cover(secondary) >= max(recordMinCover, 2*pass.recs.cover(primary)):
+		// One record of a page of repeated records (records.go): one
+		// post of a thread, one story of a front page.
+		md = secondary
 	default:
 		md = mergeWithin(primary, secondary, func() map[uint64]struct{} {
 			c := mainContainer(doc)
@@ -220,6 +245,11 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			}
 			return containerShingles(c)
 		})
+		if pass.recs != nil && pass.recs.cover(md) == 0 && pass.recs.cover(primary) >= recordMinCover {
+			// The merge kept none of the page's records, which
+			// trafilatura's answer holds (a product grid).
+			md = primary
+		}
 	}
 	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(strings.ReplaceAll(title, gapMark, " ")), titleMarks))
 	title = chooseTitle(doc, title)
@@ -570,10 +600,14 @@ var commentClasses = []string{"comments", "comment-list", "commentlist", "commen
 // permalink and edit controls (see permalinkClasses), unwraps a heading
 // from a wrapper <div> with "heading" in its class that only held it and
 // such a control (GitHub's "markdown-heading", MediaWiki's "mw-heading"),
-// removes comment sections (see commentClasses) unless keepComments, and
+// removes comment sections (see commentClasses) unless keepComments or
+// they are the page's content (commentsAreContent), and
 // removes overlays: dialogs and cookie-consent banners (see isOverlay).
+// A form that wraps the page's content becomes a <div> first
+// (unwrapContentForms).
 func preClean(doc *html.Node, keepComments bool) {
-	var drop, unwrap []*html.Node
+	unwrapContentForms(doc) // records.go
+	var drop, unwrap, comments []*html.Node
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -583,7 +617,7 @@ func preClean(doc *html.Node, keepComments bool) {
 			return false
 		}
 		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
-			drop = append(drop, n)
+			comments = append(comments, n)
 			return false
 		}
 		if n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && isOverlay(n) {
@@ -595,6 +629,9 @@ func preClean(doc *html.Node, keepComments bool) {
 		}
 		return true
 	})
+	if len(comments) > 0 && !commentsAreContent(doc, comments) {
+		drop = append(drop, comments...)
+	}
 	for _, n := range drop {
 		if n.Parent != nil {
 			n.Parent.RemoveChild(n)
@@ -619,6 +656,39 @@ func preClean(doc *html.Node, keepComments bool) {
 			n.Parent.RemoveChild(n)
 		}
 	}
+}
+
+// commentMinRest: a page whose main container holds fewer words than this
+// outside its comment sections has no content besides them (a forum
+// thread whose posts are marked up as comments).
+const commentMinRest = 50
+
+// commentsAreContent reports whether the comment sections are the page's
+// content: the main container (mainContainer) has under commentMinRest
+// words outside them, and they have more.
+func commentsAreContent(doc *html.Node, comments []*html.Node) bool {
+	c := mainContainer(doc)
+	if c == nil {
+		return false
+	}
+	all := containerTokens(c)
+	in := 0
+	for _, n := range comments {
+		if n == c || hasAncestorNode(n, c) {
+			in += containerTokens(n)
+		}
+	}
+	return in >= commentMinRest && all-in < commentMinRest
+}
+
+// hasAncestorNode reports whether a is an ancestor of n.
+func hasAncestorNode(n, a *html.Node) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p == a {
+			return true
+		}
+	}
+	return false
 }
 
 // isOverlay reports whether n is an overlay laid over the page rather than
