@@ -411,11 +411,17 @@ func TestAlertNeverFreezesACall(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("click that opens an alert took %v", d)
 	}
-	if !cl.Success || len(cl.Dialogs) != 1 || cl.Dialogs[0].Message != "hello from the page" || cl.Dialogs[0].Type != "alert" {
+	// must_respond (the default): the click is done, the dialog waits for
+	// browser_dialog, and the handler has not continued yet.
+	if !cl.Success || len(cl.PendingDialogs) != 1 || cl.PendingDialogs[0].Message != "hello from the page" || cl.PendingDialogs[0].Type != "alert" {
 		t.Fatalf("click result %+v", cl)
 	}
-	if cl.Title != "after alert" {
-		t.Errorf("title %q: the handler should have continued after the dialog closed", cl.Title)
+	dr := m.Dialog(context.Background(), task, DialogInput{Action: "accept"})
+	if !dr.Success || dr.Dialog == nil || dr.Dialog.Action != "accepted" || len(dr.PendingDialogs) != 0 {
+		t.Fatalf("dialog result %+v", dr)
+	}
+	if dr.Title != "after alert" {
+		t.Errorf("title %q: the handler should have continued after the dialog closed", dr.Title)
 	}
 }
 

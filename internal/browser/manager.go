@@ -117,6 +117,8 @@ type Session struct {
 
 	reaped   bool   // closed by the janitor (under mu)
 	recycled string // set on a fresh session that replaced a suspect one (lifecycle.go)
+
+	realProfile bool // a tab of the real-profile copy browser (profile.go)
 }
 
 // ProxyStats returns the session's egress counters.
@@ -349,11 +351,7 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
 	}
-	policy := backend.DialogDismiss
-	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
-		policy = backend.DialogAccept
-	}
-	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: policy})
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout})
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -706,6 +704,9 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Success = false
 	p.Error = rerr.Message
 	p.Reason = rerr.Code
+	if s != nil {
+		p.PendingDialogs = pendingDialogs(s)
+	}
 	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
 		m.closeOne(s.Key)
 	}

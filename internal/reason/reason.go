@@ -94,6 +94,14 @@ const (
 	SessionExpired      Code = "session_expired"
 	SessionCreateFailed Code = "session_create_failed"
 
+	// Real profile, dialogs, downloads (spec §B10, §B12; issue 9 items 6–7).
+	RealProfileLocked      Code = "real_profile_locked"
+	RealProfileUnavailable Code = "real_profile_unavailable"
+	NoDialog               Code = "no_dialog"
+	InvalidDialogAction    Code = "invalid_dialog_action"
+	DialogPending          Code = "dialog_pending"
+	DownloadTooLarge       Code = "download_too_large"
+
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
 	StrictSelection = UnknownBackend
@@ -174,6 +182,13 @@ var codes = map[Code]string{
 
 	SessionExpired:      "the task's browser session was closed by the janitor after browser.inactivity_timeout of idleness; call browser_navigate to start a fresh one (spec §B7)",
 	SessionCreateFailed: "no browser session could be created: the cloud provider and the local fallback both failed, or the real-profile copy failed closed (spec §B4, §B10)",
+
+	RealProfileLocked:      "browser.use_real_profile: a database of the source profile (Cookies, Login Data, Web Data) is locked, or the profile's SingletonLock names a live process: the browser is running on it; quit that browser and retry (spec §B10: never snapshot a live profile)",
+	RealProfileUnavailable: "browser.use_real_profile is on but no usable source profile exists: the default browser is not a stable Chromium-family browser (Chrome, Edge, Brave, Chromium), browser.real_profile_pin names a missing profile, or the copy failed; fails closed (spec §B10)",
+	NoDialog:               "browser_dialog was called but no JavaScript dialog is pending in the task's tab (or dialog_id names none)",
+	InvalidDialogAction:    "browser_dialog action is not accept or dismiss",
+	DialogPending:          "a JavaScript dialog is open in the tab (browser.dialog_policy must_respond); answer it with browser_dialog before acting on the page",
+	DownloadTooLarge:       "a download the page started exceeded the session's size cap and was cancelled; the partial file was removed",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",

@@ -30,19 +30,24 @@ const WorldName = "__gatehouse"
 
 // Dialog policies for TabOptions.DialogPolicy (browser.dialog_policy).
 const (
-	DialogAccept  = "auto_accept"
-	DialogDismiss = "auto_dismiss"
+	DialogAccept      = "auto_accept"
+	DialogDismiss     = "auto_dismiss"
+	DialogMustRespond = "must_respond" // left open for Tab.AnswerDialog (dialogs.go)
 )
 
 // TabOptions configures NewTab.
 type TabOptions struct {
 	// ProxyURL is the per-BrowserContext proxy ("http://127.0.0.1:PORT"); required.
 	ProxyURL string
-	// DialogPolicy says how a JavaScript dialog is closed the moment it opens:
-	// DialogAccept, else dismissed. A dialog is never left open, so no call can
-	// wait on it (spec §B12's must_respond needs a dialog tool; until one exists
-	// dialogs are dismissed and reported).
+	// DialogPolicy says what happens when a JavaScript dialog opens:
+	// DialogAccept or DialogDismiss close it at once; DialogMustRespond leaves
+	// it pending for AnswerDialog, cancels the page calls it blocks (they fail
+	// with dialog_pending instead of waiting) and dismisses it after
+	// DialogTimeout (spec §B12). Any other value is DialogDismiss.
 	DialogPolicy string
+	// DialogTimeout is the safety auto-dismiss under DialogMustRespond; ≤ 0
+	// means 300 s (spec §B12 browser.dialog_timeout_s).
+	DialogTimeout time.Duration
 }
 
 // ConsoleMessage is one console API call or uncaught exception of the page.
@@ -54,10 +59,15 @@ type ConsoleMessage struct {
 
 // Dialog is a JavaScript dialog that opened (and was closed by policy).
 type Dialog struct {
-	Type    string `json:"type"` // alert, confirm, prompt, beforeunload
-	Message string `json:"message"`
-	Action  string `json:"action"` // accepted or dismissed
-	seq     int64
+	ID            string `json:"id"`   // d1, d2, … in the tab
+	Type          string `json:"type"` // alert, confirm, prompt, beforeunload
+	Message       string `json:"message"`
+	DefaultPrompt string `json:"default_prompt,omitempty"`
+	// Action is accepted or dismissed once closed, "pending" while it waits
+	// for AnswerDialog (must_respond).
+	Action string `json:"action"`
+	By     string `json:"by,omitempty"` // who closed it: policy, agent, timeout, navigation, page
+	seq    int64
 }
 
 // maxConsole bounds the per-tab console buffer (oldest dropped).
@@ -84,6 +94,9 @@ type Tab struct {
 	seen      map[cdp.LoaderID]bool // earlier loaders of the main frame
 	dialogs   []Dialog
 	dialogSeq int64
+	dlg       dialogState // pending must_respond dialog (dialogs.go)
+
+	dialogTimeout time.Duration
 	crashed   bool
 	closed    bool
 	changed   chan struct{} // closed and replaced on every state change
@@ -103,7 +116,7 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 		p.ProxyServer = o.ProxyURL
 		p.ProxyBypassList = "<-loopback>"
 	}))
-	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy,
+	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, dialogTimeout: o.DialogTimeout,
 		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- chromedp.Do(tctx) }()
@@ -195,22 +208,9 @@ func (t *Tab) onEvent(ev any) {
 		}
 		t.pushConsole(ConsoleMessage{Type: "exception", Text: msg, Source: "exception"})
 	case *page.EventJavascriptDialogOpening:
-		accept := t.policy == DialogAccept || e.Type == page.DialogTypeBeforeunload
-		action := "dismissed"
-		if accept {
-			action = "accepted"
-		}
-		t.dialogSeq++
-		t.dialogs = append(t.dialogs, Dialog{Type: string(e.Type), Message: e.Message, Action: action, seq: t.dialogSeq})
-		if len(t.dialogs) > 50 {
-			t.dialogs = t.dialogs[len(t.dialogs)-50:]
-		}
-		ctx := t.ctx
-		go func() {
-			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			chromedp.Call(hctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept}) //nolint:errcheck // the dialog may already be gone
-		}()
+		t.dialogOpeningLocked(e) // dialogs.go
+	case *page.EventJavascriptDialogClosed:
+		t.dialogClosedLocked(e)
 	case *network.EventRequestWillBeSent:
 		if e.Type == network.ResourceTypeEventSource || e.Type == network.ResourceTypeWebSocket {
 			break
@@ -369,6 +369,9 @@ func (t *Tab) cdpErr(ctx context.Context, what string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return reason.Wrap(reason.CommandTimeout, "", what+" timed out (browser.command_timeout).", err)
 	}
+	if derr := t.dialogErr(err); derr != nil {
+		return derr
+	}
 	if errors.Is(err, context.Canceled) && t.ctx.Err() == nil {
 		return reason.Wrap(reason.Interrupted, "", what+" was cancelled.", err)
 	}
@@ -378,8 +381,17 @@ func (t *Tab) cdpErr(ctx context.Context, what string, err error) error {
 	return reason.Wrap(reason.BrowserFailed, "", what+" failed: "+firstLine(err.Error()), err)
 }
 
-// run joins the caller's deadline with the tab's lifetime.
+// run joins the caller's deadline with the tab's lifetime; a must_respond
+// dialog that opens (or is open) cancels it (dialogs.go).
 func (t *Tab) run(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := t.runAny(ctx)
+	undo := t.cancelOnDialog(cancel)
+	return c, func() { undo(); cancel() }
+}
+
+// runAny is run for calls the browser process answers even while a dialog
+// blocks the page (navigation history).
+func (t *Tab) runAny(ctx context.Context) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithCancel(t.ctx)
 	stop := context.AfterFunc(ctx, cancel)
 	if dl, ok := ctx.Deadline(); ok {
@@ -417,6 +429,9 @@ func (t *Tab) Navigate(ctx context.Context, url string) (NavResult, error) {
 	}
 	if res.LoaderID != "" {
 		if err := t.waitLifecycle(rctx, res.LoaderID, "load"); err != nil {
+			if _, open := t.PendingDialog(); open {
+				return t.Current(ctx) // a dialog blocks the load: report it, don't wait
+			}
 			return NavResult{}, t.cdpErr(ctx, "Waiting for the page to load", err)
 		}
 	}
@@ -448,7 +463,7 @@ func (t *Tab) waitLifecycle(ctx context.Context, loader cdp.LoaderID, name strin
 
 // Current returns the URL and title of the tab's current history entry.
 func (t *Tab) Current(ctx context.Context) (NavResult, error) {
-	rctx, cancel := t.run(ctx)
+	rctx, cancel := t.runAny(ctx)
 	defer cancel()
 	h, err := chromedp.Call(rctx, page.GetNavigationHistory, cdp.Empty{})
 	if err != nil {
