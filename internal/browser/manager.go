@@ -53,6 +53,9 @@ type Options struct {
 	JanitorTick time.Duration
 	// Lifecycle shortens the janitor's and reaper's intervals (tests).
 	Lifecycle LifecycleOptions
+	// RealProfile says how browser.use_real_profile finds its source
+	// (profile.go); zero = xdg-settings and ~/.config.
+	RealProfile RealProfileOptions
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -91,6 +94,7 @@ type Manager struct {
 
 	rpool renderPool // web_extract's render step (render.go)
 	life  lifecycle  // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
+	rp    realProfile // the real-profile copy-browser (profile.go)
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -152,6 +156,7 @@ func New(o Options) (*Manager, []string) {
 		warns = append(warns, fmt.Sprintf("browser.cloud_provider %q: cloud browser providers are not built yet; the local Chromium serves every session", cfg.Browser.CloudProvider))
 	}
 	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
+	m.rp.opts = o.RealProfile
 	m.life.init(o.Lifecycle)
 	tick := o.Lifecycle.Tick
 	if tick <= 0 {
@@ -228,6 +233,9 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 	if m.local != nil {
 		// The browser died: every session in it is gone.
 		for k, s := range m.sessions {
+			if s.realProfile {
+				continue // lives in the copy-browser (profile.go)
+			}
 			s.proxy.Close()
 			delete(m.sessions, k)
 		}
@@ -273,6 +281,9 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 func (m *Manager) session(ctx context.Context, key, task string) (*Session, error) {
 	m.life.creating.Add(1)
 	defer m.life.creating.Add(-1)
+	if !m.cfg.Browser.UseRealProfile {
+		m.stopRealProfile() // consent read on every call: off deletes the copy (spec §B10)
+	}
 	recycled := ""
 	if old, ok := m.Session(key); ok && old.suspect.Load() {
 		recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
@@ -297,7 +308,7 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 			s.proxy.Close()
 			return m.sessionNoRecycle(ctx, key, task)
 		}
-		if s.tab.Healthy() {
+		if s.tab.Healthy() && s.realProfile == m.wantRealProfile(key) {
 			s.lastUsed = time.Now()
 			m.mu.Unlock()
 			return s, nil
@@ -310,14 +321,31 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 	} else {
 		m.mu.Unlock()
 	}
-	l, err := m.ensureBrowser(ctx)
+	rp := m.wantRealProfile(key)
+	var l *backend.Local
+	var err error
+	if rp {
+		l, err = m.ensureRealProfile(ctx)
+	} else {
+		l, err = m.ensureBrowser(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
 	active := m.gates.GuardActive(m.localBackend(), key)
-	s := m.takeSpare(active)
+	var s *Session
+	if !rp {
+		s = m.takeSpare(active)
+	}
 	if s == nil {
 		if s, err = m.newSession(ctx, l, active); err != nil {
+			return nil, err
+		}
+	}
+	if rp {
+		if err := m.seedRealProfile(ctx, l, s); err != nil {
+			s.tab.Close()
+			s.proxy.Close()
 			return nil, err
 		}
 	}
@@ -518,6 +546,7 @@ func (m *Manager) Close() error {
 	if dp != nil {
 		dp.Close()
 	}
+	m.stopRealProfile()
 	return err
 }
 
