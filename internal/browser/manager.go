@@ -92,8 +92,8 @@ type Manager struct {
 
 	bindings Bindings
 
-	rpool renderPool // web_extract's render step (render.go)
-	life  lifecycle  // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
+	rpool renderPool  // web_extract's render step (render.go)
+	life  lifecycle   // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
 	rp    realProfile // the real-profile copy-browser (profile.go)
 }
 

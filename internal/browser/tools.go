@@ -34,7 +34,7 @@ type Page struct {
 	// (browser.dialog_policy must_respond, spec §B12); page calls fail with
 	// dialog_pending until it is answered.
 	PendingDialogs []backend.Dialog `json:"pending_dialogs,omitempty"`
-	Recycled   string           `json:"recycled,omitempty"`  // this call replaced a session whose command had timed out (spec §B6)
+	Recycled       string           `json:"recycled,omitempty"` // this call replaced a session whose command had timed out (spec §B6)
 }
 
 // Refused reports whether the call failed (tools.Refuser).

@@ -97,9 +97,9 @@ type Tab struct {
 	dlg       dialogState // pending must_respond dialog (dialogs.go)
 
 	dialogTimeout time.Duration
-	crashed   bool
-	closed    bool
-	changed   chan struct{} // closed and replaced on every state change
+	crashed       bool
+	closed        bool
+	changed       chan struct{} // closed and replaced on every state change
 }
 
 // NewTab creates an isolated BrowserContext whose traffic goes to o.ProxyURL
