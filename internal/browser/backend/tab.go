@@ -82,6 +82,8 @@ type Tab struct {
 	frame  cdp.FrameID
 	policy string
 
+	dialogTimeout time.Duration
+
 	mu        sync.Mutex
 	console   []ConsoleMessage
 	inflight  map[network.RequestID]time.Time
@@ -95,11 +97,9 @@ type Tab struct {
 	dialogs   []Dialog
 	dialogSeq int64
 	dlg       dialogState // pending must_respond dialog (dialogs.go)
-
-	dialogTimeout time.Duration
-	crashed       bool
-	closed        bool
-	changed       chan struct{} // closed and replaced on every state change
+	crashed   bool
+	closed    bool
+	changed   chan struct{} // closed and replaced on every state change
 }
 
 // NewTab creates an isolated BrowserContext whose traffic goes to o.ProxyURL
