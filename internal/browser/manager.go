@@ -56,6 +56,9 @@ type Options struct {
 	// RealProfile says how browser.use_real_profile finds its source
 	// (profile.go); zero = xdg-settings and ~/.config.
 	RealProfile RealProfileOptions
+	// DownloadCap is the per-download size cap in bytes (popups.go); 0 =
+	// backend.DefaultDownloadCap (100 MiB).
+	DownloadCap int64
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -95,6 +98,8 @@ type Manager struct {
 	rpool renderPool  // web_extract's render step (render.go)
 	life  lifecycle   // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
 	rp    realProfile // the real-profile copy-browser (profile.go)
+
+	downloadCap int64 // Options.DownloadCap
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -157,6 +162,7 @@ func New(o Options) (*Manager, []string) {
 	}
 	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
 	m.rp.opts = o.RealProfile
+	m.downloadCap = o.DownloadCap
 	m.life.init(o.Lifecycle)
 	tick := o.Lifecycle.Tick
 	if tick <= 0 {
@@ -379,7 +385,8 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
 	}
-	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout})
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
+		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap})
 	if err != nil {
 		p.Close()
 		return nil, err

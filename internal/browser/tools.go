@@ -34,7 +34,11 @@ type Page struct {
 	// (browser.dialog_policy must_respond, spec §B12); page calls fail with
 	// dialog_pending until it is answered.
 	PendingDialogs []backend.Dialog `json:"pending_dialogs,omitempty"`
-	Recycled       string           `json:"recycled,omitempty"` // this call replaced a session whose command had timed out (spec §B6)
+	// Popup is a tab the page opened during the call; the session follows
+	// it (popups.go). Downloads are the files the call downloaded.
+	Popup     *PopupInfo         `json:"popup,omitempty"`
+	Downloads []backend.Download `json:"downloads,omitempty"`
+	Recycled  string             `json:"recycled,omitempty"` // this call replaced a session whose command had timed out (spec §B6)
 }
 
 // Refused reports whether the call failed (tools.Refuser).
@@ -485,6 +489,9 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 // fires), then reports the change and the current page.
 func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Change, before backend.Activity, mark int64) {
 	navigated, busy := m.settle(ctx, s, before)
+	if m.afterEffects(ctx, s, p, mark) { // downloads and a followed popup (popups.go)
+		navigated, busy, mark = true, false, 0
+	}
 	p.Success = true
 	p.PageBusy = busy
 	raw := m.finish(ctx, s, p, mark)
@@ -691,8 +698,11 @@ func (m *Manager) Back(ctx context.Context, task string) BackResult {
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
 	if _, err := s.tab.Back(nctx); err != nil {
-		m.errOf(s, &r.Page, err)
-		return r
+		if !isNoHistory(err) || !m.backToOpener(s) {
+			m.errOf(s, &r.Page, err)
+			return r
+		}
+		mark, before = s.tab.DialogMark(), s.tab.Activity() // back in the opener (popups.go)
 	}
 	m.afterAction(nctx, s, &r.Page, &r.Change, before, mark)
 	return r

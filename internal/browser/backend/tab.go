@@ -48,6 +48,11 @@ type TabOptions struct {
 	// DialogTimeout is the safety auto-dismiss under DialogMustRespond; ≤ 0
 	// means 300 s (spec §B12 browser.dialog_timeout_s).
 	DialogTimeout time.Duration
+	// DownloadDir receives the files the page downloads (downloads.go); ""
+	// leaves Chromium's default (headless: denied).
+	DownloadDir string
+	// DownloadCap is the size cap per download in bytes; 0 = DefaultDownloadCap.
+	DownloadCap int64
 }
 
 // ConsoleMessage is one console API call or uncaught exception of the page.
@@ -97,6 +102,7 @@ type Tab struct {
 	dialogs   []Dialog
 	dialogSeq int64
 	dlg       dialogState // pending must_respond dialog (dialogs.go)
+	ext       tabExt      // popups and downloads (popups.go, downloads.go)
 	crashed   bool
 	closed    bool
 	changed   chan struct{} // closed and replaced on every state change
@@ -129,6 +135,9 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	if err == nil {
 		err = chromedp.Listen(tctx, t.onEvent)
 	}
+	if err == nil {
+		err = t.startExt(ctx, o, true)
+	}
 	if err != nil {
 		cancel()
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not open a browser tab: "+firstLine(err.Error()), err)
@@ -151,7 +160,15 @@ func (t *Tab) MainFrame() cdp.FrameID { return t.frame }
 
 // Close closes the tab and disposes its BrowserContext (cookies, storage and
 // cache are gone). Idempotent.
-func (t *Tab) Close() error { return t.close(true) }
+func (t *Tab) Close() error {
+	err := t.close(true)
+	if op := t.Opener(); op != nil { // a popup: its opener goes too (popups.go)
+		if oerr := op.Close(); err == nil {
+			err = oerr
+		}
+	}
+	return err
+}
 
 func (t *Tab) close(untrack bool) error {
 	t.mu.Lock()
