@@ -174,7 +174,8 @@ func addBrowser(r *Registry, env *Env) []string {
 	}))
 	add(New(Spec{Name: BrowserClick, Title: "Click an element", Available: avail, Annotations: ann,
 		Description: "Click the element with this ref. Waits (< 1 s) for what the click caused; returns the new page's snapshot if it navigated, else a delta (+ added, - removed, ~ changed). " +
-			"stale_ref: snapshot again; click_intercepted names the covering element's ref; page_busy: the page was still changing.",
+			"stale_ref: snapshot again; click_intercepted names the covering element's ref; page_busy: the page was still changing. " +
+			"A new tab it opens is followed (popup; browser_back returns); a file it downloads is saved (downloads[].path).",
 	}, func(ctx context.Context, c *Call, in browser.RefInput) (*ClickOutput, error) {
 		return &ClickOutput{m.Click(ctx, c.Task, in)}, nil
 	}))
