@@ -21,7 +21,8 @@ func popupPages(t *testing.T) func(path string) string {
 		case "/opener":
 			html(w, "Opener", `<a href="/child" target="_blank">Open child</a>
 <button onclick="window.open('/child?via=js')">Pop up</button>
-<a href="/file.bin">Get file</a> <a href="/big.bin">Get big</a>`)
+<a href="/file.bin">Get file</a> <a href="/big.bin">Get big</a>
+<button onclick="alert('nobody answers')">Alert</button>`)
 		case "/child":
 			html(w, "Child", `<p>child page `+r.URL.Query().Get("via")+`</p>`)
 		case "/file.bin":
@@ -105,21 +106,21 @@ func TestDownloadIsSavedAndTheSessionKeepsWorking(t *testing.T) {
 	}
 }
 
-func TestDownloadOverTheCapIsCancelled(t *testing.T) {
+// On a Manager of its own (its own Chromium): a 1 MiB download cap and a 1 s
+// dialog timeout.
+func TestDownloadCapAndDialogTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own Chromium")
 	}
 	manager(t) // skips without Chromium
 	at := popupPages(t)
 	home := t.TempDir()
-	m, _ := New(Options{Config: config.Default(), Home: home, Resolver: hostResolver{}, DownloadCap: 1 << 20})
+	cfg := config.Default()
+	cfg.Browser.DialogTimeout = time.Second
+	m, _ := New(Options{Config: cfg, Home: home, Resolver: hostResolver{}, DownloadCap: 1 << 20})
 	defer m.Close()
 	task := "big-download"
-	t0 := time.Now()
 	nav := mustNav(t, m, task, at("/opener"))
-	t.Logf("first navigate %v", time.Since(t0))
-	t0 = time.Now()
-	defer func() { t.Logf("rest %v", time.Since(t0)) }()
 	cl := m.Click(context.Background(), task, RefInput{Ref: refOf(t, nav.Snapshot, "link", "Get big")})
 	if !cl.Success || len(cl.Downloads) != 1 || cl.Downloads[0].State != "too_large" || cl.Downloads[0].Path != "" {
 		t.Fatalf("click: %+v", cl)
@@ -135,7 +136,18 @@ func TestDownloadOverTheCapIsCancelled(t *testing.T) {
 	if len(left) != 0 {
 		t.Fatalf("partial files left: %v", left)
 	}
-	if sn := m.Snapshot(context.Background(), task, SnapshotInput{}); !sn.Success {
+	sn := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !sn.Success {
 		t.Fatalf("after the cancelled download: %+v", sn)
+	}
+	// must_respond with nobody answering: dismissed after dialog_timeout_s.
+	cl = m.Click(context.Background(), task, RefInput{Ref: refOf(t, sn.Snapshot, "button", "Alert")})
+	if len(cl.PendingDialogs) != 1 {
+		t.Fatalf("alert click: %+v", cl)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	sn = m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !sn.Success || len(sn.PendingDialogs) != 0 || len(sn.RecentDialogs) != 1 || sn.RecentDialogs[0].By != "timeout" || sn.RecentDialogs[0].Action != "dismissed" {
+		t.Fatalf("after the dialog timeout: %+v", sn)
 	}
 }

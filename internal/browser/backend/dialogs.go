@@ -27,6 +27,7 @@ type dialogState struct {
 	// never waits on a dialog).
 	waiters map[int]context.CancelFunc
 	nextW   int
+	by      string // who is answering the pending dialog (AnswerDialog), for the closed event
 }
 
 // dialogOpeningLocked handles Page.javascriptDialogOpening on the message
@@ -81,7 +82,11 @@ func (t *Tab) dialogClosedLocked(e *page.EventJavascriptDialogClosed) {
 	if e.Result {
 		action = "accepted"
 	}
-	t.settleDialogLocked(p.ID, action, "page")
+	by := t.dlg.by
+	if by == "" {
+		by = "page" // closed by the page's own navigation or by Chromium
+	}
+	t.settleDialogLocked(p.ID, action, by)
 }
 
 func (t *Tab) pushDialogLocked(d Dialog) {
@@ -100,13 +105,21 @@ func (t *Tab) settleDialogLocked(id, action, by string) {
 		t.dlg.timer.Stop()
 		t.dlg.timer = nil
 	}
-	t.dlg.pending = nil
+	t.dlg.pending, t.dlg.by = nil, ""
 	for i := range t.dialogs {
 		if t.dialogs[i].ID == id && t.dialogs[i].Action == "pending" {
 			t.dialogs[i].Action, t.dialogs[i].By = action, by
 		}
 	}
 	t.bumpLocked()
+}
+
+// stopDialogTimerLocked stops the safety timer of a closing tab (t.mu held).
+func (t *Tab) stopDialogTimerLocked() {
+	if t.dlg.timer != nil {
+		t.dlg.timer.Stop()
+		t.dlg.timer = nil
+	}
 }
 
 // PendingDialog returns the open dialog waiting for an answer
@@ -149,6 +162,7 @@ func (t *Tab) AnswerDialog(ctx context.Context, id string, accept bool, promptTe
 		return Dialog{}, reason.New(reason.NoDialog, "", "No JavaScript dialog is pending in this tab.")
 	}
 	d := *p
+	t.dlg.by = by
 	t.mu.Unlock()
 	hctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
 	defer cancel()

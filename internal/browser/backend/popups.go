@@ -161,6 +161,7 @@ func (t *Tab) CloseAlone() error {
 		return nil
 	}
 	t.closed = true
+	t.stopDialogTimerLocked()
 	t.bumpLocked()
 	t.mu.Unlock()
 	cctx, cancel := context.WithTimeout(t.l.browserCtx, 3*time.Second)

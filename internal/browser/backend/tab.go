@@ -177,6 +177,7 @@ func (t *Tab) close(untrack bool) error {
 		return nil
 	}
 	t.closed = true
+	t.stopDialogTimerLocked()
 	t.bumpLocked()
 	t.mu.Unlock()
 	if untrack {
