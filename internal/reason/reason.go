@@ -94,13 +94,12 @@ const (
 	SessionExpired      Code = "session_expired"
 	SessionCreateFailed Code = "session_create_failed"
 
-	// Real profile, dialogs, downloads (spec §B10, §B12; issue 9 items 6–7).
+	// Real profile and dialogs (spec §B10, §B12; issue 9 items 6–7).
 	RealProfileLocked      Code = "real_profile_locked"
 	RealProfileUnavailable Code = "real_profile_unavailable"
 	NoDialog               Code = "no_dialog"
 	InvalidDialogAction    Code = "invalid_dialog_action"
 	DialogPending          Code = "dialog_pending"
-	DownloadTooLarge       Code = "download_too_large"
 
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
@@ -188,7 +187,6 @@ var codes = map[Code]string{
 	NoDialog:               "browser_dialog was called but no JavaScript dialog is pending in the task's tab (or dialog_id names none)",
 	InvalidDialogAction:    "browser_dialog action is not accept or dismiss",
 	DialogPending:          "a JavaScript dialog is open in the tab (browser.dialog_policy must_respond); answer it with browser_dialog before acting on the page",
-	DownloadTooLarge:       "a download the page started exceeded the session's size cap and was cancelled; the partial file was removed",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",
