@@ -51,7 +51,7 @@ func TestSoakSessions(t *testing.T) {
 	home := t.TempDir()
 	m, _ := New(Options{Config: config.Default(), Home: home, Resolver: hostResolver{}})
 
-	type sample struct{ rss, pss, procs int64 }
+	type sample struct{ rss, pss, uss, procs int64 }
 	var mu sync.Mutex
 	samples := map[int]sample{}
 	var next, failed atomic.Int64
@@ -74,9 +74,9 @@ func TestSoakSessions(t *testing.T) {
 				}
 				m.CloseTask(task)
 				if (i < window || i >= n-window) && i%every == 0 {
-					rss, pss, procs := memNow(m.BrowserPID())
+					rss, pss, uss, procs := memNow(m.BrowserPID())
 					mu.Lock()
-					samples[i] = sample{rss, pss, procs}
+					samples[i] = sample{rss, pss, uss, procs}
 					mu.Unlock()
 				}
 			}
@@ -88,11 +88,11 @@ func TestSoakSessions(t *testing.T) {
 		k := int64(0)
 		for i, v := range samples {
 			if i >= lo && i < hi {
-				s.rss, s.pss, s.procs, k = s.rss+v.rss, s.pss+v.pss, s.procs+v.procs, k+1
+				s.rss, s.pss, s.uss, s.procs, k = s.rss+v.rss, s.pss+v.pss, s.uss+v.uss, s.procs+v.procs, k+1
 			}
 		}
 		if k > 0 {
-			s.rss, s.pss, s.procs = s.rss/k, s.pss/k, s.procs/k
+			s.rss, s.pss, s.uss, s.procs = s.rss/k, s.pss/k, s.uss/k, s.procs/k
 		}
 		return s
 	}
@@ -100,8 +100,8 @@ func TestSoakSessions(t *testing.T) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	t.Logf("soak: %d sessions, %d at a time, %v (%.1f sessions/s), %d failed", n, par, elapsed.Round(time.Second), float64(n)/elapsed.Seconds(), failed.Load())
-	t.Logf("first %d: our RSS %.1f MiB, Chromium PSS %.1f MiB, %d Chromium processes", window, mib(first.rss), mib(first.pss), first.procs)
-	t.Logf("last %d:  our RSS %.1f MiB, Chromium PSS %.1f MiB, %d Chromium processes", window, mib(last.rss), mib(last.pss), last.procs)
+	t.Logf("first %d: our RSS %.1f MiB, Chromium PSS %.1f MiB (USS %.1f MiB), %d Chromium processes", window, mib(first.rss), mib(first.pss), mib(first.uss), first.procs)
+	t.Logf("last %d:  our RSS %.1f MiB, Chromium PSS %.1f MiB (USS %.1f MiB), %d Chromium processes", window, mib(last.rss), mib(last.pss), mib(last.uss), last.procs)
 	t.Logf("ratio last/first: RSS %.2f, PSS %.2f; Go heap in use at end %.1f MiB, goroutines %d", float64(last.rss)/float64(first.rss), float64(last.pss)/float64(first.pss), mib(int64(ms.HeapInuse)), runtime.NumGoroutine())
 	const slack = 16 << 20
 	if last.rss > first.rss*5/4+slack {
@@ -127,18 +127,21 @@ func TestSoakSessions(t *testing.T) {
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-// memNow returns this process's RSS, the summed PSS of the browser process
-// and all its descendants (zygotes, renderers, GPU and network services) and
-// their count; bytes.
-func memNow(browser int) (rss, pss, procs int64) {
+// memNow returns this process's RSS, the summed PSS and USS (private clean
+// + dirty: not moved by other processes sharing pages) of the browser
+// process and all its descendants (zygotes, renderers, GPU and network
+// services) and their count; bytes.
+func memNow(browser int) (rss, pss, uss, procs int64) {
 	rss = procKB("/proc/self/status", "VmRSS:") * 1024
 	for _, p := range descendants(browser) {
-		if v := procKB("/proc/"+strconv.Itoa(p)+"/smaps_rollup", "Pss:"); v > 0 {
+		f := "/proc/" + strconv.Itoa(p) + "/smaps_rollup"
+		if v := procKB(f, "Pss:"); v > 0 {
 			pss += v * 1024
+			uss += (procKB(f, "Private_Clean:") + procKB(f, "Private_Dirty:")) * 1024
 			procs++
 		}
 	}
-	return rss, pss, procs
+	return rss, pss, uss, procs
 }
 
 func procKB(path, key string) int64 {
