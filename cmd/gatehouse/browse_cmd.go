@@ -160,6 +160,15 @@ func replCall(line string) (tool string, args map[string]any, err error) {
 		return tools.BrowserVision, map[string]any{"question": rest, "annotate": annotate}, nil
 	case "close":
 		return tools.BrowserClose, map[string]any{}, nil
+	case "dialog":
+		if err := need(1, "dialog accept|dismiss [PROMPT TEXT]"); err != nil {
+			return "", nil, err
+		}
+		args := map[string]any{"action": f[1]}
+		if text := strings.TrimSpace(strings.TrimPrefix(rest, f[1])); text != "" {
+			args["prompt_text"] = text
+		}
+		return tools.BrowserDialog, args, nil
 	case "help", "quit", "exit":
 		return strings.ToLower(f[0]), nil, nil
 	}
@@ -167,7 +176,8 @@ func replCall(line string) (tool string, args map[string]any, err error) {
 }
 
 const replHelp = `commands: navigate URL | snapshot [full] | click REF | type REF TEXT | scroll up|down | back |
-press KEY | console [EXPR|clear] | images | vision [--annotate] [QUESTION] | close | quit`
+press KEY | console [EXPR|clear] | images | vision [--annotate] [QUESTION] | dialog accept|dismiss [TEXT] |
+close | quit`
 
 // browseREPL runs the REPL until EOF, quit or ctx ends. failed reports whether
 // the last call was refused.

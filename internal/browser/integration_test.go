@@ -417,11 +417,17 @@ func TestAlertNeverFreezesACall(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("click that opens an alert took %v", d)
 	}
-	if !cl.Success || len(cl.Dialogs) != 1 || cl.Dialogs[0].Message != "hello from the page" || cl.Dialogs[0].Type != "alert" {
+	// must_respond (the default): the click is done, the dialog waits for
+	// browser_dialog, and the handler has not continued yet.
+	if !cl.Success || len(cl.PendingDialogs) != 1 || cl.PendingDialogs[0].Message != "hello from the page" || cl.PendingDialogs[0].Type != "alert" {
 		t.Fatalf("click result %+v", cl)
 	}
-	if cl.Title != "after alert" {
-		t.Errorf("title %q: the handler should have continued after the dialog closed", cl.Title)
+	dr := m.Dialog(context.Background(), task, DialogInput{Action: "accept"})
+	if !dr.Success || dr.Dialog == nil || dr.Dialog.Action != "accepted" || len(dr.PendingDialogs) != 0 {
+		t.Fatalf("dialog result %+v", dr)
+	}
+	if dr.Title != "after alert" {
+		t.Errorf("title %q: the handler should have continued after the dialog closed", dr.Title)
 	}
 }
 
@@ -775,8 +781,9 @@ func TestOutOfProcessIframeTypeAndClick(t *testing.T) {
 	if ps.count("localhost", want) != had+1 {
 		t.Fatalf("the frame's server did not get %s; hits on localhost: %v", want, ps.hostHits("localhost"))
 	}
-	// A dialog the frame opens is closed at once and reported; the call
-	// returns promptly and the frame's script goes on.
+	// A dialog the frame opens never holds the call: it returns promptly
+	// with the dialog pending (must_respond, the default); once answered
+	// with browser_dialog the frame's script goes on.
 	alertRef := regexp.MustCompile(`button "Alert inner" \[ref=(f\d+e\d+)\]`).FindStringSubmatch(nav.Snapshot)
 	if alertRef == nil {
 		t.Fatalf("no alert button in the frame:\n%s", nav.Snapshot)
@@ -785,6 +792,9 @@ func TestOutOfProcessIframeTypeAndClick(t *testing.T) {
 	al := m.Click(context.Background(), task, RefInput{Ref: alertRef[1]})
 	if !al.Success || time.Since(start) > 5*time.Second {
 		t.Fatalf("click opening a dialog in the frame: %+v after %v", al, time.Since(start))
+	}
+	if d := m.Dialog(context.Background(), task, DialogInput{Action: "dismiss"}); !d.Success {
+		t.Fatalf("answering the frame's dialog: %+v", d)
 	}
 	deadline = time.Now().Add(5 * time.Second)
 	for !strings.Contains(m.Snapshot(context.Background(), task, SnapshotInput{}).Snapshot, "after frame alert") {

@@ -57,6 +57,12 @@ type Options struct {
 	// Camofox credentials are read from before the process environment; nil
 	// loads <Home>/.env (manager_cloud.go).
 	Env map[string]string
+	// RealProfile says how browser.use_real_profile finds its source
+	// (profile.go); zero = xdg-settings and ~/.config.
+	RealProfile RealProfileOptions
+	// DownloadCap is the per-download size cap in bytes (popups.go); 0 =
+	// backend.DefaultDownloadCap (100 MiB).
+	DownloadCap int64
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -101,6 +107,9 @@ type Manager struct {
 
 	cloud cloudState      // cloud provider selection (manager_cloud.go)
 	camo  *camofoxBackend // Camofox mode, else nil (camofox.go)
+	rp    realProfile     // the real-profile copy-browser (profile.go)
+
+	downloadCap int64 // Options.DownloadCap
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -129,8 +138,9 @@ type Session struct {
 	reaped   bool   // closed by the janitor (under mu)
 	recycled string // set on a fresh session that replaced a suspect one (lifecycle.go)
 
-	cloud    *cloudSess   // a cloud provider's session, else nil (manager_cloud.go)
-	fallback *BackendInfo // the cloud provider failed and the local Chromium serves it
+	cloud       *cloudSess   // a cloud provider's session, else nil (manager_cloud.go)
+	fallback    *BackendInfo // the cloud provider failed and the local Chromium serves it
+	realProfile bool         // a tab of the real-profile copy browser (profile.go)
 }
 
 // ProxyStats returns the session's egress counters.
@@ -161,6 +171,8 @@ func New(o Options) (*Manager, []string) {
 	}
 	warns = append(warns, m.initBackends(o)...) // cloud provider, Camofox (manager_cloud.go)
 	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
+	m.rp.opts = o.RealProfile
+	m.downloadCap = o.DownloadCap
 	m.life.init(o.Lifecycle)
 	tick := o.Lifecycle.Tick
 	if tick <= 0 {
@@ -237,6 +249,9 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 	if m.local != nil {
 		// The browser died: every session in it is gone.
 		for k, s := range m.sessions {
+			if s.realProfile {
+				continue // lives in the copy-browser (profile.go)
+			}
 			s.proxy.Close()
 			delete(m.sessions, k)
 		}
@@ -282,6 +297,9 @@ func (m *Manager) ensureBrowser(ctx context.Context) (*backend.Local, error) {
 func (m *Manager) session(ctx context.Context, key, task string) (*Session, error) {
 	m.life.creating.Add(1)
 	defer m.life.creating.Add(-1)
+	if !m.cfg.Browser.UseRealProfile {
+		m.stopRealProfile() // consent read on every call: off deletes the copy (spec §B10)
+	}
 	recycled := ""
 	if old, ok := m.Session(key); ok && old.suspect.Load() {
 		recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
@@ -308,7 +326,7 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 			s.proxy.Close()
 			return m.sessionNoRecycle(ctx, key, task)
 		}
-		if s.tab.Healthy() {
+		if s.tab.Healthy() && s.realProfile == m.wantRealProfile(key) {
 			s.lastUsed = time.Now()
 			m.mu.Unlock()
 			return s, nil
@@ -325,11 +343,20 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 	if err != nil {
 		return nil, err
 	}
+	rp := s == nil && m.wantRealProfile(key)
+	var l *backend.Local
 	if s == nil {
-		if s, err = m.localSession(ctx, key); err != nil {
+		if s, l, err = m.localSession(ctx, key, rp); err != nil {
 			return nil, withFallback(fb, err)
 		}
 		s.fallback = fb
+	}
+	if rp {
+		if err := m.seedRealProfile(ctx, l, s); err != nil {
+			s.tab.Close()
+			s.proxy.Close()
+			return nil, err
+		}
 	}
 	s.Key, s.Owner, s.lastUsed = key, BareTask(key), time.Now()
 	s.proxy.SetName(key)
@@ -356,20 +383,30 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 }
 
 // localSession opens key's session in the local Chromium (or the CDP
-// override's browser), taking the spare when it fits.
-func (m *Manager) localSession(ctx context.Context, key string) (*Session, error) {
-	l, err := m.ensureBrowser(ctx)
+// override's browser), taking a spare when it fits; with realProfile in the
+// real-profile copy-browser (profile.go), which has no spares.
+func (m *Manager) localSession(ctx context.Context, key string, realProfile bool) (*Session, *backend.Local, error) {
+	var l *backend.Local
+	var err error
+	if realProfile {
+		l, err = m.ensureRealProfile(ctx)
+	} else {
+		l, err = m.ensureBrowser(ctx)
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	active := m.gates.GuardActive(m.localBackend(), key)
-	s := m.takeSpare(ctx, active)
+	var s *Session
+	if !realProfile {
+		s = m.takeSpare(ctx, active)
+	}
 	if s == nil {
 		if s, err = m.newSession(ctx, l, active); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return s, nil
+	return s, l, nil
 }
 
 // newSession opens a BrowserContext with its own egress proxy listener and
@@ -381,12 +418,10 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
 	}
-	policy := backend.DialogDismiss
-	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
-		policy = backend.DialogAccept
-	}
 	user, pass := p.Credentials()
-	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL, DialogPolicy: policy})
+	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
+		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
+		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap})
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -629,6 +664,7 @@ func (m *Manager) Close() error {
 	if dp != nil {
 		dp.Close()
 	}
+	m.stopRealProfile()
 	return err
 }
 
@@ -817,6 +853,9 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Success = false
 	p.Error = rerr.Message
 	p.Reason = rerr.Code
+	if s != nil {
+		p.PendingDialogs = pendingDialogs(s)
+	}
 	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
 		m.closeOne(s.Key)
 	}

@@ -160,11 +160,7 @@ func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloudSess) (
 		conn.Close()
 		return nil, err
 	}
-	policy := backend.DialogDismiss
-	if m.cfg.Browser.DialogPolicy == config.DialogAutoAccept {
-		policy = backend.DialogAccept
-	}
-	tab, err := conn.NewTab(ctx, backend.TabOptions{Unproxied: true, DialogPolicy: policy, OnClose: func() {
+	tab, err := conn.NewTab(ctx, backend.TabOptions{Unproxied: true, DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout, OnClose: func() {
 		conn.Close()
 		m.releaseCloud(cs)
 	}})

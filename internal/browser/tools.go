@@ -29,8 +29,16 @@ type Page struct {
 	Error      string           `json:"error,omitempty"`
 	Reason     reason.Code      `json:"reason,omitempty"`
 	PageBusy   bool             `json:"page_busy,omitempty"` // the settle cap (< 1 s) fired before the page went quiet
-	Dialogs    []backend.Dialog `json:"dialogs,omitempty"`   // JavaScript dialogs that opened during the call (closed by policy)
-	Recycled   string           `json:"recycled,omitempty"`  // this call replaced a session whose command had timed out (spec §B6)
+	Dialogs    []backend.Dialog `json:"dialogs,omitempty"`   // JavaScript dialogs that opened during the call
+	// PendingDialogs is the open dialog waiting for browser_dialog
+	// (browser.dialog_policy must_respond, spec §B12); page calls fail with
+	// dialog_pending until it is answered.
+	PendingDialogs []backend.Dialog `json:"pending_dialogs,omitempty"`
+	// Popup is a tab the page opened during the call; the session follows
+	// it (popups.go). Downloads are the files the call downloaded.
+	Popup     *PopupInfo         `json:"popup,omitempty"`
+	Downloads []backend.Download `json:"downloads,omitempty"`
+	Recycled  string             `json:"recycled,omitempty"` // this call replaced a session whose command had timed out (spec §B6)
 }
 
 // Refused reports whether the call failed (tools.Refuser).
@@ -67,6 +75,9 @@ type NavigateResult struct {
 	BotDetectionWarning string        `json:"bot_detection_warning,omitempty"`
 	BlockedByPolicy     *policy.Block `json:"blocked_by_policy,omitempty"`
 	BackendInfo                       // which backend served it; a cloud fallback (manager_cloud.go)
+	// UsedRealProfile: the page loaded in the copy of the user's browser
+	// profile (browser.use_real_profile, spec §B10; profile.go).
+	UsedRealProfile bool `json:"used_real_profile,omitempty"`
 }
 
 // SnapshotInput is browser_snapshot's input.
@@ -77,9 +88,10 @@ type SnapshotInput struct {
 // SnapshotResult is browser_snapshot's result.
 type SnapshotResult struct {
 	Page
-	Snapshot     string `json:"snapshot,omitempty"`
-	ElementCount int    `json:"element_count"`
-	Truncated    bool   `json:"truncated,omitempty"`
+	Snapshot      string           `json:"snapshot,omitempty"`
+	ElementCount  int              `json:"element_count"`
+	Truncated     bool             `json:"truncated,omitempty"`
+	RecentDialogs []backend.Dialog `json:"recent_dialogs,omitempty"` // the tab's latest dialogs (spec §B12)
 }
 
 // RefInput names one element by a ref from the latest snapshot.
@@ -268,7 +280,8 @@ func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (
 		p.URL, p.Title = redactText(cur.URL), redactText(cur.Title)
 		rawURL = cur.URL
 	}
-	p.Dialogs = s.tab.DialogsSince(mark)
+	p.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
+	p.PendingDialogs = pendingDialogs(s)
 	return rawURL
 }
 
@@ -320,10 +333,11 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	}
 	nctx, cancel := context.WithTimeout(ctx, time.Duration(to)*time.Second)
 	defer cancel()
+	m.dismissForNavigation(ctx, s)
 	mark := s.tab.DialogMark()
 	start := time.Now()
 	nr, err := s.tab.Navigate(nctx, u.Href)
-	r.Dialogs = s.tab.DialogsSince(mark)
+	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
 	if err != nil {
 		m.errOf(s, &r.Page, err)
 		return r
@@ -372,6 +386,11 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	s.navs++
 	m.bindings.Set(task, key)
 	m.clearExpired(task)
+	r.UsedRealProfile = s.realProfile
+	if pd := pendingDialogs(s); len(pd) > 0 {
+		r.Success, r.PendingDialogs = true, pd // the page opened a dialog while loading: no snapshot until it is answered
+		return r
+	}
 	sctx, scancel := m.cmdCtx(ctx)
 	defer scancel()
 	d, err := s.snapshot(sctx, false)
@@ -400,6 +419,7 @@ func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) S
 	cctx, cancel := m.cmdCtx(ctx)
 	defer cancel()
 	d, err := s.snapshot(cctx, in.Full)
+	r.RecentDialogs = s.tab.RecentDialogs(5)
 	if err != nil {
 		m.errOf(s, &r.Page, err)
 		return r
@@ -467,7 +487,7 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 		return r
 	}
 	before := s.tab.Activity()
-	if err := s.tab.Click(cctx, pt.X, pt.Y); err != nil {
+	if err := s.tab.Click(cctx, pt.X, pt.Y); err != nil && !openedDialog(err) {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
@@ -481,12 +501,18 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 // fires), then reports the change and the current page.
 func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Change, before backend.Activity, mark int64) {
 	navigated, busy := m.settle(ctx, s, before)
+	if m.afterEffects(ctx, s, p, mark) { // downloads and a followed popup (popups.go)
+		navigated, busy, mark = true, false, 0
+	}
 	p.Success = true
 	p.PageBusy = busy
 	raw := m.finish(ctx, s, p, mark)
 	if rerr := m.gates.PageRefusal(raw, s.active); rerr != nil {
 		m.errOf(s, p, rerr)
 		return
+	}
+	if len(p.PendingDialogs) > 0 {
+		return // no snapshot while a dialog blocks the page (dialogs.go)
 	}
 	doc := s.tab.Activity().DocSeq
 	prev, prevDoc := s.lastSnap, s.lastDoc
@@ -527,6 +553,9 @@ func (m *Manager) settleWithin(ctx context.Context, s *Session, before backend.A
 	for {
 		a := s.tab.Activity()
 		navigated = a.NavSeq > before.NavSeq || a.DocSeq > before.DocSeq
+		if _, open := s.tab.PendingDialog(); open {
+			return navigated, false // the page is blocked until browser_dialog answers
+		}
 		now := time.Now()
 		if now.After(deadline) || ctx.Err() != nil {
 			return navigated, true
@@ -606,7 +635,7 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 	}
 	before := s.tab.Activity()
 	if in.Text != "" {
-		if err := s.tab.InsertText(cctx, in.Text); err != nil {
+		if err := s.tab.InsertText(cctx, in.Text); err != nil && !openedDialog(err) {
 			m.errOf(s, &r.Page, err)
 			return r
 		}
@@ -638,7 +667,7 @@ func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) Scrol
 	defer cancel()
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
-	if err := s.callJS(cctx, "scroll", map[string]any{"dy": dy}, nil); err != nil {
+	if err := s.callJS(cctx, "scroll", map[string]any{"dy": dy}, nil); err != nil && !openedDialog(err) {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
@@ -667,7 +696,7 @@ func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressRe
 	defer cancel()
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
-	if err := s.tab.Press(cctx, in.Key); err != nil {
+	if err := s.tab.Press(cctx, in.Key); err != nil && !openedDialog(err) {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
@@ -693,8 +722,11 @@ func (m *Manager) Back(ctx context.Context, task string) BackResult {
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
 	if _, err := s.tab.Back(nctx); err != nil {
-		m.errOf(s, &r.Page, err)
-		return r
+		if !isNoHistory(err) || !m.backToOpener(s) {
+			m.errOf(s, &r.Page, err)
+			return r
+		}
+		mark, before = s.tab.DialogMark(), s.tab.Activity() // back in the opener (popups.go)
 	}
 	m.afterAction(nctx, s, &r.Page, &r.Change, before, mark)
 	return r
@@ -740,7 +772,7 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
 	v, err := s.tab.EvalPage(cctx, in.Expression)
-	r.Dialogs = s.tab.DialogsSince(mark)
+	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
 	m.settleAfterEval(cctx, s, before)
 	if err != nil {
 		if rerr := m.pageMoved(cctx, s, &r.Page); rerr != nil {

@@ -99,6 +99,13 @@ const (
 	BackendUnsupported  Code = "backend_unsupported"
 	ProxyAuthRequired   Code = "proxy_auth_required"
 
+	// Real profile and dialogs (spec §B10, §B12; issue 9 items 6–7).
+	RealProfileLocked      Code = "real_profile_locked"
+	RealProfileUnavailable Code = "real_profile_unavailable"
+	NoDialog               Code = "no_dialog"
+	InvalidDialogAction    Code = "invalid_dialog_action"
+	DialogPending          Code = "dialog_pending"
+
 	// StrictSelection is the described system's name for UnknownBackend
 	// (spec §A13 strict_selection); kept so older callers compile.
 	StrictSelection = UnknownBackend
@@ -184,6 +191,12 @@ var codes = map[Code]string{
 	CloudNotConfigured:  "browser.cloud_provider names a provider whose credentials are not set (named in the message); sessions fall back to the local Chromium, marked fallback_from_cloud",
 	UnknownCloudBackend: "browser.cloud_provider names no browser provider (browserbase, browser-use, firecrawl, local, camofox); a strict selection error, never silent auto-detect (spec §B4)",
 	BackendUnsupported:  "the configured browser backend (e.g. Camofox, which has no CDP) cannot perform this tool; the message names what it can do",
+
+	RealProfileLocked:      "browser.use_real_profile: a database of the source profile (Cookies, Login Data, Web Data) is locked, or the profile's SingletonLock names a live process: the browser is running on it; quit that browser and retry (spec §B10: never snapshot a live profile)",
+	RealProfileUnavailable: "browser.use_real_profile is on but no usable source profile exists: the default browser is not a stable Chromium-family browser (Chrome, Edge, Brave, Chromium), browser.real_profile_pin names a missing profile, or the copy failed; fails closed (spec §B10)",
+	NoDialog:               "browser_dialog was called but no JavaScript dialog is pending in the task's tab (or dialog_id names none)",
+	InvalidDialogAction:    "browser_dialog action is not accept or dismiss",
+	DialogPending:          "a JavaScript dialog is open in the tab (browser.dialog_policy must_respond); answer it with browser_dialog before acting on the page",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",

@@ -22,6 +22,7 @@ const (
 	BrowserGetImages = "browser_get_images"
 	BrowserVision    = "browser_vision"
 	BrowserClose     = "browser_close"
+	BrowserDialog    = "browser_dialog"
 )
 
 // OnClose registers fn to run on Close (process-wide resources such as the
@@ -101,6 +102,7 @@ type (
 	ImagesOutput   struct{ browser.ImagesResult }
 	VisionOutput   struct{ browser.VisionResult }
 	CloseOutput    struct{ browser.CloseResult }
+	DialogOutput   struct{ browser.DialogResult }
 )
 
 // Pages implements Paged.
@@ -123,6 +125,9 @@ func (o *BackOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta)
 
 // Pages implements Paged.
 func (o *PressOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
+
+// Pages implements Paged.
+func (o *DialogOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
 
 // Images implements Imaged: the PNG screenshot.
 func (o *VisionOutput) Images() []Image {
@@ -169,7 +174,8 @@ func addBrowser(r *Registry, env *Env) []string {
 	}))
 	add(New(Spec{Name: BrowserClick, Title: "Click an element", Available: avail, Annotations: ann,
 		Description: "Click the element with this ref. Waits (< 1 s) for what the click caused; returns the new page's snapshot if it navigated, else a delta (+ added, - removed, ~ changed). " +
-			"stale_ref: snapshot again; click_intercepted names the covering element's ref; page_busy: the page was still changing.",
+			"stale_ref: snapshot again; click_intercepted names the covering element's ref; page_busy: the page was still changing. " +
+			"A new tab it opens is followed (popup; browser_back returns); a file it downloads is saved (downloads[].path).",
 	}, func(ctx context.Context, c *Call, in browser.RefInput) (*ClickOutput, error) {
 		return &ClickOutput{m.Click(ctx, c.Task, in)}, nil
 	}))
@@ -212,6 +218,14 @@ func addBrowser(r *Registry, env *Env) []string {
 			"annotate=true draws ref labels on elements.",
 	}, func(ctx context.Context, c *Call, in browser.VisionInput) (*VisionOutput, error) {
 		return &VisionOutput{m.Vision(ctx, c.Task, in)}, nil
+	}))
+	add(New(Spec{Name: BrowserDialog, Title: "Answer a JavaScript dialog", Available: avail, Annotations: ann,
+		Description: "Accept or dismiss the alert/confirm/prompt listed in pending_dialogs (prompt_text fills a prompt); page calls fail with dialog_pending until then. Returns a snapshot delta.",
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["action"].Enum = []any{"accept", "dismiss"}
+		},
+	}, func(ctx context.Context, c *Call, in browser.DialogInput) (*DialogOutput, error) {
+		return &DialogOutput{m.Dialog(ctx, c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserClose, Title: "Close the browser session", Available: avail, Annotations: Annotations{Idempotent: true},
 		Description: "Close this task's browser sessions now (cookies, storage and history are discarded); the next browser call starts fresh.",

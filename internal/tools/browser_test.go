@@ -16,7 +16,7 @@ import (
 
 var browserTools = []string{tools.BrowserNavigate, tools.BrowserSnapshot, tools.BrowserClick, tools.BrowserType,
 	tools.BrowserScroll, tools.BrowserBack, tools.BrowserPress, tools.BrowserConsole, tools.BrowserGetImages,
-	tools.BrowserVision, tools.BrowserClose}
+	tools.BrowserVision, tools.BrowserClose, tools.BrowserDialog}
 
 // Every tool schema together (name, title, description, input schema) stays
 // within 4,000 tokens, counted as chars/4 (issue 8).

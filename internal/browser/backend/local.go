@@ -88,6 +88,10 @@ type Options struct {
 	Headed bool
 	// Logger receives launch notes (the sandbox downgrade); nil discards.
 	Logger *slog.Logger
+	// Prepare, when set, fills the fresh user-data-dir before Chromium starts
+	// (the real-profile copy, profile.go); its error aborts the launch and is
+	// returned as is.
+	Prepare func(userDataDir string) error
 }
 
 // Flags returns Gatehouse's own Chromium flag list (not chromedp's defaults,
@@ -183,6 +187,12 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 	dir, err := os.MkdirTemp("", ProfileMarker+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not create the browser profile directory.", err)
+	}
+	if o.Prepare != nil {
+		if err := o.Prepare(dir); err != nil {
+			removeAllRetry(dir)
+			return nil, err
+		}
 	}
 	sandbox := os.Geteuid() != 0
 	if !sandbox {

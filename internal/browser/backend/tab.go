@@ -31,8 +31,9 @@ const WorldName = "__gatehouse"
 
 // Dialog policies for TabOptions.DialogPolicy (browser.dialog_policy).
 const (
-	DialogAccept  = "auto_accept"
-	DialogDismiss = "auto_dismiss"
+	DialogAccept      = "auto_accept"
+	DialogDismiss     = "auto_dismiss"
+	DialogMustRespond = "must_respond" // left open for Tab.AnswerDialog (dialogs.go)
 )
 
 // TabOptions configures NewTab.
@@ -56,11 +57,20 @@ type TabOptions struct {
 	// ProxyProbeURL is the URL the proxy answers 204 to once authenticated
 	// (egress.ProxyAuthProbeURL); required with a credential.
 	ProxyProbeURL string
-	// DialogPolicy says how a JavaScript dialog is closed the moment it opens:
-	// DialogAccept, else dismissed. A dialog is never left open, so no call can
-	// wait on it (spec §B12's must_respond needs a dialog tool; until one exists
-	// dialogs are dismissed and reported).
+	// DialogPolicy says what happens when a JavaScript dialog opens:
+	// DialogAccept or DialogDismiss close it at once; DialogMustRespond leaves
+	// it pending for AnswerDialog, cancels the page calls it blocks (they fail
+	// with dialog_pending instead of waiting) and dismisses it after
+	// DialogTimeout (spec §B12). Any other value is DialogDismiss.
 	DialogPolicy string
+	// DialogTimeout is the safety auto-dismiss under DialogMustRespond; ≤ 0
+	// means 300 s (spec §B12 browser.dialog_timeout_s).
+	DialogTimeout time.Duration
+	// DownloadDir receives the files the page downloads (downloads.go); ""
+	// leaves Chromium's default (headless: denied).
+	DownloadDir string
+	// DownloadCap is the size cap per download in bytes; 0 = DefaultDownloadCap.
+	DownloadCap int64
 }
 
 // ConsoleMessage is one console API call or uncaught exception of the page.
@@ -72,10 +82,15 @@ type ConsoleMessage struct {
 
 // Dialog is a JavaScript dialog that opened (and was closed by policy).
 type Dialog struct {
-	Type    string `json:"type"` // alert, confirm, prompt, beforeunload
-	Message string `json:"message"`
-	Action  string `json:"action"` // accepted or dismissed
-	seq     int64
+	ID            string `json:"id"`   // d1, d2, … in the tab
+	Type          string `json:"type"` // alert, confirm, prompt, beforeunload
+	Message       string `json:"message"`
+	DefaultPrompt string `json:"default_prompt,omitempty"`
+	// Action is accepted or dismissed once closed, "pending" while it waits
+	// for AnswerDialog (must_respond).
+	Action string `json:"action"`
+	By     string `json:"by,omitempty"` // who closed it: policy, agent, timeout, navigation, page
+	seq    int64
 }
 
 // primeProxyAuth gives the BrowserContext its proxy credential before the
@@ -93,6 +108,14 @@ func (t *Tab) primeProxyAuth(ctx context.Context, probe string) error {
 	if probe == "" {
 		return errors.New("backend: ProxyProbeURL is required with a proxy credential")
 	}
+	t.mu.Lock()
+	t.priming = true
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.priming = false
+		t.mu.Unlock()
+	}()
 	yes := true
 	if _, err := chromedp.Call(t.ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &yes, Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
 		return err
@@ -120,6 +143,8 @@ type Tab struct {
 
 	onClose              func() // TabOptions.OnClose; run once by close
 	proxyUser, proxyPass string
+	priming              bool // primeProxyAuth's Fetch domain is on: onEvent answers its pauses
+	dialogTimeout        time.Duration
 
 	mu        sync.Mutex
 	console   []ConsoleMessage
@@ -133,6 +158,8 @@ type Tab struct {
 	seen      map[cdp.LoaderID]bool // earlier loaders of the main frame
 	dialogs   []Dialog
 	dialogSeq int64
+	dlg       dialogState // pending must_respond dialog (dialogs.go)
+	ext       tabExt      // popups and downloads (popups.go, downloads.go)
 	crashed   bool
 	closed    bool
 	changed   chan struct{} // closed and replaced on every state change
@@ -166,7 +193,8 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	}
 	tctx, cancel := chromedp.NewContext(l.browserCtx, copts...)
 	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose, proxyUser: o.ProxyUser, proxyPass: o.ProxyPass,
-		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
+		dialogTimeout: o.DialogTimeout,
+		inflight:      map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- chromedp.Do(tctx) }()
 	var err error
@@ -177,6 +205,9 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	}
 	if err == nil {
 		err = chromedp.Listen(tctx, t.onEvent)
+	}
+	if err == nil {
+		err = t.startExt(ctx, o, true)
 	}
 	if err == nil && o.ProxyUser != "" {
 		err = t.primeProxyAuth(ctx, o.ProxyProbeURL)
@@ -203,7 +234,15 @@ func (t *Tab) MainFrame() cdp.FrameID { return t.frame }
 
 // Close closes the tab and disposes its BrowserContext (cookies, storage and
 // cache are gone). Idempotent.
-func (t *Tab) Close() error { return t.close(true) }
+func (t *Tab) Close() error {
+	err := t.close(true)
+	if op := t.Opener(); op != nil { // a popup: its opener goes too (popups.go)
+		if oerr := op.Close(); err == nil {
+			err = oerr
+		}
+	}
+	return err
+}
 
 func (t *Tab) close(untrack bool) error {
 	t.mu.Lock()
@@ -212,6 +251,7 @@ func (t *Tab) close(untrack bool) error {
 		return nil
 	}
 	t.closed = true
+	t.stopDialogTimerLocked()
 	t.bumpLocked()
 	t.mu.Unlock()
 	if untrack {
@@ -263,23 +303,13 @@ func (t *Tab) onEvent(ev any) {
 		}
 		t.pushConsole(ConsoleMessage{Type: "exception", Text: msg, Source: "exception"})
 	case *page.EventJavascriptDialogOpening:
-		accept := t.policy == DialogAccept || e.Type == page.DialogTypeBeforeunload
-		action := "dismissed"
-		if accept {
-			action = "accepted"
-		}
-		t.dialogSeq++
-		t.dialogs = append(t.dialogs, Dialog{Type: string(e.Type), Message: e.Message, Action: action, seq: t.dialogSeq})
-		if len(t.dialogs) > 50 {
-			t.dialogs = t.dialogs[len(t.dialogs)-50:]
-		}
-		ctx := t.ctx
-		go func() {
-			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			chromedp.Call(hctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept}) //nolint:errcheck // the dialog may already be gone
-		}()
+		t.dialogOpeningLocked(e) // dialogs.go
+	case *page.EventJavascriptDialogClosed:
+		t.dialogClosedLocked(e)
 	case *fetch.EventAuthRequired:
+		if !t.priming {
+			return // another Fetch user's pause (the render step's resource filter, render.go)
+		}
 		resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseDefault}
 		if e.AuthChallenge != nil && e.AuthChallenge.Source == fetch.AuthChallengeSourceProxy {
 			resp = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials, Username: t.proxyUser, Password: t.proxyPass}
@@ -292,6 +322,9 @@ func (t *Tab) onEvent(ev any) {
 		}()
 		return
 	case *fetch.EventRequestPaused:
+		if !t.priming {
+			return
+		}
 		ctx, id := t.ctx, e.RequestID
 		go func() {
 			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -457,6 +490,9 @@ func (t *Tab) cdpErr(ctx context.Context, what string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return reason.Wrap(reason.CommandTimeout, "", what+" timed out (browser.command_timeout).", err)
 	}
+	if derr := t.dialogErr(err); derr != nil {
+		return derr
+	}
 	if errors.Is(err, context.Canceled) && t.ctx.Err() == nil {
 		return reason.Wrap(reason.Interrupted, "", what+" was cancelled.", err)
 	}
@@ -466,8 +502,17 @@ func (t *Tab) cdpErr(ctx context.Context, what string, err error) error {
 	return reason.Wrap(reason.BrowserFailed, "", what+" failed: "+firstLine(err.Error()), err)
 }
 
-// run joins the caller's deadline with the tab's lifetime.
+// run joins the caller's deadline with the tab's lifetime; a must_respond
+// dialog that opens (or is open) cancels it (dialogs.go).
 func (t *Tab) run(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := t.runAny(ctx)
+	undo := t.cancelOnDialog(cancel)
+	return c, func() { undo(); cancel() }
+}
+
+// runAny is run for calls the browser process answers even while a dialog
+// blocks the page (navigation history).
+func (t *Tab) runAny(ctx context.Context) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithCancel(t.ctx)
 	stop := context.AfterFunc(ctx, cancel)
 	if dl, ok := ctx.Deadline(); ok {
@@ -505,6 +550,9 @@ func (t *Tab) Navigate(ctx context.Context, url string) (NavResult, error) {
 	}
 	if res.LoaderID != "" {
 		if err := t.waitLifecycle(rctx, res.LoaderID, "load"); err != nil {
+			if _, open := t.PendingDialog(); open {
+				return t.Current(ctx) // a dialog blocks the load: report it, don't wait
+			}
 			return NavResult{}, t.cdpErr(ctx, "Waiting for the page to load", err)
 		}
 	}
@@ -536,7 +584,7 @@ func (t *Tab) waitLifecycle(ctx context.Context, loader cdp.LoaderID, name strin
 
 // Current returns the URL and title of the tab's current history entry.
 func (t *Tab) Current(ctx context.Context) (NavResult, error) {
-	rctx, cancel := t.run(ctx)
+	rctx, cancel := t.runAny(ctx)
 	defer cancel()
 	h, err := chromedp.Call(rctx, page.GetNavigationHistory, cdp.Empty{})
 	if err != nil {

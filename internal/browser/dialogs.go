@@ -1,0 +1,117 @@
+package browser
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// JavaScript dialogs (spec §B12, issue 9 item 7). browser.dialog_policy:
+//
+//   - must_respond (default): the dialog stays open; every result reports it
+//     in pending_dialogs, page calls fail fast with dialog_pending (the
+//     backend cancels the CDP calls a dialog blocks, so no call ever waits on
+//     one), and browser_dialog answers it. After browser.dialog_timeout_s
+//     (default 300 s) it is dismissed for safety.
+//   - auto_dismiss / auto_accept: closed the moment it opens, reported in the
+//     call's dialogs list.
+//
+// beforeunload dialogs are always accepted, and browser_navigate dismisses a
+// pending dialog before it navigates (by "navigation").
+
+// dialogPolicy maps browser.dialog_policy to the backend's policy.
+func dialogPolicy(cfg *config.Config) string {
+	switch cfg.Browser.DialogPolicy {
+	case config.DialogAutoAccept:
+		return backend.DialogAccept
+	case config.DialogAutoDismiss:
+		return backend.DialogDismiss
+	}
+	return backend.DialogMustRespond
+}
+
+// redactDialogs passes dialog text through the secret matcher (spec §B2:
+// supervisor dialog data is browser-originated text).
+func redactDialogs(ds []backend.Dialog) []backend.Dialog {
+	for i := range ds {
+		ds[i].Message = redactText(ds[i].Message)
+		ds[i].DefaultPrompt = redactText(ds[i].DefaultPrompt)
+	}
+	return ds
+}
+
+// pendingDialogs returns the session's open dialog as a one-element list
+// (redacted), or nil.
+func pendingDialogs(s *Session) []backend.Dialog {
+	d, ok := s.tab.PendingDialog()
+	if !ok {
+		return nil
+	}
+	return redactDialogs([]backend.Dialog{d})
+}
+
+// openedDialog reports whether an action's error only says that the action
+// opened a dialog (the input was delivered; the page now waits for an answer).
+func openedDialog(err error) bool { return reason.Of(err) == reason.DialogPending }
+
+// dismissForNavigation dismisses a pending dialog before browser_navigate
+// leaves the page (the agent chose to move on).
+func (m *Manager) dismissForNavigation(ctx context.Context, s *Session) {
+	if _, ok := s.tab.PendingDialog(); ok {
+		s.tab.AnswerDialog(ctx, "", false, "", "navigation") //nolint:errcheck // gone already is fine
+	}
+}
+
+// DialogInput is browser_dialog's input.
+type DialogInput struct {
+	Action     string `json:"action" jsonschema:"accept or dismiss"`
+	PromptText string `json:"prompt_text,omitempty" jsonschema:"text for a prompt() when accepting"`
+	DialogID   string `json:"dialog_id,omitempty" jsonschema:"id from pending_dialogs; default the open one"`
+}
+
+// DialogResult is browser_dialog's result (spec §B2: {success, action,
+// dialog}) plus what the page did next.
+type DialogResult struct {
+	Page
+	Action string          `json:"action,omitempty"`
+	Dialog *backend.Dialog `json:"dialog,omitempty"`
+	Change
+}
+
+// Dialog is browser_dialog: it accepts or dismisses the task's pending
+// JavaScript dialog (prompt_text fills a prompt), then waits for the page as
+// any action does. Errors: invalid_dialog_action, no_dialog.
+func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) DialogResult {
+	var r DialogResult
+	var accept bool
+	switch in.Action {
+	case "accept":
+		accept = true
+	case "dismiss":
+	default:
+		r.SessionKey = TaskID(task)
+		r.Error, r.Reason = `Invalid dialog action: use "accept" or "dismiss".`, reason.InvalidDialogAction
+		return r
+	}
+	s, release, ok := m.begin(ctx, task, &r.Page)
+	if !ok {
+		return r
+	}
+	defer release()
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(m.timeouts.Command)*time.Second)
+	defer cancel()
+	mark := s.tab.DialogMark()
+	before := s.tab.Activity()
+	d, err := s.tab.AnswerDialog(cctx, in.DialogID, accept, in.PromptText, "agent")
+	if err != nil {
+		m.errOf(s, &r.Page, err)
+		return r
+	}
+	d = redactDialogs([]backend.Dialog{d})[0]
+	r.Action, r.Dialog = in.Action, &d
+	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
+	return r
+}
