@@ -366,6 +366,14 @@ type ClientOptions struct {
 	ResponseHeaderTimeout time.Duration
 	// TLSConfig for tests that talk to an httptest TLS server; nil means defaults.
 	TLSConfig *tls.Config
+	// SensitiveParams also refuses a redirect hop whose URL carries a
+	// credential-named parameter (sensitive_query_param, spec §A6.7; nested
+	// ones included), as web_extract refuses one in the URLs it is given: a
+	// hop must pass the same gates as the first URL, so a page cannot make
+	// the fetcher deliver ?access_token=… to a server. The direct extract
+	// backend sets it; vendor API clients do not (their first request is
+	// built by us).
+	SensitiveParams bool
 }
 
 // Client returns an *http.Client whose every connection goes through
@@ -396,9 +404,11 @@ func (g *Guard) Client(co ClientOptions) *http.Client {
 		TLSClientConfig:        co.TLSConfig,
 	}
 	return &http.Client{
-		Transport:     schemeTransport{rt: tr, g: g},
-		Timeout:       co.Timeout,
-		CheckRedirect: g.checkRedirect,
+		Transport: schemeTransport{rt: tr, g: g},
+		Timeout:   co.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			return g.checkRedirect(req, via, co.SensitiveParams)
+		},
 	}
 }
 
@@ -438,12 +448,12 @@ func (s schemeTransport) CloseIdleConnections() {
 	}
 }
 
-func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
+func (g *Guard) checkRedirect(req *http.Request, via []*http.Request, sensitiveParams bool) error {
 	if len(via) > g.opts.MaxRedirects {
 		return reason.New(reason.TooManyRedirects, "",
 			fmt.Sprintf("Stopped after %d redirects. The page redirects in a loop or too deeply; try the final URL directly.", g.opts.MaxRedirects))
 	}
-	d, rerr := g.Decide(req.Context(), req.URL.String(), Rules{RefuseUserinfo: true})
+	d, rerr := g.Decide(req.Context(), req.URL.String(), Rules{RefuseUserinfo: true, SensitiveParams: sensitiveParams})
 	if rerr != nil {
 		return hopError(len(via), req.URL.String(), rerr)
 	}

@@ -104,6 +104,7 @@ func New(o Options) *Direct {
 	}
 	co := o.ClientOptions
 	co.Timeout = o.Timeout
+	co.SensitiveParams = true // every hop passes web_extract's URL gates (egress.ClientOptions)
 	return &Direct{o: o, client: o.Guard.Client(co)}
 }
 

@@ -95,3 +95,51 @@ func TestUnparseableLocationNamed(t *testing.T) {
 		t.Fatalf("redirect target received %d requests", n)
 	}
 }
+
+// TestRedirectHopWithCredentialParamRefused: a hop whose URL carries a
+// credential-named parameter (in the query, in a fragment, or nested in
+// another parameter) is refused like the same URL given to web_extract
+// (sensitive_query_param), before its server receives the credential.
+func TestRedirectHopWithCredentialParamRefused(t *testing.T) {
+	var got atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		fmt.Fprint(w, story)
+	}))
+	t.Cleanup(target.Close)
+	tap := netip.MustParseAddrPort(target.Listener.Addr().String())
+	for _, loc := range []string{
+		"/cb?access_token=abc123",
+		"/cb#access_token=abc123",
+		"/login?next=%2Fcb%3Faccess_token%3Dabc123",
+		"/cb?API-Key=abc123",
+	} {
+		start := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+loc, http.StatusFound)
+		}))
+		sap := netip.MustParseAddrPort(start.Listener.Addr().String())
+		g := egress.New(egress.Options{AllowAddrPorts: []netip.AddrPort{tap, sap}})
+		p := direct.New(direct.Options{Guard: g}).Fetch(context.Background(), start.URL+"/")
+		start.Close()
+		if reason.Of(p.Err) != reason.SensitiveQueryParam {
+			t.Errorf("hop to %s: err = %v, want sensitive_query_param", loc, p.Err)
+			continue
+		}
+		if m := reason.As(p.Err).Message; !strings.Contains(m, "redirect hop 1") || strings.Contains(m, "abc123") {
+			t.Errorf("hop to %s: message %q must name the hop and not echo the credential", loc, m)
+		}
+	}
+	if n := got.Load(); n != 0 {
+		t.Fatalf("the hop's server received %d requests, want 0", n)
+	}
+	// A hop with a neutral parameter is followed.
+	start := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/cb?next=%2Fdashboard&code=1", http.StatusFound)
+	}))
+	t.Cleanup(start.Close)
+	sap := netip.MustParseAddrPort(start.Listener.Addr().String())
+	g := egress.New(egress.Options{AllowAddrPorts: []netip.AddrPort{tap, sap}})
+	if p := direct.New(direct.Options{Guard: g}).Fetch(context.Background(), start.URL+"/"); p.Err != nil {
+		t.Fatalf("neutral hop refused: %v", p.Err)
+	}
+}
