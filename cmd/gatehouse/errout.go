@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 )
 
 // wantsJSON reports whether the command line asks for JSON output: a
@@ -84,4 +85,20 @@ var testHookRun = func() {}
 func isUsage(err error) bool {
 	var ue usageError
 	return errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command")
+}
+
+// argsUsageError turns a tool call the registry refused before its handler
+// ran (invalid_arguments: a flag value outside the tool's input schema, such
+// as --render sometimes or --max-age -5) into a usage error: exit status 2
+// and, under --json, {"success": false, "error": …, "reason": "usage_error"}
+// (docs/reasons.md). Any other refusal keeps its own code and exit status 1.
+func argsUsageError(res *tools.Result) error {
+	o, ok := res.Value.(tools.Outcome)
+	if !ok {
+		return exitError{1}
+	}
+	if o.Reason == reason.InvalidArguments {
+		return usageError{errors.New(o.Error)}
+	}
+	return reason.New(o.Reason, "", o.Error)
 }

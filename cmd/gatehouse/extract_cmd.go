@@ -77,14 +77,8 @@ interrupted).`,
 				return err
 			}
 			out, ok := res.Value.(*tools.ExtractOutput)
-			if !ok { // refused before the handler ran (invalid arguments)
-				b, _ := res.JSON(true)
-				if asJSON {
-					a.stdout.Write(b)
-				} else {
-					fmt.Fprintf(a.stderr, "gatehouse: refused: %s", b)
-				}
-				return exitError{1}
+			if !ok { // refused before the handler ran: a flag value the schema refuses
+				return argsUsageError(res)
 			}
 			resp := out.ExtractResponse
 			if asJSON {

@@ -35,11 +35,16 @@ func TestExtractFlagsFromToolSchema(t *testing.T) {
 		t.Fatalf("json: exit %d %s", code, out)
 	}
 	// A value outside the schema's enum is refused by the registry's
-	// validation, before anything is fetched.
+	// validation, before anything is fetched: a usage error (exit 2), also
+	// as JSON under --json.
 	before := hits
 	code, out, errs = cli(t, home, "extract", "--render", "sometimes", srv.URL+"/story")
-	if code != 1 || !strings.Contains(out+errs, "invalid_arguments") || hits != before {
+	if code != 2 || !strings.Contains(out+errs, "render") || hits != before {
 		t.Errorf("--render sometimes: exit %d hits %d→%d\n%s%s", code, before, hits, out, errs)
+	}
+	code, out, _ = cli(t, home, "extract", "--json", "--max-age", "-5", srv.URL+"/story")
+	if code != 2 || !strings.Contains(out, `"reason": "usage_error"`) || hits != before {
+		t.Errorf("--json --max-age -5: exit %d\n%s", code, out)
 	}
 	// The help text is the schema's property description.
 	_, out, _ = cli(t, home, "extract", "--help")

@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -412,7 +413,34 @@ func invalidArgs(tool string, err error) *reason.Error {
 	if i := strings.Index(msg, "\n"); i > 0 {
 		msg = msg[:i]
 	}
+	msg = readableSchemaError(msg)
 	return reason.Newf(reason.InvalidArguments, "", "Invalid arguments for %s: %s. Check the tool's input schema.", tool, msg)
+}
+
+// schemaNoise are the parts of a JSON Schema validator message a model (or
+// a person at the CLI) cannot act on: the "validating root: validating
+// /properties/" path prefixes (the property name is kept), rationals printed
+// as "-5/1" and floats printed as "0.000000".
+var schemaNoise = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`validating root: `), ""},
+	{regexp.MustCompile(`validating /properties/([^:]+): `), "$1: "},
+	{regexp.MustCompile(`(-?\d+)/1\b`), "$1"},
+	{regexp.MustCompile(`(-?\d+)\.0+\b`), "$1"},
+	{regexp.MustCompile(`: (minimum|maximum): (\S+) is (less|greater) than (\S+)`), ": $2 is $3 than the $1 $4"},
+	{regexp.MustCompile(`: enum: (.*) does not equal any of: `), ": $1 is not one of "},
+}
+
+// readableSchemaError rewrites a schema validator's message with schemaNoise:
+// "validating root: validating /properties/max_age_s: minimum: -5/1 is less
+// than 0.000000" becomes "max_age_s: -5 is less than the minimum 0".
+func readableSchemaError(msg string) string {
+	for _, n := range schemaNoise {
+		msg = n.re.ReplaceAllString(msg, n.with)
+	}
+	return msg
 }
 
 // validate applies defaults and validates args against the input schema,
