@@ -33,6 +33,8 @@ const maxRedactRounds = 64
 //     and so does the value of any parameter that hides one in a nested,
 //     possibly percent-encoded URL or query ("next=%2Fcb%3Ftoken%3Dabc"
 //     becomes "next=[REDACTED]"), as the gate reads it (SensitiveQueryParam);
+//     a value a token rule already cut ("api_key=sk-[REDACTED]") goes whole
+//     under one marker ("api_key=[REDACTED]");
 //     a URL whose parameter the pair scan cannot place (the value runs
 //     through "(" or a quote, or across a tab) keeps its "scheme://host"
 //     and loses the rest;
@@ -41,6 +43,11 @@ const maxRedactRounds = 64
 //     "scheme://host" and loses the rest ("https://host/[REDACTED]"), or
 //     loses everything after "scheme://" when the host itself hides the
 //     secret; any other word becomes Redacted.
+//
+// Only a text that opens with a special scheme (http, https, ws, wss, ftp,
+// file) is read as one URL; prose such as "Blocked: redirect hop 1 (to
+// https://…) was refused" keeps its words, and markdown link syntax
+// ("[text](url)", "](" a word boundary) survives.
 //
 // The result never contains a token FindSecret finds, nor a userinfo
 // password, nor (read as one URL) a credential-named parameter, top-level or
