@@ -33,6 +33,8 @@ const maxRedactRounds = 64
 //     and so does the value of any parameter that hides one in a nested,
 //     possibly percent-encoded URL or query ("next=%2Fcb%3Ftoken%3Dabc"
 //     becomes "next=[REDACTED]"), as the gate reads it (SensitiveQueryParam);
+//     a value a token rule already cut ("api_key=sk-[REDACTED]") goes whole
+//     under one marker ("api_key=[REDACTED]");
 //     a URL whose parameter the pair scan cannot place (the value runs
 //     through "(" or a quote, or across a tab) keeps its "scheme://host"
 //     and loses the rest;
@@ -41,6 +43,11 @@ const maxRedactRounds = 64
 //     "scheme://host" and loses the rest ("https://host/[REDACTED]"), or
 //     loses everything after "scheme://" when the host itself hides the
 //     secret; any other word becomes Redacted.
+//
+// Only a text that opens with a special scheme (http, https, ws, wss, ftp,
+// file) is read as one URL; prose such as "Blocked: redirect hop 1 (to
+// https://…) was refused" keeps its words, and markdown link syntax
+// ("[text](url)", "](" a word boundary) survives.
 //
 // The result never contains a token FindSecret finds, nor a userinfo
 // password, nor (read as one URL) a credential-named parameter, top-level or
@@ -96,9 +103,13 @@ func redact(s string) string {
 	}
 	if strings.ContainsAny(out, "?#") && strings.ContainsAny(out, "=%") {
 		out = redactCredentialWords(out)
-		if t := strings.TrimSpace(out); len(t) <= MaxURLBytes && schemeLen(t) > 0 && credentialLeft(t) {
+		if t := strings.TrimSpace(out); len(t) <= MaxURLBytes && specialScheme(t) && credentialLeft(t) {
 			// One URL whose parameter the gate reads across white
 			// space (a tab or newline it drops): keep the scheme only.
+			// Only a URL of a scheme the gate reads counts: prose
+			// that merely opens with "word:" ("Blocked: redirect hop
+			// 1 (to https://…?token=[REDACTED]) was refused") is no
+			// URL and keeps its words.
 			return t[:schemeLen(t)] + "://" + Redacted
 		}
 	}
@@ -122,6 +133,21 @@ func redact(s string) string {
 		return Redacted
 	}
 	return out
+}
+
+// specialScheme reports whether s opens with the scheme of a WHATWG
+// special URL (http, https, ws, wss, ftp, file; any case), the only URLs
+// the gate reads as one: "Blocked: …" or "Note: …" is prose.
+func specialScheme(s string) bool {
+	n := schemeLen(s)
+	if n == 0 {
+		return false
+	}
+	switch strings.ToLower(s[:n]) {
+	case "http", "https", "ws", "wss", "ftp", "file":
+		return true
+	}
+	return false
 }
 
 // encodedTail returns the end of the token that ends at s[end] when it
@@ -214,6 +240,12 @@ func redactURLParts(s string) string {
 				v := k + 1
 				for v < len(s) && s[v] != '&' && s[v] != ';' && s[v] != '#' && !isURLStop(s[v]) {
 					v++
+					if strings.HasPrefix(s[v:], Redacted) {
+						// A token already redacted inside the value
+						// ("api_key=sk-[REDACTED]"): the value goes
+						// whole, under one marker.
+						v += len(Redacted)
+					}
 				}
 				// The value goes when the name is a credential's, or when
 				// the pair hides one in a nested URL or query
@@ -293,8 +325,16 @@ func redactCredentialWords(s string) string {
 			continue
 		}
 		j := i
-		for j < len(s) && !isSpace(s[j]) {
+		for j < len(s) && !isSpace(s[j]) && !strings.HasPrefix(s[j:], "](") {
 			j++
+		}
+		if j == i {
+			// "](" between a markdown link's text and its target: a
+			// word boundary, so "[https://h/?token=…](https://h/…)"
+			// keeps its link syntax (Redact's one-URL check still reads
+			// a text that is one URL whole).
+			i += 2
+			continue
 		}
 		if w := s[i:j]; credentialLeft(w) {
 			b.WriteString(s[done:i])
@@ -330,6 +370,14 @@ func redactUserinfo(s string) string {
 			j++
 		}
 		w := s[i:j]
+		// A markdown link's text opens with '[' ("[https://u:pw@h/](…)"):
+		// the URL starts after it.
+		lead := 0
+		for lead < len(w) && w[lead] == '[' {
+			lead++
+		}
+		b.WriteString(w[:lead])
+		w = w[lead:]
 		if strings.IndexByte(w, '@') >= 0 && strings.IndexByte(w, ':') >= 0 {
 			if nw := redactPassword(w); nw != w {
 				w, changed = nw, true

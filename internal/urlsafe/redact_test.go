@@ -54,6 +54,8 @@ func FuzzRedact(f *testing.F) {
 		"https://x.example/login?next=/cb?access_token=abc123", "https://x.example/login?next=%2Fdashboard",
 		"https://x.example/?state=token%3Dabc", "see (https://x.example/?next=%2F(cb%3Ftoken%3Dabc) now",
 		"https://x.example/?%26token%3Dabc=", "https://x.example/#/r?next=%2Fcb%3Fjwt%3D" + testJWT,
+		"Blocked: redirect hop 1 (to https://x.example/?api_key=" + testKey + ") was refused: Blocked: URL",
+		"[https://u:pw@x.example/](https://x.example/?token=abc)", "https://x.example/?token=abc](https://y.example/)",
 	} {
 		f.Add(s)
 	}
@@ -155,4 +157,29 @@ func decodeAll(s string) string {
 		s = d
 	}
 	return s
+}
+
+// TestRedactProseAndMarkdown: prose that opens with "word:" and carries a
+// URL keeps its words (a refused redirect hop's message used to become
+// "Blocked://[REDACTED]"); markdown link syntax survives; a value that both
+// the token and the parameter rule redact gets one marker.
+func TestRedactProseAndMarkdown(t *testing.T) {
+	const key = "sk-abcdefghijklmnopqrstuvwxyz123456"
+	for _, c := range []struct{ in, want string }{
+		{"Blocked: redirect hop 1 (to https://x.test/?api_key=" + key + ") was refused before it was fetched: Blocked: URL contains what appears to be an API key or token (sk-).",
+			"Blocked: redirect hop 1 (to https://x.test/?api_key=[REDACTED]) was refused before it was fetched: Blocked: URL contains what appears to be an API key or token (sk-)."},
+		{"Blocked: redirect hop 2 (to https://x.test/?token=abc123) was refused.",
+			"Blocked: redirect hop 2 (to https://x.test/?token=[REDACTED]) was refused."},
+		{"https://example.org/?api_key=" + key, "https://example.org/?api_key=[REDACTED]"},
+		{"see https://example.org/?api_key=" + key + "&b=2 now", "see https://example.org/?api_key=[REDACTED]&b=2 now"},
+		{"[cred link](https://u:hunter2@x.test/)", "[cred link](https://u:[REDACTED]@x.test/)"},
+		{"[https://u:hunter2@x.test/](https://u:hunter2@x.test/)", "[https://u:[REDACTED]@x.test/](https://u:[REDACTED]@x.test/)"},
+		{"[key](https://example.org/?api_key=" + key + ") and [tok](https://x.test/?token=abc123).",
+			"[key](https://example.org/?api_key=[REDACTED]) and [tok](https://x.test/?token=[REDACTED])."},
+		{"[https://x.test/?token=abc123](https://x.test/?token=abc123)", "[https://x.test/?token=[REDACTED]](https://x.test/?token=[REDACTED])"},
+	} {
+		if got := Redact(c.in); got != c.want {
+			t.Errorf("Redact(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
 }

@@ -133,6 +133,10 @@ func TestIncludeLinksJudgedByGates(t *testing.T) {
 			if l.Allowed || l.Gate != reason.GateSecret {
 				t.Errorf("secret link judged %+v", l)
 			}
+			// Judged on the raw URL, shown redacted (like content).
+			if strings.Contains(l.URL, "sk-live-0123456789abcdef0123") || !strings.Contains(l.URL, "[REDACTED]") {
+				t.Errorf("secret link not redacted: %+v", l)
+			}
 		}
 	}
 	if secret != 1 || len(r.Links) != len(targets) {

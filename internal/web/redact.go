@@ -2,6 +2,7 @@ package web
 
 import (
 	"log/slog"
+	"reflect"
 
 	"github.com/gatehouse-dev/gatehouse/internal/slogmap"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
@@ -25,14 +26,46 @@ func redactRows(rows []Result, content bool) {
 			r.BlockedByPolicy = &c
 		}
 		if m := r.Meta; m != nil {
-			m.FinalURL = urlsafe.Redact(m.FinalURL)
-			m.StoredPath = urlsafe.Redact(m.StoredPath)
-			for k, n := range m.Notes {
-				m.Notes[k] = urlsafe.Redact(n)
-			}
+			redactStrings(reflect.ValueOf(m).Elem())
+		}
+		for k := range r.Links {
+			// A link is judged on its raw URL (judgeLinks: one carrying a
+			// secret is not allowed, with its reason); what the caller
+			// sees is redacted, like the same link inside content.
+			r.Links[k].URL = urlsafe.Redact(r.Links[k].URL)
+			r.Links[k].Text = urlsafe.Redact(r.Links[k].Text)
 		}
 		if content {
 			redactContent(r)
+		}
+	}
+}
+
+// redactStrings passes every string of v (a struct, walked through its
+// exported fields, embedded structs, slices and pointers) through
+// urlsafe.Redact in place, so a meta field added later (description,
+// canonical_url, site_name, …) cannot be missed.
+func redactStrings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			if r := urlsafe.Redact(v.String()); r != v.String() {
+				v.SetString(r)
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				redactStrings(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			redactStrings(v.Index(i))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			redactStrings(v.Elem())
 		}
 	}
 }

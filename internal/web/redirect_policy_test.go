@@ -63,3 +63,36 @@ func TestRedirectChainThroughBlockedHost(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectHopWithSecretKeepsMessage: a hop whose Location carries a key
+// (in a credential-named parameter) is refused as secret_in_url; the row's
+// message keeps its words and loses the key (Redact used to turn the whole
+// message into "Blocked://[REDACTED]").
+func TestRedirectHopWithSecretKeepsMessage(t *testing.T) {
+	const key = "sk-abcdefghijklmnopqrstuvwxyz123456"
+	h := newHarness(t)
+	next := h.serve("next.test", pageHandler(html("Next", article(5, "harbour"))))
+	first := h.serve("first.test", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, next.URL("/cb?api_key="+key), http.StatusFound)
+	})
+	h.open()
+	r := h.extract(first.URL("/start")).Results[0]
+	if r.OK() {
+		t.Fatalf("row = %+v, want a refusal", r)
+	}
+	msg := *r.Error
+	if strings.Contains(msg, key) || strings.Contains(msg, "abcdefghijklmnop") {
+		t.Fatalf("error carries the key: %q", msg)
+	}
+	for _, s := range []string{"Blocked: ", "redirect hop 1", "api_key=[REDACTED]", "was refused"} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("error %q lacks %q", msg, s)
+		}
+	}
+	if strings.Contains(msg, "[REDACTED][REDACTED]") {
+		t.Errorf("error %q has a double marker", msg)
+	}
+	if n := next.hits.Load(); n != 0 {
+		t.Fatalf("the hop's target received %d requests, want 0", n)
+	}
+}
