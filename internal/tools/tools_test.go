@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 	"github.com/gatehouse-dev/gatehouse/internal/webtest"
 )
@@ -239,7 +240,10 @@ func TestReadRefusals(t *testing.T) {
 	w := webtest.New(t)
 	r, _ := tools.Default(tools.Env{Web: w.Env()})
 	dir := web.CacheDir(w.Home)
-	os.MkdirAll(filepath.Join(dir, "sub.md"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "sub-0123456789.md"), 0o755)
+	// Regular files copied into the store directory are not stored pages.
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("host secret"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("host secret"), 0o644)
 	os.WriteFile(filepath.Join(dir, "ok-0123456789.md"), []byte("one\ntwo\nthree\n"), 0o644)
 	secret := filepath.Join(w.Home, "secret.md")
 	os.WriteFile(secret, []byte("top secret"), 0o644)
@@ -257,7 +261,10 @@ func TestReadRefusals(t *testing.T) {
 		{"cache entry", "x-0123.cache.md", reason.ReadOutsideStore},
 		{"planted symlink out", "link-0123456789.md", reason.ReadSymlink},
 		{"symlink within store", "inner-0123456789.md", reason.ReadSymlink},
-		{"directory", "sub.md", reason.ReadNotRegular},
+		{"directory", "sub-0123456789.md", reason.ReadNotRegular},
+		{"copied txt", "notes.txt", reason.ReadOutsideStore},
+		{"copied md", "notes.md", reason.ReadOutsideStore},
+		{"copied absolute", filepath.Join(dir, "notes.txt"), reason.ReadOutsideStore},
 		{"missing", "nope-0123456789.md", reason.ReadNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,8 +274,12 @@ func TestReadRefusals(t *testing.T) {
 				j, _ := res.JSON(false)
 				t.Fatalf("want %s, got %s", tc.want, j)
 			}
-			if strings.Contains(res.Value.(*tools.ReadOutput).Error, "top secret") {
+			out := res.Value.(*tools.ReadOutput)
+			if strings.Contains(out.Error, "top secret") || strings.Contains(out.Error+out.Content, "host secret") {
 				t.Fatal("secret content leaked")
+			}
+			if tc.want == reason.ReadOutsideStore && !strings.Contains(out.Error, truncate.StoreNameHint) {
+				t.Fatalf("message does not name what is readable: %s", out.Error)
 			}
 		})
 	}
