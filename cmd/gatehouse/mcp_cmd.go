@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
@@ -66,8 +65,8 @@ the resource gatehouse://store/<name>.`,
 			ctx, cancel, _ := signalContext()
 			defer cancel()
 			if httpAddr == "" {
-				t := &mcp.IOTransport{Reader: io.NopCloser(a.stdinOr()), Writer: nopWriteCloser{a.stdout}}
-				return srv.Run(ctx, t)
+				// Bad lines get a -32700/-32600 reply, not the session's end.
+				return srv.Run(ctx, mcpserver.NewLineTransport(a.stdinOr(), a.stdout))
 			}
 			if token == "" {
 				token = os.Getenv("GATEHOUSE_MCP_TOKEN")
@@ -129,8 +128,3 @@ func (a *app) stdinOr() io.Reader {
 	}
 	return os.Stdin
 }
-
-// nopWriteCloser keeps stdout open when the MCP connection closes.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -344,9 +345,10 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 
 // RunStdio serves one session over stdin/stdout (newline-delimited JSON-RPC)
 // until the client closes stdin or ctx ends; the session's task is ended on
-// return.
+// return. A malformed line gets a JSON-RPC error reply and the session goes
+// on (NewLineTransport).
 func (s *Server) RunStdio(ctx context.Context) error {
-	return s.Run(ctx, &mcp.StdioTransport{})
+	return s.Run(ctx, NewLineTransport(os.Stdin, os.Stdout))
 }
 
 // Run serves one session on t (stdio, mcp.IOTransport over pipes, in-memory)

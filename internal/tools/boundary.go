@@ -3,6 +3,7 @@ package tools
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"regexp"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -22,6 +23,10 @@ type Page struct {
 	// Stored is the store file name (base name under the store directory) of
 	// the page's full text, "" when none: MCP adds a resource_link for it.
 	Stored string
+	// EscapeOnly marks a short page-derived string kept outside any
+	// boundary (a title, meta description, link anchor text): WrapPages
+	// escapes forged marker lines in it (EscapeMarkers) instead of wrapping.
+	EscapeOnly bool
 }
 
 // Paged is implemented by results that carry text fetched from the network
@@ -84,6 +89,7 @@ func (b *Boundary) Wrap(text, url string, truncated bool) string {
 	if url != "" {
 		label = " url=" + urlLabel.Replace(url)
 	}
+	body = EscapeMarkers(body)
 	var s strings.Builder
 	s.Grow(len(body) + len(footer) + 128)
 	s.WriteString(BoundaryBegin + b.nonce + label + ">>>\n")
@@ -114,12 +120,35 @@ func (b *Boundary) WrapPages(v any) []Page {
 			}
 		}
 	}
+	var wrapped []Page
 	for _, pg := range pages {
-		if pg.Text != nil && *pg.Text != "" {
-			*pg.Text = b.Wrap(*pg.Text, pg.URL, pg.Truncated)
+		if pg.Text == nil || *pg.Text == "" {
+			continue
 		}
+		if pg.EscapeOnly {
+			*pg.Text = EscapeMarkers(*pg.Text)
+			continue
+		}
+		*pg.Text = b.Wrap(*pg.Text, pg.URL, pg.Truncated)
+		wrapped = append(wrapped, pg)
 	}
-	return pages
+	return wrapped
+}
+
+// forgedMarker matches the start of anything resembling a boundary line
+// (BEGIN or END), in any letter case and spacing.
+var forgedMarker = regexp.MustCompile(`(?i)<<<\s*(?:END\s+)?UNTRUSTED\s+WEB\s+CONTENT`)
+
+// EscapeMarkers returns s with every text resembling a boundary marker line
+// defanged: its leading "<<<" becomes "‹<<" (U+2039), so page text can never
+// show a BEGIN or END line, with any nonce. Wrap applies it to page bodies;
+// WrapPages to the page-derived strings outside the boundary (titles, meta,
+// link texts).
+func EscapeMarkers(s string) string {
+	if !strings.Contains(s, "<<<") {
+		return s
+	}
+	return forgedMarker.ReplaceAllStringFunc(s, func(m string) string { return "\u2039" + m[1:] })
 }
 
 // BoundaryInstructions is the sentence servers put in their instructions.

@@ -124,7 +124,8 @@ func (o *ExtractOutput) Refused() bool {
 	return o.ExtractResponse != nil && o.Success != nil && !*o.Success
 }
 
-// Pages returns the content of every successful row.
+// Pages returns the content of every successful row, plus its title, meta
+// strings and link texts as EscapeOnly pages.
 func (o *ExtractOutput) Pages() []Page {
 	if o.ExtractResponse == nil {
 		return nil
@@ -143,6 +144,18 @@ func (o *ExtractOutput) Pages() []Page {
 			}
 		}
 		out = append(out, p)
+		// Page-derived strings outside the content boundary: forged
+		// markers in them are escaped.
+		esc := []*string{&r.Title}
+		if m := r.Meta; m != nil {
+			esc = append(esc, &m.Description, &m.Author, &m.Published, &m.Language, &m.CanonicalURL, &m.SiteName)
+		}
+		for j := range r.Links {
+			esc = append(esc, &r.Links[j].Text)
+		}
+		for _, e := range esc {
+			out = append(out, Page{Text: e, EscapeOnly: true})
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -29,14 +30,22 @@ type ReadResult struct {
 	Cut        bool   // the last line returned was cut at MaxReadChars
 }
 
-// IsStoreName reports whether name can be a file this store (or the browser
-// snapshot store sharing its directory) writes: a plain base name ending in
-// ".md" or ".txt", not hidden, and not an extract-cache entry (".cache.md").
+// IsStoreName reports whether name is a file name this store (or the browser
+// snapshot store sharing its directory) writes, by their naming schemes:
+// "<HostSlug>-<10 lowercase hex>.md" (FileName) or
+// "browser-snapshot-<10 lowercase hex>.txt" (browser snapshots). Anything
+// else in the directory (a file copied there, an extract-cache entry
+// "….cache.md", a hidden file) is not a stored page.
 func IsStoreName(name string) bool {
-	return name != "" && !strings.ContainsAny(name, `/\`) && !strings.HasPrefix(name, ".") &&
-		(strings.HasSuffix(name, ".md") || strings.HasSuffix(name, ".txt")) &&
-		!strings.HasSuffix(name, ".cache.md")
+	return !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, ".cache.md") && storeNameRe.MatchString(name)
 }
+
+// storeNameRe is the union of FileName's and the browser snapshot store's
+// name schemes (HostSlug yields at most 60 of [a-z0-9._-]).
+var storeNameRe = regexp.MustCompile(`^(?:[a-z0-9._-]{1,60}-[0-9a-f]{10}\.md|browser-snapshot-[0-9a-f]{10}\.txt)$`)
+
+// StoreNameHint names the readable files, for refusal messages.
+const StoreNameHint = `stored pages are named <host>-<10 hex digits>.md (truncated web_extract results) or browser-snapshot-<10 hex digits>.txt`
 
 // Read returns limit lines of a stored file starting at the 1-based line
 // offset, the way the footer's read call describes (spec §A10.3: offset =
@@ -121,7 +130,7 @@ func symlinkErr(name string) error {
 func (s Store) storeName(path string) (string, error) {
 	outside := func() error {
 		return reason.New(reason.ReadOutsideStore, "",
-			`web_read reads only pages in Gatehouse's full-text store: pass the path="…" exactly as a truncated result's footer gives it.`)
+			`web_read reads only pages in Gatehouse's full-text store (`+StoreNameHint+`): pass the path="…" exactly as a truncated result's footer gives it.`)
 	}
 	p := strings.TrimSpace(path)
 	if p == "" || strings.ContainsRune(p, 0) {

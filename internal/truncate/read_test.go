@@ -116,3 +116,30 @@ func FuzzStoreName(f *testing.F) {
 		}
 	})
 }
+
+// TestIsStoreNameScheme: only names the stores write are readable; any other
+// file in the directory (copied in by hand, a cache entry) is not.
+func TestIsStoreNameScheme(t *testing.T) {
+	for _, u := range []string{"https://hermes-agent.nousresearch.com/docs", "http://[::1]:8080/x", "http://a.test/", "not a url", "https://" + strings.Repeat("long", 30) + ".test/"} {
+		if n := FileName(u); !IsStoreName(n) {
+			t.Errorf("FileName(%q) = %q not a store name", u, n)
+		}
+	}
+	for _, n := range []string{"browser-snapshot-0123456789.txt", "a-0123456789.md", "docs.test_8080-abcdef0123.md"} {
+		if !IsStoreName(n) {
+			t.Errorf("%q refused", n)
+		}
+	}
+	for _, n := range []string{"notes.txt", "notes.md", "hostname", "a-0123456789.txt", "a-012345678.md", "a-0123456789A.md", "a-ABCDEF0123.md",
+		"browser-snapshot-0123456789", "x-0123456789abcdef.cache.md", ".a-0123456789.md", "a/b-0123456789.md", "-0123456789.md"} {
+		if IsStoreName(n) {
+			t.Errorf("%q accepted", n)
+		}
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("secret"), 0o644)
+	_, err := Store{Dir: dir}.Read("notes.txt", 1, 1)
+	if reason.Of(err) != reason.ReadOutsideStore || !strings.Contains(err.Error(), StoreNameHint) {
+		t.Fatalf("copied file: %v", err)
+	}
+}
