@@ -95,6 +95,14 @@ func TestDownloadIsSavedAndTheSessionKeepsWorking(t *testing.T) {
 	if !strings.HasPrefix(d.Path, filepath.Join(itHome, "downloads")+string(filepath.Separator)) {
 		t.Fatalf("saved outside the session's download dir: %s", d.Path)
 	}
+	// Private modes, like every other file Gatehouse keeps.
+	for p, want := range map[string]os.FileMode{d.Path: 0o600, filepath.Dir(d.Path): 0o700, filepath.Join(itHome, "downloads"): 0o700} {
+		if st, err := os.Stat(p); err != nil {
+			t.Error(err)
+		} else if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, st.Mode().Perm(), want)
+		}
+	}
 	// The session still works: snapshot, and a popup from the same page.
 	sn := m.Snapshot(context.Background(), task, SnapshotInput{})
 	if !sn.Success || !strings.Contains(sn.Snapshot, "Open child") {

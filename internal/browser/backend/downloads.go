@@ -83,6 +83,12 @@ func (t *Tab) downloadProgress(e *browser.EventDownloadProgress) {
 		if err := os.Rename(from, to); err != nil {
 			to = from
 		}
+		// Chromium writes downloads with the umask's modes (0644 in 0755
+		// dirs); a download can hold private content, so it gets the modes
+		// of every other file Gatehouse keeps: 0600 in 0700 dirs.
+		os.Chmod(to, 0o600)                //nolint:errcheck // best effort; the path is still reported
+		os.Chmod(dir, 0o700)               //nolint:errcheck
+		os.Chmod(filepath.Dir(dir), 0o700) //nolint:errcheck
 		d.State, d.Path = "completed", to
 		if st, err := os.Stat(to); err == nil {
 			d.Size = st.Size()
