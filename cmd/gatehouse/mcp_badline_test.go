@@ -22,7 +22,7 @@ func TestMCPStdioBadLines(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+mcpHome(t))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
+	var stderr lockedBuffer // written by the process's stderr copier while the test reads it
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
