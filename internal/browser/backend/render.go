@@ -102,32 +102,6 @@ func (t *Tab) PrepareRender(ctx context.Context, o RenderOptions) (*RenderWatch,
 	return w, nil
 }
 
-// NavigateUntil is Navigate waiting for the lifecycle event named event of
-// the new document ("DOMContentLoaded", "load", …) instead of the load
-// event. Same results and errors as Navigate.
-func (t *Tab) NavigateUntil(ctx context.Context, url, event string) (NavResult, error) {
-	if err := t.check(); err != nil {
-		return NavResult{}, err
-	}
-	rctx, cancel := t.run(ctx)
-	defer cancel()
-	res, err := chromedp.Call(rctx, page.Navigate, page.NavigateParams{URL: url})
-	if err != nil {
-		return NavResult{}, t.cdpErr(ctx, "Navigation", err)
-	}
-	if res.ErrorText != "" {
-		cur, _ := t.Current(ctx)
-		cur.ErrorText = res.ErrorText
-		return cur, nil
-	}
-	if res.LoaderID != "" {
-		if err := t.waitLifecycle(rctx, res.LoaderID, event); err != nil {
-			return NavResult{}, t.cdpErr(ctx, "Waiting for the page to load", err)
-		}
-	}
-	return t.Current(ctx)
-}
-
 // FastForward lets the page run budget of virtual time
 // (Emulation.setVirtualTimePolicy, pauseIfNetworkFetchesPending): the
 // page's timers fire as soon as nothing else is left to do instead of at

@@ -534,6 +534,13 @@ type NavResult struct {
 // A load error (net::ERR_…, e.g. the proxy refused the tunnel) is returned in
 // NavResult.ErrorText with a nil error; err is for CDP failures and timeouts.
 func (t *Tab) Navigate(ctx context.Context, url string) (NavResult, error) {
+	return t.NavigateUntil(ctx, url, "load")
+}
+
+// NavigateUntil is Navigate waiting for the lifecycle event named event of
+// the new document ("DOMContentLoaded", "load", …) instead of the load
+// event. Same results and errors as Navigate.
+func (t *Tab) NavigateUntil(ctx context.Context, url, event string) (NavResult, error) {
 	if err := t.check(); err != nil {
 		return NavResult{}, err
 	}
@@ -549,7 +556,7 @@ func (t *Tab) Navigate(ctx context.Context, url string) (NavResult, error) {
 		return cur, nil
 	}
 	if res.LoaderID != "" {
-		if err := t.waitLifecycle(rctx, res.LoaderID, "load"); err != nil {
+		if err := t.waitLifecycle(rctx, res.LoaderID, event); err != nil {
 			if _, open := t.PendingDialog(); open {
 				return t.Current(ctx) // a dialog blocks the load: report it, don't wait
 			}
@@ -649,13 +656,9 @@ func (t *Tab) CallIsolated(ctx context.Context, fn string, args ...any) (json.Ra
 }
 
 func (t *Tab) callOn(ctx, rctx context.Context, ec runtime.ExecutionContextID, fn string, args []any) (json.RawMessage, error) {
-	var cargs []*runtime.CallArgument
-	for _, a := range args {
-		b, err := json.Marshal(a)
-		if err != nil {
-			return nil, err
-		}
-		cargs = append(cargs, &runtime.CallArgument{Value: b})
+	cargs, err := callArgs(args)
+	if err != nil {
+		return nil, err
 	}
 	yes := true
 	res, err := chromedp.Call(rctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
@@ -994,13 +997,9 @@ func (t *Tab) CallOnFrameOwner(ctx context.Context, frame, parent cdp.FrameID, f
 	if err != nil || obj.Object == nil {
 		return nil, t.cdpErr(ctx, "Resolving the frame's element", err)
 	}
-	var cargs []*runtime.CallArgument
-	for _, a := range args {
-		b, err := json.Marshal(a)
-		if err != nil {
-			return nil, err
-		}
-		cargs = append(cargs, &runtime.CallArgument{Value: b})
+	cargs, err := callArgs(args)
+	if err != nil {
+		return nil, err
 	}
 	yes := true
 	res, err := chromedp.Call(rctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
@@ -1017,4 +1016,17 @@ func (t *Tab) CallOnFrameOwner(ctx context.Context, frame, parent cdp.FrameID, f
 		return json.RawMessage("null"), nil
 	}
 	return json.RawMessage(res.Result.Value), nil
+}
+
+// callArgs marshals args as Runtime.callFunctionOn arguments (by value).
+func callArgs(args []any) ([]*runtime.CallArgument, error) {
+	var cargs []*runtime.CallArgument
+	for _, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, err
+		}
+		cargs = append(cargs, &runtime.CallArgument{Value: b})
+	}
+	return cargs, nil
 }
