@@ -658,22 +658,35 @@ func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) Scrol
 	if m.camo != nil {
 		return m.camoScroll(ctx, task, in)
 	}
-	s, release, ok := m.begin(ctx, task, &r.Page)
+	if m.act(ctx, task, &r.Page, &r.Change, func(cctx context.Context, s *Session) error {
+		return s.callJS(cctx, "scroll", map[string]any{"dy": dy}, nil)
+	}) {
+		r.Scrolled = in.Direction
+	}
+	return r
+}
+
+// act runs one page action of a tool whose result is the page and its
+// snapshot delta (browser_scroll, browser_press): the session (m.begin),
+// the command timeout, do (a dialog it opened is not a failure: the
+// result reports it), then afterAction's wait and delta. A failure is
+// written to p (m.errOf) and act reports false.
+func (m *Manager) act(ctx context.Context, task string, p *Page, c *Change, do func(context.Context, *Session) error) bool {
+	s, release, ok := m.begin(ctx, task, p)
 	if !ok {
-		return r
+		return false
 	}
 	defer release()
 	cctx, cancel := m.cmdCtx(ctx)
 	defer cancel()
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
-	if err := s.callJS(cctx, "scroll", map[string]any{"dy": dy}, nil); err != nil && !openedDialog(err) {
-		m.errOf(s, &r.Page, err)
-		return r
+	if err := do(cctx, s); err != nil && !openedDialog(err) {
+		m.errOf(s, p, err)
+		return false
 	}
-	r.Scrolled = in.Direction
-	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
-	return r
+	m.afterAction(cctx, s, p, c, before, mark)
+	return true
 }
 
 // Press is browser_press: one key to the focused element.
@@ -687,21 +700,11 @@ func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressRe
 	if m.camo != nil {
 		return m.camoPress(ctx, task, in)
 	}
-	s, release, ok := m.begin(ctx, task, &r.Page)
-	if !ok {
-		return r
+	if m.act(ctx, task, &r.Page, &r.Change, func(cctx context.Context, s *Session) error {
+		return s.tab.Press(cctx, in.Key)
+	}) {
+		r.Pressed = in.Key
 	}
-	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
-	defer cancel()
-	mark := s.tab.DialogMark()
-	before := s.tab.Activity()
-	if err := s.tab.Press(cctx, in.Key); err != nil && !openedDialog(err) {
-		m.errOf(s, &r.Page, err)
-		return r
-	}
-	r.Pressed = in.Key
-	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
 	return r
 }
 
