@@ -708,6 +708,9 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 	for _, n := range nodes {
 		ctx.AppendChild(n)
 	}
+	// Text a browser would not render never reaches the agent, from a
+	// feed item as from a page (inline display:none, hidden, …).
+	dropHidden(ctx)
 	removeElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
 		"form", "button", "select", "textarea", "input", "svg", "math", "dialog")
 	walk(ctx, func(n *xhtml.Node) bool {
@@ -764,11 +767,35 @@ func plainTextMarkdown(s string) string {
 	return b.String()
 }
 
-// markdownEscaper escapes the characters that would turn feed text into
-// markdown syntax inside a heading or a link's text.
-var markdownEscaper = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "*", `\*`, "_", `\_`, "`", "\\`", "<", `\<`)
-
-func escapeMarkdownText(s string) string { return markdownEscaper.Replace(s) }
+// escapeMarkdownText escapes the characters that would turn feed text into
+// markdown syntax inside a heading or a link's text: '\\', '[', ']', '*',
+// '`', '<', and '_' unless it is intraword (between two letters or digits,
+// where GFM never reads it as emphasis). Leaving intraword '_' alone keeps
+// identifiers readable and keeps a key such as "ghp_…" or "sk_live_…" whole,
+// so the redaction that runs on the returned text still recognises it.
+func escapeMarkdownText(s string) string {
+	if !strings.ContainsAny(s, "\\[]*_`<") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '_':
+			if wordByteBefore(s, i) && wordByteAfter(s, i+1) {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteString(`\_`)
+		case '\\', '[', ']', '*', '`', '<':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
 
 // markdownURL makes u safe as a markdown link destination: spaces,
 // parentheses and angle brackets are percent-encoded.
