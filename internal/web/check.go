@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
@@ -38,9 +39,9 @@ type CheckMode struct {
 // URL and host printed are passed through urlsafe.Redact: a secret, also
 // one inside the host name, is never printed back.
 func CheckURL(ctx context.Context, guard *egress.Guard, pol *policy.Policy, raw string, mode CheckMode) CheckResult {
-	res := CheckResult{URL: urlsafe.Redact(raw)}
+	res := CheckResult{URL: safetext.Escape(urlsafe.Redact(raw))}
 	if u, err := urlsafe.Parse(raw); err == nil && u.Host != "" {
-		host := urlsafe.Redact(u.Host)
+		host := safetext.Escape(urlsafe.Redact(u.Host))
 		res.Host = &host
 	}
 	deny := func(e *reason.Error) CheckResult {
@@ -48,7 +49,7 @@ func CheckURL(ctx context.Context, guard *egress.Guard, pol *policy.Policy, raw 
 		if g == "" {
 			g = reason.GateSSRF
 		}
-		res.Gate, res.Reason, res.Message = &g, &c, e.Message
+		res.Gate, res.Reason, res.Message = &g, &c, safetext.Escape(e.Message)
 		var b *policy.Block
 		if errors.As(e, &b) {
 			res.BlockedByPolicy = b

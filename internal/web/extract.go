@@ -403,6 +403,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		if req.IncludeLinks {
 			r.Links = s.judgeLinks(ctx, extras[i])
 		}
+		tidyRow(r)
 		if s.d.Config.Security.RedactSecrets {
 			redactContent(r) // before the store: the saved full text is redacted too
 		}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"reflect"
 
+	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 	"github.com/gatehouse-dev/gatehouse/internal/slogmap"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
@@ -15,9 +16,12 @@ import (
 func redactRows(rows []Result, content bool) {
 	for i := range rows {
 		r := &rows[i]
-		r.URL = urlsafe.Redact(r.URL)
+		// safetext.Escape: a control character in a URL or message
+		// (echoed from the caller's input) is shown as an escape, never
+		// sent to a terminal raw.
+		r.URL = safetext.Escape(urlsafe.Redact(r.URL))
 		if r.Error != nil {
-			m := urlsafe.Redact(*r.Error)
+			m := safetext.Escape(urlsafe.Redact(*r.Error))
 			r.Error = &m
 		}
 		if b := r.BlockedByPolicy; b != nil {

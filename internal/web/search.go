@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 	"math"
 	"net/netip"
 	"strconv"
@@ -204,7 +205,12 @@ func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *Sea
 	rows := make([]SearchRow, 0, n)
 	for i := range n {
 		r := out.Rows[i]
-		row := SearchRow{Title: r.Title, URL: r.URL, Description: r.Description, Position: i + 1}
+		row := SearchRow{
+			Title:       safetext.Cap(safetext.Line(r.Title), MaxTitleChars),
+			URL:         r.URL,
+			Description: safetext.Cap(safetext.Line(r.Description), MaxMetaChars),
+			Position:    i + 1,
+		}
 		s.flagURL(&row)
 		// URLs are redacted always, title and description (page content)
 		// while security.redact_secrets is on, as extract content is.

@@ -1,0 +1,68 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
+)
+
+// TestPageTextTidied: a page's control characters (OSC 0 retitling the
+// terminal, CSI 2J clearing it, BEL, C1 CSI) never reach a row, and its
+// title and meta description are capped (a 500,000-char <title> and
+// description came back whole under char_limit 2000: hostile review 6, 7).
+func TestPageTextTidied(t *testing.T) {
+	h := newHarness(t)
+	huge := strings.Repeat("Long title words ", 30_000)
+	body := "<p>Escape \x1b]0;pwned\x07 and \x1b[2J clear and \u009b31m c1 inside an ordinary paragraph of readable article text that is long enough to be the main content of the page.</p>" +
+		strings.Repeat("<p>More ordinary article text about harbours, ships and the sea, sentence after sentence.</p>", 20) +
+		`<p><a href="/next">next` + "\x1b[31m" + ` page</a></p>`
+	doc := "<!doctype html><html><head><meta charset=utf-8><title>Ti\x1b]0;X\x07tle " + huge + "</title>" +
+		`<meta name="description" content="` + huge + `"></head><body><article><h1>Heading</h1>` + body + "</article></body></html>"
+	s := h.serve("tidy.example", pageHandler(doc))
+	svc := h.open()
+	limit := 2000
+	resp := svc.Extract(context.Background(), web.ExtractRequest{URLs: []any{s.URL("/p")}, CharLimit: &limit, IncludeLinks: true})
+	if len(resp.Results) != 1 || !resp.Results[0].OK() {
+		t.Fatalf("%+v", resp)
+	}
+	r := resp.Results[0]
+	out, _ := json.Marshal(resp)
+	for _, bad := range []string{"\\u001b", "\\u0007", "\\u009b", "\u009b"} {
+		if strings.Contains(string(out), bad) {
+			t.Errorf("response carries control character %q", bad)
+		}
+	}
+	if n := utf8.RuneCountInString(r.Title); n > web.MaxTitleChars || !strings.HasPrefix(r.Title, "Ti]0;Xtle Long title") {
+		t.Errorf("title: %d chars, %.60q", n, r.Title)
+	}
+	if n := utf8.RuneCountInString(r.Meta.Description); n == 0 || n > web.MaxMetaChars {
+		t.Errorf("description: %d chars", n)
+	}
+	if !strings.Contains(r.Content, "Escape ]0;pwned and [2J clear") {
+		t.Errorf("content: %.300q", r.Content)
+	}
+	for _, l := range r.Links {
+		if strings.ContainsRune(l.Text, 0x1b) {
+			t.Errorf("link text %q", l.Text)
+		}
+	}
+}
+
+// TestCheckEscapesControls: `check` echoes a URL with control characters
+// as visible escapes, never raw.
+func TestCheckEscapesControls(t *testing.T) {
+	g := egress.New(egress.Options{})
+	res := web.CheckURL(context.Background(), g, nil, "http://10.0.0.1/\x1b]0;X\x07", web.CheckMode{})
+	b, _ := json.Marshal(res)
+	if strings.ContainsAny(res.URL+res.Message, "\x1b\x07") || strings.Contains(string(b), `\u001b`) {
+		t.Errorf("check result carries raw controls: %s", b)
+	}
+	if !strings.Contains(res.URL, `\x1b`) {
+		t.Errorf("url %q: want the escape shown", res.URL)
+	}
+}
