@@ -27,7 +27,7 @@ const maxRedactRounds = 64
 //   - the password of URL userinfo ("https://user:pw@host") becomes
 //     "user:[REDACTED]@";
 //   - the value of a credential-named parameter (spec §A6.7 names plus
-//     refresh_token, id_token and x-goog-signature, compared as
+//     the gate's extensionParams: refresh_token, id_token, x-goog-signature, …), compared as
 //     SensitiveQueryParam does; code, key, auth, session and sig are page
 //     facets and stay) after '?', '&', ';' or '#' becomes "name=[REDACTED]",
 //     and so does the value of any parameter that hides one in a nested,
@@ -207,10 +207,15 @@ func tokenPrefix(tok string) string {
 }
 
 // redactParams are the parameter names (in paramKey form) whose values
-// Redact removes: spec §A6.7's list plus the log-redaction extras.
+// Redact removes: spec §A6.7's list plus the gate's extensionParams (which
+// hold the spec's log-redaction extras refresh_token, id_token and
+// x-goog-signature), so the gate and the redactor agree on every name.
 var redactParams = func() map[string]bool {
-	m := map[string]bool{"refresh_token": true, "id_token": true, "x_goog_signature": true}
+	m := map[string]bool{}
 	for k := range sensitiveParams {
+		m[k] = true
+	}
+	for k := range extensionParams {
 		m[k] = true
 	}
 	return m

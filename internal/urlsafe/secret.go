@@ -364,6 +364,52 @@ var sensitiveParams = map[string]bool{
 	"token": true, "x_amz_security_token": true, "x_amz_signature": true,
 }
 
+// extensionParams are credential names the gate refuses beyond spec
+// §A6.7's list (a Gatehouse extension; docs/reasons.md says so): the spec
+// leaves refresh_token, id_token and x-goog-signature to log redaction
+// only, but each is a credential a reader must not receive (OAuth 2.0
+// refresh tokens, RFC 6749 §1.5; OpenID Connect ID tokens; Google Cloud
+// Storage signed URLs with their x-goog-credential), and so are
+// x-api-key, private_token (GitLab) and bearer/bearer_token. Keys are in
+// paramKey form. Redact removes their values too (redactParams), so the
+// gate and the redactor agree on every name.
+var extensionParams = map[string]bool{
+	"refresh_token": true, "id_token": true, "x_goog_signature": true, "x_goog_credential": true,
+	"x_api_key": true, "private_token": true, "bearer": true, "bearer_token": true,
+}
+
+// extensionParam is SensitiveQueryParam over extensionParams: the first
+// such parameter with a non-empty value, top-level or nested, in raw or
+// in u's parsed query and fragment; or "".
+func extensionParam(raw string, u *URL) string {
+	s := removeTabNewline(strings.TrimSpace(raw))
+	n := schemeLen(s)
+	if n == 0 {
+		return ""
+	}
+	if sc := strings.ToLower(s[:n]); sc != "http" && sc != "https" {
+		return ""
+	}
+	rest, frag, _ := strings.Cut(s[n+1:], "#")
+	_, query, _ := strings.Cut(rest, "?")
+	nested := query
+	if frag != "" {
+		nested += "#" + frag
+	}
+	if name, _ := nestedCredential(nested, extensionParams, nonEmpty); name != "" {
+		return name
+	}
+	if u != nil && (u.Scheme == "http" || u.Scheme == "https") {
+		nested = u.RawQuery
+		if u.Fragment != "" {
+			nested += "#" + u.Fragment
+		}
+		name, _ := nestedCredential(nested, extensionParams, nonEmpty)
+		return name
+	}
+	return ""
+}
+
 // SensitiveQueryParam returns the first credential-named parameter carrying
 // a non-empty value in an http(s) URL (spec §A6.7), or "". Parameters are
 // read from the query and then from a fragment that carries parameters
@@ -592,6 +638,9 @@ func CheckSecrets(raw string, u *URL, extract bool) *reason.Error {
 	name := SensitiveQueryParam(raw)
 	if name == "" && u != nil && (u.Scheme == "http" || u.Scheme == "https") {
 		name = sensitiveIn(u.RawQuery, u.Fragment)
+	}
+	if name == "" {
+		name = extensionParam(raw, u)
 	}
 	if name != "" {
 		return reason.Newf(reason.SensitiveQueryParam, reason.GateSecret,
