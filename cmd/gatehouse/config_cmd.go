@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -41,7 +42,9 @@ func (a *app) configCmd() *cobra.Command {
 		Use:   "set KEY VALUE",
 		Short: "Set KEY to VALUE (YAML scalar or flow list) in config.yaml, keeping other keys and comments",
 		Long: `set writes KEY: VALUE into config.yaml atomically, keeping your other keys and comments.
-VALUE is read as YAML: 30, true, "[a.dev, b.dev]". Negative numbers work as they are
+VALUE is read as YAML: 30, true, "[a.dev, b.dev]"; a list key also takes "a.dev, b.dev".
+A blocklist entry that would not do what it reads as (a CIDR range, a port, "*") is refused.
+Negative numbers work as they are
 (gatehouse config set web.extract_timeout -1): set takes no flags.`,
 		// No flags, so a VALUE such as -1 is a value, not an unknown flag.
 		DisableFlagParsing: true,
@@ -56,6 +59,7 @@ VALUE is read as YAML: 30, true, "[a.dev, b.dev]". Negative numbers work as they
 			if err != nil {
 				return err
 			}
+			config.EntryCheck = blocklistEntryCheck
 			if err := config.Set(home, args[0], args[1]); err != nil {
 				return err
 			}
@@ -84,4 +88,14 @@ func ensureNL(s string) string {
 		return s + "\n"
 	}
 	return s
+}
+
+// blocklistEntryCheck refuses, at `config set`, a website blocklist entry
+// that would not do what it reads as (policy.Lint: a CIDR range, a port,
+// several hosts in one entry, a '*' that is no "*." wildcard).
+func blocklistEntryCheck(key, entry string) string {
+	if key == "security.website_blocklist.domains" {
+		return policy.Lint(entry)
+	}
+	return ""
 }

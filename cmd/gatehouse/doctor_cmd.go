@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
@@ -93,6 +95,16 @@ Exit status: 0 when the configuration loads and every configured selection can w
 				if err := a.load(); err != nil {
 					return err
 				}
+				// The blocklist's own warnings (a rule that does not do
+				// what it reads as, policy.Lint; an unreadable file);
+				// missing files are listed on their own already.
+				bl := a.cfg.Security.WebsiteBlocklist
+				_, pw := policy.Load(bl.Enabled, bl.Domains, bl.SharedFiles, home)
+				for _, w := range pw {
+					if !strings.HasPrefix(w, "shared blocklist file not found") {
+						rep.Warnings = append(rep.Warnings, urlsafe.Redact(w))
+					}
+				}
 				ch := findChromium(a.cfg.Browser.ExecutablePath)
 				rep.Web, rep.Chromium = a.doctorProviders(), &ch
 				bs := browser.Backend(a.cfg, a.dotenv)
@@ -176,6 +188,10 @@ func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
 	}
 	if len(rep.Unavailable) > 0 {
 		fmt.Fprintln(w)
+	}
+	if len(rep.Web.Advice) == 0 && len(rep.Warnings)+len(rep.EnvWarnings) > 0 {
+		fmt.Fprintf(w, "No problems found apart from the %d warning(s) above.\n", len(rep.Warnings)+len(rep.EnvWarnings))
+		return
 	}
 	printAdvice(w, rep.Web.Advice)
 }

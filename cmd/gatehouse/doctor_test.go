@@ -199,3 +199,48 @@ func TestDoctorSaysACloudBrowserNetworkIsNotOurs(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorShowsBlocklistLint: a blocklist rule written by hand that does
+// not do what it reads as (a CIDR range) is a doctor warning, text and
+// JSON, instead of "No problems found".
+func TestDoctorShowsBlocklistLint(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  website_blocklist:\n    domains: [\"10.0.0.1/8\", ok.example]\n"), 0o600)
+	_, out, _ := cli(t, home, "doctor")
+	if !strings.Contains(out, "CIDR range") || strings.Contains(out, "\nNo problems found.") {
+		t.Errorf("doctor text:\n%s", out)
+	}
+	_, out, _ = cli(t, home, "doctor", "--json")
+	var d struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "10.0.0.1/8") {
+		t.Errorf("doctor json: %s (%v)", out, err)
+	}
+}
+
+// TestConfigSetRefusesLintedRule: `config set` refuses a blocklist entry
+// policy.Lint faults (exit 1, nothing written) and splits a comma list.
+func TestConfigSetRefusesLintedRule(t *testing.T) {
+	home := t.TempDir()
+	for _, bad := range []string{"10.0.0.1/8", "192.0.2.2:8703", `"*"`} {
+		code, _, errs := cli(t, home, "config", "set", "security.website_blocklist.domains", bad)
+		if code == 0 || !strings.Contains(errs, "website_blocklist rule") {
+			t.Errorf("set %s: exit %d err %s", bad, code, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "config.yaml")); err == nil {
+		t.Error("a refused set wrote config.yaml")
+	}
+	if code, _, errs := cli(t, home, "config", "set", "security.website_blocklist.domains", "127.0.0.1, 10.0.0.1"); code != 0 {
+		t.Fatalf("comma list: exit %d %s", code, errs)
+	}
+	code, out, _ := cli(t, home, "check", "--json", "http://10.0.0.1/")
+	if code != 1 || !strings.Contains(out, "policy_blocked") && !strings.Contains(out, "ssrf_private") {
+		t.Errorf("check: exit %d %s", code, out)
+	}
+	_, out, _ = cli(t, home, "config", "get", "security.website_blocklist.domains")
+	if !strings.Contains(out, "127.0.0.1") || !strings.Contains(out, "10.0.0.1") || strings.Contains(out, "127.0.0.1, 10") {
+		t.Errorf("config get: %s", out)
+	}
+}

@@ -117,7 +117,10 @@ func marshalValue(v any) (string, error) {
 // and is not touched.
 //
 // A boolean key accepts true/false, yes/no, on/off and 1/0 and is written
-// as true or false. The home directory is created (0700) when missing. The
+// as true or false. A list key takes a YAML flow list ("[a.dev, b.dev]") or,
+// except shared_files (paths), a comma-separated list ("a.dev, b.dev").
+// Each entry of a list key is passed to EntryCheck when it is set; a
+// non-empty answer is an error and nothing is written. The home directory is created (0700) when missing. The
 // read-modify-write holds an exclusive lock on <home>/.config.yaml.lock
 // (flock(2); within the process only where that is unavailable), so
 // concurrent Sets of different keys, from any number of processes, all
@@ -146,6 +149,30 @@ func Set(home, key, value string) error {
 	v, err := decodeSetValue(ref, value)
 	if err != nil {
 		return err
+	}
+	if str, ok := v.(string); ok && ref.f.typ == "list of strings" && ref.f.name != "shared_files" && strings.Contains(str, ",") {
+		// "a.dev, b.dev" is a list of two, as a user means it (a
+		// comma never appears in a host or provider name).
+		var items []any
+		for _, it := range strings.Split(str, ",") {
+			if it = strings.TrimSpace(it); it != "" {
+				items = append(items, it)
+			}
+		}
+		v = items
+	}
+	if EntryCheck != nil && ref.f.typ == "list of strings" {
+		items, _ := v.([]any)
+		if s, ok := v.(string); ok {
+			items = []any{s}
+		}
+		for _, it := range items {
+			if s, ok := it.(string); ok {
+				if w := EntryCheck(key, s); w != "" {
+					return fmt.Errorf("config: cannot set %s: %s", key, w)
+				}
+			}
+		}
 	}
 	// Validate through the same setter Load uses.
 	probe := v
@@ -194,6 +221,13 @@ func Set(home, key, value string) error {
 	}
 	return writeAtomic(path, out)
 }
+
+// EntryCheck, when non-nil, judges one entry of a list key (key dotted,
+// e.g. "security.website_blocklist.domains") before Set writes it: a
+// non-empty result is the reason the entry is refused. The CLI sets it to
+// policy.Lint for the blocklist (config cannot import policy: policy's
+// tests import config).
+var EntryCheck func(key, entry string) string
 
 // legacyKeys are keys Load still reads, with a warning, for files written
 // for the described system (spec §A6.5); Set writes their successor

@@ -1,0 +1,89 @@
+package policy
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Lint returns what is wrong with one blocklist entry as a user meant it,
+// or "" when it is fine: an entry that spec §A8 accepts but that does not
+// do what it reads as. The rule keeps its spec meaning (Load still applies
+// it and reports the lint as a warning; `gatehouse config set` refuses the
+// value so such a rule is never written):
+//
+//   - several hosts in one entry ("a.com, b.com", "a.com b.com"): the
+//     entry is one rule that matches no host; write a list;
+//   - a CIDR range ("10.0.0.0/8"): anything from "/" is cut, so it blocks
+//     only the one address 10.0.0.0; list addresses (private ranges are
+//     refused by the SSRF gate anyway);
+//   - a port ("host:8080"): the port is dropped, the rule blocks every port
+//     of host;
+//   - a pattern with '*' other than a leading "*." ("*", "ads.*"): only
+//     "*." is a wildcard, so it matches no host;
+//   - any other character a host name cannot hold.
+func Lint(raw string) string {
+	v := strings.TrimSpace(raw)
+	if v == "" || strings.HasPrefix(v, "#") {
+		return ""
+	}
+	if strings.ContainsAny(v, ", \t") {
+		return fmt.Sprintf("website_blocklist rule %q holds several entries; it is one rule that matches no host. Write a list: [%s]", raw, strings.Join(splitEntries(v), ", "))
+	}
+	pat, ok := normalizeRule(v)
+	if !ok {
+		return pat
+	}
+	if host, bits, found := strings.Cut(v, "/"); found && !strings.Contains(v, "://") {
+		if a, err := netip.ParsePrefix(host + "/" + bits); err == nil {
+			return fmt.Sprintf("website_blocklist rule %q is a CIDR range, which rules do not support: it blocks only %s. List each address to block (private ranges are refused by the SSRF gate already)", raw, a.Addr())
+		}
+	}
+	if hostPortRule(v) {
+		return fmt.Sprintf("website_blocklist rule %q names a port; rules match hosts only, so it blocks every port of %s. Write %q", raw, pat, pat)
+	}
+	if strings.Contains(strings.TrimPrefix(pat, "*."), "*") {
+		return fmt.Sprintf("website_blocklist rule %q matches no host: only a leading \"*.\" is a wildcard (\"*.example.com\" blocks every subdomain)", raw)
+	}
+	if ruleAddr(pat).IsValid() {
+		return ""
+	}
+	for _, c := range strings.TrimPrefix(pat, "*.") {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return fmt.Sprintf("website_blocklist rule %q holds %q, which no host name can, so it matches no host", raw, c)
+		}
+	}
+	return ""
+}
+
+// splitEntries splits a comma- or space-separated list of entries.
+func splitEntries(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+}
+
+// hostPortRule reports whether v (a trimmed rule) carries a port:
+// "host:port", "[v6]:port" or a URL with an explicit port.
+func hostPortRule(v string) bool {
+	if isBareIPv6(v) {
+		return false
+	}
+	if i := strings.Index(v, "://"); i >= 0 {
+		v = v[i+3:]
+	}
+	if j := strings.IndexAny(v, "/?#"); j >= 0 {
+		v = v[:j]
+	}
+	if k := strings.LastIndexByte(v, '@'); k >= 0 {
+		v = v[k+1:]
+	}
+	i := strings.LastIndexByte(v, ':')
+	if i < 0 || i == len(v)-1 || strings.HasSuffix(v[:i], ":") {
+		return false
+	}
+	for _, c := range v[i+1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return !strings.Contains(v[:i], ":") || strings.HasPrefix(v, "[")
+}
