@@ -2,6 +2,7 @@ package content
 
 import (
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +49,24 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixEscapes(string(out))), nil
+	md := strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixEscapes(string(out)))
+	return restoreIPv6Hosts(md), nil
+}
+
+// encodedIPv6Host matches a link authority whose IPv6 literal the
+// converter percent-encoded ("http://%5B::1%5D:8080/": html-to-markdown
+// encodes every '[' and ']' of a destination). Brackets around an IPv6
+// host are URL syntax (RFC 3986 §3.2.2), and "%5B" is never valid in a
+// host, so putting them back changes no other URL.
+var encodedIPv6Host = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://(?:[^/\s()\[\]@]*@)?)%5B([0-9a-f:.]+(?:%25[0-9a-z._~-]+)?)%5D`)
+
+// restoreIPv6Hosts undoes the converter's encoding of IPv6 host brackets
+// in link and image destinations (encodedIPv6Host).
+func restoreIPv6Hosts(md string) string {
+	if !strings.Contains(md, "%5B") && !strings.Contains(md, "%5b") {
+		return md
+	}
+	return encodedIPv6Host.ReplaceAllString(md, "$1[$2]")
 }
 
 // originals holds the page's own <pre> and <table> elements, keyed by their
