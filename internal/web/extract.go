@@ -623,7 +623,7 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, opts pro
 			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && servedBy(p, ext.Name()) == "" && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
 				// FetchedAt is when the fetch began: a slow fetch never
 				// passes for newer than one that started after it.
-				if err := s.d.Cache.Put(j.u.Href, cache.Entry{URL: j.u.Href, FinalURL: final, Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, ext.Name()); err != nil {
+				if err := s.d.Cache.Put(cacheURL(j.u.Href, format), cache.Entry{URL: cacheURL(j.u.Href, format), FinalURL: cacheURL(final, format), Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, ext.Name()); err != nil {
 					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 				}
 			}

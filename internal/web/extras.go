@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,21 @@ func cacheFormats(mode string) []string {
 	return []string{Format, FormatRendered}
 }
 
+// cacheURL is the URL a page is cached under: href without its fragment
+// for a fetched page (a fragment is never sent to the server, RFC 9110
+// §7.1, so "page#a" and "page#b" are one response), as is for a rendered
+// one (a script may route on the fragment: "app/#/about" renders another
+// view than "app/").
+func cacheURL(href, format string) string {
+	if format == FormatRendered {
+		return href
+	}
+	if i := strings.IndexByte(href, '#'); i >= 0 {
+		return href[:i]
+	}
+	return href
+}
+
 // cacheLookup returns the newest cached page for href in one of formats
 // whose age is under maxAge (nil: any age the TTL allows; 0: none).
 func (s *Service) cacheLookup(href, name string, formats []string, maxAge *int) (cache.Entry, bool) {
@@ -82,7 +98,7 @@ func (s *Service) cacheLookup(href, name string, formats []string, maxAge *int) 
 	var best cache.Entry
 	found := false
 	for _, f := range formats {
-		e, ok := s.d.Cache.Get(href, f, name)
+		e, ok := s.d.Cache.Get(cacheURL(href, f), f, name)
 		if !ok {
 			continue
 		}

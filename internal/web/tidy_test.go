@@ -66,3 +66,24 @@ func TestCheckEscapesControls(t *testing.T) {
 		t.Errorf("url %q: want the escape shown", res.URL)
 	}
 }
+
+// TestFragmentSharesCacheEntry: a fragment is never sent to the server, so
+// "p#a" and "p#b" are one fetched page: the second is a cache hit and does
+// not carry the first call's fragment (hostile review 19).
+func TestFragmentSharesCacheEntry(t *testing.T) {
+	h := newHarness(t)
+	s := h.serve("frag.test", pageHandler(html("Frag Page", strings.Repeat("<p>Ordinary article text about tides and harbours, long enough to count.</p>", 10))))
+	h.open()
+	a := h.extract(s.URL("/p#a")).Results[0]
+	b := h.extract(s.URL("/p#b")).Results[0]
+	c := h.extract(s.URL("/p")).Results[0]
+	if !a.OK() || !b.OK() || !c.OK() {
+		t.Fatalf("rows: %+v / %+v / %+v", a, b, c)
+	}
+	if a.Meta.Cached || !b.Meta.Cached || !c.Meta.Cached || s.hits.Load() != 1 {
+		t.Errorf("cached a=%v b=%v c=%v, server hits %d (want 1)", a.Meta.Cached, b.Meta.Cached, c.Meta.Cached, s.hits.Load())
+	}
+	if strings.Contains(b.Meta.FinalURL, "#a") || b.URL != s.URL("/p#b") {
+		t.Errorf("hit row: url %s final_url %s", b.URL, b.Meta.FinalURL)
+	}
+}
