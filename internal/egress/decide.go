@@ -60,6 +60,9 @@ type Decision struct {
 // The *reason.Error never echoes raw. Decide does no I/O beyond the optional
 // DNS lookup and is safe for concurrent use.
 func (g *Guard) Decide(ctx context.Context, raw string, r Rules) (*Decision, *reason.Error) {
+	if e := urlsafe.CheckLength(raw); e != nil {
+		return nil, e
+	}
 	if e := urlsafe.FindSecret(raw); e != nil {
 		return nil, e
 	}

@@ -106,6 +106,34 @@ func Parse(raw string) (u *URL, rerr *reason.Error) {
 	return u, nil
 }
 
+// CheckLength refuses input longer than MaxURLBytes (after trimming white
+// space) with invalid_url, or returns nil. Callers run it before any other
+// gate: the secret scans read every byte of the input, several times over
+// for percent-encoded text, so an 800 KB "URL" cost seconds of CPU before
+// Parse refused it (hostile review). Nothing is sent for a refused input,
+// so judging its length first loses no safety.
+func CheckLength(raw string) *reason.Error {
+	if len(raw) <= MaxURLBytes || len(strings.TrimSpace(raw)) <= MaxURLBytes {
+		return nil
+	}
+	return errTooLong()
+}
+
+// Abbrev returns raw cut to at most 200 bytes (on a code-point boundary)
+// with "…" and the full length appended when it was longer: how a refused
+// over-long input is echoed, instead of sending its megabytes back.
+func Abbrev(raw string) string {
+	const max = 200
+	if len(raw) <= max {
+		return raw
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(raw[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", raw[:i], len(raw))
+}
+
 func withinLimits(s string) bool {
 	return len(s) <= MaxURLBytes && authorityLen(s) <= MaxAuthorityBytes &&
 		strings.Count(s, "/")+strings.Count(s, "\\") <= MaxSlashes

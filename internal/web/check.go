@@ -39,6 +39,11 @@ type CheckMode struct {
 // URL and host printed are passed through urlsafe.Redact: a secret, also
 // one inside the host name, is never printed back.
 func CheckURL(ctx context.Context, guard *egress.Guard, pol *policy.Policy, raw string, mode CheckMode) CheckResult {
+	if e := urlsafe.CheckLength(raw); e != nil {
+		// Judged before any scan, and echoed abbreviated.
+		g, c := reason.GateParse, e.Code
+		return CheckResult{URL: safetext.Escape(urlsafe.Redact(urlsafe.Abbrev(withoutQuery(raw)))), Gate: &g, Reason: &c, Message: e.Message}
+	}
 	res := CheckResult{URL: safetext.Escape(urlsafe.Redact(raw))}
 	if u, err := urlsafe.Parse(raw); err == nil && u.Host != "" {
 		host := safetext.Escape(urlsafe.Redact(u.Host))

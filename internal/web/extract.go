@@ -265,6 +265,11 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 			continue
 		}
 		raws[i] = raw
+		if e := urlsafe.CheckLength(raw); e != nil {
+			rows[i] = errRow(urlsafe.Abbrev(withoutQuery(raw)), e)
+			done[i] = true
+			continue
+		}
 		if e := urlsafe.FindSecret(raw); e != nil {
 			return itemRefusal(i, e)
 		}

@@ -248,6 +248,11 @@ func redactQuery(e *reason.Error, q, fp string) *reason.Error {
 // flagURL marks a row whose URL Gatehouse would refuse (see UnsafeURL).
 func (s *Service) flagURL(row *SearchRow) {
 	raw := strings.TrimSpace(row.URL)
+	if e := urlsafe.CheckLength(raw); e != nil {
+		row.URL = urlsafe.Abbrev(withoutQuery(raw))
+		row.UnsafeURL = &UnsafeURL{Reason: e.Code, Message: e.Message}
+		return
+	}
 	u, perr := urlsafe.Parse(raw)
 	if e := urlsafe.CheckSecrets(raw, u, true); e != nil {
 		row.URL = withoutQuery(raw)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
@@ -85,5 +86,31 @@ func TestFragmentSharesCacheEntry(t *testing.T) {
 	}
 	if strings.Contains(b.Meta.FinalURL, "#a") || b.URL != s.URL("/p#b") {
 		t.Errorf("hit row: url %s final_url %s", b.URL, b.Meta.FinalURL)
+	}
+}
+
+// TestOverlongURLJudgedFirst: an input over urlsafe.MaxURLBytes is refused
+// as invalid_url before any secret scan, costs its own row only, and is
+// echoed abbreviated (hostile review 27: five 3 MB URLs took 14 s and came
+// back whole).
+func TestOverlongURLJudgedFirst(t *testing.T) {
+	h := newHarness(t)
+	s := h.serve("ok.test", pageHandler(html("Ok Page", strings.Repeat("<p>Ordinary article text about tides and harbours, long enough to count.</p>", 10))))
+	h.open()
+	long := "http://example.com/" + strings.Repeat("%25a", 1_000_000)
+	start := time.Now()
+	resp := h.extract(long, s.URL("/p"), long)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if len(resp.Results) != 3 || resp.Results[0].Reason != "invalid_url" || !resp.Results[1].OK() || resp.Results[2].Reason != "invalid_url" {
+		t.Fatalf("rows: %+v", resp.Results)
+	}
+	if n := len(resp.Results[0].URL); n > 300 {
+		t.Errorf("echoed %d bytes", n)
+	}
+	res := web.CheckURL(context.Background(), egress.New(egress.Options{}), nil, long, web.CheckMode{Extract: true})
+	if res.Allowed || res.Reason == nil || *res.Reason != "invalid_url" || len(res.URL) > 300 {
+		t.Errorf("check: %+v", res)
 	}
 }
