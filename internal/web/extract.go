@@ -335,6 +335,10 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 	extras := make([][]provider.Link, len(items)) // each success row's links
 	var fetch []*job
 	for _, j := range jobs {
+		if j.privateSeen && name != provider.Direct {
+			rows[j.idx], done[j.idx] = errRow(j.u.Href, privateToVendor(name)), true
+			continue
+		}
 		if b := s.d.Policy.Check(j.u.Href); b != nil {
 			r := errRow(j.u.Href, reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message()))
 			r.BlockedByPolicy = b
@@ -514,6 +518,17 @@ func (s *Service) anyNonPublic(addrs []netip.Addr, port uint16) bool {
 		}
 	}
 	return false
+}
+
+// privateToVendor is the refusal of a URL on a private address (reachable
+// only because security.allow_private_urls or an allowance permits it) for
+// a third-party backend: the vendor cannot reach it, and handing it over
+// would tell the vendor internal host names and paths. A Gatehouse rule;
+// the described system hands every URL to the provider.
+func privateToVendor(backend string) *reason.Error {
+	return reason.Newf(reason.SSRFPrivate, reason.GateSSRF,
+		"Blocked: this URL is on a private address; Gatehouse never hands a private URL to a third-party reader (%s), "+
+			"which could not reach it and would learn your internal host names. Use --backend direct (or web.extract_backend: direct) for private pages.", backend)
 }
 
 // dispatch calls the provider for the jobs and fills their rows, re-checks the

@@ -71,6 +71,9 @@ func (s *Service) rescue(ctx context.Context, res provider.Resolution, jobs []*j
 		if isPolicyRow(r) || r.Reason == reason.Interrupted || r.Reason == reason.SSRFPrivate || r.Reason == reason.SSRFMetadata {
 			continue
 		}
+		if j.privateSeen {
+			continue // a private URL is never handed to a third-party reader
+		}
 		again = append(again, j)
 	}
 	if len(again) == 0 {

@@ -69,3 +69,38 @@ func TestExtractRescueFailsKeepsOriginal(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// TestPrivateURLNeverHandedToVendor: with security.allow_private_urls on, a
+// URL on a private address is refused for a third-party backend (it was
+// handed to the vendor, whose own DNS failure came back as
+// dns_unresolvable), and the vendor receives no request for it; public URLs
+// of the same call still go to the vendor.
+func TestPrivateURLNeverHandedToVendor(t *testing.T) {
+	h := newHarness(t)
+	h.dotenv = map[string]string{"FIRECRAWL_API_KEY": "fc-privatevendor0123456789abcdef"}
+	h.cfg.Web.ExtractBackend = "firecrawl"
+	h.cfg.Security.AllowPrivateURLs = true
+	var asked []string
+	h.vendor("firecrawl", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		u, _ := body["url"].(string)
+		asked = append(asked, u)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{
+			"markdown": "# Page\n\nvendor content", "metadata": map[string]any{"title": "T", "sourceURL": u, "statusCode": 200}}})
+	})
+	h.open()
+	resp := h.extract("http://10.1.2.3/internal", "https://93.184.216.34/public")
+	if r := resp.Results[0]; r.Reason != reason.SSRFPrivate || !strings.Contains(*r.Error, "third-party reader") {
+		t.Errorf("private row: %+v", r)
+	}
+	if !resp.Results[1].OK() {
+		t.Errorf("public row: %+v", resp.Results[1])
+	}
+	for _, u := range asked {
+		if strings.Contains(u, "10.1.2.3") {
+			t.Errorf("vendor was sent %s", u)
+		}
+	}
+}
