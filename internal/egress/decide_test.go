@@ -114,6 +114,8 @@ func TestRedirectHopGates(t *testing.T) {
 		{"metadata", func(hopSite) string { return "http://169.254.169.254/latest/meta-data/" }, reason.SSRFMetadata},
 		{"private literal", func(hopSite) string { return "http://10.0.0.1/" }, reason.SSRFPrivate},
 		{"localhost name", func(hopSite) string { return "http://admin.localhost/" }, reason.SSRFPrivate},
+		// Judged at connect time (DNS), named as a hop all the same.
+		{"unresolvable host", func(hopSite) string { return "http://nx.unresolvable.test/" }, reason.DNSUnresolvable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -438,7 +438,21 @@ func (s schemeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.URL, r.Host = canon, ""
 		}
 	}
-	return s.rt.RoundTrip(r.WithContext(WithScheme(r.Context(), r.URL.Scheme)))
+	resp, err := s.rt.RoundTrip(r.WithContext(WithScheme(r.Context(), r.URL.Scheme)))
+	if err != nil && r.Response != nil {
+		// A redirect hop refused at connect time (its host does not
+		// resolve, or resolves to a refused address) names the hop like
+		// one refused in CheckRedirect, instead of reading as a failure of
+		// the URL the caller gave.
+		if rerr := reason.As(err); rerr != nil && (rerr.Gate == reason.GateSSRF || rerr.Code == reason.DNSUnresolvable || rerr.Code == reason.DNSBadAnswer) {
+			n := 0
+			for p := r; p != nil && p.Response != nil; p = p.Response.Request {
+				n++
+			}
+			return nil, hopError(n, r.URL.String(), rerr)
+		}
+	}
+	return resp, err
 }
 
 // CloseIdleConnections closes idle pooled connections.
