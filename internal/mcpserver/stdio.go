@@ -349,7 +349,7 @@ func checkMessage(raw []byte) (id any, why string) {
 	switch {
 	case hasMethod && hasID && !idOK && string(bytes.TrimSpace(rawID)) == "null":
 		return nil, `"id" must not be null (JSON-RPC 2.0 §4); omit it for a notification`
-	case hasID && !idOK:
+	case hasMethod && hasID && !idOK:
 		return nil, `"id" must be a string or an integer (JSON-RPC 2.0 §4)`
 	case !hasMethod:
 		_, hasResult := m["result"]
@@ -361,7 +361,7 @@ func checkMessage(raw []byte) (id any, why string) {
 			return id, `a response has "result" or "error", not both`
 		}
 		if !idOK {
-			return nil, dropResponse
+			return nil, dropResponse // id null (§5: the request was unreadable), missing or invalid
 		}
 	}
 	if _, err := jsonrpc.DecodeMessage(raw); err != nil {
