@@ -17,11 +17,13 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -434,6 +436,18 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return s.listResources(req), nil
 		}
 		res, err := next(ctx, method, req)
+		if err != nil && method == "resources/read" {
+			// The SDK answers a URI that matches no template (another
+			// scheme, a name with "/") itself, without a reason code.
+			if we := (*jsonrpc.Error)(nil); !errors.As(err, &we) || !bytes.Contains(we.Data, []byte(`"reason"`)) {
+				uri := ""
+				if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
+					uri = p.URI
+				}
+				err = storeError(uri, reason.Newf(reason.ReadOutsideStore, "",
+					"Only %s<name> resources are served, where <name> is one file name: %s.", tools.StoreURIPrefix, truncate.StoreNameHint))
+			}
+		}
 		if err != nil {
 			err = rpcError(method, true, err)
 		}
