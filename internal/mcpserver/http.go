@@ -250,7 +250,7 @@ const deleteGrace = 5 * time.Second
 // require a session ID SHOULD respond to requests without an Mcp-Session-Id
 // header (other than initialization) with HTTP 400 Bad Request"). It restores
 // r.Body and reports whether the request may go on.
-func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sid string, maxBody int64) bool {
+func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBody int64) bool {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -287,6 +287,7 @@ func (s *Server) checkPost(w http.ResponseWriter, r *http.Request, sid string, m
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+why)
 		return false
 	}
+	w.id = id // converted SDK errors echo it
 	if sid == "" {
 		var m struct {
 			Method string `json:"method"`
@@ -341,11 +342,13 @@ func writeRPCError(w http.ResponseWriter, status int, id any, code int64, msg st
 
 // rpcErrorWriter turns the SDK's plain-text HTTP errors (http.Error: 400
 // malformed payload or batch, 404 session not found, 405, 415, 413, …) into
-// JSON-RPC error bodies like writeRPCError's: code -32603 for 5xx, -32600
-// otherwise, the SDK's text as the message. Every other response passes
+// JSON-RPC error bodies like writeRPCError's: code -32603 for 5xx, -32601
+// for an unknown method, -32600 otherwise, the SDK's text as the message,
+// the request's id when known. Every other response passes
 // through unchanged (and streams: Flush reaches the connection).
 type rpcErrorWriter struct {
 	http.ResponseWriter
+	id      any // the request's id, when one valid message was posted
 	convert bool
 	status  int
 	buf     bytes.Buffer
@@ -383,11 +386,17 @@ func (w *rpcErrorWriter) finish() {
 		return
 	}
 	w.convert = false
+	msg := strings.TrimSpace(w.buf.String())
 	code := int64(jsonrpc.CodeInvalidRequest)
-	if w.status >= 500 {
+	switch {
+	case w.status >= 500:
 		code = jsonrpc.CodeInternalError
+	case strings.HasPrefix(msg, "JSON RPC not handled"):
+		// The SDK's refusal of an unknown method before dispatch
+		// (jsonrpc2.ErrNotHandled); stdio answers the same call -32601.
+		code = jsonrpc.CodeMethodNotFound
 	}
-	writeRPCError(w.ResponseWriter, w.status, nil, code, strings.TrimSpace(w.buf.String()))
+	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg)
 }
 
 func bearer(h string) (string, bool) {

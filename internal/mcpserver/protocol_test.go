@@ -146,6 +146,10 @@ func TestHTTPErrorsAreJSONRPC(t *testing.T) {
 	if m := rpcReply(t, body); resp.StatusCode != 400 || rpcCode(m) != -32600 || !strings.Contains(body, "batch") {
 		t.Fatalf("batch: %d %s", resp.StatusCode, body)
 	}
+	resp, body = post(t, hs.URL, h, `{"jsonrpc":"2.0","id":7,"method":"nope/nope"}`)
+	if m := rpcReply(t, body); rpcCode(m) != -32601 || m["id"] != 7.0 {
+		t.Fatalf("unknown method: %d %s", resp.StatusCode, body)
+	}
 	_, body = post(t, hs.URL, h, `{"jsonrpc":"2.0","id":6,"method":"ping"}`)
 	if m := rpcReply(t, body); m["id"] != 6.0 || m["result"] == nil {
 		t.Fatalf("the session did not go on: %v", m)
@@ -298,5 +302,61 @@ func TestHTTPDeleteAnswersInFlightCall(t *testing.T) {
 	}
 	if dr.StatusCode/100 != 2 {
 		t.Fatalf("DELETE: %d", dr.StatusCode)
+	}
+}
+
+// TestStdioDuplicateIDAnswered: a call reusing the id of a call still in
+// flight gets -32600 with id null over the line transport (the SDK drops
+// it without a reply); the first call still gets its own answer.
+func TestStdioDuplicateIDAnswered(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.srv.Run(ctx, mcpserver.NewLineTransport(sr, sw)) }()
+	t.Cleanup(func() { cw.Close(); cancel(); <-done })
+	lines := make(chan map[string]any, 8)
+	go func() {
+		dec := json.NewDecoder(cr)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				return
+			}
+			lines <- m
+		}
+	}()
+	next := func(what string) map[string]any {
+		t.Helper()
+		select {
+		case m := <-lines:
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no reply", what)
+		}
+		return nil
+	}
+	send := func(s string) { io.WriteString(cw, s+"\n") }
+	send(strings.Replace(initBody, `"id":1`, `"id":0`, 1))
+	next("initialize")
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"web_extract","arguments":{"urls":["` + f.site.URL("/hang") + `"]}}}`
+	send(call)
+	time.Sleep(200 * time.Millisecond)
+	send(call)
+	if m := next("duplicate"); rpcCode(m) != -32600 || m["id"] != nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "already in use") {
+		t.Fatalf("duplicate id: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	for { // the session goes on: the ping is answered (after the cancelled call's result, if one is sent)
+		m := next("ping after cancel")
+		if m["id"] == 3.0 {
+			break
+		}
+		if m["id"] != 2.0 {
+			t.Fatalf("unexpected %v", m)
+		}
 	}
 }

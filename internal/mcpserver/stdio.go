@@ -85,7 +85,7 @@ func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	st := &lineState{batchIDs: map[jsonrpc.ID]bool{}, pending: map[jsonrpc.ID]string{}}
 	go filterLines(t.r, pw, sw, st)
-	return &lineConn{Connection: inner, st: st}, nil
+	return &lineConn{Connection: inner, st: st, w: sw}, nil
 }
 
 // lineState is what the filter and the connection share: the negotiated
@@ -113,19 +113,38 @@ func (st *lineState) protocolVersion() string {
 type lineConn struct {
 	mcp.Connection
 	st *lineState
+	w  io.Writer // for replies the SDK would not send
 }
 
+// Read returns the next message for the session. A call whose id is that of
+// a call still in flight is answered here with -32600, id null (JSON-RPC
+// 2.0 §4: the id identifies one request; replying with it would be read as
+// the answer to the first one), because the SDK drops it without a reply.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.IsCall() {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		req, ok := msg.(*jsonrpc.Request)
+		if err != nil || !ok || !req.IsCall() {
+			return msg, err
+		}
 		c.st.mu.Lock()
-		c.st.pending[req.ID] = req.Method
-		if req.Method == "initialize" && !c.st.initSeen {
-			c.st.initSeen, c.st.initID = true, req.ID
+		_, dup := c.st.pending[req.ID]
+		if !dup {
+			c.st.pending[req.ID] = req.Method
+			if req.Method == "initialize" && !c.st.initSeen {
+				c.st.initSeen, c.st.initID = true, req.ID
+			}
 		}
 		c.st.mu.Unlock()
+		if !dup {
+			return msg, nil
+		}
+		b, _ := json.Marshal(req.ID.Raw())
+		if _, err := c.w.Write(errorReply(nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("Invalid Request: id %s is already in use by a request in flight; give each request its own id", b), nil)); err != nil {
+			return nil, err
+		}
 	}
-	return msg, err
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
