@@ -13,7 +13,9 @@
 // boundaries with a per-call nonce unless Options.DisableContentBoundaries is
 // set; truncated pages name web_read in their footer and carry a
 // resource_link to the stored full text, which is readable as an MCP resource
-// (template gatehouse://store/{name}).
+// (template gatehouse://store/{name}; resources/list lists the session's own
+// stored pages). Every JSON-RPC error carries a standard code (JSON-RPC 2.0
+// §5.1), and refusals of ours carry their reason code in data.reason.
 package mcpserver
 
 import (
