@@ -42,6 +42,9 @@ Truncated pages name web_read in their footer and link the stored full text as
 the resource gatehouse://store/<name>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := mcpLimitsValid(maxCalls, maxBody, idle); err != nil {
+				return err
+			}
 			reg, err := a.registry()
 			if err != nil {
 				return err
@@ -90,15 +93,31 @@ the resource gatehouse://store/<name>.`,
 	c.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $GATEHOUSE_MCP_TOKEN); required for a non-loopback --http")
 	c.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "extra host name accepted in Host/Origin headers (repeatable), for a server reached by DNS name")
 	c.Flags().BoolVar(&noBoundaries, "no-content-boundaries", false, "do not wrap page text in untrusted-content markers")
-	c.Flags().IntVar(&maxCalls, "max-calls", mcpserver.DefaultMaxConcurrentCalls, "tool calls one session may run at once (more are refused with too_many_calls)")
-	c.Flags().DurationVar(&idle, "session-idle", mcpserver.DefaultSessionIdle, "close HTTP sessions idle this long (their task state is released)")
-	c.Flags().Int64Var(&maxBody, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest HTTP request body accepted, in bytes")
+	c.Flags().IntVar(&maxCalls, "max-calls", mcpserver.DefaultMaxConcurrentCalls, "tool calls one session may run at once, at least 1 (more are refused with too_many_calls)")
+	c.Flags().DurationVar(&idle, "session-idle", mcpserver.DefaultSessionIdle, "close HTTP sessions idle this long, > 0 (their task state is released)")
+	c.Flags().Int64Var(&maxBody, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest HTTP request body accepted, in bytes, at least 1 (larger ones get 413)")
 	defaultHelp := c.HelpFunc()
 	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
 		defaultHelp(cmd, args)
 		a.printToolAvailability()
 	})
 	return c
+}
+
+// mcpLimitsValid refuses limits that mean nothing (a usage error: exit 2,
+// reason usage_error under --json): --max-calls and --max-body-bytes must
+// be at least 1, --session-idle positive. None of them has an "unlimited"
+// value.
+func mcpLimitsValid(maxCalls int, maxBody int64, idle time.Duration) error {
+	switch {
+	case maxCalls < 1:
+		return usageError{fmt.Errorf("--max-calls %d: want at least 1 (tool calls one session may run at once; default %d)", maxCalls, mcpserver.DefaultMaxConcurrentCalls)}
+	case maxBody < 1:
+		return usageError{fmt.Errorf("--max-body-bytes %d: want at least 1 (largest HTTP request body in bytes; default %d)", maxBody, mcpserver.DefaultMaxBodyBytes)}
+	case idle <= 0:
+		return usageError{fmt.Errorf("--session-idle %v: want a positive duration such as 30m (default %v)", idle, mcpserver.DefaultSessionIdle)}
+	}
+	return nil
 }
 
 // printToolAvailability lists the tools this process would serve and, for

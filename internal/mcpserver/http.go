@@ -1,19 +1,24 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -173,40 +178,225 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, sdk)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	posts := &postCounter{n: map[string]int{}}
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &rpcErrorWriter{ResponseWriter: rw}
+		defer w.finish()
 		// DNS rebinding (MCP security best practices, "Local MCP server
 		// compromise"): the Host a browser sends is the attacker's name.
 		if !hosts.allowHost(r.Host) {
-			http.Error(w, "Forbidden: Host "+strconv.Quote(r.Host)+" does not name this server (DNS-rebinding protection); connect to "+
-				hosts.example()+", or start gatehouse mcp with --allow-host NAME for a DNS name", http.StatusForbidden)
+			writeRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "Forbidden: Host "+strconv.Quote(r.Host)+" does not name this server (DNS-rebinding protection); connect to "+
+				hosts.example()+", or start gatehouse mcp with --allow-host NAME for a DNS name")
 			return
 		}
+		// Host names are case-insensitive (RFC 9110 §4.2.3, RFC 4343): the
+		// SDK's own loopback check compares "localhost" exactly, so it gets
+		// the canonical form of a Host that hostSet accepted.
+		r.Host = strings.ToLower(r.Host)
 		if origin := r.Header.Get("Origin"); origin != "" && !hosts.allowOrigin(origin) {
-			http.Error(w, "Forbidden: cross-origin request from "+strconv.Quote(origin), http.StatusForbidden)
+			writeRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "Forbidden: cross-origin request from "+strconv.Quote(origin)+
+				"; only this server's own origin (http://"+hosts.example()+") may call it")
 			return
 		}
 		if o.Token != "" {
 			got, ok := bearer(r.Header.Get("Authorization"))
 			sum := sha256.Sum256([]byte(got))
 			if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+				// RFC 6750 §3: a 401 names the Bearer scheme.
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gatehouse"`)
-				http.Error(w, "Unauthorized: send Authorization: Bearer <token> (the --token / GATEHOUSE_MCP_TOKEN value)", http.StatusUnauthorized)
+				writeRPCError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "Unauthorized: send Authorization: Bearer <token> (the --token / GATEHOUSE_MCP_TOKEN value)")
 				return
 			}
 		}
 		if r.ContentLength > maxBody {
-			http.Error(w, "Request body too large", http.StatusRequestEntityTooLarge)
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Request body too large: the cap is %d bytes (--max-body-bytes)", maxBody))
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		if r.Method == http.MethodDelete && r.URL.Path == Path {
-			// DELETE /mcp ends the session: interrupt its calls first.
-			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-				s.interruptSessions(id)
+		sid := r.Header.Get("Mcp-Session-Id")
+		if r.Method == http.MethodPost && r.URL.Path == Path {
+			if !s.checkPost(w, r, sid, maxBody) {
+				return
 			}
+			if sid != "" {
+				posts.add(sid, 1)
+				defer posts.add(sid, -1)
+			}
+		}
+		if r.Method == http.MethodDelete && r.URL.Path == Path && sid != "" {
+			// DELETE /mcp ends the session: interrupt its calls first, and
+			// let each in-flight POST deliver its (interrupted) result
+			// before the SDK closes the session and its streams (MCP
+			// 2025-06-18 basic/transports §Session Management: a session is
+			// ended by DELETE; every request still gets its response).
+			s.interruptSessions(sid)
+			posts.wait(sid, deleteGrace)
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// deleteGrace bounds how long a DELETE waits for the session's in-flight
+// calls to answer after they were interrupted.
+const deleteGrace = 5 * time.Second
+
+// checkPost validates a POST /mcp body before the SDK sees it, with the
+// rules of the stdio transport (checkMessage): a body that is not JSON gets
+// 400 with -32700, a message that is not JSON-RPC 2.0 ({"jsonrpc":"2.0","id":3}
+// without "method", an id that is null or not a string or integer) 400 with
+// -32600; a request without Mcp-Session-Id that is not initialize gets 400
+// (MCP 2025-06-18 basic/transports §Session Management: "Servers that
+// require a session ID SHOULD respond to requests without an Mcp-Session-Id
+// header (other than initialization) with HTTP 400 Bad Request"). It restores
+// r.Body and reports whether the request may go on.
+func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBody int64) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Request body too large: the cap is %d bytes (--max-body-bytes)", maxBody))
+		} else {
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Bad Request: reading the body failed")
+		}
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	t := bytes.TrimSpace(body)
+	if len(t) == 0 {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Bad Request: POST needs a JSON-RPC message as its body")
+		return false
+	}
+	if !json.Valid(t) {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "Parse error")
+		return false
+	}
+	if depth(t) > maxDepth {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: JSON nested deeper than %d levels", maxDepth))
+		return false
+	}
+	if t[0] == '[' {
+		return true // batches: the SDK refuses them from 2025-06-18 on
+	}
+	id, why := checkMessage(t)
+	if why == dropResponse {
+		why = "a response needs a string or integer id"
+	}
+	if why != "" {
+		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+why)
+		return false
+	}
+	w.id = id // converted SDK errors echo it
+	if sid == "" {
+		var m struct {
+			Method string `json:"method"`
+		}
+		json.Unmarshal(t, &m)
+		if m.Method != "initialize" {
+			writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
+				"Bad Request: Mcp-Session-Id header missing; send initialize first and echo the Mcp-Session-Id header of its response on every later request")
+			return false
+		}
+	}
+	return true
+}
+
+// postCounter counts the POST requests in flight per Mcp-Session-Id.
+type postCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (p *postCounter) add(id string, d int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n[id] += d; p.n[id] <= 0 {
+		delete(p.n, id)
+	}
+}
+
+// wait returns once no POST of session id is in flight, or after max.
+func (p *postCounter) wait(id string, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) {
+		p.mu.Lock()
+		n := p.n[id]
+		p.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// writeRPCError writes an HTTP error whose body is a JSON-RPC 2.0 error
+// response (§5.1) with Content-Type application/json, so a client's JSON-RPC
+// layer can read it; id is the request's id when known, else null.
+func writeRPCError(w http.ResponseWriter, status int, id any, code int64, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("X-Content-Type-Options")
+	w.WriteHeader(status)
+	w.Write(errorReply(id, code, msg, nil))
+}
+
+// rpcErrorWriter turns the SDK's plain-text HTTP errors (http.Error: 400
+// malformed payload or batch, 404 session not found, 405, 415, 413, …) into
+// JSON-RPC error bodies like writeRPCError's: code -32603 for 5xx, -32601
+// for an unknown method, -32600 otherwise, the SDK's text as the message,
+// the request's id when known. Every other response passes
+// through unchanged (and streams: Flush reaches the connection).
+type rpcErrorWriter struct {
+	http.ResponseWriter
+	id      any // the request's id, when one valid message was posted
+	convert bool
+	status  int
+	buf     bytes.Buffer
+}
+
+func (w *rpcErrorWriter) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.convert, w.status = true, code
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *rpcErrorWriter) Write(p []byte) (int, error) {
+	if w.convert {
+		return w.buf.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes a streamed response (http.ResponseController); a
+// response being converted is held until finish.
+func (w *rpcErrorWriter) FlushError() error {
+	if w.convert {
+		return nil
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *rpcErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes a converted error.
+func (w *rpcErrorWriter) finish() {
+	if !w.convert {
+		return
+	}
+	w.convert = false
+	msg := strings.TrimSpace(w.buf.String())
+	code := int64(jsonrpc.CodeInvalidRequest)
+	switch {
+	case w.status >= 500:
+		code = jsonrpc.CodeInternalError
+	case strings.HasPrefix(msg, "JSON RPC not handled"):
+		// The SDK's refusal of an unknown method before dispatch
+		// (jsonrpc2.ErrNotHandled); stdio answers the same call -32601.
+		code = jsonrpc.CodeMethodNotFound
+	}
+	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg)
 }
 
 func bearer(h string) (string, bool) {
@@ -264,17 +454,19 @@ func (h hostSet) allowHost(hostport string) bool {
 	return host == "localhost" && (h.bind.IsLoopback() || h.bind.IsUnspecified())
 }
 
-// allowOrigin reports whether a browser Origin is this server itself (http or
-// https with an allowed host and the right port); "null" and other sites are
-// refused.
+// allowOrigin reports whether a browser Origin is this server itself: scheme
+// http (the server speaks plain HTTP, so an https origin is another origin:
+// RFC 6454 §4 compares scheme, host and port), an allowed host (compared
+// case-insensitively, as allowHost does) and the bound port; "null" and
+// other sites are refused.
 func (h hostSet) allowOrigin(origin string) bool {
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || u.Host == "" {
 		return false
 	}
 	hp := u.Host
 	if u.Port() == "" {
-		hp = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+		hp = net.JoinHostPort(u.Hostname(), "80")
 	}
 	return h.allowHost(hp)
 }

@@ -13,22 +13,31 @@
 // boundaries with a per-call nonce unless Options.DisableContentBoundaries is
 // set; truncated pages name web_read in their footer and carry a
 // resource_link to the stored full text, which is readable as an MCP resource
-// (template gatehouse://store/{name}).
+// (template gatehouse://store/{name}; resources/list lists the session's own
+// stored pages). Every JSON-RPC error carries a standard code (JSON-RPC 2.0
+// §5.1), and refusals of ours carry their reason code in data.reason.
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -97,6 +106,9 @@ type session struct {
 	id     string // Mcp-Session-Id ("" on stdio)
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	stored map[string]string // store names this session's results linked → page URL
 }
 
 // New builds the server: every usable tool of opts.Registry (listed with its
@@ -134,6 +146,7 @@ func New(opts Options) *Server {
 			s.taskOf(req.Session)
 		},
 	})
+	s.mcp.AddReceivingMiddleware(s.middleware)
 	for _, t := range opts.Registry.Tools() {
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name()))
 	}
@@ -248,7 +261,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			res := &tools.Result{Value: tools.Refusal(reason.Newf(reason.TooManyCalls, "",
 				"This session already has %d tool calls running; wait for one to finish, then retry.", s.opts.MaxConcurrentCalls)), Refused: true}
 			s.record(ctx, name, task, start, res)
-			return s.toMCP(res)
+			return s.toMCP(res, se)
 		}
 		defer release()
 		opts := tools.Options{Task: task, Surface: tools.SurfaceMCP}
@@ -270,7 +283,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 				"%s failed unexpectedly; this is a Gatehouse bug, please report it with the server log.", name)), Refused: true}
 		}
 		s.record(ctx, name, task, start, res)
-		return s.toMCP(res)
+		return s.toMCP(res, se)
 	}
 }
 
@@ -288,8 +301,9 @@ func (s *Server) record(ctx context.Context, name, task string, start time.Time,
 }
 
 // toMCP renders a tool result: boundaries around page text, the JSON result
-// as text content, a resource_link per stored page.
-func (s *Server) toMCP(res *tools.Result) (*mcp.CallToolResult, error) {
+// as text content, a resource_link per stored page (remembered in se, for
+// resources/list).
+func (s *Server) toMCP(res *tools.Result, se *session) (*mcp.CallToolResult, error) {
 	var pages []tools.Page
 	if s.opts.DisableContentBoundaries {
 		if p, ok := res.Value.(tools.Paged); ok {
@@ -311,6 +325,7 @@ func (s *Server) toMCP(res *tools.Result) (*mcp.CallToolResult, error) {
 			if p.Stored == "" {
 				continue
 			}
+			se.remember(p.Stored, p.URL)
 			out.Content = append(out.Content, &mcp.ResourceLink{
 				URI: tools.StoreURIPrefix + p.Stored, Name: p.Stored,
 				Title:       "Full text of " + p.URL,
@@ -324,23 +339,122 @@ func (s *Server) toMCP(res *tools.Result) (*mcp.CallToolResult, error) {
 
 // readResource serves gatehouse://store/{name} with the confinement rules of
 // web_read (truncate.Store.Load). Page text is wrapped in a boundary too.
+// Any stored page can be read by name, as with web_read (names derive from
+// the page URL); resources/list shows only the session's own pages.
+// Refusals are JSON-RPC errors whose data is {"uri": …, "reason": …}
+// (storeError).
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	name, ok := strings.CutPrefix(uri, tools.StoreURIPrefix)
 	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, storeError(uri, reason.New(reason.ReadOutsideStore, "", "Only "+tools.StoreURIPrefix+"<name> resources are served."))
 	}
 	_, text, err := s.opts.Store.Load(name)
 	if err != nil {
-		if e := reason.As(err); e != nil && e.Code == reason.ReadNotFound {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
-		return nil, fmt.Errorf("%s: %s (reason %s)", uri, err.Error(), reason.Of(err))
+		return nil, storeError(uri, err)
 	}
 	if !s.opts.DisableContentBoundaries {
 		text = tools.NewBoundary().Wrap(text, "", false)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
+}
+
+// CodeResourceNotFound is the JSON-RPC error code of a resource that does not
+// exist (MCP 2025-06-18 and 2025-11-25 server/resources §Error Handling).
+const CodeResourceNotFound = -32002
+
+// storeError is the JSON-RPC error of a refused resources/read: code
+// CodeResourceNotFound for read_not_found, read_symlink and read_not_regular
+// (there is no stored page at that URI), -32602 Invalid params for a URI
+// that cannot name a stored page (read_outside_store: "..", an empty or
+// foreign name, a NUL), -32603 otherwise; data carries the URI and the
+// reason code, the message the fix.
+func storeError(uri string, err error) error {
+	code := int64(jsonrpc.CodeInternalError)
+	rc := reason.Of(err)
+	switch rc {
+	case reason.ReadNotFound, reason.ReadSymlink, reason.ReadNotRegular:
+		code = CodeResourceNotFound
+	case reason.ReadOutsideStore:
+		code = jsonrpc.CodeInvalidParams
+	}
+	data, _ := json.Marshal(map[string]string{"uri": uri, "reason": string(rc)})
+	msg := "Resource not found"
+	if code != CodeResourceNotFound {
+		msg = "Resource refused"
+	}
+	return &jsonrpc.Error{Code: code, Message: msg + ": " + err.Error(), Data: data}
+}
+
+// remember records that this session's results linked the stored page name.
+func (se *session) remember(name, url string) {
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if se.stored == nil {
+		se.stored = map[string]string{}
+	}
+	se.stored[name] = url
+}
+
+// listResources answers resources/list with the stored pages this session's
+// tool results linked (resource_link), with name, title, MIME type and size
+// in bytes; a page no longer in the store is left out. Other sessions' pages
+// are not listed: their names would tell which URLs another task read.
+func (s *Server) listResources(req mcp.Request) *mcp.ListResourcesResult {
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if ss == nil || s.opts.Store == nil {
+		return out
+	}
+	se := s.sessionOf(ss)
+	se.mu.Lock()
+	names := make([]string, 0, len(se.stored))
+	for n := range se.stored {
+		names = append(names, n)
+	}
+	urls := maps.Clone(se.stored)
+	se.mu.Unlock()
+	sort.Strings(names)
+	for _, n := range names {
+		fi, err := os.Lstat(filepath.Join(s.opts.Store.Dir, n))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		out.Resources = append(out.Resources, &mcp.Resource{
+			URI: tools.StoreURIPrefix + n, Name: n, Title: "Full text of " + urls[n],
+			MIMEType: "text/markdown", Size: fi.Size(),
+		})
+	}
+	return out
+}
+
+// middleware runs around every request the SDK dispatches: resources/list
+// is answered from the session's stored pages (listResources), and an error
+// without a JSON-RPC code gets one (rpcError; JSON-RPC 2.0 §5.1), on every
+// transport.
+func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "resources/list" && s.opts.Store != nil {
+			return s.listResources(req), nil
+		}
+		res, err := next(ctx, method, req)
+		if err != nil && method == "resources/read" {
+			// The SDK answers a URI that matches no template (another
+			// scheme, a name with "/") itself, without a reason code.
+			if we := (*jsonrpc.Error)(nil); !errors.As(err, &we) || !bytes.Contains(we.Data, []byte(`"reason"`)) {
+				uri := ""
+				if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
+					uri = p.URI
+				}
+				err = storeError(uri, reason.Newf(reason.ReadOutsideStore, "",
+					"Only %s<name> resources are served, where <name> is one file name: %s.", tools.StoreURIPrefix, truncate.StoreNameHint))
+			}
+		}
+		if err != nil {
+			err = rpcError(method, true, err)
+		}
+		return res, err
+	}
 }
 
 // RunStdio serves one session over stdin/stdout (newline-delimited JSON-RPC)

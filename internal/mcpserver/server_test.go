@@ -99,7 +99,7 @@ func (f *fixture) stdio(t *testing.T, copts *mcp.ClientOptions) *mcp.ClientSessi
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f.srv.Run(ctx, &mcp.IOTransport{Reader: sr, Writer: sw})
+		f.srv.Run(ctx, mcpserver.NewLineTransport(sr, sw))
 	}()
 	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, copts)
 	cs, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
@@ -626,7 +626,7 @@ func TestHTTPAllowedHostAndIPv6(t *testing.T) {
 	f := newFixture(t, mcpserver.Options{})
 	hs := f.listen(t, mcpserver.HTTPOptions{AllowedHosts: []string{"Gatehouse.Internal."}})
 	port := hs.URL[strings.LastIndex(hs.URL, ":")+1 : strings.LastIndex(hs.URL, "/")]
-	if resp, body := rawPost(t, hs.URL, "gatehouse.internal:"+port, "https://gatehouse.internal:"+port, "", initBody); resp.StatusCode != 200 {
+	if resp, body := rawPost(t, hs.URL, "gatehouse.internal:"+port, "http://gatehouse.internal:"+port, "", initBody); resp.StatusCode != 200 {
 		t.Fatalf("allowed host: %d %s", resp.StatusCode, body)
 	}
 	if resp, _ := rawPost(t, hs.URL, "other.internal:"+port, "", "", initBody); resp.StatusCode != 403 {
