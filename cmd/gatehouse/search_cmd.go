@@ -48,7 +48,7 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 		Args: argsMin(1, "a query"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if backend != "" {
-				a.override = func(c *config.Config) { c.Web.SearchBackend = backend }
+				a.override = func(c *config.Config) { c.Web.SearchBackend, c.Web.SearchBackendFrom = backend, "--backend" }
 			}
 			reg, err := a.registry()
 			if err != nil {

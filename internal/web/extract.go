@@ -440,9 +440,9 @@ func (s *Service) resolve(c provider.Capability, override string) (provider.Reso
 	st := s.d.Registry.Settings()
 	if o := strings.TrimSpace(override); o != "" {
 		if c == provider.CapExtract {
-			st.ExtractBackend = o
+			st.ExtractBackend, st.ExtractFrom = o, "--backend"
 		} else {
-			st.SearchBackend = o
+			st.SearchBackend, st.SearchFrom = o, "--backend"
 		}
 		r, err := provider.Resolve(c, st)
 		if err == nil {
