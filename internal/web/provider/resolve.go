@@ -37,10 +37,10 @@ type Settings struct {
 	// ExtractBackend came from when not from config (a CLI flag such as
 	// "--backend"); "" means web.search_backend / web.extract_backend.
 	// Errors name this source and its fix.
-	SearchFrom, ExtractFrom string
-	Disabled                               []string
-	KeylessFallback, KeylessRescue         bool
-	KeyedBackstop                          bool
+	SearchFrom, ExtractFrom        string
+	Disabled                       []string
+	KeylessFallback, KeylessRescue bool
+	KeyedBackstop                  bool
 	// Tier maps a vendor to config.TierFree / TierPaid / TierAuto.
 	Tier map[string]string
 	// Env returns a credential or endpoint variable ("" = unset): the
