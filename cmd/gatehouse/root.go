@@ -58,6 +58,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd(), a.browseCmd())
 	root.AddCommand(a.searchCmd(), a.doctorCmd())
 	root.AddCommand(a.mcpCmd())
+	root.AddCommand(a.readCmd())
 	return root
 }
 

@@ -202,8 +202,11 @@ func extractTool(svc *web.Service) *Tool {
 		if in.CharLimit != nil {
 			req.CharLimit = *in.CharLimit
 		}
-		if c.Surface == SurfaceMCP {
+		switch c.Surface {
+		case SurfaceMCP:
 			req.ReadTool, req.ResourcePrefix = truncate.ReadToolWeb, StoreURIPrefix
+		case SurfaceCLI:
+			req.ReadTool = truncate.ReadToolCLI // `gatehouse read`, which calls web_read
 		}
 		req.Progress = func(done, total int) { c.Progress(done, total, "URLs finished") }
 		return &ExtractOutput{svc.Extract(ctx, req)}, nil
