@@ -257,3 +257,22 @@ func TestSignalContextReportsSignal(t *testing.T) {
 		t.Fatalf("exit code %d, want 143", code())
 	}
 }
+
+// TestWarningsOncePerProcess: a warning reported by several components (the
+// web service and the browser gates both load the blocklist files) or by a
+// command that loads the config twice is printed once (newcomer review C6).
+func TestWarningsOncePerProcess(t *testing.T) {
+	home := writeHome(t, "security:\n  website_blocklist:\n    enabled: true\n    domains: [bad.example]\n    shared_files: [/nonexistent/gatehouse-list.txt]\nbogus_key: 1\n", "")
+	for _, args := range [][]string{
+		{"check", "https://93.184.216.34/"},
+		{"check", "--eval", "1+1"},
+		{"extract", "--backend", "nosuch", "https://93.184.216.34/"},
+	} {
+		_, _, errs := cli(t, home, args...)
+		for _, w := range []string{"shared blocklist file not found", "bogus_key: unknown key"} {
+			if n := strings.Count(errs, w); n != 1 {
+				t.Errorf("%v: %q printed %d times:\n%s", args, w, n, errs)
+			}
+		}
+	}
+}

@@ -18,10 +18,10 @@ func (a *app) loadDotEnv() {
 	}
 	env, warns, err := config.LoadEnv(a.home)
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", w.String())
+		a.warn(w.String())
 	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "gatehouse: warning: %v (API keys from the environment only)\n", err)
+		a.warn(err.Error() + " (API keys from the environment only)")
 		env = map[string]string{}
 	}
 	a.dotenv = env

@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
-	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -25,7 +24,7 @@ func (a *app) registry() (*tools.Registry, error) {
 		DotEnv: a.dotenv,
 	}})
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w))
+		a.warn(w)
 	}
 	return reg, nil
 }
