@@ -39,9 +39,12 @@ import (
 // selectors are kept, selectors longer than maxSelectorLen or using :has()
 // (a descendant search per element) or cascadia's non-standard extensions
 // (:contains and friends, which a browser rejects) are skipped, and at most
-// maxStyleMatches selector matches run within styleBudget of wall time. Past
-// the caps the rest of the page is judged on the rules matched so far and
-// on its inline styles.
+// maxStyleMatches matches of rules with a hiding value run within twice
+// styleBudget of wall time, and as many of the other rules (which can only
+// show an element again) within styleBudget. Past the first cap the rest of
+// the page is judged on its inline styles; past the second an element's
+// cascade holds only its hiding rules and inline style, so padding a sheet
+// with other rules fails closed.
 const (
 	maxStyleBytes   = 2 << 20
 	maxStyleRules   = 20000
@@ -501,9 +504,13 @@ func hidingValue(prop, val string) bool {
 type matcher struct {
 	rule     map[*html.Node]map[string]bool // see pageStyles.rule
 	sheet    *styleSheet
-	matches  int
 	deadline time.Time
-	stopped  bool
+	// Two budgets: rules with a hiding value (hides) are matched first and
+	// get their own, so that padding a stylesheet with other rules cannot
+	// use it up; past the budget of the others an element's cascade holds
+	// only its hiding rules and inline style (it fails closed).
+	matches, others int
+	stopped, othersStopped bool
 }
 
 // walk computes the cascade for n and its descendants. restore is true
@@ -551,7 +558,7 @@ func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
 		return nil
 	}
 	for _, r := range cands {
-		if !r.hides && m.match(r, n) {
+		if !r.hides && m.matchOther(r, n) {
 			hit = append(hit, r)
 		}
 	}
@@ -618,14 +625,29 @@ func (m *matcher) candidates(n *html.Node) []*cssRule {
 	return out
 }
 
-// match runs one selector match within the caps.
+// match runs one match of a hiding rule within its caps (maxStyleMatches,
+// twice styleBudget).
 func (m *matcher) match(r *cssRule, n *html.Node) bool {
 	if m.stopped {
 		return false
 	}
 	m.matches++
-	if m.matches > maxStyleMatches || m.matches%256 == 0 && time.Now().After(m.deadline) {
+	if m.matches > maxStyleMatches || m.matches%256 == 0 && time.Now().After(m.deadline.Add(styleBudget)) {
 		m.stopped = true
+		return false
+	}
+	return r.sel.Match(n)
+}
+
+// matchOther runs one match of another rule within its caps
+// (maxStyleMatches, styleBudget).
+func (m *matcher) matchOther(r *cssRule, n *html.Node) bool {
+	if m.othersStopped || m.stopped {
+		return false
+	}
+	m.others++
+	if m.others > maxStyleMatches || m.others%256 == 0 && time.Now().After(m.deadline) {
+		m.othersStopped = true
 		return false
 	}
 	return r.sel.Match(n)
