@@ -509,7 +509,7 @@ type matcher struct {
 	// get their own, so that padding a stylesheet with other rules cannot
 	// use it up; past the budget of the others an element's cascade holds
 	// only its hiding rules and inline style (it fails closed).
-	matches, others int
+	matches, others        int
 	stopped, othersStopped bool
 }
 
