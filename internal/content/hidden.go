@@ -383,23 +383,18 @@ func hasDescendant(n *html.Node, pred func(*html.Node) bool) bool {
 
 // parseInlineStyle returns the declarations of n's style attribute, property
 // names and values lower-cased and trimmed, "!important" removed; a later
-// declaration of a property wins, as in CSS. Nil when there is no style.
+// declaration of a property wins, as in CSS (an !important one over later
+// normal ones). Nil when there is no style.
 func parseInlineStyle(n *html.Node) map[string]string {
-	s, ok := attr(n, "style")
-	if !ok || strings.TrimSpace(s) == "" {
+	decls := inlineDecls(n)
+	if decls == nil {
 		return nil
 	}
 	out := map[string]string{}
-	for _, decl := range strings.Split(s, ";") {
-		prop, val, ok := strings.Cut(decl, ":")
-		if !ok {
-			continue
-		}
-		prop = strings.ToLower(strings.TrimSpace(prop))
-		val = strings.ToLower(strings.TrimSpace(val))
-		val = strings.TrimSpace(strings.TrimSuffix(val, "!important"))
-		if prop != "" {
-			out[prop] = val
+	imp := map[string]bool{}
+	for _, d := range decls {
+		if d.important || !imp[d.prop] {
+			out[d.prop], imp[d.prop] = d.val, imp[d.prop] || d.important
 		}
 	}
 	return out

@@ -182,14 +182,7 @@ func blockDetails(n *html.Node) {
 		if !isElem(c, "summary") {
 			continue
 		}
-		strong := &html.Node{Type: html.ElementNode, Data: "strong", DataAtom: atom.Strong}
-		for k := c.FirstChild; k != nil; {
-			next := k.NextSibling
-			c.RemoveChild(k)
-			strong.AppendChild(k)
-			k = next
-		}
-		c.AppendChild(strong)
+		wrapChildren(c, "strong", atom.Strong)
 		c.Data, c.DataAtom, c.Attr = "p", atom.P, nil
 		break // only the first <summary> is the control
 	}

@@ -213,11 +213,7 @@ func parseSheet(text string) *styleSheet {
 			for _, v := range p.Values() {
 				b.Write(v.Data)
 			}
-			val := strings.ToLower(strings.TrimSpace(b.String()))
-			imp := false
-			if i := strings.LastIndex(val, "!"); i >= 0 && strings.TrimSpace(val[i+1:]) == "important" {
-				val, imp = strings.TrimSpace(val[:i]), true
-			}
+			val, imp := importance(strings.ToLower(strings.TrimSpace(b.String())))
 			decls = append(decls, cssDecl{prop: prop, val: val, important: imp})
 		case css.EndRulesetGrammar:
 			if !inRule {
@@ -273,20 +269,13 @@ func parseSheet(text string) *styleSheet {
 // splitSelectors splits a rule's selector tokens at top-level commas.
 func splitSelectors(toks []css.Token) [][]css.Token {
 	var out [][]css.Token
-	depth, start := 0, 0
-	for i, t := range toks {
-		switch t.TokenType {
-		case css.FunctionToken, css.LeftParenthesisToken, css.LeftBracketToken:
-			depth++
-		case css.RightParenthesisToken, css.RightBracketToken:
-			depth--
-		case css.CommaToken:
-			if depth == 0 {
-				out = append(out, toks[start:i])
-				start = i + 1
-			}
+	start := 0
+	topLevel(toks, func(i int, t css.Token) {
+		if t.TokenType == css.CommaToken {
+			out = append(out, toks[start:i])
+			start = i + 1
 		}
-	}
+	})
 	return append(out, toks[start:])
 }
 
@@ -316,51 +305,47 @@ func compileRule(toks []css.Token) *cssRule {
 	return &cssRule{sel: sel, spec: sel.Specificity()}
 }
 
-// add indexes r under the key of its rightmost compound selector.
-func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
-	sh.n++
-	// The rightmost compound: the tokens after the last top-level
-	// combinator (whitespace, >, +, ~).
-	depth, start := 0, 0
+// topLevel calls fn for each token of toks outside parentheses, brackets
+// and functions (:not(…), [attr=…]).
+func topLevel(toks []css.Token, fn func(i int, t css.Token)) {
+	depth := 0
 	for i, t := range toks {
 		switch t.TokenType {
 		case css.FunctionToken, css.LeftParenthesisToken, css.LeftBracketToken:
 			depth++
 		case css.RightParenthesisToken, css.RightBracketToken:
 			depth--
-		case css.WhitespaceToken:
+		default:
 			if depth == 0 {
-				start = i + 1
-			}
-		case css.DelimToken:
-			if depth == 0 && len(t.Data) == 1 && strings.ContainsRune(">+~", rune(t.Data[0])) {
-				start = i + 1
+				fn(i, t)
 			}
 		}
 	}
+}
+
+// add indexes r under the key of its rightmost compound selector.
+func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
+	sh.n++
+	// The rightmost compound: the tokens after the last top-level
+	// combinator (whitespace, >, +, ~).
+	start := 0
+	topLevel(toks, func(i int, t css.Token) {
+		if t.TokenType == css.WhitespaceToken || t.TokenType == css.DelimToken && len(t.Data) == 1 && strings.ContainsRune(">+~", rune(t.Data[0])) {
+			start = i + 1
+		}
+	})
 	comp := toks[start:]
 	var id, class, tag string
-	depth = 0
-	for i, t := range comp {
-		switch t.TokenType {
-		case css.FunctionToken, css.LeftParenthesisToken, css.LeftBracketToken:
-			depth++
-		case css.RightParenthesisToken, css.RightBracketToken:
-			depth--
-		case css.HashToken:
-			if depth == 0 && id == "" {
-				id = cssUnescape(string(t.Data[1:]))
-			}
-		case css.DelimToken:
-			if depth == 0 && class == "" && string(t.Data) == "." && i+1 < len(comp) && comp[i+1].TokenType == css.IdentToken {
-				class = cssUnescape(string(comp[i+1].Data))
-			}
-		case css.IdentToken:
-			if depth == 0 && i == 0 {
-				tag = strings.ToLower(cssUnescape(string(t.Data)))
-			}
+	topLevel(comp, func(i int, t css.Token) {
+		switch {
+		case t.TokenType == css.HashToken && id == "":
+			id = cssUnescape(string(t.Data[1:]))
+		case t.TokenType == css.DelimToken && class == "" && string(t.Data) == "." && i+1 < len(comp) && comp[i+1].TokenType == css.IdentToken:
+			class = cssUnescape(string(comp[i+1].Data))
+		case t.TokenType == css.IdentToken && i == 0:
+			tag = strings.ToLower(cssUnescape(string(t.Data)))
 		}
-	}
+	})
 	switch {
 	case id != "":
 		sh.byID[id] = append(sh.byID[id], r)
@@ -656,6 +641,19 @@ func (m *matcher) matchOther(r *cssRule, n *html.Node) bool {
 // parseInlineDecls returns n's inline declarations of hideProps in order
 // (see parseInlineStyle for the normalisation), importance kept.
 func parseInlineDecls(n *html.Node) []cssDecl {
+	var out []cssDecl
+	for _, d := range inlineDecls(n) {
+		if hideProps[d.prop] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// inlineDecls returns every declaration of n's style attribute in order:
+// property and value lower-cased and trimmed, "!important" removed and
+// recorded. Nil when there is no style.
+func inlineDecls(n *html.Node) []cssDecl {
 	s, ok := attr(n, "style")
 	if !ok || strings.TrimSpace(s) == "" {
 		return nil
@@ -667,15 +665,20 @@ func parseInlineDecls(n *html.Node) []cssDecl {
 			continue
 		}
 		prop = strings.ToLower(strings.TrimSpace(prop))
-		if !hideProps[prop] {
+		if prop == "" {
 			continue
 		}
-		val = strings.ToLower(strings.TrimSpace(val))
-		imp := false
-		if i := strings.LastIndex(val, "!"); i >= 0 && strings.TrimSpace(val[i+1:]) == "important" {
-			val, imp = strings.TrimSpace(val[:i]), true
-		}
+		val, imp := importance(strings.ToLower(strings.TrimSpace(val)))
 		out = append(out, cssDecl{prop: prop, val: val, important: imp})
 	}
 	return out
+}
+
+// importance splits a trailing "!important" (any spacing) off a lower-case
+// declaration value.
+func importance(val string) (string, bool) {
+	if i := strings.LastIndex(val, "!"); i >= 0 && strings.TrimSpace(val[i+1:]) == "important" {
+		return strings.TrimSpace(val[:i]), true
+	}
+	return val, false
 }
