@@ -17,7 +17,7 @@ func (a *app) checkEval(exprs []string, backend string, asJSON bool) error {
 	}
 	gates, warns := browser.NewGates(a.cfg, a.home, nil, nil)
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", w)
+		a.warn(w)
 	}
 	ctx, cancel, _ := signalContext()
 	defer cancel()

@@ -49,7 +49,7 @@ interrupted).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if backend != "" {
-				a.override = func(c *config.Config) { c.Web.ExtractBackend = backend }
+				a.override = func(c *config.Config) { c.Web.ExtractBackend, c.Web.ExtractBackendFrom = backend, "--backend" }
 			}
 			reg, err := a.registry()
 			if err != nil {

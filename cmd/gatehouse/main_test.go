@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -136,6 +137,45 @@ func TestConfigGetSetPath(t *testing.T) {
 	}
 }
 
+// TestExtractFooterPagesThroughGatehouseRead: a truncated CLI result's
+// footer names `gatehouse read PATH --offset N` (not the MCP-side
+// read_file), and running that command prints the omitted middle
+// (newcomer review C3).
+func TestExtractFooterPagesThroughGatehouseRead(t *testing.T) {
+	var page strings.Builder
+	page.WriteString(`<html><head><title>Long Story</title></head><body><article><h1>Long Story</h1>`)
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&page, "<p>Paragraph %d: the river rose overnight and the town council met at dawn to plan the response.</p>", i)
+	}
+	page.WriteString(`</article></body></html>`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page.String())
+	}))
+	defer srv.Close()
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  allow_private_urls: true\n"), 0o600)
+	code, out, errs := cli(t, home, "extract", "--char-limit", "2000", srv.URL+"/long")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	m := regexp.MustCompile(`gatehouse read (\S+) --offset (\d+) --limit (\d+)`).FindStringSubmatch(out)
+	if m == nil || strings.Contains(out, "read_file") {
+		t.Fatalf("footer does not name gatehouse read:\n%s", out[max(0, len(out)-600):])
+	}
+	code, got, errs := cli(t, home, "read", m[1], "--offset", m[2], "--limit", "5")
+	if code != 0 || !strings.Contains(got, "Paragraph") || strings.Contains(out, strings.SplitN(got, "\n", 2)[0]) {
+		t.Fatalf("read: exit %d\n%s\n%s", code, got, errs)
+	}
+	if !strings.Contains(errs, "read on: gatehouse read "+m[1]+" --offset ") {
+		t.Errorf("no read-on hint on stderr: %s", errs)
+	}
+	// Outside the store: refused with the store's reason code, exit 1.
+	if code, out, _ := cli(t, home, "read", "--json", "/etc/passwd"); code != 1 || !strings.Contains(out, "read_outside_store") {
+		t.Errorf("outside the store: exit %d %s", code, out)
+	}
+}
+
 func TestExtractCLI(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -215,5 +255,24 @@ func TestSignalContextReportsSignal(t *testing.T) {
 	}
 	if code() != 143 {
 		t.Fatalf("exit code %d, want 143", code())
+	}
+}
+
+// TestWarningsOncePerProcess: a warning reported by several components (the
+// web service and the browser gates both load the blocklist files) or by a
+// command that loads the config twice is printed once (newcomer review C6).
+func TestWarningsOncePerProcess(t *testing.T) {
+	home := writeHome(t, "security:\n  website_blocklist:\n    enabled: true\n    domains: [bad.example]\n    shared_files: [/nonexistent/gatehouse-list.txt]\nbogus_key: 1\n", "")
+	for _, args := range [][]string{
+		{"check", "https://93.184.216.34/"},
+		{"check", "--eval", "1+1"},
+		{"extract", "--backend", "nosuch", "https://93.184.216.34/"},
+	} {
+		_, _, errs := cli(t, home, args...)
+		for _, w := range []string{"shared blocklist file not found", "bogus_key: unknown key"} {
+			if n := strings.Count(errs, w); n != 1 {
+				t.Errorf("%v: %q printed %d times:\n%s", args, w, n, errs)
+			}
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 )
 
@@ -47,7 +48,15 @@ the resource gatehouse://store/<name>.`,
 			}
 			reg, err := a.registry()
 			if err != nil {
-				return err
+				// A broken config.yaml: serve anyway, and refuse every
+				// tool call with config_invalid (file, line:column, fix),
+				// as the CLI commands do.
+				r, ok := a.refusingRegistry(err)
+				if !ok {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "gatehouse: every tool call is refused until the config is fixed: %s\n", reason.As(err).Message)
+				reg = r
 			}
 			defer closeRegistry(reg)
 			env := tools.Env{}

@@ -330,3 +330,47 @@ func TestMCPListsWebSearchOnlyWhenABackendResolves(t *testing.T) {
 		}
 	})
 }
+
+// TestMCPServesWithBrokenConfig: with a config.yaml that does not parse,
+// `gatehouse mcp` (the built binary over stdio) still answers initialize and
+// tools/list, and refuses every tool call with config_invalid naming the
+// file, line:column and the fix, as the CLI commands do (newcomer review
+// C5).
+func TestMCPServesWithBrokenConfig(t *testing.T) {
+	bin := gatehouseBinary(t)
+	home := t.TempDir()
+	cfgPath := filepath.Join(home, "config.yaml")
+	os.WriteFile(cfgPath, []byte("web:\n  extract_backend: [direct\nsecurity:\n  x: 1\n"), 0o600)
+	cmd := exec.Command(bin, "mcp")
+	cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range lt.Tools {
+		names[tl.Name] = true
+	}
+	if !names["web_extract"] || !names["web_check"] {
+		t.Fatalf("tools/list: %v", names)
+	}
+	for _, call := range []mcp.CallToolParams{
+		{Name: "web_extract", Arguments: map[string]any{"urls": []string{"https://example.com/"}}},
+		{Name: "web_check", Arguments: map[string]any{"urls": []string{"https://example.com/"}}},
+	} {
+		res, err := cs.CallTool(context.Background(), &call)
+		if err != nil {
+			t.Fatalf("%s: %v", call.Name, err)
+		}
+		txt := res.Content[0].(*mcp.TextContent).Text
+		if !res.IsError || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, cfgPath+":3:1") || !strings.Contains(txt, "Fix the file") {
+			t.Errorf("%s: want a config_invalid refusal naming %s:3:1 and the fix, got isError=%v %s", call.Name, cfgPath, res.IsError, txt)
+		}
+	}
+}

@@ -33,6 +33,25 @@ type app struct {
 	// (per-call flags such as extract --backend).
 	override func(*config.Config)
 	dotenv   map[string]string
+	// warned holds the warnings already printed: each is printed once per
+	// process, however many times the config and the tools are loaded
+	// (doctor, mcp) and however many components report it (the web service
+	// and the browser gates both load the blocklist).
+	warned map[string]bool
+}
+
+// warn prints a "gatehouse: warning:" line on stderr, redacted, unless the
+// same warning was printed before in this process.
+func (a *app) warn(msg string) {
+	msg = urlsafe.Redact(msg)
+	if a.warned[msg] {
+		return
+	}
+	if a.warned == nil {
+		a.warned = map[string]bool{}
+	}
+	a.warned[msg] = true
+	fmt.Fprintln(a.stderr, "gatehouse: warning:", msg)
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -58,6 +77,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 	root.AddCommand(a.extractCmd(), a.checkCmd(), a.configCmd(), a.browseCmd())
 	root.AddCommand(a.searchCmd(), a.doctorCmd())
 	root.AddCommand(a.mcpCmd())
+	root.AddCommand(a.readCmd())
 	return root
 }
 
@@ -93,7 +113,7 @@ func (a *app) load() error {
 	a.logger = newLogger(a.stderr)
 	cfg, warns, err := config.Load(home)
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w.String()))
+		a.warn(w.String())
 	}
 	if err != nil {
 		return config.Invalid(config.Path(home), err)

@@ -18,10 +18,10 @@ func (a *app) loadDotEnv() {
 	}
 	env, warns, err := config.LoadEnv(a.home)
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", w.String())
+		a.warn(w.String())
 	}
 	if err != nil {
-		fmt.Fprintf(a.stderr, "gatehouse: warning: %v (API keys from the environment only)\n", err)
+		a.warn(err.Error() + " (API keys from the environment only)")
 		env = map[string]string{}
 	}
 	a.dotenv = env
@@ -48,7 +48,7 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 		Args: argsMin(1, "a query"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if backend != "" {
-				a.override = func(c *config.Config) { c.Web.SearchBackend = backend }
+				a.override = func(c *config.Config) { c.Web.SearchBackend, c.Web.SearchBackendFrom = backend, "--backend" }
 			}
 			reg, err := a.registry()
 			if err != nil {

@@ -159,6 +159,38 @@ func TestSearchCommandAndExtractBackend(t *testing.T) {
 	}
 }
 
+// TestBackendFlagErrorsNameTheFlag: a --backend value that cannot work is
+// blamed on the flag, and its fix is another flag value, never a config key
+// the user did not set (newcomer review C4).
+func TestBackendFlagErrorsNameTheFlag(t *testing.T) {
+	home := writeHome(t, "", "")
+	for _, k := range []string{"TAVILY_API_KEY", "SEARXNG_URL"} {
+		t.Setenv(k, "")
+	}
+	cases := []struct{ cmd, backend, code string }{
+		{"extract", "nosuch", "unknown_backend"},
+		{"extract", "xai", "search_only_backend"},
+		{"extract", "tavily", "missing_key"},
+		{"search", "nosuch", "unknown_backend"},
+		{"search", "searxng", "missing_key"},
+	}
+	for _, c := range cases {
+		arg := "https://93.184.216.34/"
+		if c.cmd == "search" {
+			arg = "golang"
+		}
+		code, out, errs := cli(t, home, c.cmd, "--json", "--backend", c.backend, arg)
+		all := out + errs
+		if code != 1 || !strings.Contains(all, c.code) {
+			t.Errorf("%s --backend %s: exit %d, want %s:\n%s", c.cmd, c.backend, code, c.code, all)
+			continue
+		}
+		if !strings.Contains(all, "--backend") || strings.Contains(all, "web.extract_backend") || strings.Contains(all, "web.search_backend") {
+			t.Errorf("%s --backend %s: the message must blame the flag, not a config key:\n%s", c.cmd, c.backend, all)
+		}
+	}
+}
+
 func TestDoctorListsUnavailableSearchTool(t *testing.T) {
 	home := writeHome(t, "web:\n  keyless_fallback: false\n", "")
 	for _, k := range []string{"TAVILY_API_KEY", "PERPLEXITY_API_KEY", "EXA_API_KEY", "PARALLEL_API_KEY", "KEENABLE_API_KEY", "FIRECRAWL_API_KEY", "FIRECRAWL_API_URL", "SEARXNG_URL", "BRAVE_SEARCH_API_KEY"} {

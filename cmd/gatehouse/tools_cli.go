@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
-	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -25,9 +26,28 @@ func (a *app) registry() (*tools.Registry, error) {
 		DotEnv: a.dotenv,
 	}})
 	for _, w := range warns {
-		fmt.Fprintln(a.stderr, "gatehouse: warning:", urlsafe.Redact(w))
+		a.warn(w)
 	}
 	return reg, nil
+}
+
+// refusingRegistry is the registry `gatehouse mcp` serves when the config
+// cannot be used (cause is a config_invalid refusal): the tools of the
+// built-in defaults, listed as usual, every call refused with cause, so that
+// an agent sees the file, line:column and fix instead of a server that
+// exits before initialize (or one that runs unprotected on defaults).
+func (a *app) refusingRegistry(cause error) (*tools.Registry, bool) {
+	rerr := reason.As(cause)
+	if rerr == nil || rerr.Code != reason.ConfigInvalid {
+		return nil, false
+	}
+	if a.home == "" {
+		return nil, false
+	}
+	a.cfg = config.Default()
+	reg, _ := tools.Default(tools.Env{Web: web.Env{Home: a.home, Config: a.cfg, Logger: a.logger, DotEnv: map[string]string{}}})
+	reg.RefuseAll(rerr)
+	return reg, true
 }
 
 // cliTask is the task id of this CLI process (one task per process).

@@ -136,6 +136,11 @@ type Web struct {
 	// web.search_backend, web.extract_backend), trimmed and lower-cased; ""
 	// means autodetect (spec §A4.2).
 	Backend, SearchBackend, ExtractBackend string
+	// SearchBackendFrom and ExtractBackendFrom name where SearchBackend and
+	// ExtractBackend came from when it was not config.yaml (a per-call CLI
+	// flag, "--backend"), so that an error blames the flag and names its
+	// fix; "" means the config key. Never read from or written to YAML.
+	SearchBackendFrom, ExtractBackendFrom string
 	// ExtractCharLimit is the truncation budget in chars, clamped to
 	// [MinExtractCharLimit, MaxExtractCharLimit] by [ClampCharLimit].
 	ExtractCharLimit int

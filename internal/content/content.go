@@ -131,7 +131,9 @@ type Document struct {
 //     (SQLite, ZIP, gzip, bzip2, xz, 7-Zip, ELF, Mach-O, PNG, JPEG, GIF, TIFF,
 //     FLAC, Ogg; spec §A10.2) although the declared type is text or missing,
 //     or the decoded text is more than 10 % NUL or other control bytes
-//     (WHATWG MIME Sniffing "binary data bytes"; payload.go);
+//     (WHATWG MIME Sniffing "binary data bytes"), or the body's bytes as
+//     received more than 3 % (random or compressed bytes, which decoding
+//     would turn into mojibake; UTF-16 and UTF-32 excepted; payload.go);
 //   - reason.UnsupportedContentType: a binary type Gatehouse does not convert
 //     (image/*, audio/*, video/*, font/*, archives, application/octet-stream
 //     that sniffs binary, …), and SVG images (image/svg+xml, or XML whose
@@ -202,6 +204,9 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 	}
 	if err := binaryText(text, mediaType); err != nil {
 		return Document{}, err
+	}
+	if err := binaryBody(body, mediaType, cs); err != nil {
+		return Document{}, err // bytes no text encoding produces (payload.go)
 	}
 	switch kind {
 	case KindHTML:

@@ -145,6 +145,29 @@ func isDateElem(n *html.Node) bool {
 	return false
 }
 
+// headlineMinTokens is the length from which a headline found inside the
+// answer's text counts as held: a shorter one ("Keepers", "Rendered App")
+// is a few common words that prose contains by chance, so it is held only
+// as a line of its own.
+const headlineMinTokens = 5
+
+// holdsHeadline reports whether the start of the answer (top, and plain:
+// its visible text normalised) already holds the headline h1: as a line of
+// its own (a heading or a paragraph, after normalisation), or, for a
+// headline of headlineMinTokens tokens or more, anywhere in the text.
+func holdsHeadline(top, plain, h1 string) bool {
+	want := normalizeForCompare(h1)
+	if len(tokenize(h1)) >= headlineMinTokens {
+		return strings.Contains(plain, want)
+	}
+	for _, line := range strings.Split(visibleText(top), "\n") {
+		if normalizeForCompare(strings.Trim(line, "#*_ \t")) == want {
+			return true
+		}
+	}
+	return false
+}
+
 // addArticleHeader puts the headline (when it is not the title), the
 // byline and the date in front of md, each only when md does not already
 // hold it.
@@ -161,7 +184,7 @@ func addArticleHeader(md, title string, doc *html.Node, withByline bool) string 
 		top = top[:headerSearch]
 	}
 	plain := normalizeForCompare(visibleText(top))
-	if h1 != "" && normalizeForCompare(h1) != normalizeForCompare(title) && !strings.Contains(plain, normalizeForCompare(h1)) {
+	if h1 != "" && normalizeForCompare(h1) != normalizeForCompare(title) && !holdsHeadline(top, plain, h1) {
 		head = "# " + textMarkdown(h1) + "\n\n"
 	}
 	if withByline {
@@ -178,7 +201,7 @@ func addArticleHeader(md, title string, doc *html.Node, withByline bool) string 
 	if head == "" {
 		return md
 	}
-	return head + md
+	return head + strings.TrimLeft(md, "\n")
 }
 
 // textMarkdown converts plain page text to markdown inline content with

@@ -23,14 +23,21 @@ import (
 //     because the extractors remove every <dialog> element as chrome (a
 //     modal one, role="dialog" or aria-modal="true", is still an overlay
 //     for preClean);
-//   - an element whose inline style says display:none, visibility:hidden or
-//     visibility:collapse (unless a descendant turns visibility back on), or
-//     content-visibility:hidden;
-//   - an element with aria-hidden="true" whose inline style also moves it off
-//     screen or shrinks it to nothing (see offScreen): hidden from sighted
-//     readers and from assistive technology alike. aria-hidden alone (icons,
-//     decorative duplicates) and off-screen text without it (screen-reader
-//     text such as "skip to content") are kept.
+//   - an element whose style (inline, or from the page's own <style>
+//     rules: stylesheet.go) says display:none, content-visibility:hidden or
+//     opacity:0; visibility:hidden or visibility:collapse (unless a
+//     descendant turns visibility back on: then the rest is dropped and the
+//     visible descendant kept); font-size:0 (likewise, unless a descendant
+//     sets a font size of its own, the inline-block row trick);
+//   - an element whose style hides it from sight while it stays in the page
+//     (see visuallyHidden): moved far off screen, text-indent far negative,
+//     clipped to nothing, a 1px box with overflow hidden (the "sr-only"
+//     pattern), scaled to zero. Screen-reader text ("skip to content") is
+//     lost with it, a small price: a sighted reader does not see it, and
+//     the same patterns carry injected instructions;
+//   - an element with aria-hidden="true" whose style also shrinks it to
+//     nothing (see offScreen). aria-hidden alone (icons, decorative
+//     duplicates) is kept.
 //
 // Two kinds of hidden element are content a browser does show, because the
 // page's scripts reveal them on load, and are kept (their descendants are
@@ -49,42 +56,75 @@ import (
 //   - the content of a closed <details>: the browser renders its <summary>
 //     as a visible disclosure control and shows the rest on one click (and
 //     on find-in-page); it is the page's own content (FAQ answers,
-//     accordions, collapsed code), not text kept from the reader;
-//   - opacity:0 and font-size:0: pages set them inline as the start state
-//     of a scroll or load animation (the content fades in) and on
-//     inline-block rows whose children reset the size, so they are not
-//     evidence of hidden text on their own;
+//     accordions, collapsed code), not text kept from the reader; likewise
+//     a collapsed accordion panel (height or max-height 0, overflow
+//     hidden);
 //   - <input type="hidden">: its value is no rendered text and never reaches
 //     the markdown (form controls are removed as chrome).
 //
-// Only inline styles are read: class-based hiding through a stylesheet is
-// not evaluated (that needs a CSS cascade; the browser tools see it).
+// opacity:0 together with a transform, transition or animation is the start
+// state of an entrance animation and kept (animationStart).
+// opacity:0 and visibility:hidden are also the start state of a page's load
+// and scroll animations, and display:none in a stylesheet rule is how
+// menus, tabs, accordion panels and dialogs wait for a script to open
+// them: when the text hidden these ways is at least loadingShare of the
+// page, it is taken for that and kept (see loadingState and hideScripted);
+// a hidden message is a small share of a page. External stylesheets are not
+// fetched (stylesheet.go).
 func dropHidden(doc *html.Node) {
+	dropHiddenWith(doc, computeStyles(doc))
+}
+
+// dropHiddenWith is dropHidden with the page's styles computed.
+func dropHiddenWith(doc *html.Node, sty *pageStyles) {
 	react := hasReactBoundaries(doc)
 	var lens map[*html.Node]int
 	total := 0
 	var drop, hiddenStyle []*html.Node
+	measure := func() {
+		if lens == nil {
+			lens = map[*html.Node]int{}
+			total = textLen(doc, lens)
+		}
+	}
+	// small reports whether n holds less than revealShare of the page's
+	// text (a page-reveal wrapper holds more).
+	small := func(n *html.Node) bool {
+		measure()
+		return total == 0 || float64(lens[n]) < revealShare*float64(total)
+	}
+	loading, loadingKnown := false, false
+	isLoading := func() bool {
+		if !loadingKnown {
+			measure()
+			loading, loadingKnown = loadingState(doc, sty, lens, total), true
+		}
+		return loading
+	}
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		if !isHiddenElement(n) {
+		kind := hideKind(n, sty)
+		if kind == hideScripted && isLoading() {
+			return true // the page's load or scroll animation: judge what is inside
+		}
+		if kind == hideNone {
 			if n.DataAtom == atom.Dialog {
 				n.DataAtom, n.Data = atom.Div, "div" // an open dialog is rendered
 			}
-			if v := parseInlineStyle(n)["visibility"]; v == "hidden" || v == "collapse" {
+			st := sty.of(n)
+			if v := st["visibility"]; (v == "hidden" || v == "collapse") && small(n) && !isLoading() {
 				// A visible descendant keeps only itself: the rest of
 				// the subtree inherits the hidden visibility.
-				if lens == nil {
-					lens = map[*html.Node]int{}
-					total = textLen(doc, lens)
-				}
-				if total == 0 || float64(lens[n]) < revealShare*float64(total) {
-					drop = append(drop, invisibleParts(n)...)
-					// What is left is visible; the extractors drop any
-					// visibility:hidden element whole.
-					hiddenStyle = append(hiddenStyle, n)
-				}
+				drop = append(drop, invisibleParts(n, sty.visibleAgain)...)
+				// What is left is visible; the extractors drop any
+				// visibility:hidden element whole.
+				hiddenStyle = append(hiddenStyle, n)
+			}
+			if zeroLength(st["font-size"]) && small(n) {
+				// Likewise a descendant that sets its own font size.
+				drop = append(drop, invisibleParts(n, sty.sizedAgain)...)
 			}
 			return true
 		}
@@ -93,11 +133,7 @@ func dropHidden(doc *html.Node) {
 				removeAttr(n, "hidden")
 				return true
 			}
-			if lens == nil {
-				lens = map[*html.Node]int{}
-				total = textLen(doc, lens)
-			}
-			if total > 0 && float64(lens[n]) >= revealShare*float64(total) {
+			if !small(n) {
 				return true // a page-reveal wrapper: judge what is inside
 			}
 		}
@@ -112,6 +148,41 @@ func dropHidden(doc *html.Node) {
 	for _, n := range hiddenStyle {
 		removeStyleProp(n, "visibility")
 	}
+}
+
+// loadingShare is the share of the page's text above which text hidden
+// the way scripts undo (hideScripted) is taken for the page's interactive
+// or animated content (sections fading in, accordion panels, tabs, menus
+// and dialogs its scripts open), not for hidden messages: a page does not
+// hide a quarter of its own text for good, and a message slipped in to an
+// agent is a small share of the page it hides in. Below the share every
+// such element is dropped. (A hostile page can pad its hidden text past
+// the share, as it can past revealShare; the browser tools see what the
+// scripts show.)
+const loadingShare = 0.25
+
+// loadingState reports whether the elements hidden the way scripts undo
+// (hideScripted) hold at least loadingShare of the page's text (lens and
+// total from textLen).
+func loadingState(doc *html.Node, sty *pageStyles, lens map[*html.Node]int, total int) bool {
+	if total == 0 {
+		return false
+	}
+	sum := 0
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch hideKind(n, sty) {
+		case hideScripted:
+			sum += lens[n]
+			return false
+		case hideOther:
+			return false
+		}
+		return true
+	})
+	return float64(sum) >= loadingShare*float64(total)
 }
 
 // removeStyleProp removes every declaration of prop from n's style
@@ -178,47 +249,114 @@ func textLen(n *html.Node, lens map[*html.Node]int) int {
 }
 
 // isHiddenElement reports whether n itself (not its ancestors) makes its
-// subtree unrendered; see dropHidden.
-func isHiddenElement(n *html.Node) bool {
-	switch n.DataAtom {
-	case atom.Template:
-		return true
-	case atom.Dialog:
-		if _, open := attr(n, "open"); !open {
-			return true
-		}
-	}
-	st := parseInlineStyle(n)
-	if v, ok := attr(n, "hidden"); ok {
-		if strings.EqualFold(strings.TrimSpace(v), "until-found") {
-			return true
-		}
-		if d, set := st["display"]; !set || d == "none" {
-			return true
-		}
-	}
-	if st["display"] == "none" || st["content-visibility"] == "hidden" {
-		return true
-	}
-	if v := st["visibility"]; (v == "hidden" || v == "collapse") && !visibleDescendant(n) {
-		return true
-	}
-	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
-		return true
-	}
-	return false
+// subtree unrendered, by its attributes, its inline style and the page's
+// stylesheet rules (sty); see dropHidden.
+func isHiddenElement(n *html.Node, sty *pageStyles) bool {
+	return hideKind(n, sty) != hideNone
 }
 
-// invisibleParts returns the children of n (a visibility:hidden element),
-// and of its descendants on the way to a visibility:visible one, that hold
-// no visibility:visible element: a browser renders none of them.
-func invisibleParts(n *html.Node) []*html.Node {
+// hideKind says how n itself hides its subtree, if it does.
+type hidden int
+
+const (
+	hideNone hidden = iota
+	// hideScripted: hidden the way a page's scripts undo to show
+	// content (see loadingState) and nothing else: opacity:0 or
+	// visibility:hidden (the properties load and scroll animations
+	// start from), or display:none or content-visibility:hidden set by a
+	// page stylesheet rule (menus, tabs, accordions and dialogs a script
+	// opens by setting a class or an inline style). The same properties
+	// set inline, and the hidden attribute, are hideOther.
+	hideScripted
+	hideOther // any other kind (see dropHidden)
+)
+
+// hideKind returns how n itself (not its ancestors) makes its subtree
+// unrendered, by its attributes, its inline style and the page's stylesheet
+// rules (sty).
+func hideKind(n *html.Node, sty *pageStyles) hidden {
+	switch n.DataAtom {
+	case atom.Template:
+		return hideOther
+	case atom.Dialog:
+		if _, open := attr(n, "open"); !open {
+			return hideOther
+		}
+	}
+	st := sty.of(n)
+	if v, ok := attr(n, "hidden"); ok {
+		if strings.EqualFold(strings.TrimSpace(v), "until-found") {
+			return hideOther
+		}
+		if d, set := st["display"]; !set || d == "none" {
+			return hideOther
+		}
+	}
+	scripted := false
+	for _, p := range []string{"display", "content-visibility"} {
+		if v := st[p]; (p == "display" && v == "none") || (p == "content-visibility" && v == "hidden") {
+			if !sty.fromRule(n, p) {
+				return hideOther // inline: no script needs to touch it
+			}
+			scripted = true
+		}
+	}
+	if zeroLength(st["font-size"]) && !hasDescendant(n, sty.sizedAgain) {
+		return hideOther
+	}
+	if visuallyHidden(st) {
+		return hideOther
+	}
+	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
+		return hideOther
+	}
+	if zeroOpacity(st["opacity"]) && !animationStart(st) {
+		return hideScripted
+	}
+	if v := st["visibility"]; (v == "hidden" || v == "collapse") && !hasDescendant(n, sty.visibleAgain) {
+		return hideScripted
+	}
+	if scripted {
+		return hideScripted
+	}
+	return hideNone
+}
+
+// visibleAgain reports whether n's style sets visibility:visible, which a
+// browser renders inside a visibility:hidden parent.
+func (s *pageStyles) visibleAgain(n *html.Node) bool {
+	return s.of(n)["visibility"] == "visible"
+}
+
+// sizedAgain reports whether n's style sets a font size that is not
+// relative to its parent's (a length in px, pt, rem, vw, …, or a keyword
+// such as medium), which renders its text inside a font-size:0 parent.
+func (s *pageStyles) sizedAgain(n *html.Node) bool {
+	v := s.of(n)["font-size"]
+	if v == "" || zeroLength(v) {
+		return false
+	}
+	switch v {
+	case "inherit", "smaller", "larger", "unset", "revert", "revert-layer":
+		return false
+	}
+	if _, unit, ok := cssLength(v); ok && (unit == "em" || unit == "%" || unit == "") {
+		return false
+	}
+	return true
+}
+
+// invisibleParts returns the children of n (an element hiding its content:
+// visibility:hidden, font-size:0), and of its descendants on the way to one
+// that shows its content again (shown), that hold no such descendant: a
+// browser renders none of them.
+func invisibleParts(n *html.Node, shown func(*html.Node) bool) []*html.Node {
 	var out []*html.Node
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		switch {
-		case c.Type == html.ElementNode && parseInlineStyle(c)["visibility"] == "visible":
-		case c.Type == html.ElementNode && visibleDescendant(c):
-			out = append(out, invisibleParts(c)...)
+		case c.Type == html.ElementNode && shown(c):
+		case c.Type == html.ElementNode && hasDescendant(c, shown):
+			out = append(out, invisibleParts(c, shown)...)
 		case c.Type == html.TextNode || c.Type == html.ElementNode:
 			out = append(out, c)
 		}
@@ -226,16 +364,15 @@ func invisibleParts(n *html.Node) []*html.Node {
 	return out
 }
 
-// visibleDescendant reports whether some descendant of n sets
-// visibility:visible inline (which a browser renders inside a hidden parent).
-func visibleDescendant(n *html.Node) bool {
+// hasDescendant reports whether some element below n satisfies pred.
+func hasDescendant(n *html.Node, pred func(*html.Node) bool) bool {
 	found := false
 	for c := n.FirstChild; c != nil && !found; c = c.NextSibling {
 		walk(c, func(d *html.Node) bool {
 			if found || d.Type != html.ElementNode {
 				return !found
 			}
-			if parseInlineStyle(d)["visibility"] == "visible" {
+			if pred(d) {
 				found = true
 			}
 			return !found
@@ -246,84 +383,143 @@ func visibleDescendant(n *html.Node) bool {
 
 // parseInlineStyle returns the declarations of n's style attribute, property
 // names and values lower-cased and trimmed, "!important" removed; a later
-// declaration of a property wins, as in CSS. Nil when there is no style.
+// declaration of a property wins, as in CSS (an !important one over later
+// normal ones). Nil when there is no style.
 func parseInlineStyle(n *html.Node) map[string]string {
-	s, ok := attr(n, "style")
-	if !ok || strings.TrimSpace(s) == "" {
+	decls := inlineDecls(n)
+	if decls == nil {
 		return nil
 	}
 	out := map[string]string{}
-	for _, decl := range strings.Split(s, ";") {
-		prop, val, ok := strings.Cut(decl, ":")
-		if !ok {
-			continue
-		}
-		prop = strings.ToLower(strings.TrimSpace(prop))
-		val = strings.ToLower(strings.TrimSpace(val))
-		val = strings.TrimSpace(strings.TrimSuffix(val, "!important"))
-		if prop != "" {
-			out[prop] = val
+	imp := map[string]bool{}
+	for _, d := range decls {
+		if d.important || !imp[d.prop] {
+			out[d.prop], imp[d.prop] = d.val, imp[d.prop] || d.important
 		}
 	}
 	return out
 }
 
-// offScreen reports whether an inline style (see parseInlineStyle) puts the
-// element where nobody sees it: positioned (absolute or fixed) far outside
-// the viewport (left/top/right/bottom beyond -500px, -50em or -100%), a
-// text-indent beyond those offsets, clipped to nothing (clip: rect(0 0 0 0),
-// rect(1px …), clip-path: inset(50%) or more), a zero width or height, a
-// 1px box with overflow hidden (the "visually hidden" pattern), or
-// transform: scale(0).
-func offScreen(st map[string]string) bool {
+// visuallyHidden reports whether a style (see parseInlineStyle) hides the
+// element's box from sight while keeping it in the page (the "visually
+// hidden" / "sr-only" patterns and their older forms): positioned (absolute
+// or fixed) far outside the viewport (left/top/right/bottom beyond -500px,
+// -50em or -100%), a text-indent beyond those offsets, positioned and
+// clipped to nothing (clip: rect(0 0 0 0), rect(1px …)), clip-path:
+// inset(50%) or more, a box of at most 1px in both dimensions with overflow
+// hidden, or transform: scale(0). A panel of zero height (or max-height)
+// with overflow hidden is not among them: it is a collapsed accordion panel
+// the reader opens with one click, kept like a closed <details>.
+func visuallyHidden(st map[string]string) bool {
 	if len(st) == 0 {
 		return false
 	}
-	if pos := st["position"]; pos == "absolute" || pos == "fixed" {
+	pos := st["position"]
+	positioned := pos == "absolute" || pos == "fixed"
+	if positioned {
 		for _, p := range []string{"left", "top", "right", "bottom"} {
 			if farNegative(st[p]) {
 				return true
 			}
 		}
+		if tinyClip(st["clip"]) {
+			return true
+		}
 	}
-	if farNegative(st["text-indent"]) {
+	if farNegative(st["text-indent"]) || insetClip(st["clip-path"]) || scaleZero(st["transform"]) {
 		return true
 	}
-	if c := strings.ReplaceAll(st["clip"], " ", ""); strings.HasPrefix(c, "rect(") {
-		inner := strings.NewReplacer("rect(", "", ")", "", "px", "").Replace(c)
-		tiny := true
-		for _, f := range strings.FieldsFunc(inner, func(r rune) bool { return r == ',' }) {
-			if v, err := strconv.ParseFloat(f, 64); err != nil || v > 1 {
-				tiny = false
-			}
+	if st["overflow"] == "hidden" || st["overflow"] == "clip" {
+		tiny := func(p string) bool {
+			v, unit, ok := cssLength(st[p])
+			return ok && v <= 1 && (unit == "px" || unit == "")
 		}
-		if tiny {
+		if tiny("width") && tiny("height") {
 			return true
 		}
 	}
-	if c := strings.ReplaceAll(st["clip-path"], " ", ""); strings.HasPrefix(c, "inset(") {
-		if v, unit, ok := cssLength(strings.TrimSuffix(strings.TrimPrefix(c, "inset("), ")")); ok && unit == "%" && v >= 50 {
-			return true
-		}
+	return false
+}
+
+// offScreen reports whether a style puts an aria-hidden element where
+// nobody sees it: visuallyHidden, or clipped to nothing, or of zero width
+// or height whatever its overflow (an aria-hidden box is not read aloud
+// either, so the looser test costs no screen-reader text).
+func offScreen(st map[string]string) bool {
+	if visuallyHidden(st) || tinyClip(st["clip"]) {
+		return true
 	}
 	zero := func(p string) bool {
 		v, _, ok := cssLength(st[p])
 		return ok && v == 0
 	}
-	if zero("width") || zero("height") || zero("max-width") || zero("max-height") {
-		return true
-	}
-	tiny := func(p string) bool {
-		v, unit, ok := cssLength(st[p])
-		return ok && v <= 1 && (unit == "px" || unit == "")
-	}
-	if tiny("width") && tiny("height") && st["overflow"] == "hidden" {
-		return true
-	}
-	if t := strings.ReplaceAll(st["transform"], " ", ""); t == "scale(0)" || t == "scale(0,0)" {
-		return true
+	return zero("width") || zero("height") || zero("max-width") || zero("max-height")
+}
+
+// animationStart reports whether a style with opacity:0 is the start state
+// of an entrance animation: it also moves or scales the element (transform)
+// or animates it (transition, animation), as animation libraries write it
+// (opacity:0; transform: translateY(30px)) before a script or the scroll
+// position plays it. Such an element is shown on load or on scroll and is
+// kept. (A page can dress hidden text the same way; plain opacity:0 is
+// dropped.)
+func animationStart(st map[string]string) bool {
+	for _, p := range []string{"transform", "transition", "animation", "animation-name"} {
+		if v := st[p]; v != "" && v != "none" && v != "initial" && v != "unset" {
+			return true
+		}
 	}
 	return false
+}
+
+// tinyClip reports whether a clip value is a rectangle of at most 1px
+// (clip: rect(0 0 0 0), rect(1px, 1px, 1px, 1px)).
+func tinyClip(v string) bool {
+	c := strings.TrimSpace(v)
+	if !strings.HasPrefix(c, "rect(") || !strings.HasSuffix(c, ")") {
+		return false
+	}
+	f := strings.FieldsFunc(c[len("rect("):len(c)-1], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	if len(f) == 0 {
+		return false
+	}
+	for _, x := range f {
+		n, unit, ok := cssLength(x)
+		if !ok || n > 1 || (unit != "px" && unit != "") {
+			return false
+		}
+	}
+	return true
+}
+
+// insetClip reports whether a clip-path value is inset(50%) or more, which
+// leaves nothing of the box.
+func insetClip(v string) bool {
+	c := strings.ReplaceAll(v, " ", "")
+	if !strings.HasPrefix(c, "inset(") {
+		return false
+	}
+	n, unit, ok := cssLength(strings.TrimSuffix(strings.TrimPrefix(c, "inset("), ")"))
+	return ok && unit == "%" && n >= 50
+}
+
+// scaleZero reports whether a transform value is scale(0).
+func scaleZero(v string) bool {
+	t := strings.ReplaceAll(v, " ", "")
+	return t == "scale(0)" || t == "scale(0,0)"
+}
+
+// zeroOpacity reports whether an opacity value is 0 (or 0%): the element
+// and everything in it is fully transparent, and no descendant can undo it.
+func zeroOpacity(v string) bool {
+	n, unit, ok := cssLength(v)
+	return ok && n <= 0 && (unit == "" || unit == "%")
+}
+
+// zeroLength reports whether a CSS length is zero (font-size: 0, 0px, 0em).
+func zeroLength(v string) bool {
+	n, _, ok := cssLength(v)
+	return ok && n == 0 && strings.TrimSpace(v) != ""
 }
 
 // farNegative reports whether a CSS length is far enough below zero to

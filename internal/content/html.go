@@ -764,10 +764,10 @@ const titleMarks = "¶#§🔗 \t\n"
 
 // chooseTitle picks the page title from the extractor's metadata title
 // (extracted, possibly from the first <h1>) and the page's og:title or
-// <title>: the page's own title wins, except that a " | Site", " - Site",
-// " — Site" or " · Site" suffix is dropped when the rest equals the
-// extracted title; with no page title the extracted one, else the first
-// <h1>. Permalink marks (¶, #, §) at the end are removed and white space
+// <title>: the page's own title wins (also over an extracted title that
+// contains it), except that a " | Site", " - Site", " — Site" or " · Site"
+// suffix is dropped when the rest equals the extracted title; with no page
+// title the extracted one, else the first <h1>. Permalink marks (¶, #, §) at the end are removed and white space
 // collapsed.
 func chooseTitle(doc *html.Node, extracted string) string {
 	clean := func(s string) string {
@@ -807,9 +807,10 @@ func chooseTitle(doc *html.Node, extracted string) string {
 				return extracted
 			}
 		}
-		if !strings.Contains(normalizeForCompare(extracted), normalizeForCompare(t)) {
-			return t
-		}
+		// The page's title, also when the extracted one (the <h1>)
+		// merely contains it (title "App", <h1> "Rendered App"): the
+		// <h1> then stays in the markdown (addArticleHeader).
+		return t
 	}
 	if extracted != "" {
 		return extracted

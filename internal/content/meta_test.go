@@ -184,3 +184,35 @@ func TestShellSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadlineKeptWhenTitleOverlaps: the page's <h1> stays in the markdown
+// unless it equals the title after normalisation, also when the title is
+// part of it or its words occur in the prose (newcomer review W6, issue 6
+// item 11); a title that is the <h1> plus a " | Site" suffix still drops
+// it.
+func TestHeadlineKeptWhenTitleOverlaps(t *testing.T) {
+	body := strings.Repeat("<p>For two centuries the lighthouse keepers of the northern coast tended their lamps through storms, trimming wicks and logging every vessel.</p>", 3)
+	cases := []struct {
+		title, h1, wantTitle string
+		kept                 bool
+	}{
+		{"App", "Rendered App", "App", true},
+		{"Lighthouses", "Lighthouses of the North", "Lighthouses", true},
+		{"Coast News", "Keepers", "Coast News", true},
+		{"Lighthouses of the North | Coast News", "Lighthouses of the North", "Lighthouses of the North", false},
+		{"Rendered App", "rendered  APP", "Rendered App", false},
+	}
+	for _, c := range cases {
+		page := "<html><head><title>" + c.title + "</title></head><body><main><article><h1>" + c.h1 + "</h1>" + body + "</article></main></body></html>"
+		d, err := HTMLToMarkdown(page, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Title != c.wantTitle {
+			t.Errorf("title %q, h1 %q: Title %q, want %q", c.title, c.h1, d.Title, c.wantTitle)
+		}
+		if got := strings.HasPrefix(d.Markdown, "# "+c.h1+"\n\nFor two"); got != c.kept {
+			t.Errorf("title %q, h1 %q: h1 kept = %v, want %v:\n%.120s", c.title, c.h1, got, c.kept, d.Markdown)
+		}
+	}
+}

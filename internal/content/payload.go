@@ -21,10 +21,24 @@ var binaryDataByte = func() (t [256]bool) {
 	return t
 }()
 
-// maxBinaryShare is the share of binary data bytes above which a body
-// declared as text is refused as binary. Real text has none or a stray few;
-// UTF-16 is decoded before this check, so its zero bytes do not count.
+// maxBinaryShare is the share of binary data bytes in the decoded text
+// above which a body declared as text is refused as binary. Real text has
+// none or a stray few; UTF-16 is decoded before this check, so its zero
+// bytes do not count.
 const maxBinaryShare = 0.10
+
+// maxRawBinaryShare is the same limit on the body's bytes as received,
+// before any charset decoding: random or compressed bytes hold about 10.5 %
+// binary data bytes (27 of 256 values), and decoding them as UTF-8 turns
+// the invalid sequences into three-byte U+FFFD characters that dilute the
+// decoded share below maxBinaryShare, so the decoded text alone cannot tell
+// them from text. No text encoding but UTF-16 and UTF-32 (excluded) uses
+// those bytes: single-byte legacy charsets (windows-1251, ISO-8859-*) and
+// the multi-byte ones (Shift_JIS, EUC-*, GB18030, Big5) code their
+// characters with bytes from 0x20 up (ISO-2022 adds ESC, which is not a
+// binary data byte), so a page with a few stray control bytes stays far
+// below it.
+const maxRawBinaryShare = 0.03
 
 // binaryText refuses decoded text that is mostly binary data bytes (a body of
 // NULs, a memory dump, a binary file without a known magic number served as
@@ -33,6 +47,22 @@ const maxBinaryShare = 0.10
 // Texts over 1 MiB are judged on binarySampleWindows evenly spaced windows
 // of binarySampleBytes each (256 KiB), so the check stays O(1) on big pages.
 func binaryText(text, declared string) error {
+	return binaryCheck(text, declared, maxBinaryShare)
+}
+
+// binaryBody is binaryText on the body's bytes as received, with the
+// maxRawBinaryShare limit; charset is what the body was decoded as, and a
+// UTF-16 or UTF-32 body (whose zero bytes are text) is not judged here.
+func binaryBody(body []byte, declared, charset string) error {
+	if cs := strings.ToLower(charset); strings.HasPrefix(cs, "utf-16") || strings.HasPrefix(cs, "utf-32") {
+		return nil
+	}
+	return binaryCheck(string(body), declared, maxRawBinaryShare)
+}
+
+// binaryCheck refuses s when more than limit of its bytes (sampled on big
+// inputs, see binaryText) are binary data bytes.
+func binaryCheck(text, declared string, limit float64) error {
 	const binarySampleWindows, binarySampleBytes = 16, 16 << 10
 	n, seen := 0, 0
 	count := func(s string) {
@@ -51,7 +81,7 @@ func binaryText(text, declared string) error {
 			count(text[w*step : w*step+binarySampleBytes])
 		}
 	}
-	if n == 0 || float64(n) <= maxBinaryShare*float64(seen) {
+	if n == 0 || float64(n) <= limit*float64(seen) {
 		return nil
 	}
 	what := "binary data"
@@ -64,7 +94,7 @@ func binaryText(text, declared string) error {
 	}
 	return reason.Newf(reason.BinaryPayload, "",
 		"the response body (%d bytes, %s) is %s, not text: about %d%% of its bytes are NUL or other control bytes; nothing to extract (download it with the terminal and inspect it locally if you need it)",
-		len(text), as, what, n*100/seen)
+		len(text), as, what, max(1, n*100/seen))
 }
 
 // maxHTMLDepth is golang.org/x/net/html's limit on nested elements: Parse

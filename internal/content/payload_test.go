@@ -2,9 +2,17 @@ package content
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf16"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
+	"golang.org/x/text/encoding/korean"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/traditionalchinese"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -78,5 +86,73 @@ func TestDeepNestingNamed(t *testing.T) {
 	ok := "<html><body>" + strings.Repeat("<div>", 400) + "<p>" + strings.Repeat("Deep words of a page. ", 20) + "</p>" + strings.Repeat("</div>", 400) + "</body></html>"
 	if d, err := Convert([]byte(ok), "text/html", nil); err != nil || !strings.Contains(d.Markdown, "Deep words") {
 		t.Errorf("400 levels: %v %q", err, d.Markdown)
+	}
+}
+
+// TestRandomBytesRefusedWhateverTheHeader: random bytes (a compressed or
+// encrypted file, an image without a known magic number) served as text are
+// refused as binary_payload, judged on the bytes as received; decoding them
+// first used to turn them into mojibake that passed as text (newcomer
+// review W3). Pages in legacy multi-byte and single-byte charsets, and a
+// page with a few stray control bytes, still convert.
+func TestRandomBytesRefusedWhateverTheHeader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 3))
+	for _, size := range []int{2 << 10, 64 << 10, 3 << 20} {
+		body := make([]byte, size)
+		for i := range body {
+			body[i] = byte(rng.Uint32())
+		}
+		for _, ct := range []string{"text/html", "text/html; charset=utf-8", "text/plain", "text/html; charset=windows-1251", "application/json"} {
+			d, err := Convert(body, ct, nil)
+			if reason.Of(err) != reason.BinaryPayload {
+				t.Errorf("%d random bytes as %q: got %v (%d chars of markdown), want binary_payload", size, ct, err, len(d.Markdown))
+			}
+		}
+	}
+	para := func(s string) string { return strings.Repeat("<p>"+s+"</p>", 30) }
+	legacy := []struct {
+		name, text, label string
+		enc               encoding.Encoding
+	}{
+		{"windows-1251", "Маяк на северном мысу светил кораблям двести лет, и смотритель записывал каждое судно.", "windows-1251", charmap.Windows1251},
+		{"Shift_JIS", "灯台守は二百年のあいだ北の岬で灯をともし、夜ごと通る船をすべて日誌に記した。", "shift_jis", japanese.ShiftJIS},
+		{"EUC-JP", "灯台守は二百年のあいだ北の岬で灯をともし、夜ごと通る船をすべて日誌に記した。", "euc-jp", japanese.EUCJP},
+		{"GB18030", "灯塔看守人在北方海角守了两百年的灯，记录每一艘夜里经过的船。𠀀", "gb18030", simplifiedchinese.GB18030},
+		{"Big5", "燈塔看守人在北方海角守了兩百年的燈，記錄每一艘夜裡經過的船。", "big5", traditionalchinese.Big5},
+		{"EUC-KR", "등대지기는 북쪽 곶에서 이백 년 동안 불을 밝히고 밤마다 지나가는 배를 기록했다.", "euc-kr", korean.EUCKR},
+		{"ISO-2022-JP", "灯台守は二百年のあいだ北の岬で灯をともし、夜ごと通る船をすべて日誌に記した。", "iso-2022-jp", japanese.ISO2022JP},
+	}
+	for _, l := range legacy {
+		page := "<html><head><title>Lighthouse</title></head><body><article><h1>Lighthouse</h1>" + para(l.text) + "</article></body></html>"
+		body, err := l.enc.NewEncoder().Bytes([]byte(page))
+		if err != nil {
+			t.Fatalf("%s: %v", l.name, err)
+		}
+		for _, ct := range []string{"text/html; charset=" + l.label, "text/html"} {
+			b := body
+			if ct == "text/html" { // the label only in the page: <meta charset>
+				b = append([]byte(`<meta charset="`+l.label+`">`), body...)
+			}
+			d, err := Convert(b, ct, nil)
+			first := []rune(l.text)[:4]
+			if err != nil || !strings.Contains(d.Markdown, string(first)) {
+				t.Errorf("%s as %q: err %v, markdown %.200q", l.name, ct, err, d.Markdown)
+			}
+		}
+	}
+	// A real page with a few odd bytes (stray control characters pasted
+	// into the text) is text.
+	var b strings.Builder
+	b.WriteString("<html><body><article><h1>Notes</h1>")
+	for i := 0; i < 200; i++ {
+		b.WriteString("<p>A paragraph of notes copied from an old terminal session")
+		if i%10 == 0 {
+			b.WriteString("\x01\x08\x00\x1f")
+		}
+		b.WriteString(", with words enough to read as prose.</p>")
+	}
+	b.WriteString("</article></body></html>")
+	if d, err := Convert([]byte(b.String()), "text/html", nil); err != nil || !strings.Contains(d.Markdown, "old terminal session") {
+		t.Errorf("page with a few odd bytes: %v", err)
 	}
 }

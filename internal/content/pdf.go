@@ -221,6 +221,28 @@ func pdfPreflight(body []byte) error {
 	return nil
 }
 
+// runAdvance estimates the advance of s in ems (multiples of the font
+// size) for a glyph run whose widths the PDF does not give, from the
+// widths of Helvetica (the Adobe AFM metrics, which Times and Arial are
+// close to) by class of character: narrow letters and punctuation about
+// 0.28 em, wide letters 0.83, capitals 0.67, digits and other letters 0.55.
+func runAdvance(s string) float64 {
+	w := 0.0
+	for _, r := range s {
+		switch {
+		case strings.ContainsRune("iljtfrI.,:;!|'` ", r):
+			w += 0.28
+		case strings.ContainsRune("mwMW", r):
+			w += 0.83
+		case r >= 'A' && r <= 'Z':
+			w += 0.67
+		default:
+			w += 0.55
+		}
+	}
+	return w
+}
+
 // Layout thresholds for pageLayoutText, as multiples of the font size.
 const (
 	// pdfNewLine: a baseline move larger than this starts a new line.
@@ -252,14 +274,29 @@ func pageLayoutText(p pdf.Page) (text string, ok bool) {
 }
 
 // layoutText is pageLayoutText's layout of glyphs (see there).
+//
+// ledongthuc/pdf knows glyph widths only from a font's /Widths array: for a
+// font without one (the standard 14 fonts, Helvetica and Times, which PDF
+// writers need not describe) every glyph has W 0 and the glyphs of one
+// string share its start X; a TJ displacement moves the next glyph from
+// there, a Td or Tm sets its position outright. The end of such a run is
+// then estimated from its characters (runAdvance): a glyph placed inside
+// that extent was moved by a TJ displacement (the gap itself), one placed
+// beyond it by Td or Tm (the gap is the distance to the estimated end), so
+// that a word set in pieces ("Hel" Tj, then "lo" at the next x) is joined
+// rather than split by a space.
 func layoutText(glyphs []pdf.Text) string {
 	var b strings.Builder
 	var prev *pdf.Text
+	// runX and runW: the start X and the estimated advance (in text space
+	// units) of the current run of zero-width glyphs.
+	var runX, runW float64
 	for i := range glyphs {
 		g := &glyphs[i]
 		if g.S == "" {
 			continue
 		}
+		sameRun := false
 		if prev != nil {
 			size := max(g.FontSize, prev.FontSize, 1)
 			dy := prev.Y - g.Y // positive when moving down the page
@@ -269,11 +306,32 @@ func layoutText(glyphs []pdf.Text) string {
 			case dy > pdfNewLine*size:
 				b.WriteString("\n")
 			default:
-				gap := g.X - (prev.X + prev.W)
+				end := prev.X + prev.W
+				switch {
+				case prev.W > 0:
+				case g.W == 0 && g.X == prev.X:
+					sameRun, end = true, g.X // the library did not advance
+				case g.X < runX+runW/2:
+					// Inside the run's estimated extent: the library
+					// moved only by a TJ displacement, which is the
+					// gap itself (positive: apart).
+					end = runX
+				default:
+					// A position set by Td or Tm, absolute: the run
+					// ends where its characters would.
+					end = runX + runW
+				}
+				gap := g.X - end
 				if gap > pdfWordGap*size && !strings.HasSuffix(prev.S, " ") && !strings.HasPrefix(g.S, " ") {
 					b.WriteByte(' ')
 				}
 			}
+		}
+		if g.W == 0 {
+			if !sameRun {
+				runX, runW = g.X, 0
+			}
+			runW += runAdvance(g.S) * max(g.FontSize, 1)
 		}
 		b.WriteString(g.S)
 		prev = g

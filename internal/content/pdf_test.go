@@ -148,3 +148,32 @@ func TestPDFPreflightAcceptsRealStructures(t *testing.T) {
 		}
 	}
 }
+
+// TestPDFWordsSetInPiecesJoined: a standard-14 font has no /Widths, so the
+// PDF library reports zero glyph widths; words a writer set in pieces (a
+// Td to the next piece, or small TJ kerning) must come back whole, and
+// real word gaps (a wider Td, a TJ displacement of a space) as one space
+// (newcomer review W9).
+func TestPDFWordsSetInPiecesJoined(t *testing.T) {
+	// Helvetica 12: "Light" is about 0.67+0.28+0.28+0.55+0.28 = 2.06 em
+	// = 24.7 pt wide, so the next piece at +24.5 continues the word; the
+	// word after "house" starts a space (3.3 pt) past its end.
+	content := "BT /F1 12 Tf 72 720 Td (Light) Tj 24.5 0 Td (house) Tj 35.5 0 Td (keepers) Tj ET\n" +
+		"BT /F1 12 Tf 72 690 Td [(Kern) 40 (ing) -280 (keeps) -250 (words)] TJ ET\n"
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content), content),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}
+	doc, err := Convert(assemblePDF("%PDF-1.4\n", objs, ""), "application/pdf", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Lighthouse keepers", "Kerning keeps words"} {
+		if !strings.Contains(doc.Markdown, want) {
+			t.Errorf("markdown %q lacks %q", doc.Markdown, want)
+		}
+	}
+}

@@ -69,7 +69,7 @@ const captionClass = "gatehouse-figtext"
 func polishTree(doc *html.Node) {
 	captionsToParagraphs(doc, true)
 	moveCaptionsOut(doc)
-	var inputs, attribs, asides, gaps, spaced []*html.Node
+	var inputs, attribs, asides, gaps, spaced, details []*html.Node
 	var visit func(n *html.Node, inCode, inQuote bool)
 	visit = func(n *html.Node, inCode, inQuote bool) {
 		if n.Type == html.TextNode && !inCode && (isPhrasing(n.PrevSibling) || isPhrasing(n.NextSibling)) {
@@ -83,6 +83,8 @@ func polishTree(doc *html.Node) {
 				if t, _ := attr(n, "type"); strings.EqualFold(t, "checkbox") && leadsItem(n) {
 					inputs = append(inputs, n)
 				}
+			case "details":
+				details = append(details, n)
 			case "blockquote":
 				inQuote = true
 			case "footer", "cite":
@@ -138,6 +140,9 @@ func polishTree(doc *html.Node) {
 	for _, n := range spaced {
 		keepInlineGaps(n)
 	}
+	for _, n := range details {
+		blockDetails(n)
+	}
 	for _, n := range gaps {
 		// (The extractors drop a white-space-only node between the two
 		// and trim a leading space: gapMark survives, toMarkdown makes it
@@ -165,6 +170,51 @@ var phrasingElements = map[atom.Atom]bool{
 }
 
 // isPhrasing reports whether n is one of phrasingElements.
+// blockDetails gives a <details> element the block structure a browser
+// renders: the <summary> is a block of its own (display: list-item), so it
+// becomes a paragraph whose text is strong (how the converters wrote it),
+// and runs of text and inline elements after it are wrapped in a <p> (the
+// block box the browser puts them in). Otherwise the converters
+// write the summary and a text answer as one line ("**How often?**Every
+// night.").
+func blockDetails(n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if !isElem(c, "summary") {
+			continue
+		}
+		wrapChildren(c, "strong", atom.Strong)
+		c.Data, c.DataAtom, c.Attr = "p", atom.P, nil
+		break // only the first <summary> is the control
+	}
+	// The rest: runs of text and inline elements in a <p> each.
+	var run []*html.Node
+	flush := func() {
+		words := false
+		for _, c := range run {
+			words = words || c.Type == html.ElementNode || strings.TrimFunc(c.Data, isSpaceRune) != ""
+		}
+		if words {
+			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
+			n.InsertBefore(p, run[0])
+			for _, c := range run {
+				n.RemoveChild(c)
+				p.AppendChild(c)
+			}
+		}
+		run = run[:0]
+	}
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.TextNode || isPhrasing(c) {
+			run = append(run, c)
+		} else {
+			flush()
+		}
+		c = next
+	}
+	flush()
+}
+
 func isPhrasing(n *html.Node) bool {
 	return n != nil && n.Type == html.ElementNode && phrasingElements[n.DataAtom]
 }

@@ -205,3 +205,27 @@ func TestPolishTreeGaps(t *testing.T) {
 		})
 	}
 }
+
+// TestDetailsSummaryApartFromBody: a <details>'s <summary> and a text or
+// inline answer after it come back as separate blocks, closed or open, in
+// an article or in a list item (newcomer review W9).
+func TestDetailsSummaryApartFromBody(t *testing.T) {
+	p := `<p>For two centuries the lighthouse keepers of the northern coast tended their lamps through storms, trimming wicks and logging every vessel.</p>`
+	for _, h := range []string{
+		`<details><summary>How often?</summary>Every night, <em>without</em> fail.</details>`,
+		`<details open><summary>How often?</summary>Every night, <em>without</em> fail.</details>`,
+		// (Inline elements in a paragraph in a list item are split
+		// apart by another, older defect; plain text here.)
+		`<ul><li><details><summary>How often?</summary>Every night, without fail.</details></li></ul>`,
+	} {
+		d, err := HTMLToMarkdown("<html><body><article>"+p+p+h+p+"</article></body></html>", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(d.Markdown, "How often?")
+		j := max(strings.Index(d.Markdown, "Every night, *without* fail."), strings.Index(d.Markdown, "Every night, without fail."))
+		if i < 0 || j < 0 || !strings.Contains(d.Markdown[i:j], "\n") {
+			t.Errorf("%s: summary and body not apart:\n%s", h, d.Markdown)
+		}
+	}
+}

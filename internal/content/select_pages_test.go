@@ -98,8 +98,10 @@ func TestSelectNonNewsPages(t *testing.T) {
 <div class="markdown-heading"><h2 class="heading-element">Usage</h2><a class="anchor" href="#usage"><svg></svg></a></div>
 ` + para("Create a Parser and call Parse on the input; the returned values live until the next call.") + `
 </article></body></html>`,
-			inOrder: []string{"ten times faster", "## Install", "go get github.com/octo/fastjson", "## Usage", "Create a Parser"},
-			absent:  []string{"Permalink", "# fastjson"},
+			// The <h1> differs from the <title>, so it stays (issue 6
+			// item 11), once, without its permalink.
+			inOrder: []string{"# fastjson\n", "ten times faster", "## Install", "go get github.com/octo/fastjson", "## Usage", "Create a Parser"},
+			absent:  []string{"Permalink", "# fastjson\n\n# fastjson"},
 		},
 		{
 			name:      "8 title prefers <title> over a different h1",

@@ -281,6 +281,19 @@ type Registry struct {
 	// closers release process-wide resources (the browser) on Close; see
 	// browser.go.
 	closers []func() error
+	// refusal, when set, refuses every call (see RefuseAll).
+	refusal *reason.Error
+}
+
+// RefuseAll makes every later Call of a known tool return a refusal with e's
+// code and message, before its arguments are read: a server whose config is
+// broken (config_invalid) still answers initialize and tools/list, and each
+// tool call names the file, the line:column and the fix instead of running
+// unprotected on defaults.
+func (r *Registry) RefuseAll(e *reason.Error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refusal = e
 }
 
 // NewRegistry returns an empty registry.
@@ -357,6 +370,12 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 	t, ok := r.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("tools: no tool named %q", name)
+	}
+	r.mu.Lock()
+	refusal := r.refusal
+	r.mu.Unlock()
+	if refusal != nil {
+		return refused(refusal), nil
 	}
 	if err := t.Usable(); err != nil {
 		// A typed cause (e.g. web_search's unknown_backend or missing_key)

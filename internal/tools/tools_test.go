@@ -229,10 +229,11 @@ func TestExtractTruncatedThenRead(t *testing.T) {
 	if !strings.HasPrefix(first, "Paragraph") && first != "" {
 		t.Logf("first omitted line: %q", first)
 	}
-	// The CLI/Go surfaces keep the described footer (read_file + path).
+	// The CLI footer names the CLI command that pages the store (`gatehouse
+	// read`, which calls web_read), never the MCP-side read_file.
 	res = call(t, r, tools.WebExtract, `{"urls":["`+s.URL("/long")+`"],"char_limit":2000}`, tools.Options{Surface: tools.SurfaceCLI})
-	if c := res.Value.(*tools.ExtractOutput).Results[0].Content; !strings.Contains(c, `read_file path="`+filepath.Join(web.CacheDir(w.Home), m[1])) {
-		t.Fatalf("CLI footer changed:\n%s", c[len(c)-400:])
+	if c := res.Value.(*tools.ExtractOutput).Results[0].Content; !strings.Contains(c, `gatehouse read `+filepath.Join(web.CacheDir(w.Home), m[1])+` --offset `+m[2]) || strings.Contains(c, "read_file") {
+		t.Fatalf("CLI footer does not name gatehouse read:\n%s", c[len(c)-400:])
 	}
 }
 

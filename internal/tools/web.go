@@ -64,8 +64,8 @@ func (e *Env) Store() *truncate.Store {
 }
 
 // Default builds the registry of every Gatehouse tool from env. Warnings
-// (dropped config entries, missing blocklist files) are for the user; none is
-// fatal. Registration of every tool happens here, so a test calling Default
+// (dropped config entries, missing blocklist files) are for the user, each
+// once; none is fatal. Registration of every tool happens here, so a test calling Default
 // sees any schema-inference panic.
 func Default(env Env) (*Registry, []string) {
 	r := NewRegistry()
@@ -85,7 +85,22 @@ func Default(env Env) (*Registry, []string) {
 	}
 	warns = append(warns, addWeb(r, &env)...)
 	warns = append(warns, addBrowser(r, &env)...)
-	return r, warns
+	return r, distinct(warns)
+}
+
+// distinct returns warns without repeats, in first-seen order: several
+// components load the same config (the web service and the browser gates
+// both read the blocklist files), and each warning is reported once.
+func distinct(warns []string) []string {
+	seen := map[string]bool{}
+	out := warns[:0]
+	for _, w := range warns {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func addWeb(r *Registry, env *Env) []string {
@@ -202,8 +217,11 @@ func extractTool(svc *web.Service) *Tool {
 		if in.CharLimit != nil {
 			req.CharLimit = *in.CharLimit
 		}
-		if c.Surface == SurfaceMCP {
+		switch c.Surface {
+		case SurfaceMCP:
 			req.ReadTool, req.ResourcePrefix = truncate.ReadToolWeb, StoreURIPrefix
+		case SurfaceCLI:
+			req.ReadTool = truncate.ReadToolCLI // `gatehouse read`, which calls web_read
 		}
 		req.Progress = func(done, total int) { c.Progress(done, total, "URLs finished") }
 		return &ExtractOutput{svc.Extract(ctx, req)}, nil

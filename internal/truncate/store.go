@@ -32,7 +32,8 @@ type Store struct {
 	// ReadTool selects the paging hint of the footer: "" → read_file with the
 	// agent-visible path (spec §A10.3); ReadToolWeb → web_read with the store
 	// file name, for clients that cannot see this disk (MCP), followed by
-	// the page's resource URI when ResourcePrefix is set.
+	// the page's resource URI when ResourcePrefix is set; ReadToolCLI → the
+	// `gatehouse read PATH --offset N` command line (the CLI).
 	ReadTool string
 	// ResourcePrefix is prepended to the file name to form the MCP resource
 	// URI of a stored page (e.g. "gatehouse://store/"); "" shows none.
@@ -41,6 +42,10 @@ type Store struct {
 
 // ReadToolWeb is the Store.ReadTool value for web_read footers.
 const ReadToolWeb = "web_read"
+
+// ReadToolCLI is the Store.ReadTool value for CLI footers: the command that
+// pages the stored text (`gatehouse read`, which calls web_read).
+const ReadToolCLI = "gatehouse read"
 
 // storeMarker is appended to a stored copy that was capped at StoreCap chars.
 func storeMarker(original int) string {

@@ -241,14 +241,35 @@ func Apply(rawURL, content string, limit int, s *Store) Result {
 		} else {
 			b.WriteString("Full text saved to: " + shown + "\n")
 		}
-		b.WriteString(`To read the omitted middle: ` + tool + ` path="` + shown + `" offset=` +
-			strconv.Itoa(w.ReadOffset) + " limit=200 (" + what + "; raise/lower offset to page through it).\n")
+		if s.ReadTool == ReadToolCLI {
+			b.WriteString(`To read the omitted middle: ` + ReadToolCLI + ` ` + shellQuote(shown) + ` --offset ` +
+				strconv.Itoa(w.ReadOffset) + " --limit 200 (lines, 1-based; " + what + "; raise/lower --offset to page through it).\n")
+		} else {
+			b.WriteString(`To read the omitted middle: ` + tool + ` path="` + shown + `" offset=` +
+				strconv.Itoa(w.ReadOffset) + " limit=200 (" + what + "; raise/lower offset to page through it).\n")
+		}
 	} else {
 		b.WriteString(notStoredLine + "\n")
 	}
 	b.WriteString(closeRule)
 	r.Content = b.String()
 	return r
+}
+
+// shellQuote returns s as one POSIX shell word: unchanged when it holds
+// only characters no shell treats specially, else in single quotes.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@%=", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // commas formats n with "," thousands separators (Python "{:,}").

@@ -58,7 +58,8 @@ type ExtractRequest struct {
 	Backend string `json:"-"`
 	// ReadTool selects the truncation footer's paging hint (truncate.Store.ReadTool):
 	// "" names read_file and the agent-visible path; truncate.ReadToolWeb names
-	// web_read and the store file name (MCP). Presentation only.
+	// web_read and the store file name (MCP); truncate.ReadToolCLI names the
+	// `gatehouse read PATH --offset N` command (CLI). Presentation only.
 	ReadTool string `json:"-"`
 	// ResourcePrefix is the resource URI prefix the footer shows with ReadTool
 	// web_read (truncate.Store.ResourcePrefix).
@@ -450,9 +451,9 @@ func (s *Service) resolve(c provider.Capability, override string) (provider.Reso
 	st := s.d.Registry.Settings()
 	if o := strings.TrimSpace(override); o != "" {
 		if c == provider.CapExtract {
-			st.ExtractBackend = o
+			st.ExtractBackend, st.ExtractFrom = o, "--backend"
 		} else {
-			st.SearchBackend = o
+			st.SearchBackend, st.SearchFrom = o, "--backend"
 		}
 		r, err := provider.Resolve(c, st)
 		if err == nil {

@@ -33,9 +33,14 @@ const (
 // switches and a credential lookup. Build it with SettingsFrom.
 type Settings struct {
 	Backend, SearchBackend, ExtractBackend string
-	Disabled                               []string
-	KeylessFallback, KeylessRescue         bool
-	KeyedBackstop                          bool
+	// SearchFrom and ExtractFrom name where SearchBackend and
+	// ExtractBackend came from when not from config (a CLI flag such as
+	// "--backend"); "" means web.search_backend / web.extract_backend.
+	// Errors name this source and its fix.
+	SearchFrom, ExtractFrom        string
+	Disabled                       []string
+	KeylessFallback, KeylessRescue bool
+	KeyedBackstop                  bool
 	// Tier maps a vendor to config.TierFree / TierPaid / TierAuto.
 	Tier map[string]string
 	// Env returns a credential or endpoint variable ("" = unset): the
@@ -48,6 +53,7 @@ func SettingsFrom(cfg *config.Config, dotenv map[string]string) Settings {
 	w := cfg.Web
 	return Settings{
 		Backend: w.Backend, SearchBackend: w.SearchBackend, ExtractBackend: w.ExtractBackend,
+		SearchFrom: w.SearchBackendFrom, ExtractFrom: w.ExtractBackendFrom,
 		Disabled:        w.DisabledProviders,
 		KeylessFallback: w.KeylessFallback, KeylessRescue: w.KeylessFallback && w.KeylessRescue,
 		KeyedBackstop: w.KeyedBackstop,
@@ -97,11 +103,11 @@ func (s Settings) configuredName(c Capability) (name, key string) {
 	switch c {
 	case CapSearch:
 		if n := Canonical(s.SearchBackend); n != "" {
-			return n, "web.search_backend"
+			return n, orStr(s.SearchFrom, "web.search_backend")
 		}
 	case CapExtract:
 		if n := Canonical(s.ExtractBackend); n != "" {
-			return n, "web.extract_backend"
+			return n, orStr(s.ExtractFrom, "web.extract_backend")
 		}
 	}
 	if n := Canonical(s.Backend); n != "" {
@@ -136,21 +142,21 @@ func Resolve(c Capability, s Settings) (Resolution, *reason.Error) {
 			if Canonical(d) == name {
 				return Resolution{}, reason.Newf(reason.ProviderDisabled, "",
 					"The %s backend %q (%s) is disabled by web.disabled_providers. Remove it from that list to re-enable it (`gatehouse config set web.disabled_providers []`), or %s",
-					c, urlsafe.Redact(name), key, lowerFirst(fixFor(c)))
+					c, urlsafe.Redact(name), key, lowerFirst(fixFrom(c, key)))
 			}
 		}
 		switch {
 		case !known:
 			return Resolution{}, reason.Newf(reason.UnknownBackend, "",
-				"%s names %q, which is not a registered web provider; Gatehouse never silently switches to another one. %s", key, urlsafe.Redact(name), fixFor(c))
+				"%s names %q, which is not a registered web provider; Gatehouse never silently switches to another one. %s", key, urlsafe.Redact(name), fixFrom(c, key))
 		case c == CapExtract && !sp.Extract:
 			return Resolution{}, reason.Newf(reason.SearchOnlyBackend, "",
-				"%s (%q, from %s) is a search-only backend and cannot extract URL content. Set web.extract_backend to one of %s: `gatehouse config set web.extract_backend direct`.",
-				sp.Label, name, key, strings.Join(ExtractCapable(), ", "))
+				"%s (%q, from %s) is a search-only backend and cannot extract URL content. %s",
+				sp.Label, name, key, fixFrom(c, key))
 		case c == CapSearch && !sp.Search:
-			if key == "web.search_backend" {
+			if key != "web.backend" {
 				return Resolution{}, reason.Newf(reason.NoProvider, "",
-					"web.search_backend names %q, which cannot search. %s", name, fixFor(c))
+					"%s names %q, which cannot search. %s", key, name, fixFrom(c, key))
 			}
 			// web.backend names an extract-only backend (direct): search autodetects.
 			r, err := autodetect(c, s)
@@ -262,9 +268,30 @@ func missingKey(sp Spec, variable, key, what string) *reason.Error {
 	if key != "" {
 		from = " (selected by " + key + ")"
 	}
+	other := "`gatehouse config set " + orStr(key, "web.backend") + " …`"
+	if isFlag(key) {
+		other = "another " + key + " (or none, to use the configured backend)"
+	}
 	return reason.Newf(reason.MissingKey, "",
-		"%s%s needs %s: %s is not set. Put %s=… in $GATEHOUSE_HOME/.env or the environment, or select another backend with `gatehouse config set %s …`.",
-		sp.Label, from, what, variable, variable, orStr(key, "web.backend"))
+		"%s%s needs %s: %s is not set. Put %s=… in $GATEHOUSE_HOME/.env or the environment, or select another backend with %s.",
+		sp.Label, from, what, variable, variable, other)
+}
+
+// isFlag reports whether a selection source is a command-line flag
+// ("--backend") rather than a config key.
+func isFlag(source string) bool { return strings.HasPrefix(source, "-") }
+
+// fixFrom is fixFor for a selection that came from source (a config key or
+// a flag): a flag's fix is another value of the flag, not a config change.
+func fixFrom(c Capability, source string) string {
+	if !isFlag(source) {
+		return fixFor(c)
+	}
+	names := SearchCapable()
+	if c == CapExtract {
+		names = ExtractCapable()
+	}
+	return fmt.Sprintf("Pass %s one of: %s, or leave the flag out to use the configured backend.", source, strings.Join(names, ", "))
 }
 
 func modeWhy(sp Spec, m Mode, s Settings) string {

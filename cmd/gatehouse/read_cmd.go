@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+)
+
+// readCmd is `gatehouse read PATH`: lines of a page stored when an extract
+// result was truncated, through the same web_read tool MCP clients call
+// (confined to the store, the same reason codes).
+func (a *app) readCmd() *cobra.Command {
+	var offset, limit int
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "read PATH",
+		Short: "Page through the full text of a truncated extract result (web_read)",
+		Long: `Print lines of a page that Gatehouse stored when an extract result was longer than
+its character budget. Pass PATH, --offset and --limit as the result's footer gives
+them ("To read the omitted middle: gatehouse read PATH --offset N --limit 200");
+--offset is a 1-based line number. Only files in Gatehouse's store are read: other
+paths, '..', symlinks and non-regular files are refused with a reason code.
+
+When more lines follow, stderr names the command that reads on.
+
+Exit status: 0 on success, 1 when the read was refused, 2 on a usage error.`,
+		Args: argsExact(1, "PATH, the stored page a truncated result's footer names"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reg, err := a.registry()
+			if err != nil {
+				return a.refuse(asJSON, err)
+			}
+			in := tools.ReadInput{Path: args[0], Offset: offset, Limit: limit}
+			ctx, cancel, sigExit := signalContext()
+			defer cancel()
+			res, err := reg.CallValue(ctx, tools.WebRead, in, tools.Options{Surface: tools.SurfaceCLI, Task: cliTask()})
+			reg.EndTask(cliTask())
+			if err != nil {
+				return err
+			}
+			out, ok := res.Value.(*tools.ReadOutput)
+			if !ok { // refused before the handler ran: a flag value the schema refuses
+				return argsUsageError(res)
+			}
+			if asJSON {
+				b, err := res.JSON(true)
+				if err != nil {
+					return err
+				}
+				a.stdout.Write(b)
+			} else if out.Refused() {
+				fmt.Fprintf(a.stderr, "gatehouse: REFUSED [%s]: %s\n", out.Reason, out.Error)
+			} else {
+				fmt.Fprint(a.stdout, out.Content)
+				if out.Content != "" && !strings.HasSuffix(out.Content, "\n") {
+					fmt.Fprintln(a.stdout)
+				}
+				if out.NextOffset > 0 {
+					fmt.Fprintf(a.stderr, "gatehouse: lines %d–%d of %d; read on: gatehouse read %s --offset %d\n",
+						out.Offset, out.Offset+out.Lines-1, out.TotalLines, args[0], out.NextOffset)
+				}
+			}
+			if code := sigExit(); code != 0 {
+				return exitError{code}
+			}
+			if out.Refused() {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, `print the tool result as JSON ({"path","offset","lines","total_lines","next_offset","content"})`)
+	c.Flags().IntVar(&offset, "offset", 1, "1-based line number to start at (the footer's offset)")
+	c.Flags().IntVar(&limit, "limit", 200, "number of lines, 1..2000 (output is also capped at 100000 chars)")
+	return c
+}

@@ -1,0 +1,684 @@
+package content
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/andybalholm/cascadia"
+	"github.com/tdewolff/parse/v2"
+	"github.com/tdewolff/parse/v2/css"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Page stylesheets (the page's own <style> elements) are read for the
+// declarations that can hide an element (hideProps), so that text hidden by
+// a class or id rule is judged like text hidden by an inline style (see
+// dropHidden). The CSS is tokenized and parsed by tdewolff/parse/v2/css
+// (CSS Syntax Module Level 3); selectors are compiled and matched by
+// andybalholm/cascadia. External stylesheets (<link rel=stylesheet>) are
+// never fetched: the direct path reads the page it was given, nothing else.
+//
+// The cascade is the subset that decides visibility: for each element the
+// matching rules' declarations of hideProps and its inline style are ordered
+// by CSS Cascade 4 §6 (importance, inline over rules, selector specificity,
+// source order; cascade layers are not told apart). A rule applies when it is
+// outside any at-rule, inside @media whose query list has an unconditional
+// screen or all query, or inside @layer. A rule inside a conditional @media
+// (a width, orientation, … feature) or @supports applies at some viewports
+// only: its hiding values are ignored (text hidden at one viewport is shown
+// at another, e.g. a mobile-only menu) and its other values (display:block
+// at min-width: 768px) count, so that an element a wider screen reveals is
+// kept. @media print or speech, @keyframes, @font-face and other at-rules
+// are skipped.
+//
+// The work is capped, so that a hostile stylesheet cannot make extraction
+// slow: at most maxStyleBytes of CSS are parsed, at most maxStyleRules
+// selectors are kept, selectors longer than maxSelectorLen or using :has()
+// (a descendant search per element) or cascadia's non-standard extensions
+// (:contains and friends, which a browser rejects) are skipped, and at most
+// maxStyleMatches matches of rules with a hiding value run within twice
+// styleBudget of wall time, and as many of the other rules (which can only
+// show an element again) within styleBudget. Past the first cap the rest of
+// the page is judged on its inline styles; past the second an element's
+// cascade holds only its hiding rules and inline style, so padding a sheet
+// with other rules fails closed.
+const (
+	maxStyleBytes   = 2 << 20
+	maxStyleRules   = 20000
+	maxSelectorLen  = 1024
+	maxStyleMatches = 400000
+	styleBudget     = 250 * time.Millisecond
+)
+
+// hideProps are the CSS properties whose values can make an element
+// unrendered or unseen (see isHiddenElement and visuallyHidden); only their
+// declarations are kept from a stylesheet.
+var hideProps = map[string]bool{
+	"display": true, "visibility": true, "content-visibility": true, "opacity": true,
+	"font-size": true, "position": true, "left": true, "top": true, "right": true,
+	"bottom": true, "text-indent": true, "clip": true, "clip-path": true,
+	"width": true, "height": true, "max-width": true, "max-height": true,
+	"overflow": true, "transform": true,
+	// Not hiding, but they tell an entrance animation's start state from
+	// hidden text (animationStart).
+	"transition": true, "animation": true, "animation-name": true,
+}
+
+// cssDecl is one declaration: property and value lower-cased and trimmed,
+// "!important" removed and recorded.
+type cssDecl struct {
+	prop, val string
+	important bool
+}
+
+// cssRule is one selector of a style rule with the rule's hideProps
+// declarations.
+type cssRule struct {
+	sel   cascadia.Sel
+	spec  cascadia.Specificity
+	order int
+	decls []cssDecl
+	// hides: some declaration has a hiding value on its own (hidingValue);
+	// an element matching such a rule gets its full cascade computed.
+	hides bool
+	// conditional: the rule applies at some viewports only; its hiding
+	// declarations were dropped when it was parsed.
+	conditional bool
+}
+
+// styleSheet is the page's rules indexed by the key of their rightmost
+// compound selector (an id, a class, a tag name, or none), as browsers do,
+// so that an element is matched only against rules that can match it.
+type styleSheet struct {
+	byID, byClass, byTag map[string][]*cssRule
+	universal            []*cssRule
+	n                    int
+}
+
+// pageStyles holds the cascaded hideProps declarations of every element a
+// page stylesheet rule matched; other elements have only their inline style.
+type pageStyles struct {
+	m map[*html.Node]map[string]string
+	// rule holds, for the elements of m, the properties whose cascaded
+	// value came from a stylesheet rule rather than the inline style.
+	rule map[*html.Node]map[string]bool
+}
+
+// fromRule reports whether n's cascaded value of prop came from a page
+// stylesheet rule (not from its inline style).
+func (s *pageStyles) fromRule(n *html.Node, prop string) bool {
+	return s != nil && s.rule[n][prop]
+}
+
+// of returns n's declarations of hideProps (see parseInlineStyle for the
+// shape): the cascaded ones when a stylesheet rule matched n, else n's
+// inline style. Nil when there are none.
+func (s *pageStyles) of(n *html.Node) map[string]string {
+	if s != nil {
+		if st, ok := s.m[n]; ok {
+			return st
+		}
+	}
+	return parseInlineStyle(n)
+}
+
+// computeStyles parses the page's <style> elements and cascades their
+// hideProps declarations onto the elements they match (see the comment at
+// the top of this file). The result is empty when the page has no rule
+// with a hiding value.
+func computeStyles(doc *html.Node) *pageStyles {
+	out := &pageStyles{}
+	var sheets []string
+	size := 0
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.Template:
+			return false
+		case atom.Style:
+			if m, ok := attr(n, "media"); ok && mediaApplies(m) != mediaAlways {
+				return false // print-only, or a viewport-dependent sheet: see above
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.TextNode && size < maxStyleBytes {
+					t := c.Data
+					if size+len(t) > maxStyleBytes {
+						t = t[:maxStyleBytes-size]
+					}
+					size += len(t)
+					sheets = append(sheets, t)
+				}
+			}
+			return false
+		}
+		return true
+	})
+	if len(sheets) == 0 {
+		return out
+	}
+	sh := parseSheet(strings.Join(sheets, "\n"))
+	if sh == nil {
+		return out
+	}
+	out.m, out.rule = map[*html.Node]map[string]string{}, map[*html.Node]map[string]bool{}
+	m := matcher{sheet: sh, deadline: time.Now().Add(styleBudget), rule: out.rule}
+	m.walk(doc, out.m, false)
+	return out
+}
+
+// parseSheet returns the rules of a stylesheet text, or nil when none of
+// them has a hiding value (nothing on the page can be hidden by it).
+func parseSheet(text string) *styleSheet {
+	p := css.NewParser(parse.NewInputString(text), false)
+	sh := &styleSheet{byID: map[string][]*cssRule{}, byClass: map[string][]*cssRule{}, byTag: map[string][]*cssRule{}}
+	// stack of the enclosing at-rules' applicability
+	var stack []mediaKind
+	var sels [][]css.Token
+	var decls []cssDecl
+	inRule := false
+	anyHides := false
+	order := 0
+	for steps := 0; steps < 4*maxStyleBytes; steps++ {
+		gt, _, data := p.Next()
+		switch gt {
+		case css.ErrorGrammar:
+			if !p.HasParseError() {
+				steps = 4 * maxStyleBytes // EOF
+			}
+			inRule = false
+		case css.BeginAtRuleGrammar:
+			stack = append(stack, atRuleKind(strings.ToLower(string(data)), p.Values()))
+		case css.EndAtRuleGrammar:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case css.BeginRulesetGrammar:
+			inRule, decls = true, decls[:0]
+			// (Values is the parser's buffer, reused by the next grammar.)
+			sels = splitSelectors(append([]css.Token(nil), p.Values()...))
+		case css.DeclarationGrammar:
+			if !inRule {
+				continue
+			}
+			prop := strings.ToLower(string(data))
+			if !hideProps[prop] {
+				continue
+			}
+			var b strings.Builder
+			for _, v := range p.Values() {
+				b.Write(v.Data)
+			}
+			val, imp := importance(strings.ToLower(strings.TrimSpace(b.String())))
+			decls = append(decls, cssDecl{prop: prop, val: val, important: imp})
+		case css.EndRulesetGrammar:
+			if !inRule {
+				continue
+			}
+			inRule = false
+			kind := mediaAlways
+			for _, k := range stack {
+				kind = max(kind, k)
+			}
+			if kind == mediaNever || len(decls) == 0 {
+				continue
+			}
+			ds := decls
+			if kind == mediaSometimes {
+				ds = nil
+				for _, d := range decls {
+					if !hidingValue(d.prop, d.val) {
+						ds = append(ds, d)
+					}
+				}
+				if len(ds) == 0 {
+					continue
+				}
+			} else {
+				ds = append([]cssDecl(nil), decls...)
+			}
+			hides := false
+			for _, d := range ds {
+				hides = hides || hidingValue(d.prop, d.val)
+			}
+			for _, toks := range sels {
+				if sh.n >= maxStyleRules {
+					break
+				}
+				r := compileRule(toks)
+				if r == nil {
+					continue
+				}
+				order++
+				r.order, r.decls, r.hides, r.conditional = order, ds, hides, kind == mediaSometimes
+				anyHides = anyHides || hides
+				sh.add(r, toks)
+			}
+		}
+	}
+	if !anyHides {
+		return nil
+	}
+	return sh
+}
+
+// splitSelectors splits a rule's selector tokens at top-level commas.
+func splitSelectors(toks []css.Token) [][]css.Token {
+	var out [][]css.Token
+	start := 0
+	topLevel(toks, func(i int, t css.Token) {
+		if t.TokenType == css.CommaToken {
+			out = append(out, toks[start:i])
+			start = i + 1
+		}
+	})
+	return append(out, toks[start:])
+}
+
+// compileRule compiles one selector, or returns nil for one Gatehouse does
+// not match: too long, a pseudo-element (it styles generated content, not
+// the element), :has() or a cascadia extension, or invalid (a browser
+// drops the rule too).
+func compileRule(toks []css.Token) *cssRule {
+	var b strings.Builder
+	for _, t := range toks {
+		b.Write(t.Data)
+	}
+	s := strings.TrimSpace(b.String())
+	if s == "" || len(s) > maxSelectorLen {
+		return nil
+	}
+	ls := strings.ToLower(s)
+	for _, bad := range []string{":has(", ":haschild(", ":contains(", ":containsown(", ":matches(", ":matchesown("} {
+		if strings.Contains(ls, bad) {
+			return nil
+		}
+	}
+	sel, err := cascadia.ParseWithPseudoElement(s)
+	if err != nil || sel.PseudoElement() != "" {
+		return nil
+	}
+	return &cssRule{sel: sel, spec: sel.Specificity()}
+}
+
+// topLevel calls fn for each token of toks outside parentheses, brackets
+// and functions (:not(…), [attr=…]).
+func topLevel(toks []css.Token, fn func(i int, t css.Token)) {
+	depth := 0
+	for i, t := range toks {
+		switch t.TokenType {
+		case css.FunctionToken, css.LeftParenthesisToken, css.LeftBracketToken:
+			depth++
+		case css.RightParenthesisToken, css.RightBracketToken:
+			depth--
+		default:
+			if depth == 0 {
+				fn(i, t)
+			}
+		}
+	}
+}
+
+// add indexes r under the key of its rightmost compound selector.
+func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
+	sh.n++
+	// The rightmost compound: the tokens after the last top-level
+	// combinator (whitespace, >, +, ~).
+	start := 0
+	topLevel(toks, func(i int, t css.Token) {
+		if t.TokenType == css.WhitespaceToken || t.TokenType == css.DelimToken && len(t.Data) == 1 && strings.ContainsRune(">+~", rune(t.Data[0])) {
+			start = i + 1
+		}
+	})
+	comp := toks[start:]
+	var id, class, tag string
+	topLevel(comp, func(i int, t css.Token) {
+		switch {
+		case t.TokenType == css.HashToken && id == "":
+			id = cssUnescape(string(t.Data[1:]))
+		case t.TokenType == css.DelimToken && class == "" && string(t.Data) == "." && i+1 < len(comp) && comp[i+1].TokenType == css.IdentToken:
+			class = cssUnescape(string(comp[i+1].Data))
+		case t.TokenType == css.IdentToken && i == 0:
+			tag = strings.ToLower(cssUnescape(string(t.Data)))
+		}
+	})
+	switch {
+	case id != "":
+		sh.byID[id] = append(sh.byID[id], r)
+	case class != "":
+		sh.byClass[class] = append(sh.byClass[class], r)
+	case tag != "":
+		sh.byTag[tag] = append(sh.byTag[tag], r)
+	default:
+		sh.universal = append(sh.universal, r)
+	}
+}
+
+// cssUnescape decodes CSS escapes in an identifier (CSS Syntax §4.3.7):
+// "md\:hidden" is the class md:hidden, "\31 0" is "10".
+func cssUnescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		j := i + 1
+		for j < len(s) && j < i+7 && isHex(s[j]) {
+			j++
+		}
+		if j == i+1 {
+			b.WriteByte(s[j])
+			i = j
+			continue
+		}
+		v, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+		if v == 0 || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) {
+			v = 0xfffd
+		}
+		b.WriteRune(rune(v))
+		if j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n') {
+			j++
+		}
+		i = j - 1
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// mediaKind is when a media query list (or an at-rule) applies on a
+// screen, ordered so that the most restrictive of nested ones is the max.
+type mediaKind int
+
+const (
+	mediaAlways    mediaKind = iota // screen, all, or no condition
+	mediaSometimes                  // at some viewports or feature sets only
+	mediaNever                      // print, speech, an at-rule whose content is no style rule
+)
+
+// atRuleKind classifies an at-rule by name and prelude tokens.
+func atRuleKind(name string, prelude []css.Token) mediaKind {
+	switch name {
+	case "@media":
+		var b strings.Builder
+		for _, t := range prelude {
+			b.Write(t.Data)
+		}
+		return mediaApplies(b.String())
+	case "@layer":
+		return mediaAlways
+	case "@supports", "@container", "@scope":
+		return mediaSometimes
+	}
+	return mediaNever
+}
+
+// mediaApplies classifies a media query list (Media Queries 4 §2): always
+// when some query is screen or all (or has no type) with no feature
+// condition; sometimes when some such query has conditions; never when
+// every query names another media type (print, speech) or is negated
+// beyond "not print".
+func mediaApplies(list string) mediaKind {
+	best := mediaNever
+	for _, q := range strings.Split(strings.ToLower(list), ",") {
+		f := strings.Fields(strings.NewReplacer("(", " ( ", ")", " ) ").Replace(q))
+		if len(f) > 0 && f[0] == "only" {
+			f = f[1:]
+		}
+		k := mediaNever
+		switch {
+		case len(f) == 0:
+			k = mediaAlways // an empty query list matches all
+		case f[0] == "not":
+			if len(f) == 2 && (f[1] == "print" || f[1] == "speech") {
+				k = mediaAlways
+			}
+		case f[0] == "screen" || f[0] == "all":
+			k = mediaAlways
+			if len(f) > 1 {
+				k = mediaSometimes
+			}
+		case f[0] == "(":
+			k = mediaSometimes
+		}
+		best = min(best, k)
+	}
+	return best
+}
+
+// hidingValue reports whether one declaration can hide an element on its
+// own or together with others (see isHiddenElement and visuallyHidden).
+func hidingValue(prop, val string) bool {
+	switch prop {
+	case "display":
+		return val == "none"
+	case "visibility":
+		return val == "hidden" || val == "collapse"
+	case "content-visibility":
+		return val == "hidden"
+	case "opacity":
+		return zeroOpacity(val)
+	case "font-size":
+		return zeroLength(val)
+	case "left", "top", "right", "bottom", "text-indent":
+		return farNegative(val)
+	case "clip":
+		return tinyClip(val)
+	case "clip-path":
+		return insetClip(val)
+	case "transform":
+		return scaleZero(val)
+	case "width", "height", "max-width", "max-height":
+		v, unit, ok := cssLength(val)
+		return ok && (v == 0 || v <= 1 && (unit == "px" || unit == ""))
+	}
+	return false
+}
+
+// matcher matches a styleSheet against a tree within the caps.
+type matcher struct {
+	rule     map[*html.Node]map[string]bool // see pageStyles.rule
+	sheet    *styleSheet
+	deadline time.Time
+	// Two budgets: rules with a hiding value (hides) are matched first and
+	// get their own, so that padding a stylesheet with other rules cannot
+	// use it up; past the budget of the others an element's cascade holds
+	// only its hiding rules and inline style (it fails closed).
+	matches, others        int
+	stopped, othersStopped bool
+}
+
+// walk computes the cascade for n and its descendants. restore is true
+// under an element whose visibility is hidden or font size zero, where a
+// descendant's rules may turn either back (visibility:visible, a font size).
+func (m *matcher) walk(n *html.Node, out map[*html.Node]map[string]string, restore bool) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode || m.stopped {
+			continue
+		}
+		if c.DataAtom == atom.Template || c.DataAtom == atom.Style || c.DataAtom == atom.Script {
+			continue
+		}
+		st := m.cascade(c, restore)
+		if st != nil {
+			out[c] = st
+		} else {
+			st = parseInlineStyle(c)
+		}
+		v := st["visibility"]
+		m.walk(c, out, restore || v == "hidden" || v == "collapse" || zeroLength(st["font-size"]))
+	}
+}
+
+// cascade returns n's cascaded hideProps declarations, or nil when no rule
+// that matters matched: a rule with a hiding value, or (when n or restore
+// asks for it) any rule.
+func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
+	cands := m.candidates(n)
+	if len(cands) == 0 {
+		return nil
+	}
+	var hit []*cssRule
+	for _, r := range cands {
+		if r.hides && m.match(r, n) {
+			hit = append(hit, r)
+		}
+	}
+	inline := parseInlineDecls(n)
+	full := len(hit) > 0 || restore
+	for _, d := range inline {
+		full = full || hidingValue(d.prop, d.val)
+	}
+	if !full {
+		return nil
+	}
+	for _, r := range cands {
+		if !r.hides && m.matchOther(r, n) {
+			hit = append(hit, r)
+		}
+	}
+	if len(hit) == 0 {
+		return nil
+	}
+	sort.Slice(hit, func(i, j int) bool { return hit[i].order < hit[j].order })
+	// Ascending precedence: rules by specificity then order, inline,
+	// important rules, important inline (CSS Cascade 4 §6.1).
+	sort.SliceStable(hit, func(i, j int) bool { return hit[i].spec.Less(hit[j].spec) })
+	st := map[string]string{}
+	src := map[string]bool{} // true: the value came from a rule
+	for _, r := range hit {
+		for _, d := range r.decls {
+			if !d.important {
+				st[d.prop], src[d.prop] = d.val, true
+			}
+		}
+	}
+	for _, d := range inline {
+		if !d.important {
+			st[d.prop], src[d.prop] = d.val, false
+		}
+	}
+	for _, r := range hit {
+		for _, d := range r.decls {
+			if d.important {
+				st[d.prop], src[d.prop] = d.val, true
+			}
+		}
+	}
+	for _, d := range inline {
+		if d.important {
+			st[d.prop], src[d.prop] = d.val, false
+		}
+	}
+	m.rule[n] = src
+	return st
+}
+
+// candidates returns the rules indexed under n's id, classes and tag, and
+// the universal ones.
+func (m *matcher) candidates(n *html.Node) []*cssRule {
+	sh := m.sheet
+	out := append([]*cssRule(nil), sh.universal...)
+	out = append(out, sh.byTag[n.Data]...)
+	for _, a := range n.Attr {
+		if a.Namespace != "" {
+			continue
+		}
+		switch a.Key {
+		case "id":
+			out = append(out, sh.byID[a.Val]...)
+		case "class":
+			seen := map[string]bool{}
+			for _, c := range strings.Fields(a.Val) {
+				if !seen[c] {
+					seen[c] = true
+					out = append(out, sh.byClass[c]...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// match runs one match of a hiding rule within its caps (maxStyleMatches,
+// twice styleBudget).
+func (m *matcher) match(r *cssRule, n *html.Node) bool {
+	if m.stopped {
+		return false
+	}
+	m.matches++
+	if m.matches > maxStyleMatches || m.matches%256 == 0 && time.Now().After(m.deadline.Add(styleBudget)) {
+		m.stopped = true
+		return false
+	}
+	return r.sel.Match(n)
+}
+
+// matchOther runs one match of another rule within its caps
+// (maxStyleMatches, styleBudget).
+func (m *matcher) matchOther(r *cssRule, n *html.Node) bool {
+	if m.othersStopped || m.stopped {
+		return false
+	}
+	m.others++
+	if m.others > maxStyleMatches || m.others%256 == 0 && time.Now().After(m.deadline) {
+		m.othersStopped = true
+		return false
+	}
+	return r.sel.Match(n)
+}
+
+// parseInlineDecls returns n's inline declarations of hideProps in order
+// (see parseInlineStyle for the normalisation), importance kept.
+func parseInlineDecls(n *html.Node) []cssDecl {
+	var out []cssDecl
+	for _, d := range inlineDecls(n) {
+		if hideProps[d.prop] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// inlineDecls returns every declaration of n's style attribute in order:
+// property and value lower-cased and trimmed, "!important" removed and
+// recorded. Nil when there is no style.
+func inlineDecls(n *html.Node) []cssDecl {
+	s, ok := attr(n, "style")
+	if !ok || strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var out []cssDecl
+	for _, decl := range strings.Split(s, ";") {
+		prop, val, ok := strings.Cut(decl, ":")
+		if !ok {
+			continue
+		}
+		prop = strings.ToLower(strings.TrimSpace(prop))
+		if prop == "" {
+			continue
+		}
+		val, imp := importance(strings.ToLower(strings.TrimSpace(val)))
+		out = append(out, cssDecl{prop: prop, val: val, important: imp})
+	}
+	return out
+}
+
+// importance splits a trailing "!important" (any spacing) off a lower-case
+// declaration value.
+func importance(val string) (string, bool) {
+	if i := strings.LastIndex(val, "!"); i >= 0 && strings.TrimSpace(val[i+1:]) == "important" {
+		return strings.TrimSpace(val[:i]), true
+	}
+	return val, false
+}
