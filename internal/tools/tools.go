@@ -11,7 +11,8 @@
 //     `jsonschema:"…"` tag is the property's description, written for a model:
 //     what it is, units (chars, lines, seconds), limits, defaults. Optional
 //     fields are pointers or `omitempty`. Adjust the inferred schema (enums,
-//     bounds) in Spec.Schema; documented leniency (accepting a shape the
+//     bounds) in Spec.Schema (an enum whose bad value has a reason code of
+//     its own names it in Spec.EnumCodes); documented leniency (accepting a shape the
 //     schema does not advertise) goes in Spec.Prepare, before validation.
 //  2. Write the result struct. It is marshalled as the tool's JSON result on
 //     every surface. A whole-call refusal must be visible to the surface:
