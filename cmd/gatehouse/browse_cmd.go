@@ -24,11 +24,8 @@ func (a *app) browseCmd() *cobra.Command {
 Gatehouse's egress proxy and gates) and prints the compact accessibility snapshot:
 lines such as '- button "Save" [ref=e5]'.
 
---repl reads one call per line from stdin and prints each JSON result on one line:
-  navigate URL        snapshot [full]       click e3          type e4 some text
-  scroll up|down      back                  press Enter       console [EXPR]
-  console clear       images                vision [--annotate] [QUESTION]
-  close               help                  quit
+--repl reads one call per line from stdin and prints each JSON result on one line;
+its commands, one per browser tool, are listed below (plus help and quit).
 Refs are the [ref=eN] values of the latest snapshot ("e3" and "@e3" both work).
 
 Exit status: 0 on success, 1 when the (last) call failed, 2 on a usage error.`,
@@ -90,7 +87,45 @@ Exit status: 0 on success, 1 when the (last) call failed, 2 on a usage error.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print the browser_navigate result as JSON")
 	c.Flags().BoolVar(&repl, "repl", false, "read one browser call per line from stdin and print each JSON result")
 	c.Flags().StringVar(&task, "task", "", "task id (sessions are per task; default: one per process)")
+	defaultHelp := c.HelpFunc()
+	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		defaultHelp(cmd, args)
+		if reg, err := a.registry(); err == nil {
+			fmt.Fprint(a.stdout, "\nREPL commands (--repl):\n"+replHelp(reg))
+			reg.Close()
+		}
+	})
 	return c
+}
+
+// replUsage is the REPL command line of each browser tool. The help lists
+// the registry's browser tools through it (replHelp), so a tool missing here
+// shows as such and TestBrowseHelpListsEveryBrowserTool fails.
+var replUsage = map[string]string{
+	tools.BrowserNavigate: "navigate URL", tools.BrowserSnapshot: "snapshot [full]",
+	tools.BrowserClick: "click REF", tools.BrowserType: "type REF TEXT",
+	tools.BrowserScroll: "scroll up|down", tools.BrowserBack: "back",
+	tools.BrowserPress: "press KEY", tools.BrowserConsole: "console [EXPR|clear]",
+	tools.BrowserGetImages: "images", tools.BrowserVision: "vision [--annotate] [QUESTION]",
+	tools.BrowserDialog: "dialog accept|dismiss [PROMPT TEXT]", tools.BrowserClose: "close",
+}
+
+// replHelp lists one line per browser tool of reg (registration order):
+// its REPL command, title and tool name; then help and quit.
+func replHelp(reg *tools.Registry) string {
+	var b strings.Builder
+	for _, t := range reg.All() {
+		if !strings.HasPrefix(t.Name(), "browser_") {
+			continue
+		}
+		u, ok := replUsage[t.Name()]
+		if !ok {
+			u = "(no REPL command)"
+		}
+		fmt.Fprintf(&b, "  %-36s %s (%s)\n", u, t.Title(), t.Name())
+	}
+	fmt.Fprintf(&b, "  %-36s %s\n  %-36s %s\n", "help", "this list", "quit", "end the REPL (or EOF)")
+	return b.String()
 }
 
 // replCall turns one REPL line into a tool name and arguments. ok is false for
@@ -175,10 +210,6 @@ func replCall(line string) (tool string, args map[string]any, err error) {
 	return "", nil, fmt.Errorf("unknown command %q (try help)", f[0])
 }
 
-const replHelp = `commands: navigate URL | snapshot [full] | click REF | type REF TEXT | scroll up|down | back |
-press KEY | console [EXPR|clear] | images | vision [--annotate] [QUESTION] | dialog accept|dismiss [TEXT] |
-close | quit`
-
 // browseREPL runs the REPL until EOF, quit or ctx ends. failed reports whether
 // the last call was refused.
 func (a *app) browseREPL(ctx context.Context, reg *tools.Registry, opts tools.Options, in io.Reader) (failed bool, err error) {
@@ -217,7 +248,7 @@ func (a *app) browseREPL(ctx context.Context, reg *tools.Registry, opts tools.Op
 		case tool == "":
 			continue
 		case tool == "help":
-			fmt.Fprintln(a.stdout, replHelp)
+			fmt.Fprint(a.stdout, replHelp(reg))
 			continue
 		case tool == "quit" || tool == "exit":
 			return failed, nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/webtest"
 )
 
 // runAsCLIIfAsked lets a test re-run this test binary as the gatehouse CLI
@@ -148,5 +149,39 @@ func TestBrowseREPLSignalsLeaveNoChromium(t *testing.T) {
 			}
 			waitNoMarked(t, cmd.Process.Pid, "after "+sig.String())
 		})
+	}
+}
+
+// `browse --help` lists every registered browser tool with its REPL command,
+// and each listed command parses to that tool (newcomer review D3).
+func TestBrowseHelpListsEveryBrowserTool(t *testing.T) {
+	reg, _ := tools.Default(tools.Env{Web: webtest.New(t).Env()})
+	defer reg.Close()
+	code, out, errs := cli(t, t.TempDir(), "browse", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	n := 0
+	for _, tl := range reg.All() {
+		if !strings.HasPrefix(tl.Name(), "browser_") {
+			continue
+		}
+		n++
+		u, ok := replUsage[tl.Name()]
+		if !ok {
+			t.Errorf("%s has no REPL command", tl.Name())
+			continue
+		}
+		if !strings.Contains(out, u) || !strings.Contains(out, "("+tl.Name()+")") {
+			t.Errorf("help does not list %s (%s):\n%s", tl.Name(), u, out)
+		}
+		line := strings.NewReplacer("[", "", "]", "", "|", " ").Replace(u)
+		line = strings.NewReplacer("URL", "https://example.com/", "REF", "e1", "KEY", "Enter", "TEXT", "x", "EXPR", "1", "QUESTION", "q").Replace(line)
+		if tool, _, err := replCall(line); err != nil || tool != tl.Name() {
+			t.Errorf("REPL command %q parses to %q (%v), want %s", u, tool, err, tl.Name())
+		}
+	}
+	if n < 12 || !strings.Contains(out, "dialog accept|dismiss") {
+		t.Errorf("%d browser tools; help:\n%s", n, out)
 	}
 }

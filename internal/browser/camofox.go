@@ -416,93 +416,79 @@ func (m *Manager) camoSnapshot(ctx context.Context, task string) SnapshotResult 
 	return r
 }
 
-func (m *Manager) camoClick(ctx context.Context, task string, in RefInput) ClickResult {
-	var r ClickResult
-	t, release, ok := m.camoBegin(ctx, task, &r.Page)
+// camoAct is the one sequence of a Camofox page action (browser_click,
+// browser_type, browser_scroll, browser_press, browser_back): camoBegin, the
+// timeout (browser.command_timeout when 0), do (a failure is camoErr's
+// reason naming what), then camoAfter's snapshot or delta, whose page gate
+// judges where the action landed. It reports whether the action was
+// performed.
+func (m *Manager) camoAct(ctx context.Context, task string, p *Page, c *Change, timeout time.Duration, what string, do func(context.Context, *camoTab) error) bool {
+	t, release, ok := m.camoBegin(ctx, task, p)
 	if !ok {
-		return r
+		return false
 	}
 	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
-	defer cancel()
-	if _, err := m.camo.c.Click(cctx, t.id, m.camo.userID, refID(in.Ref)); err != nil {
-		m.errOf(nil, &r.Page, m.camoErr(cctx, "click "+NormalizeRef(in.Ref), err))
-		return r
+	if timeout <= 0 {
+		timeout = time.Duration(m.timeouts.Command) * time.Second
 	}
-	r.Clicked = NormalizeRef(in.Ref)
-	m.camoAfter(cctx, t, &r.Page, &r.Change)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := do(cctx, t); err != nil {
+		m.errOf(nil, p, m.camoErr(cctx, what, err))
+		return false
+	}
+	m.camoAfter(cctx, t, p, c)
+	return true
+}
+
+func (m *Manager) camoClick(ctx context.Context, task string, in RefInput) ClickResult {
+	var r ClickResult
+	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "click "+NormalizeRef(in.Ref), func(cctx context.Context, t *camoTab) error {
+		_, err := m.camo.c.Click(cctx, t.id, m.camo.userID, refID(in.Ref))
+		return err
+	}) {
+		r.Clicked = NormalizeRef(in.Ref)
+	}
 	return r
 }
 
 func (m *Manager) camoType(ctx context.Context, task string, in TypeInput) TypeResult {
 	var r TypeResult
-	t, release, ok := m.camoBegin(ctx, task, &r.Page)
-	if !ok {
-		return r
+	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "type into "+NormalizeRef(in.Ref), func(cctx context.Context, t *camoTab) error {
+		return m.camo.c.Type(cctx, t.id, m.camo.userID, refID(in.Ref), in.Text)
+	}) {
+		r.Typed, r.Element = redactText(in.Text), NormalizeRef(in.Ref)
 	}
-	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
-	defer cancel()
-	if err := m.camo.c.Type(cctx, t.id, m.camo.userID, refID(in.Ref), in.Text); err != nil {
-		m.errOf(nil, &r.Page, m.camoErr(cctx, "type into "+NormalizeRef(in.Ref), err))
-		return r
-	}
-	r.Typed, r.Element = redactText(in.Text), NormalizeRef(in.Ref)
-	m.camoAfter(cctx, t, &r.Page, &r.Change)
 	return r
 }
 
 func (m *Manager) camoScroll(ctx context.Context, task string, in ScrollInput) ScrollResult {
 	var r ScrollResult
-	t, release, ok := m.camoBegin(ctx, task, &r.Page)
-	if !ok {
-		return r
-	}
-	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
-	defer cancel()
 	dy, _ := ScrollDelta(in.Direction)
-	if err := m.camo.c.Scroll(cctx, t.id, m.camo.userID, in.Direction, max(dy, -dy)); err != nil {
-		m.errOf(nil, &r.Page, m.camoErr(cctx, "scroll", err))
-		return r
+	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "scroll", func(cctx context.Context, t *camoTab) error {
+		return m.camo.c.Scroll(cctx, t.id, m.camo.userID, in.Direction, max(dy, -dy))
+	}) {
+		r.Scrolled = in.Direction
 	}
-	r.Scrolled = in.Direction
-	m.camoAfter(cctx, t, &r.Page, &r.Change)
 	return r
 }
 
 func (m *Manager) camoPress(ctx context.Context, task string, in PressInput) PressResult {
 	var r PressResult
-	t, release, ok := m.camoBegin(ctx, task, &r.Page)
-	if !ok {
-		return r
+	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "press "+in.Key, func(cctx context.Context, t *camoTab) error {
+		return m.camo.c.Press(cctx, t.id, m.camo.userID, in.Key)
+	}) {
+		r.Pressed = in.Key
 	}
-	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
-	defer cancel()
-	if err := m.camo.c.Press(cctx, t.id, m.camo.userID, in.Key); err != nil {
-		m.errOf(nil, &r.Page, m.camoErr(cctx, "press "+in.Key, err))
-		return r
-	}
-	r.Pressed = in.Key
-	m.camoAfter(cctx, t, &r.Page, &r.Change)
 	return r
 }
 
 func (m *Manager) camoBack(ctx context.Context, task string) BackResult {
 	var r BackResult
-	t, release, ok := m.camoBegin(ctx, task, &r.Page)
-	if !ok {
-		return r
-	}
-	defer release()
-	nctx, cancel := context.WithTimeout(ctx, time.Duration(m.timeouts.Open)*time.Second)
-	defer cancel()
-	if _, err := m.camo.c.Back(nctx, t.id, m.camo.userID); err != nil {
-		m.errOf(nil, &r.Page, m.camoErr(nctx, "go back", err))
-		return r
-	}
-	m.camoAfter(nctx, t, &r.Page, &r.Change) // the page gate judges where history landed
+	m.camoAct(ctx, task, &r.Page, &r.Change, time.Duration(m.timeouts.Open)*time.Second, "go back", func(nctx context.Context, t *camoTab) error {
+		_, err := m.camo.c.Back(nctx, t.id, m.camo.userID)
+		return err
+	})
 	return r
 }
 

@@ -2,13 +2,10 @@ package browser
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -16,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud/cloudfake"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -27,9 +25,8 @@ import (
 // {tabId, url}; evaluate {ok, result}; DELETE closes. It records every
 // request.
 type camofoxFake struct {
-	*httptest.Server
+	*cloudfake.Server
 	mu       sync.Mutex
-	reqs     []vendorReq
 	tabs     map[string]*fakeTab
 	next     int
 	noEval   bool
@@ -46,55 +43,38 @@ func (t *fakeTab) url() string { return t.hist[len(t.hist)-1] }
 
 func newCamofoxFake(t *testing.T) *camofoxFake {
 	f := &camofoxFake{tabs: map[string]*fakeTab{}, redirect: map[string]string{}}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.Close)
+	f.Server = cloudfake.New(t, f.serve)
 	return f
 }
 
-func (f *camofoxFake) serve(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	rq := vendorReq{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()}
-	if r.URL.RawQuery != "" {
-		rq.Path += "?" + r.URL.RawQuery
-	}
-	json.Unmarshal(b, &rq.Body)
+func (f *camofoxFake) serve(rq cloudfake.Request) (int, any) {
+	r, _ := http.NewRequest(rq.Method, rq.Path, nil) // the path and query, parsed
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.reqs = append(f.reqs, rq)
-	out := func(code int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(v)
-	}
 	user, _ := rq.Body["userId"].(string)
 	if user == "" {
 		user = r.URL.Query().Get("userId")
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if r.URL.Path == "/health" {
-		out(200, map[string]any{"ok": true, "engine": "camoufox", "browserConnected": true})
-		return
+		return 200, map[string]any{"ok": true, "engine": "camoufox", "browserConnected": true}
 	}
 	if parts[0] != "tabs" || user == "" {
-		out(400, map[string]any{"error": "userId required"})
-		return
+		return 400, map[string]any{"error": "userId required"}
 	}
 	if len(parts) == 1 && r.Method == "POST" {
 		sk, _ := rq.Body["sessionKey"].(string)
 		if sk == "" {
-			out(400, map[string]any{"error": "sessionKey required"})
-			return
+			return 400, map[string]any{"error": "sessionKey required"}
 		}
 		f.next++
 		id := fmt.Sprintf("tab-%d", f.next)
 		f.tabs[id] = &fakeTab{user: user, session: sk, hist: []string{"about:blank"}, typed: map[string]string{}}
-		out(200, map[string]any{"tabId": id, "url": "about:blank"})
-		return
+		return 200, map[string]any{"tabId": id, "url": "about:blank"}
 	}
 	tab, ok := f.tabs[parts[1]]
 	if !ok || tab.user != user {
-		out(404, map[string]any{"error": "Tab not found"})
-		return
+		return 404, map[string]any{"error": "Tab not found"}
 	}
 	op := ""
 	if len(parts) > 2 {
@@ -109,14 +89,14 @@ func (f *camofoxFake) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == "DELETE" && op == "":
 		delete(f.tabs, parts[1])
-		out(200, map[string]any{"ok": true})
+		return 200, map[string]any{"ok": true}
 	case op == "navigate":
 		u, _ := rq.Body["url"].(string)
 		if fin, ok := f.redirect[u]; ok {
 			u = fin
 		}
 		tab.hist = append(tab.hist, u)
-		out(200, map[string]any{"ok": true, "tabId": parts[1], "url": u, "title": title(u), "refsAvailable": true})
+		return 200, map[string]any{"ok": true, "tabId": parts[1], "url": u, "title": title(u), "refsAvailable": true}
 	case op == "snapshot":
 		u := tab.url()
 		text := "[heading] " + title(u) + "\n[button e1] Press\n[textbox e2] Name"
@@ -135,50 +115,43 @@ func (f *camofoxFake) serve(w http.ResponseWriter, r *http.Request) {
 		if end < len(text) {
 			resp["truncated"], resp["hasMore"], resp["nextOffset"], resp["totalChars"] = true, true, end, len(text)
 		}
-		out(200, resp)
+		return 200, resp
 	case op == "click":
 		if rq.Body["ref"] == "e9" {
 			tab.hist = append(tab.hist, strings.TrimSuffix(tab.url(), "/")+"/next")
 		}
-		out(200, map[string]any{"ok": true, "url": tab.url()})
+		return 200, map[string]any{"ok": true, "url": tab.url()}
 	case op == "type":
 		ref, _ := rq.Body["ref"].(string)
 		txt, _ := rq.Body["text"].(string)
 		tab.typed[ref] = txt
-		out(200, map[string]any{"ok": true})
+		return 200, map[string]any{"ok": true}
 	case op == "scroll", op == "press":
-		out(200, map[string]any{"ok": true})
+		return 200, map[string]any{"ok": true}
 	case op == "back":
 		if len(tab.hist) > 1 {
 			tab.hist = tab.hist[:len(tab.hist)-1]
 		}
-		out(200, map[string]any{"ok": true, "url": tab.url()})
+		return 200, map[string]any{"ok": true, "url": tab.url()}
 	case op == "stats":
-		out(200, map[string]any{"tabId": parts[1], "url": tab.url(), "toolCalls": len(f.reqs)})
+		return 200, map[string]any{"tabId": parts[1], "url": tab.url(), "toolCalls": len(f.All())}
 	case op == "evaluate":
 		if f.noEval {
-			out(501, map[string]any{"error": "Not implemented"})
-			return
+			return 501, map[string]any{"error": "Not implemented"}
 		}
 		if rq.Body["expression"] == "goToMetadata()" { // a page function that moves the tab
 
 			tab.hist = append(tab.hist, "http://169.254.169.254/")
 		}
-		out(200, map[string]any{"ok": true, "result": map[string]any{"answer": 42}})
+		return 200, map[string]any{"ok": true, "result": map[string]any{"answer": 42}}
 	default:
-		out(404, map[string]any{"error": "no route"})
+		return 404, map[string]any{"error": "no route"}
 	}
-}
-
-func (f *camofoxFake) all() []vendorReq {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]vendorReq(nil), f.reqs...)
 }
 
 func (f *camofoxFake) navigated() []string {
 	var out []string
-	for _, r := range f.all() {
+	for _, r := range f.All() {
 		if strings.HasSuffix(r.Path, "/navigate") {
 			u, _ := r.Body["url"].(string)
 			out = append(out, u)
@@ -255,7 +228,7 @@ func TestCamofoxToolsDriveTheRESTAPI(t *testing.T) {
 		t.Errorf("snapshot: %+v", s)
 	}
 
-	reqs := f.all()
+	reqs := f.All()
 	var tabID string
 	for _, r := range reqs {
 		if r.Header.Get("Authorization") != "Bearer camo-secret-1" {
@@ -305,7 +278,7 @@ func TestCamofoxToolsDriveTheRESTAPI(t *testing.T) {
 	if closed := m.CloseTask("cf"); len(closed) != 1 || closed[0] != "cf" {
 		t.Errorf("closed %v", closed)
 	}
-	last := f.all()[len(f.all())-1]
+	last := f.All()[len(f.All())-1]
 	if last.Method != "DELETE" || !strings.HasPrefix(last.Path, "/tabs/tab-1?userId=gatehouse_") {
 		t.Errorf("close request %+v", last)
 	}
@@ -385,7 +358,7 @@ func TestCamofoxIdentityPaginationAndReap(t *testing.T) {
 		t.Errorf("loopback rewrite: %v", n)
 	}
 	var pages []string
-	for _, r := range f.all() {
+	for _, r := range f.All() {
 		if strings.Contains(r.Path, "/snapshot") {
 			pages = append(pages, r.Path)
 		}
@@ -410,7 +383,7 @@ func TestCamofoxIdentityPaginationAndReap(t *testing.T) {
 		t.Errorf("click after reap: %+v", c)
 	}
 	del := 0
-	for _, r := range f.all() {
+	for _, r := range f.All() {
 		if r.Method == "DELETE" {
 			del++
 		}

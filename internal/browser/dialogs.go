@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
@@ -96,22 +95,14 @@ func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) Dialo
 		r.Error, r.Reason = `Invalid dialog action: use "accept" or "dismiss".`, reason.InvalidDialogAction
 		return r
 	}
-	s, release, ok := m.begin(ctx, task, &r.Page)
-	if !ok {
-		return r
-	}
-	defer release()
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(m.timeouts.Command)*time.Second)
-	defer cancel()
-	mark := s.tab.DialogMark()
-	before := s.tab.Activity()
-	d, err := s.tab.AnswerDialog(cctx, in.DialogID, accept, in.PromptText, "agent")
-	if err != nil {
-		m.errOf(s, &r.Page, err)
-		return r
-	}
-	d = redactDialogs([]backend.Dialog{d})[0]
-	r.Action, r.Dialog = in.Action, &d
-	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
+	m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, _ *actMark) error {
+		d, err := s.tab.AnswerDialog(cctx, in.DialogID, accept, in.PromptText, "agent")
+		if err != nil {
+			return err
+		}
+		d = redactDialogs([]backend.Dialog{d})[0]
+		r.Action, r.Dialog = in.Action, &d
+		return nil
+	})
 	return r
 }

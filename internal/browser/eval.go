@@ -8,8 +8,12 @@ import (
 )
 
 // The eval denylist of spec §B8.3: opt-in (browser.restrict_evaluate), it
-// blocks the names of sensitive primitives, not exfiltration itself, and is not
-// the security boundary (the egress proxy is).
+// blocks the names of sensitive primitives and code built at run time
+// (dynamicCode), not exfiltration itself. It is a tripwire, not a boundary:
+// JavaScript reaches any primitive without naming it (pieces joined at run
+// time, aliases, prototype walks), so a determined expression gets past it.
+// The security boundary is the egress proxy, which judges every request the
+// page makes, eval-driven ones included, on the dialed IP.
 var (
 	directPatterns = []struct {
 		re     *regexp.Regexp
@@ -50,7 +54,12 @@ var (
 // Direct patterns are tried first; then each sensitive token blocks when it
 // is a whole word of the expression (case-insensitive) or a substring of the
 // lower-cased concatenation of every decoded string literal (so
-// document["coo"+"kie"] and "co\x6fkie" are caught).
+// document["coo"+"kie"] and "co\x6fkie" are caught); then code built at run
+// time ("dynamic code": eval, the Function constructor, string timers;
+// dynamicCode), so eval(atob('…')) and Function('…')() are refused whatever
+// the decoded text names. It is a tripwire: expressions that assemble a name
+// from pieces at run time still get past it (the egress proxy is the
+// boundary).
 func EvalDenied(expression string, restrict, allowUnsafe bool) string {
 	if !restrict || allowUnsafe {
 		return ""
@@ -71,6 +80,9 @@ func EvalDenied(expression string, restrict, allowUnsafe bool) string {
 		if tokenWord[t.token].MatchString(expression) || tokenWord[t.token].MatchString(norm) || strings.Contains(joined, strings.ToLower(t.token)) {
 			return t.reason
 		}
+	}
+	if dynamicCode(expression) {
+		return "dynamic code (eval, the Function constructor or a string timer)"
 	}
 	return ""
 }

@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 
@@ -29,9 +28,10 @@ type EvalSettings struct {
 //     metadata endpoint is refused on every backend, any other refusal only
 //     when the session's SSRF guard is active → eval_private_literal.
 //
-// nil means the expression may run. The denylist is a courtesy layer: the
-// egress proxy, which judges every request the page makes on the dialed IP,
-// is the security boundary (docs/browser.md).
+// nil means the expression may run. The denylist is a tripwire, not a
+// boundary: an expression that assembles a name at run time gets past it.
+// The egress proxy, which judges every request the page makes on the dialed
+// IP, is the security boundary (docs/browser-lifecycle.md).
 func (g *Gates) CheckEval(ctx context.Context, expr string, set EvalSettings, active bool) *reason.Error {
 	if why := EvalDenied(expr, set.Restrict, set.AllowUnsafe); why != "" {
 		return reason.Newf(reason.EvalDenylist, "",
@@ -82,11 +82,7 @@ func (m *Manager) evalSettings() EvalSettings {
 // the result is withheld and, so no later call reads the refused page, the tab
 // is reset to about:blank (10 s) before rerr is returned.
 func (m *Manager) withheld(ctx context.Context, s *Session, p *Page, rerr *reason.Error) {
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if _, err := s.tab.Navigate(bctx, "about:blank"); err == nil {
-		p.URL, p.Title = "about:blank", ""
-	}
+	m.resetBlank(ctx, s, p)
 	m.errOf(s, p, reason.Wrap(rerr.Code, rerr.Gate,
 		"The expression moved the page to a refused URL; its result is withheld and the tab was reset to about:blank. "+rerr.Message, rerr))
 }

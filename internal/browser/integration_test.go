@@ -645,6 +645,11 @@ func TestConsoleEvalPolicy(t *testing.T) {
 	if r.Success || r.Reason != reason.EvalDenylist || !strings.Contains(r.Error, "document.cookie") {
 		t.Errorf("denylist: %+v", r)
 	}
+	// Code built at run time: the decoded text names nothing, eval does.
+	r = m.Console(context.Background(), task, ConsoleInput{Expression: `eval(atob("ZG9jdW1lbnQuY29va2ll"))`})
+	if r.Success || r.Reason != reason.EvalDenylist || !strings.Contains(r.Error, "dynamic code") {
+		t.Errorf("eval(atob(…)): %+v", r)
+	}
 }
 
 func TestRefInsideOpenShadowRootClicks(t *testing.T) {

@@ -10,15 +10,13 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud/cloudfake"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -51,33 +49,13 @@ func (cloudResolver) LookupNetIP(ctx context.Context, nw, host string) ([]netip.
 	return hostResolver{}.LookupNetIP(ctx, nw, host)
 }
 
-// providerChromium starts the Chromium a cloud provider would run: its own
-// profile, a loopback debugging port, and a resolver of its own that maps
-// *.cloudpub.example to loopback. It returns the WebSocket debugger URL and
-// the http root (for /json/list).
+// providerChromium starts the Chromium a cloud provider would run
+// (cloudfake.Chromium) with a resolver of its own that maps
+// *.cloudpub.example to loopback.
 func providerChromium(t *testing.T) (ws, root string) {
 	t.Helper()
 	manager(t) // skips or fails like the shared tests when Chromium is missing
-	path, err := backend.FindChromium("")
-	if err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(path, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--host-resolver-rules=MAP *.cloudpub.example 127.0.0.1",
-		"--user-data-dir="+dir, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "about:blank")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); backend.KillLeftovers(dir) })
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if l := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(l) == 2 {
-			return "ws://127.0.0.1:" + l[0] + l[1], "http://127.0.0.1:" + l[0]
-		}
-	}
-	t.Fatal("no DevToolsActivePort")
-	return "", ""
+	return cloudfake.Chromium(t, "--host-resolver-rules=MAP *.cloudpub.example 127.0.0.1")
 }
 
 // targetURLs lists the page URLs open in the browser at root.
@@ -95,57 +73,6 @@ func targetURLs(t *testing.T, root string) []string {
 		out = append(out, x.URL)
 	}
 	return out
-}
-
-// vendorFake is a local fake of a provider API: it records every request
-// (method, path, headers, JSON body) and answers with h.
-type vendorFake struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []vendorReq
-}
-
-type vendorReq struct {
-	Method, Path string
-	Header       http.Header
-	Body         map[string]any
-}
-
-func newVendorFake(t *testing.T, h func(r vendorReq) (int, any)) *vendorFake {
-	f := &vendorFake{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rq := vendorReq{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()}
-		if r.URL.RawQuery != "" {
-			rq.Path += "?" + r.URL.RawQuery
-		}
-		json.Unmarshal(b, &rq.Body)
-		f.mu.Lock()
-		f.reqs = append(f.reqs, rq)
-		f.mu.Unlock()
-		code, out := h(rq)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *vendorFake) all() []vendorReq {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]vendorReq(nil), f.reqs...)
-}
-
-func (f *vendorFake) count(method, pathPrefix string) int {
-	n := 0
-	for _, r := range f.all() {
-		if r.Method == method && strings.HasPrefix(r.Path, pathPrefix) {
-			n++
-		}
-	}
-	return n
 }
 
 // cloudPages serves a small form page and records the Host of each request.
@@ -203,7 +130,7 @@ func cloudConfig(provider string) *config.Config {
 func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 	ws, root := providerChromium(t)
 	pages := newCloudPages(t)
-	fake := newVendorFake(t, func(r vendorReq) (int, any) {
+	fake := cloudfake.New(t, func(r cloudfake.Request) (int, any) {
 		switch {
 		case r.Method == "POST" && r.Path == "/v1/sessions":
 			if r.Body["keepAlive"] == true {
@@ -235,7 +162,7 @@ func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 	if m.BrowserPID() != 0 {
 		t.Errorf("a cloud session launched the local Chromium (pid %d)", m.BrowserPID())
 	}
-	creates := fake.all()
+	creates := fake.All()
 	if len(creates) != 2 {
 		t.Fatalf("%d create requests, want 2 (402 → retry without keepAlive): %+v", len(creates), creates)
 	}
@@ -271,7 +198,7 @@ func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 			t.Errorf("the cloud browser opened the private URL: %s", u)
 		}
 	}
-	if n := fake.count("POST", "/v1/sessions"); n != 2 {
+	if n := fake.Count("POST", "/v1/sessions"); n != 2 {
 		t.Errorf("the sidecar asked the provider for a session (%d creates)", n)
 	}
 
@@ -290,8 +217,8 @@ func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 	if len(closed) != 2 {
 		t.Errorf("closed %v, want the session and its sidecar", closed)
 	}
-	var rel []vendorReq
-	for _, r := range fake.all() {
+	var rel []cloudfake.Request
+	for _, r := range fake.All() {
 		if r.Path == "/v1/sessions/bb-1" {
 			rel = append(rel, r)
 		}
@@ -313,7 +240,7 @@ func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 // browser.auto_local_for_private_urls off, a private URL is refused before
 // any provider session exists (spec §B8.1 3b).
 func TestCloudPrivateURLRefusedWithoutAutoLocal(t *testing.T) {
-	fake := newVendorFake(t, func(vendorReq) (int, any) { return 500, map[string]any{} })
+	fake := cloudfake.New(t, func(cloudfake.Request) (int, any) { return 500, map[string]any{} })
 	cfg := cloudConfig("browser-use")
 	cfg.Browser.AutoLocalForPrivateURLs = false
 	m, _ := cloudManager(t, cfg, map[string]string{"BROWSER_USE_API_KEY": "bu-k", "BROWSER_USE_BASE_URL": fake.URL}, LifecycleOptions{Tick: time.Hour})
@@ -323,7 +250,7 @@ func TestCloudPrivateURLRefusedWithoutAutoLocal(t *testing.T) {
 			t.Errorf("%s: %+v", u, r)
 		}
 	}
-	if n := len(fake.all()); n != 0 {
+	if n := len(fake.All()); n != 0 {
 		t.Errorf("the provider was called %d times for refused URLs", n)
 	}
 }
@@ -336,7 +263,7 @@ func TestCloudExpiryRecreatesAndSaysSo(t *testing.T) {
 	pages := newCloudPages(t)
 	var mu sync.Mutex
 	n := 0
-	fake := newVendorFake(t, func(r vendorReq) (int, any) {
+	fake := cloudfake.New(t, func(r cloudfake.Request) (int, any) {
 		switch {
 		case r.Method == "POST" && r.Path == "/api/v3/browsers":
 			mu.Lock()
@@ -375,7 +302,7 @@ func TestCloudExpiryRecreatesAndSaysSo(t *testing.T) {
 		t.Fatalf("navigate after session_expired: %+v", nr)
 	}
 	var stops []string
-	for _, r := range fake.all() {
+	for _, r := range fake.All() {
 		if r.Header.Get("X-Browser-Use-API-Key") != "bu_key_7" {
 			t.Errorf("%s %s without the API key header", r.Method, r.Path)
 		}
@@ -390,7 +317,7 @@ func TestCloudExpiryRecreatesAndSaysSo(t *testing.T) {
 		t.Errorf("stops %v", stops)
 	}
 	m.Close()
-	if got := fake.count("PATCH", "/api/v3/browsers/bu-3"); got != 1 {
+	if got := fake.Count("PATCH", "/api/v3/browsers/bu-3"); got != 1 {
 		t.Errorf("Manager.Close did not release the last session (%d stops)", got)
 	}
 }
@@ -406,7 +333,7 @@ func TestCloudFailureFallsBackToLocal(t *testing.T) {
 	deadAddr := dead.Addr().String()
 	dead.Close()
 	var broken atomic.Bool
-	fake := newVendorFake(t, func(r vendorReq) (int, any) {
+	fake := cloudfake.New(t, func(r cloudfake.Request) (int, any) {
 		switch {
 		case r.Method == "POST" && r.Path == "/v2/browser":
 			if !broken.Load() {
@@ -432,7 +359,7 @@ func TestCloudFailureFallsBackToLocal(t *testing.T) {
 	if m.BrowserPID() == 0 {
 		t.Error("the fallback did not run in the local Chromium")
 	}
-	r0 := fake.all()[0]
+	r0 := fake.All()[0]
 	if r0.Header.Get("Authorization") != "Bearer fc-key-3" || r0.Body["ttl"] != float64(120) {
 		t.Errorf("create request %+v", r0)
 	}
@@ -447,12 +374,12 @@ func TestCloudFailureFallsBackToLocal(t *testing.T) {
 	if !nr.Success || !nr.FallbackFromCloud || !strings.Contains(nr.FallbackReason, "connect over CDP") {
 		t.Fatalf("fallback after a dead CDP URL: %+v", nr)
 	}
-	if fake.count("DELETE", "/v2/browser/fc-1") != 1 {
-		t.Errorf("the session whose CDP URL failed was not released: %+v", fake.all())
+	if fake.Count("DELETE", "/v2/browser/fc-1") != 1 {
+		t.Errorf("the session whose CDP URL failed was not released: %+v", fake.All())
 	}
 
 	// Pinned, no credentials: cloud_not_configured, the provider untouched.
-	before := len(fake.all())
+	before := len(fake.All())
 	cfg2 := cloudConfig("browserbase")
 	cfg2.Browser.AutoLocalForPrivateURLs = false
 	m2, _ := cloudManager(t, cfg2, map[string]string{}, LifecycleOptions{Tick: time.Hour}, ap)
@@ -460,14 +387,14 @@ func TestCloudFailureFallsBackToLocal(t *testing.T) {
 	if !nr.Success || nr.FallbackCode != reason.CloudNotConfigured || !strings.Contains(nr.FallbackReason, "BROWSERBASE_API_KEY") {
 		t.Fatalf("unconfigured provider: %+v", nr)
 	}
-	if len(fake.all()) != before {
+	if len(fake.All()) != before {
 		t.Error("an unconfigured provider made a request")
 	}
 }
 
 // TestCloudAndLocalBothFail: the error names both failures.
 func TestCloudAndLocalBothFail(t *testing.T) {
-	fake := newVendorFake(t, func(vendorReq) (int, any) { return 503, map[string]any{"error": "down"} })
+	fake := cloudfake.New(t, func(cloudfake.Request) (int, any) { return 503, map[string]any{"error": "down"} })
 	cfg := cloudConfig("browser-use")
 	cfg.Browser.ExecutablePath = "/nonexistent/chromium"
 	m, _ := cloudManager(t, cfg, map[string]string{"BROWSER_USE_API_KEY": "k", "BROWSER_USE_BASE_URL": fake.URL}, LifecycleOptions{Tick: time.Hour})
@@ -495,7 +422,7 @@ func TestUnknownCloudProviderIsStrict(t *testing.T) {
 func TestJanitorReleasesIdleCloudSession(t *testing.T) {
 	ws, _ := providerChromium(t)
 	pages := newCloudPages(t)
-	fake := newVendorFake(t, func(r vendorReq) (int, any) {
+	fake := cloudfake.New(t, func(r cloudfake.Request) (int, any) {
 		if r.Method == "POST" && r.Path == "/v1/sessions" {
 			return 201, map[string]any{"id": "bb-j", "connectUrl": ws}
 		}
@@ -508,7 +435,7 @@ func TestJanitorReleasesIdleCloudSession(t *testing.T) {
 	if !nr.Success || nr.CloudProvider != "browserbase" {
 		t.Fatalf("%+v", nr)
 	}
-	waitFor(t, "the release", 5*time.Second, func() bool { return fake.count("POST", "/v1/sessions/bb-j") == 1 })
+	waitFor(t, "the release", 5*time.Second, func() bool { return fake.Count("POST", "/v1/sessions/bb-j") == 1 })
 	if !strings.Contains(logs.String(), "Cleaning up inactive session") {
 		t.Error("no reap record")
 	}

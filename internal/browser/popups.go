@@ -51,27 +51,7 @@ func (m *Manager) downloadDir() string {
 // downloads it started and reports them, and follows the last tab it opened.
 // followed reports a tab switch (the caller snapshots the new tab).
 func (m *Manager) afterEffects(ctx context.Context, s *Session, p *Page, mark int64) (followed bool) {
-	if s.tab.DownloadsPending(mark) {
-		wctx, cancel := context.WithTimeout(ctx, downloadWait)
-		for s.tab.DownloadsPending(mark) && wctx.Err() == nil {
-			a := s.tab.Activity()
-			select {
-			case <-a.Changed:
-			case <-time.After(50 * time.Millisecond):
-			case <-wctx.Done():
-			}
-		}
-		cancel()
-	}
-	if ds := s.tab.DownloadsSince(mark); len(ds) > 0 {
-		for i := range ds {
-			if ds[i].Path != "" {
-				ds[i].Path = m.store.AgentPath(ds[i].Path)
-			}
-			ds[i].URL = redactText(ds[i].URL)
-		}
-		p.Downloads = ds
-	}
+	m.collectDownloads(ctx, s, p, mark)
 	pops := s.tab.TakePopups()
 	if len(pops) == 0 {
 		return false
@@ -91,6 +71,39 @@ func (m *Manager) afterEffects(ctx context.Context, s *Session, p *Page, mark in
 		info.URL = redactText(cur.URL)
 	}
 	return true
+}
+
+// collectDownloads waits (≤ downloadWait) for the downloads started since
+// mark and reports them in p (agent-visible paths, redacted URLs).
+func (m *Manager) collectDownloads(ctx context.Context, s *Session, p *Page, mark int64) {
+	waitTab(ctx, s, downloadWait, func() bool { return !s.tab.DownloadsPending(mark) })
+	if ds := s.tab.DownloadsSince(mark); len(ds) > 0 {
+		for i := range ds {
+			if ds[i].Path != "" {
+				ds[i].Path = m.store.AgentPath(ds[i].Path)
+			}
+			ds[i].URL = redactText(ds[i].URL)
+		}
+		p.Downloads = ds
+	}
+}
+
+// waitTab waits until done reports true, for at most limit (and ctx),
+// re-checking at every change of the tab's state and every 50 ms.
+func waitTab(ctx context.Context, s *Session, limit time.Duration, done func() bool) {
+	if done() {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for !done() && wctx.Err() == nil {
+		a := s.tab.Activity()
+		select {
+		case <-a.Changed:
+		case <-time.After(50 * time.Millisecond):
+		case <-wctx.Done():
+		}
+	}
 }
 
 // switchTab makes t the session's tab and resets the per-document ref state

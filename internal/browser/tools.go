@@ -164,8 +164,12 @@ type ConsoleResult struct {
 	JSErrors        []JSError                `json:"js_errors,omitempty"`
 	TotalMessages   *int                     `json:"total_messages,omitempty"`
 	TotalErrors     *int                     `json:"total_errors,omitempty"`
-	Result          json.RawMessage          `json:"result,omitempty"`
-	ResultType      string                   `json:"result_type,omitempty"`
+	Result          json.RawMessage          `json:"result,omitempty"`      // the value as JSON (a promise's resolved value)
+	ResultType      string                   `json:"result_type,omitempty"` // JavaScript type, or an object's subtype (node, map, array, …)
+	// ResultDescription says what a value with no JSON form is (then result
+	// is absent): undefined, NaN, 10n, Symbol(x), a function's source, a DOM
+	// node, a Map, a cyclic object (backend.EvalResult).
+	ResultDescription string `json:"result_description,omitempty"`
 }
 
 // JSError is one uncaught page exception.
@@ -335,6 +339,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	defer cancel()
 	m.dismissForNavigation(ctx, s)
 	mark := s.tab.DialogMark()
+	before := s.tab.Activity()
 	start := time.Now()
 	nr, err := s.tab.Navigate(nctx, u.Href)
 	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
@@ -345,16 +350,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	r.URL, r.Title = redactText(nr.URL), redactText(nr.Title)
 	final := nr.URL
 	// What did the proxy refuse for this document's host while loading?
-	var docRefusal *reason.Error
-	if fu, err := urlsafe.Parse(final); err == nil {
-		for _, rf := range s.proxy.RefusedSince(start) {
-			if rf.Host == fu.Host {
-				docRefusal = reason.Newf(rf.Reason, reason.GateSSRF,
-					"Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
-				break
-			}
-		}
-	}
+	docRefusal := proxyRefusal(s, start, final)
 	redirected := final != "" && final != u.Href && !strings.HasPrefix(final, "chrome-error:")
 	rr := m.gates.RedirectRefusal(u.Href, final, active)
 	if rr == nil && docRefusal != nil && redirected {
@@ -370,16 +366,19 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	if rr == nil && docRefusal != nil {
 		rr = docRefusal
 	}
-	if rr == nil && nr.ErrorText != "" {
-		rr = reason.Newf(reason.NavigationFailed, "", "The page could not be loaded (%s).", nr.ErrorText)
+	if rr == nil && m.navigationDownload(ctx, s, &r, mark, nr.ErrorText) {
+		return r // a file, not a page: saved; the tab stays where it was (navcheck.go)
+	}
+	if rr == nil {
+		doc := s.tab.LastDocLoad()
+		if doc.Seq <= before.DocLoads {
+			doc = backend.DocLoad{} // no document request of this navigation's
+		}
+		rr = loadFailure(s, start, doc, nr.ErrorText)
 	}
 	if rr != nil {
 		// Never leave refused content readable by a later snapshot (spec §B8.1 6).
-		bctx, bcancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := s.tab.Navigate(bctx, "about:blank"); err == nil {
-			r.URL, r.Title = "about:blank", ""
-		}
-		bcancel()
+		m.resetBlank(ctx, s, &r.Page)
 		r.Error, r.Reason = rr.Message, rr.Code
 		return r
 	}
@@ -454,55 +453,61 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 		return m.camoClick(ctx, task, in)
 	}
 	var r ClickResult
-	s, release, ok := m.begin(ctx, task, &r.Page)
-	if !ok {
-		return r
+	if m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, _ *actMark) error {
+		var pt pointData
+		dx, dy, gone, err := s.callRef(cctx, in.Ref, "point", map[string]any{}, &pt)
+		if err != nil {
+			return err
+		}
+		if dx == 0 && dy == 0 && !frameRefRe.MatchString(refID(in.Ref)) {
+			s.nextRef = max(s.nextRef, pt.Next)
+		}
+		pt.X, pt.Y, pt.Stale = pt.X+dx, pt.Y+dy, pt.Stale || gone
+		switch {
+		case pt.Stale:
+			return staleErr(in.Ref)
+		case pt.Hidden:
+			return reason.Newf(reason.NotVisible, "", "Ref %s has no visible box to click.", NormalizeRef(in.Ref))
+		case pt.Intercepted != "":
+			r.InterceptedBy = "@" + pt.Intercepted
+			return reason.Newf(reason.ClickIntercepted, "",
+				"The click on %s would land on %s [ref=%s], which covers it (an overlay, banner or dialog). Dismiss or click that element first.",
+				NormalizeRef(in.Ref), pt.By, pt.Intercepted)
+		}
+		return s.tab.Click(cctx, pt.X, pt.Y)
+	}) {
+		r.Clicked = NormalizeRef(in.Ref)
 	}
-	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
-	defer cancel()
-	mark := s.tab.DialogMark()
-	var pt pointData
-	dx, dy, gone, err := s.callRef(cctx, in.Ref, "point", map[string]any{}, &pt)
-	if err != nil {
-		m.errOf(s, &r.Page, err)
-		return r
-	}
-	if dx == 0 && dy == 0 && !frameRefRe.MatchString(refID(in.Ref)) {
-		s.nextRef = max(s.nextRef, pt.Next)
-	}
-	pt.X, pt.Y, pt.Stale = pt.X+dx, pt.Y+dy, pt.Stale || gone
-	switch {
-	case pt.Stale:
-		m.errOf(s, &r.Page, staleErr(in.Ref))
-		return r
-	case pt.Hidden:
-		m.errOf(s, &r.Page, reason.Newf(reason.NotVisible, "", "Ref %s has no visible box to click.", NormalizeRef(in.Ref)))
-		return r
-	case pt.Intercepted != "":
-		r.InterceptedBy = "@" + pt.Intercepted
-		m.errOf(s, &r.Page, reason.Newf(reason.ClickIntercepted, "",
-			"The click on %s would land on %s [ref=%s], which covers it (an overlay, banner or dialog). Dismiss or click that element first.",
-			NormalizeRef(in.Ref), pt.By, pt.Intercepted))
-		return r
-	}
-	before := s.tab.Activity()
-	if err := s.tab.Click(cctx, pt.X, pt.Y); err != nil && !openedDialog(err) {
-		m.errOf(s, &r.Page, err)
-		return r
-	}
-	r.Clicked = NormalizeRef(in.Ref)
-	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
 	return r
+}
+
+// actMark is where an action starts: the dialog/download mark, the tab's
+// activity and the time (for the egress proxy's records).
+type actMark struct {
+	dialogs int64
+	before  backend.Activity
+	start   time.Time
+}
+
+func markAction(s *Session) actMark {
+	return actMark{dialogs: s.tab.DialogMark(), before: s.tab.Activity(), start: time.Now()}
 }
 
 // afterAction waits for what the action caused — a navigation it triggered,
 // then DOM and network quiet — for at most settleCap (page_busy when the cap
-// fires), then reports the change and the current page.
-func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Change, before backend.Activity, mark int64) {
-	navigated, busy := m.settle(ctx, s, before)
+// fires), then reports the change and the current page. A navigation to a
+// page that is refused or did not load fails the call with the code
+// browser_navigate would give that URL, the tab reset to about:blank
+// (actionLanding).
+func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Change, mk actMark) {
+	mark := mk.dialogs
+	navigated, busy := m.settle(ctx, s, mk.before)
 	if m.afterEffects(ctx, s, p, mark) { // downloads and a followed popup (popups.go)
 		navigated, busy, mark = true, false, 0
+	} else if navigated && len(p.Downloads) == 0 && m.actionLanding(ctx, s, p, mk.before, mk.start) {
+		c.Navigated = true // to a page that was refused or did not load (navcheck.go)
+		p.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
+		return
 	}
 	p.Success = true
 	p.PageBusy = busy
@@ -611,38 +616,28 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 		return m.camoType(ctx, task, in)
 	}
 	var r TypeResult
-	s, release, ok := m.begin(ctx, task, &r.Page)
-	if !ok {
-		return r
-	}
-	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
-	defer cancel()
-	mark := s.tab.DialogMark()
-	var f focusData
-	_, _, gone, err := s.callRef(cctx, in.Ref, "focus", map[string]any{"clear": in.Text == ""}, &f)
-	if err != nil {
-		m.errOf(s, &r.Page, err)
-		return r
-	}
-	if f.Stale || gone {
-		m.errOf(s, &r.Page, staleErr(in.Ref))
-		return r
-	}
-	if !f.Editable {
-		m.errOf(s, &r.Page, reason.Newf(reason.NotEditable, "", "Ref %s is %s, not a text field; browser_type needs an input, textarea or editable element.", NormalizeRef(in.Ref), f.What))
-		return r
-	}
-	before := s.tab.Activity()
-	if in.Text != "" {
-		if err := s.tab.InsertText(cctx, in.Text); err != nil && !openedDialog(err) {
-			m.errOf(s, &r.Page, err)
-			return r
+	if m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, mk *actMark) error {
+		var f focusData
+		_, _, gone, err := s.callRef(cctx, in.Ref, "focus", map[string]any{"clear": in.Text == ""}, &f)
+		switch {
+		case err != nil:
+			return err
+		case f.Stale || gone:
+			return staleErr(in.Ref)
+		case !f.Editable:
+			return reason.Newf(reason.NotEditable, "", "Ref %s is %s, not a text field; browser_type needs an input, textarea or editable element.", NormalizeRef(in.Ref), f.What)
 		}
+		mk.before = s.tab.Activity() // focusing is not what the call is judged by
+		if in.Text != "" {
+			if err := s.tab.InsertText(cctx, in.Text); err != nil && !openedDialog(err) {
+				return err
+			}
+		}
+		s.callRef(cctx, in.Ref, "changed", map[string]any{}, nil) //nolint:errcheck // best effort: a navigation may have replaced the page
+		return nil
+	}) {
+		r.Typed, r.Element = redactText(in.Text), NormalizeRef(in.Ref) // echoed input redacted (spec §B2)
 	}
-	s.callRef(cctx, in.Ref, "changed", map[string]any{}, nil)      //nolint:errcheck // best effort: a navigation may have replaced the page
-	r.Typed, r.Element = redactText(in.Text), NormalizeRef(in.Ref) // echoed input redacted (spec §B2)
-	m.afterAction(cctx, s, &r.Page, &r.Change, before, mark)
 	return r
 }
 
@@ -658,7 +653,7 @@ func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) Scrol
 	if m.camo != nil {
 		return m.camoScroll(ctx, task, in)
 	}
-	if m.act(ctx, task, &r.Page, &r.Change, func(cctx context.Context, s *Session) error {
+	if m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, _ *actMark) error {
 		return s.callJS(cctx, "scroll", map[string]any{"dy": dy}, nil)
 	}) {
 		r.Scrolled = in.Direction
@@ -666,26 +661,32 @@ func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) Scrol
 	return r
 }
 
-// act runs one page action of a tool whose result is the page and its
-// snapshot delta (browser_scroll, browser_press): the session (m.begin),
-// the command timeout, do (a dialog it opened is not a failure: the
-// result reports it), then afterAction's wait and delta. A failure is
-// written to p (m.errOf) and act reports false.
-func (m *Manager) act(ctx context.Context, task string, p *Page, c *Change, do func(context.Context, *Session) error) bool {
+// act is the one sequence of a page action whose result is the page and its
+// snapshot change (browser_click, browser_type, browser_scroll, browser_back,
+// browser_press, browser_dialog): the session (m.begin), the timeout
+// (browser.command_timeout when timeout is 0), do (a dialog it opened is not a
+// failure: the result reports it; one already open is dialog_pending; do may move *mk when what it did first is
+// not part of the action, e.g. browser_back switching to the opener tab), then
+// afterAction's wait, landing check and change. A failure of do is written to
+// p (m.errOf) and act reports false; true means the action was performed
+// (afterAction may still report a failure of what it caused in p).
+func (m *Manager) act(ctx context.Context, task string, p *Page, c *Change, timeout time.Duration, do func(context.Context, *Session, *actMark) error) bool {
 	s, release, ok := m.begin(ctx, task, p)
 	if !ok {
 		return false
 	}
 	defer release()
-	cctx, cancel := m.cmdCtx(ctx)
+	if timeout <= 0 {
+		timeout = time.Duration(m.timeouts.Command) * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	mark := s.tab.DialogMark()
-	before := s.tab.Activity()
-	if err := do(cctx, s); err != nil && !openedDialog(err) {
-		m.errOf(s, p, err)
+	mk := markAction(s)
+	if err := do(cctx, s, &mk); err != nil && !(openedDialog(err) && len(s.tab.DialogsSince(mk.dialogs)) > 0) {
+		m.errOf(s, p, err) // a dialog that was open before the action still fails it (dialog_pending)
 		return false
 	}
-	m.afterAction(cctx, s, p, c, before, mark)
+	m.afterAction(cctx, s, p, c, mk)
 	return true
 }
 
@@ -700,7 +701,7 @@ func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressRe
 	if m.camo != nil {
 		return m.camoPress(ctx, task, in)
 	}
-	if m.act(ctx, task, &r.Page, &r.Change, func(cctx context.Context, s *Session) error {
+	if m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, _ *actMark) error {
 		return s.tab.Press(cctx, in.Key)
 	}) {
 		r.Pressed = in.Key
@@ -715,23 +716,14 @@ func (m *Manager) Back(ctx context.Context, task string) BackResult {
 		return m.camoBack(ctx, task)
 	}
 	var r BackResult
-	s, release, ok := m.begin(ctx, task, &r.Page)
-	if !ok {
-		return r
-	}
-	defer release()
-	nctx, cancel := context.WithTimeout(ctx, time.Duration(m.timeouts.Open)*time.Second)
-	defer cancel()
-	mark := s.tab.DialogMark()
-	before := s.tab.Activity()
-	if _, err := s.tab.Back(nctx); err != nil {
-		if !isNoHistory(err) || !m.backToOpener(s) {
-			m.errOf(s, &r.Page, err)
-			return r
+	m.act(ctx, task, &r.Page, &r.Change, time.Duration(m.timeouts.Open)*time.Second, func(nctx context.Context, s *Session, mk *actMark) error {
+		_, err := s.tab.Back(nctx)
+		if isNoHistory(err) && m.backToOpener(s) {
+			*mk = markAction(s) // back in the opener (popups.go)
+			return nil
 		}
-		mark, before = s.tab.DialogMark(), s.tab.Activity() // back in the opener (popups.go)
-	}
-	m.afterAction(nctx, s, &r.Page, &r.Change, before, mark)
+		return err
+	})
 	return r
 }
 
@@ -792,7 +784,12 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 		m.withheld(ctx, s, &r.Page, rerr)
 		return r
 	}
-	r.Success, r.Result, r.ResultType = true, redactJSON(v.Value), v.Type
+	r.Success, r.ResultType = true, v.Type
+	if v.Value != nil {
+		r.Result = redactJSON(v.Value)
+	} else {
+		r.ResultDescription = redactText(v.Description)
+	}
 	return r
 }
 

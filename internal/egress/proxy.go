@@ -130,6 +130,7 @@ type ProxySession struct {
 
 	mu       sync.Mutex
 	refusals []Refusal
+	failures []Refusal // allowed requests whose upstream could not be reached (FailedSince)
 	tunnels  map[net.Conn]struct{}
 	closed   bool
 }
@@ -289,6 +290,40 @@ func (s *ProxySession) RefusedSince(t time.Time) []Refusal {
 	return out
 }
 
+// FailedSince reports the requests at or after t that the proxy allowed but
+// could not complete because the upstream could not be reached (connection
+// refused, unreachable, timed out), oldest first; Reason is fetch_failed or
+// fetch_timeout. The browser tools tell "the page's server is down" from a
+// page by it (the proxy answers such a request with its own 502/504 text).
+func (s *ProxySession) FailedSince(t time.Time) []Refusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Refusal
+	for _, r := range s.failures {
+		if !r.Time.Before(t) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *ProxySession) failed(method, host string, port uint16, err error) {
+	code := reason.Of(err)
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		code = reason.FetchTimeout
+	case code == "":
+		code = reason.FetchFailed
+	}
+	s.mu.Lock()
+	s.failures = append(s.failures, Refusal{Time: time.Now(), Method: method, Host: host, Port: port, Reason: code})
+	if len(s.failures) > maxRefusals {
+		s.failures = s.failures[len(s.failures)-maxRefusals:]
+	}
+	s.mu.Unlock()
+}
+
 // Close stops accepting, closes idle upstream connections and cuts open
 // tunnels. It is idempotent.
 func (s *ProxySession) Close() error {
@@ -428,6 +463,7 @@ func (s *ProxySession) upstreamError(w http.ResponseWriter, r *http.Request, err
 		s.refuse(w, r.Method, r.URL.Hostname(), PortOfHost(r.URL.Host, 80), rerr)
 		return
 	}
+	s.failed(r.Method, r.URL.Hostname(), PortOfHost(r.URL.Host, 80), err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	code := http.StatusBadGateway
 	var ne net.Error
@@ -475,6 +511,7 @@ func (s *ProxySession) connect(w http.ResponseWriter, r *http.Request) {
 			s.refuse(w, r.Method, host, port, rerr)
 			return
 		}
+		s.failed(r.Method, host, port, err)
 		http.Error(w, "Gatehouse egress proxy: upstream connect failed", http.StatusBadGateway)
 		return
 	}

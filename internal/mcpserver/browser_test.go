@@ -78,6 +78,10 @@ func TestBrowserFlowsOverMCP(t *testing.T) {
 			if trapHits != 0 {
 				t.Fatalf("the old element's request reached the server %d times", trapHits)
 			}
+			// A value outside an enum keeps the tool's own code (newcomer review D1).
+			if res, v := callTool(t, cs, "browser_scroll", map[string]any{"direction": "left"}); !res.IsError || v["reason"] != "invalid_direction" || !strings.Contains(v["error"].(string), `"up", "down"`) {
+				t.Fatalf("scroll left: %v", v)
+			}
 			_, back := callTool(t, cs, "browser_back", map[string]any{})
 			bs, _ := back["snapshot"].(string)
 			if bs == "" {

@@ -111,6 +111,10 @@ const (
 	StrictSelection = UnknownBackend
 )
 
+// NavigationDownload: browser_navigate's URL serves a file, not a page
+// (newcomer review W10).
+const NavigationDownload Code = "navigation_download"
+
 // Codes of the tool layer and the MCP server (internal/tools, internal/mcpserver).
 const (
 	InvalidArguments Code = "invalid_arguments"
@@ -197,6 +201,7 @@ var codes = map[Code]string{
 	NoDialog:               "browser_dialog was called but no JavaScript dialog is pending in the task's tab (or dialog_id names none)",
 	InvalidDialogAction:    "browser_dialog action is not accept or dismiss",
 	DialogPending:          "a JavaScript dialog is open in the tab (browser.dialog_policy must_respond); answer it with browser_dialog before acting on the page",
+	NavigationDownload:     "browser_navigate's URL serves a file download (Content-Disposition: attachment, or a type the browser does not display), not a page; the file is saved to downloads[].path and the tab stays where it was",
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",

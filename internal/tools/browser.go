@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 // Browser tool names (spec §B2, plus browser_close).
@@ -162,6 +163,7 @@ func addBrowser(r *Registry, env *Env) []string {
 		Description: "Open a URL in this task's own Chromium session and return its compact accessibility snapshot " +
 			"(lines like `- button \"Save\" [ref=e5]`) and element_count. Refs name elements of this page only. " +
 			"Secret-bearing URLs, cloud metadata and blocklisted sites are refused with a reason code; a redirect to a refused address resets the tab to about:blank. " +
+			"A URL that serves a file is navigation_download (downloads[].path says where it was saved). " +
 			"Every result has url, title and session_key.",
 	}, func(ctx context.Context, c *Call, in browser.NavigateInput) (*NavigateOutput, error) {
 		return &NavigateOutput{m.Navigate(ctx, c.Task, in)}, nil
@@ -175,7 +177,8 @@ func addBrowser(r *Registry, env *Env) []string {
 	add(New(Spec{Name: BrowserClick, Title: "Click an element", Available: avail, Annotations: ann,
 		Description: "Click the element with this ref. Waits (< 1 s) for what the click caused; returns the new page's snapshot if it navigated, else a delta (+ added, - removed, ~ changed). " +
 			"stale_ref: snapshot again; click_intercepted names the covering element's ref; page_busy: the page was still changing. " +
-			"A new tab it opens is followed (popup; browser_back returns); a file it downloads is saved (downloads[].path).",
+			"A new tab it opens is followed (popup; browser_back returns); a file it downloads is saved (downloads[].path). " +
+			"A link to a page that does not load fails with browser_navigate's reason for it (tab reset to about:blank).",
 	}, func(ctx context.Context, c *Call, in browser.RefInput) (*ClickOutput, error) {
 		return &ClickOutput{m.Click(ctx, c.Task, in)}, nil
 	}))
@@ -189,11 +192,12 @@ func addBrowser(r *Registry, env *Env) []string {
 		Schema: func(s *jsonschema.Schema) {
 			s.Properties["direction"].Enum = []any{"up", "down"}
 		},
+		EnumCodes: map[string]reason.Code{"direction": reason.InvalidDirection},
 	}, func(ctx context.Context, c *Call, in browser.ScrollInput) (*ScrollOutput, error) {
 		return &ScrollOutput{m.Scroll(ctx, c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserBack, Title: "Go back", Available: avail, Annotations: ann,
-		Description: "Go back one page in this task's tab history; returns the page's snapshot.",
+		Description: "Go back one page in this task's tab history; returns the page's snapshot. From the session's first page: no_history, page unchanged.",
 	}, func(ctx context.Context, c *Call, _ NoInput) (*BackOutput, error) {
 		return &BackOutput{m.Back(ctx, c.Task)}, nil
 	}))
@@ -204,7 +208,7 @@ func addBrowser(r *Registry, env *Env) []string {
 	}))
 	add(New(Spec{Name: BrowserConsole, Title: "Console and evaluate", Available: avail, Annotations: ann,
 		Description: "Without expression: this tab's console messages and uncaught errors (clear=true empties them). " +
-			"With expression: evaluate JavaScript in the page and return {result, result_type}.",
+			"With expression: evaluate JavaScript in the page (a promise is awaited) and return {result, result_type}; a value with no JSON form (undefined, function, DOM node, BigInt, cycle) comes as result_description.",
 	}, func(ctx context.Context, c *Call, in browser.ConsoleInput) (*ConsoleOutput, error) {
 		return &ConsoleOutput{m.Console(ctx, c.Task, in)}, nil
 	}))
@@ -224,6 +228,7 @@ func addBrowser(r *Registry, env *Env) []string {
 		Schema: func(s *jsonschema.Schema) {
 			s.Properties["action"].Enum = []any{"accept", "dismiss"}
 		},
+		EnumCodes: map[string]reason.Code{"action": reason.InvalidDialogAction},
 	}, func(ctx context.Context, c *Call, in browser.DialogInput) (*DialogOutput, error) {
 		return &DialogOutput{m.Dialog(ctx, c.Task, in)}, nil
 	}))

@@ -132,9 +132,26 @@ func TestBrowserToolsThroughRegistry(t *testing.T) {
 	if !ok || len(im.Images()) != 1 || !strings.HasPrefix(string(im.Images()[0].Data), "\x89PNG") {
 		t.Fatalf("vision did not return a PNG: %+v", res.Value)
 	}
-	// Invalid arguments are refusals with a reason, before the browser is touched.
-	if res := call(t, r, tools.BrowserScroll, `{"direction":"left"}`, opts); !res.Refused || reasonOf(t, res) != reason.InvalidArguments {
-		t.Errorf("scroll left: %+v", res.Value)
+	// Invalid arguments are refusals with a reason, before the browser is
+	// touched; an enum value of its own code keeps that code and lists the
+	// valid values (newcomer review D1).
+	for _, c := range []struct {
+		tool, args string
+		want       reason.Code
+		lists      string
+	}{
+		{tools.BrowserScroll, `{"direction":"left"}`, reason.InvalidDirection, `"up", "down"`},
+		{tools.BrowserScroll, `{"direction":"UP"}`, reason.InvalidDirection, `"up", "down"`},
+		{tools.BrowserScroll, `{"direction":5}`, reason.InvalidDirection, `"up", "down"`},
+		{tools.BrowserScroll, `{}`, reason.InvalidArguments, "direction"},
+		{tools.BrowserDialog, `{"action":"ok"}`, reason.InvalidDialogAction, `"accept", "dismiss"`},
+		{tools.BrowserScroll, `{"direction":"down","extra":1}`, reason.InvalidArguments, "extra"},
+	} {
+		res := call(t, r, c.tool, c.args, opts)
+		b, _ := res.JSON(false)
+		if !res.Refused || reasonOf(t, res) != c.want || !strings.Contains(string(b), strings.ReplaceAll(c.lists, `"`, `\"`)) {
+			t.Errorf("%s %s: %s", c.tool, c.args, b)
+		}
 	}
 	// A snapshot over browser.snapshot_threshold is cut and stored; web_read pages it.
 	res = call(t, r, tools.BrowserNavigate, `{"url":"`+long.URL("/")+`"}`, opts)

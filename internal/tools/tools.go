@@ -11,7 +11,8 @@
 //     `jsonschema:"…"` tag is the property's description, written for a model:
 //     what it is, units (chars, lines, seconds), limits, defaults. Optional
 //     fields are pointers or `omitempty`. Adjust the inferred schema (enums,
-//     bounds) in Spec.Schema; documented leniency (accepting a shape the
+//     bounds) in Spec.Schema (an enum whose bad value has a reason code of
+//     its own names it in Spec.EnumCodes); documented leniency (accepting a shape the
 //     schema does not advertise) goes in Spec.Prepare, before validation.
 //  2. Write the result struct. It is marshalled as the tool's JSON result on
 //     every surface. A whole-call refusal must be visible to the surface:
@@ -91,6 +92,11 @@ type Spec struct {
 	// Schema, if non-nil, adjusts the input schema inferred from In (enums,
 	// bounds, item types) before it is resolved. It runs once, at New.
 	Schema func(s *jsonschema.Schema)
+	// EnumCodes gives an enum property its own reason code: a value outside
+	// the property's enum is refused with that code and a message listing
+	// the valid values (browser_scroll's invalid_direction), instead of the
+	// generic invalid_arguments. The enum stays in the published schema.
+	EnumCodes map[string]reason.Code
 	// Prepare, if non-nil, adjusts the decoded arguments object before it is
 	// validated: the place for documented leniency that keeps the published
 	// schema simple (web_extract turns {url:…} items into strings and other
@@ -474,6 +480,9 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 	if t.spec.Prepare != nil {
 		t.spec.Prepare(v)
 	}
+	if rerr := t.enumRefusal(v); rerr != nil {
+		return nil, rerr
+	}
 	if err := t.resolved.ApplyDefaults(&v); err != nil {
 		return nil, invalidArgs(t.Name(), err)
 	}
@@ -485,6 +494,34 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 		return nil, invalidArgs(t.Name(), err)
 	}
 	return b, nil
+}
+
+// enumRefusal applies Spec.EnumCodes to the decoded arguments: the first
+// property (in name order) whose value is not one of its enum values is
+// refused with its code, the message naming the value and listing the valid
+// ones; nil when every such property is absent or valid.
+func (t *Tool) enumRefusal(args map[string]any) *reason.Error {
+	props := make([]string, 0, len(t.spec.EnumCodes))
+	for p := range t.spec.EnumCodes {
+		props = append(props, p)
+	}
+	slices.Sort(props)
+	for _, p := range props {
+		v, ok := args[p]
+		ps := t.schema.Properties[p]
+		if !ok || ps == nil || slices.Contains(ps.Enum, v) {
+			continue
+		}
+		got, _ := json.Marshal(v)
+		valid := make([]string, len(ps.Enum))
+		for i, e := range ps.Enum {
+			b, _ := json.Marshal(e)
+			valid[i] = string(b)
+		}
+		return reason.Newf(t.spec.EnumCodes[p], "", "Invalid %s %s for %s: use one of %s (case-sensitive).",
+			p, got, t.Name(), strings.Join(valid, ", "))
+	}
+	return nil
 }
 
 // Reasoned is implemented by results whose entries carry reason codes; the

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -112,6 +114,41 @@ func TestUnavailableToolIsNotListedAndRefused(t *testing.T) {
 	res := call(t, r, "browser_thing", `{}`, tools.Options{})
 	if !res.Refused || reasonOf(t, res) != reason.ToolUnavailable {
 		t.Fatalf("want tool_unavailable refusal, got %+v", res)
+	}
+}
+
+// Spec.EnumCodes: a value outside the enum is refused with the property's own
+// code and a message listing the valid values, before the handler runs; the
+// enum stays in the published schema, and a valid value reaches the handler.
+func TestEnumCodesRefuseWithTheirCode(t *testing.T) {
+	r := tools.NewRegistry()
+	type in struct {
+		Way string `json:"way" jsonschema:"up or down"`
+	}
+	ran := 0
+	r.Add(tools.New(tools.Spec{Name: "move", Title: "t", Description: "d",
+		Schema:    func(s *jsonschema.Schema) { s.Properties["way"].Enum = []any{"up", "down"} },
+		EnumCodes: map[string]reason.Code{"way": reason.InvalidDirection}},
+		func(ctx context.Context, c *tools.Call, x in) (*tools.Outcome, error) {
+			ran++
+			return &tools.Outcome{}, nil
+		}))
+	for _, args := range []string{`{"way":"left"}`, `{"way":"Up"}`, `{"way":1}`, `{"way":null}`} {
+		res := call(t, r, "move", args, tools.Options{})
+		b, _ := res.JSON(false)
+		if !res.Refused || reasonOf(t, res) != reason.InvalidDirection || !strings.Contains(string(b), `use one of \"up\", \"down\"`) {
+			t.Errorf("%s: %s", args, b)
+		}
+	}
+	if res := call(t, r, "move", `{}`, tools.Options{}); reasonOf(t, res) != reason.InvalidArguments {
+		t.Errorf("missing way: %+v", res.Value)
+	}
+	if res := call(t, r, "move", `{"way":"down"}`, tools.Options{}); res.Refused || ran != 1 {
+		t.Errorf("valid way: %+v, handler ran %d times", res.Value, ran)
+	}
+	tl, _ := r.Lookup("move")
+	if e := tl.InputSchema().Properties["way"].Enum; len(e) != 2 {
+		t.Errorf("published enum %v", e)
 	}
 }
 

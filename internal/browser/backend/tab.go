@@ -158,8 +158,10 @@ type Tab struct {
 	seen      map[cdp.LoaderID]bool // earlier loaders of the main frame
 	dialogs   []Dialog
 	dialogSeq int64
-	dlg       dialogState // pending must_respond dialog (dialogs.go)
-	ext       tabExt      // popups and downloads (popups.go, downloads.go)
+	dlg       dialogState       // pending must_respond dialog (dialogs.go)
+	ext       tabExt            // popups and downloads (popups.go, downloads.go)
+	docReq    network.RequestID // the latest main-frame document request
+	docLoad   DocLoad           // what happened to it
 	crashed   bool
 	closed    bool
 	changed   chan struct{} // closed and replaced on every state change
@@ -336,6 +338,13 @@ func (t *Tab) onEvent(ev any) {
 		if e.Type == network.ResourceTypeEventSource || e.Type == network.ResourceTypeWebSocket {
 			break
 		}
+		if e.Type == network.ResourceTypeDocument && e.FrameID == t.frame && e.Request != nil {
+			if e.RequestID != t.docReq { // a redirect keeps its request id
+				t.docReq = e.RequestID
+				t.docLoad = DocLoad{Seq: t.docLoad.Seq + 1}
+			}
+			t.docLoad.URL = e.Request.URL
+		}
 		t.inflight[e.RequestID] = time.Now()
 		t.lastNet = time.Now()
 	case *network.EventLoadingFinished:
@@ -344,6 +353,19 @@ func (t *Tab) onEvent(ev any) {
 	case *network.EventLoadingFailed:
 		delete(t.inflight, e.RequestID)
 		t.lastNet = time.Now()
+		if e.RequestID == t.docReq && !e.Canceled {
+			t.docLoad.ErrorText = e.ErrorText
+		}
+	case *network.EventResponseReceived:
+		if e.RequestID == t.docReq && e.Response != nil {
+			t.docLoad.Status, t.docLoad.MIMEType = int(e.Response.Status), e.Response.MimeType
+			for k, v := range e.Response.Headers {
+				if d, ok := v.(string); ok && strings.EqualFold(k, "Content-Disposition") {
+					t.docLoad.Attachment = strings.HasPrefix(strings.ToLower(strings.TrimSpace(d)), "attachment")
+				}
+			}
+		}
+		return // no waiter cares
 	case *page.EventFrameRequestedNavigation:
 		if e.FrameID == t.frame {
 			t.navSeq++
@@ -442,9 +464,29 @@ func (t *Tab) DialogsSince(mark int64) []Dialog {
 	return out
 }
 
+// DocLoad is what the tab saw of its latest main-frame document request
+// (Network domain events): its URL after redirects, the response's status,
+// MIME type and Content-Disposition, or Chromium's net error.
+type DocLoad struct {
+	Seq        int64  // counts main-frame document requests (compare Activity.DocLoads)
+	URL        string // the request URL after redirects
+	Status     int    // HTTP status; 0 before (or without) a response
+	MIMEType   string
+	Attachment bool   // Content-Disposition: attachment
+	ErrorText  string // net::ERR_… when the request failed (not when it was cancelled)
+}
+
+// LastDocLoad returns the latest main-frame document request's DocLoad.
+func (t *Tab) LastDocLoad() DocLoad {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.docLoad
+}
+
 // Activity is a snapshot of the tab's navigation and network state.
 type Activity struct {
 	NavSeq, DocSeq int64
+	DocLoads       int64 // DocLoad.Seq: main-frame document requests started
 	Loading        bool
 	Inflight       int
 	LastNet        time.Time
@@ -464,7 +506,7 @@ func (t *Tab) Activity() Activity {
 			n++
 		}
 	}
-	return Activity{NavSeq: t.navSeq, DocSeq: t.docSeq, Loading: t.loading, Inflight: n, LastNet: t.lastNet, Changed: t.changed}
+	return Activity{NavSeq: t.navSeq, DocSeq: t.docSeq, DocLoads: t.docLoad.Seq, Loading: t.loading, Inflight: n, LastNet: t.lastNet, Changed: t.changed}
 }
 
 func (t *Tab) check() error {
@@ -604,8 +646,10 @@ func (t *Tab) Current(ctx context.Context) (NavResult, error) {
 	return NavResult{URL: e.URL, Title: e.Title}, nil
 }
 
-// Back goes one entry back in the tab's history and waits for the load
-// (bounded by ctx). No earlier entry → no_history.
+// Back goes back to the previous page of the tab's history and waits for the
+// load (bounded by ctx). about:blank entries (the blank page a session starts
+// on, a tab reset after a refusal) are not pages and are skipped. No earlier
+// page → no_history, and the tab is left as it was.
 func (t *Tab) Back(ctx context.Context) (NavResult, error) {
 	if err := t.check(); err != nil {
 		return NavResult{}, err
@@ -616,11 +660,18 @@ func (t *Tab) Back(ctx context.Context) (NavResult, error) {
 	if err != nil {
 		return NavResult{}, t.cdpErr(ctx, "Reading history", err)
 	}
-	if h.CurrentIndex <= 0 {
-		return NavResult{}, reason.New(reason.NoHistory, "", "There is no earlier page in this tab's history.")
+	to := -1
+	for i := min(int(h.CurrentIndex), len(h.Entries)) - 1; i >= 0; i-- {
+		if h.Entries[i].URL != "about:blank" {
+			to = i
+			break
+		}
+	}
+	if to < 0 {
+		return NavResult{}, reason.New(reason.NoHistory, "", "There is no earlier page in this tab's history (this is the first page of the session); the page was left as it is. Use browser_navigate to open another page.")
 	}
 	before := t.Activity().DocSeq
-	if _, err := chromedp.Call(rctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID}); err != nil {
+	if _, err := chromedp.Call(rctx, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[to].ID}); err != nil {
 		return NavResult{}, t.cdpErr(ctx, "Going back", err)
 	}
 	// Wait for the committed document (bfcache restores fire no load event).
@@ -689,21 +740,45 @@ func exceptionText(d *runtime.ExceptionDetails) string {
 
 // EvalResult is the value of a page-world evaluation.
 type EvalResult struct {
-	Value json.RawMessage // JSON value; null for undefined
-	Type  string          // JavaScript type: object, string, number, boolean, undefined, …
+	// Value is the JSON value; nil when the value has no JSON form
+	// (Description says what it is then).
+	Value json.RawMessage
+	// Type is the JavaScript type (string, number, boolean, object,
+	// function, bigint, symbol, undefined), or an object's subtype (node,
+	// array, map, set, regexp, date, error, promise, …; "null" for null).
+	Type string
+	// Description names a value with no JSON form: "undefined", NaN,
+	// Infinity, 10n, Symbol(x), a function's source, a DOM node
+	// ("div#main.box"), a Map, a cyclic object. "" when Value is set.
+	Description string
 }
 
+// evalGroup is the object group of EvalPage's remote objects (released after
+// each call).
+const evalGroup = "__gatehouse_eval"
+
 // EvalPage evaluates expression in the page's own JavaScript world (what the
-// page's scripts see), awaiting a promise. An exception is eval_failed.
+// page's scripts see) in REPL mode (top-level await; let/const persist between
+// calls). A promise result is awaited and its resolved value returned (REPL
+// mode only awaits the REPL's own wrapper, so the promise handle is awaited
+// with Runtime.awaitPromise). A value with a JSON form is returned by value;
+// any other (undefined, NaN, BigInt, a Symbol, a function, a DOM node, a Map
+// or Set, a cyclic object, …) comes back as its Description, never as a
+// misleading {}. An exception or a rejected promise is eval_failed.
 func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, error) {
 	if err := t.check(); err != nil {
 		return EvalResult{}, err
 	}
 	rctx, cancel := t.run(ctx)
 	defer cancel()
+	defer func() {
+		rel, rcancel := t.runAny(context.WithoutCancel(ctx))
+		defer rcancel()
+		chromedp.Call(rel, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: evalGroup}) //nolint:errcheck // best effort
+	}()
 	yes := true
 	res, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{
-		Expression: expression, ReturnByValue: &yes, AwaitPromise: &yes, ReplMode: &yes, UserGesture: &yes,
+		Expression: expression, ObjectGroup: evalGroup, AwaitPromise: &yes, ReplMode: &yes, UserGesture: &yes,
 	})
 	if err != nil {
 		return EvalResult{}, t.cdpErr(ctx, "Evaluating the expression", err)
@@ -711,20 +786,84 @@ func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, erro
 	if res.ExceptionDetails != nil {
 		return EvalResult{}, reason.New(reason.EvalFailed, "", "The expression threw: "+exceptionText(res.ExceptionDetails))
 	}
-	out := EvalResult{Value: json.RawMessage("null")}
-	if res.Result != nil {
-		out.Type = string(res.Result.Type)
-		if len(res.Result.Value) > 0 {
-			out.Value = json.RawMessage(res.Result.Value)
-		} else if res.Result.UnserializableValue != "" {
-			b, _ := json.Marshal(string(res.Result.UnserializableValue))
-			out.Value = b
-		} else if res.Result.Type == runtime.RemoteObjectTypeObject && res.Result.Subtype != runtime.RemoteObjectSubtypeNull {
-			b, _ := json.Marshal(res.Result.Description)
-			out.Value = b
+	obj := res.Result
+	if obj != nil && obj.Subtype == runtime.RemoteObjectSubtypePromise && obj.ObjectID != "" {
+		ar, err := chromedp.Call(rctx, runtime.AwaitPromise, runtime.AwaitPromiseParams{PromiseObjectID: obj.ObjectID})
+		if err != nil {
+			return EvalResult{}, t.cdpErr(ctx, "Awaiting the expression's promise", err)
 		}
+		if ar.ExceptionDetails != nil {
+			return EvalResult{}, reason.New(reason.EvalFailed, "", "The expression's promise rejected: "+exceptionText(ar.ExceptionDetails))
+		}
+		obj = ar.Result
 	}
+	return t.evalValue(rctx, ctx, obj)
+}
+
+// evalValue turns a remote object into an EvalResult (see EvalPage).
+func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (EvalResult, error) {
+	if o == nil {
+		return EvalResult{Type: "undefined", Description: "undefined"}, nil
+	}
+	out := EvalResult{Type: string(o.Type)}
+	if o.Subtype != "" {
+		out.Type = string(o.Subtype)
+	}
+	switch {
+	case o.Type == runtime.RemoteObjectTypeUndefined:
+		out.Description = "undefined"
+		return out, nil
+	case o.UnserializableValue != "": // NaN, ±Infinity, -0, BigInt
+		out.Description = string(o.UnserializableValue)
+		return out, nil
+	case o.ObjectID == "" && len(o.Value) > 0: // string, number, boolean, null
+		out.Value = json.RawMessage(o.Value)
+		return out, nil
+	case o.Subtype == runtime.RemoteObjectSubtypeNull:
+		out.Value = json.RawMessage("null")
+		return out, nil
+	}
+	if o.Type == runtime.RemoteObjectTypeObject && (o.Subtype == "" || o.Subtype == runtime.RemoteObjectSubtypeArray) && o.ObjectID != "" {
+		// A plain object or array: its value, when V8 can serialise it.
+		yes := true
+		r, err := chromedp.Call(rctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: "function () { return this; }", ObjectID: o.ObjectID, ReturnByValue: &yes, Silent: &yes,
+		})
+		if err == nil && r.ExceptionDetails == nil && r.Result != nil && len(r.Result.Value) > 0 {
+			out.Value = json.RawMessage(r.Result.Value)
+			return out, nil
+		}
+		if err != nil && ctx.Err() != nil {
+			return EvalResult{}, t.cdpErr(ctx, "Reading the expression's value", err)
+		}
+		why := "it cannot be converted to JSON (a cycle, or a BigInt, Symbol or function inside)"
+		if err != nil && strings.Contains(err.Error(), "reference chain is too long") {
+			why = "it refers to itself (a cycle) or is nested too deeply for JSON"
+		}
+		out.Description = describe(o) + ": " + why
+		return out, nil
+	}
+	out.Description = describe(o) // function, symbol, node, map, set, regexp, date, error, …
 	return out, nil
+}
+
+// describe is a remote object's description with its kind.
+func describe(o *runtime.RemoteObject) string {
+	d := o.Description
+	if d == "" {
+		d = string(o.Type)
+	}
+	if r := []rune(d); len(r) > 2000 {
+		d = string(r[:2000]) + "…"
+	}
+	kind := string(o.Type)
+	if o.Subtype != "" {
+		kind = string(o.Subtype)
+	}
+	if o.ClassName != "" && o.ClassName != d && kind != "function" {
+		kind += " " + o.ClassName
+	}
+	return "[" + kind + "] " + d
 }
 
 // Click presses and releases the left mouse button at (x, y), CSS pixels of the

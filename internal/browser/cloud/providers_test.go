@@ -2,98 +2,19 @@ package cloud
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud/cloudfake"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
-// testChromium starts a headless Chromium with a loopback debugging port and
-// returns its WebSocket debugger URL (from DevToolsActivePort): the CDP URL
-// the provider fakes hand out.
-func testChromium(t *testing.T) string {
-	t.Helper()
-	path, err := backend.FindChromium("")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("Chromium missing: %v", err)
-		}
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(path, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--user-data-dir="+dir, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "about:blank")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		backend.KillLeftovers(dir)
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
-			return "ws://127.0.0.1:" + lines[0] + lines[1]
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("Chromium did not write DevToolsActivePort")
-	return ""
-}
-
-// fake records every request it receives and answers with h.
-type fake struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []rec
-}
-
-type rec struct {
-	Method, Path string
-	Header       http.Header
-	Body         map[string]any
-}
-
-func newFake(t *testing.T, h func(r rec) (int, any)) *fake {
-	f := &fake{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		rc := rec{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone()}
-		json.Unmarshal(b, &rc.Body)
-		f.mu.Lock()
-		f.reqs = append(f.reqs, rc)
-		f.mu.Unlock()
-		code, out := h(rc)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fake) all() []rec {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]rec(nil), f.reqs...)
-}
-
 func TestBrowserbaseCreateConnectRelease402(t *testing.T) {
-	ws := testChromium(t)
-	f := newFake(t, func(r rec) (int, any) {
+	ws, _ := cloudfake.Chromium(t)
+	f := cloudfake.New(t, func(r cloudfake.Request) (int, any) {
 		switch {
 		case r.Method == "POST" && r.Path == "/v1/sessions":
 			if r.Body["keepAlive"] == true || r.Body["proxies"] == true {
@@ -110,7 +31,7 @@ func TestBrowserbaseCreateConnectRelease402(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.all()
+	reqs := f.All()
 	if len(reqs) != 3 {
 		t.Fatalf("%d create requests, want 3 (full, without keepAlive, without proxies): %+v", len(reqs), reqs)
 	}
@@ -137,7 +58,7 @@ func TestBrowserbaseCreateConnectRelease402(t *testing.T) {
 	if err := bb.Release(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	rel := f.all()[3]
+	rel := f.All()[3]
 	if rel.Method != "POST" || rel.Path != "/v1/sessions/bb-1" || rel.Body["status"] != "REQUEST_RELEASE" || rel.Body["projectId"] != "proj-1" || rel.Header.Get("X-BB-API-Key") != "bb_live_key" {
 		t.Errorf("release: %+v", rel)
 	}
@@ -148,21 +69,21 @@ func TestBrowserbaseCreateConnectRelease402(t *testing.T) {
 }
 
 func TestBrowserbaseErrorsAreStructuredAndKeyless(t *testing.T) {
-	f := newFake(t, func(rec) (int, any) { return 401, map[string]any{"message": "bad key"} })
+	f := cloudfake.New(t, func(cloudfake.Request) (int, any) { return 401, map[string]any{"message": "bad key"} })
 	bb := &Browserbase{APIKey: "bb_live_secret", ProjectID: "p", BaseURL: f.URL, KeepAlive: true, Client: testClient()}
 	_, err := bb.Create(context.Background(), "t")
 	ae, ok := err.(*APIError)
 	if !ok || ae.Status != 401 || strings.Contains(err.Error(), "bb_live_secret") {
 		t.Fatalf("err %v", err)
 	}
-	if len(f.all()) != 1 {
-		t.Errorf("a 401 was retried: %d requests", len(f.all()))
+	if len(f.All()) != 1 {
+		t.Errorf("a 401 was retried: %d requests", len(f.All()))
 	}
 }
 
 func TestBrowserUseCreateConnectStop(t *testing.T) {
-	ws := testChromium(t)
-	f := newFake(t, func(r rec) (int, any) {
+	ws, _ := cloudfake.Chromium(t)
+	f := cloudfake.New(t, func(r cloudfake.Request) (int, any) {
 		switch {
 		case r.Method == "POST" && r.Path == "/api/v3/browsers":
 			return 201, map[string]any{"id": "bu-7", "cdpUrl": ws, "liveUrl": "https://live.example/bu-7", "timeoutAt": "2099-01-01T00:00:00"}
@@ -185,17 +106,17 @@ func TestBrowserUseCreateConnectStop(t *testing.T) {
 	if err := bu.Release(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	r := f.all()
+	r := f.All()
 	if len(r) != 2 || r[0].Header.Get("X-Browser-Use-API-Key") != "bu_key" || r[1].Method != "PATCH" || r[1].Body["action"] != "stop" || r[1].Header.Get("X-Browser-Use-API-Key") != "bu_key" {
 		t.Errorf("requests %+v", r)
 	}
 }
 
 func TestFirecrawlCreateConnectDelete(t *testing.T) {
-	ws := testChromium(t)
+	ws, _ := cloudfake.Chromium(t)
 	// The CDP URL handed out is an http root: resolved through /json/version.
 	root := "http://" + strings.TrimPrefix(strings.SplitN(ws, "/devtools/", 2)[0], "ws://")
-	f := newFake(t, func(r rec) (int, any) {
+	f := cloudfake.New(t, func(r cloudfake.Request) (int, any) {
 		switch {
 		case r.Method == "POST" && r.Path == "/v2/browser":
 			return 200, map[string]any{"success": true, "id": "fc-3", "cdpUrl": root}
@@ -223,7 +144,7 @@ func TestFirecrawlCreateConnectDelete(t *testing.T) {
 	if err := fc.Release(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
-	r := f.all()
+	r := f.All()
 	if len(r) != 2 || r[0].Header.Get("Authorization") != "Bearer fc-key" || r[0].Body["ttl"] != float64(300) || r[1].Method != "DELETE" || r[1].Header.Get("Authorization") != "Bearer fc-key" {
 		t.Errorf("requests %+v", r)
 	}
