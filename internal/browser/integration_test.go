@@ -166,6 +166,10 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Result", `<h1>Hello `+template(q.Get("name"))+`</h1><a href="/form">Back to form</a>`)
 	case "/next":
 		html(w, "Next", `<h1>Next page</h1><p>You followed the link.</p>`)
+	case "/fields":
+		html(w, "Fields", `<h1>Fields</h1><label>Open <input value=o></label>
+<label>Locked <input readonly value=ro></label><label>Off <input disabled value=d></label>
+<fieldset disabled><label>Inside <input value=f></label></fieldset><label for=nt>Notes</label><textarea id=nt readonly>n</textarea>`)
 	case "/trap":
 		html(w, "Trap", `<p>trap</p>`)
 	case "/a":

@@ -194,3 +194,30 @@ func TestConsoleEvalValues(t *testing.T) {
 		t.Errorf("rejected promise: %+v", r)
 	}
 }
+
+// browser_type into a read-only or disabled field (also one disabled by its
+// <fieldset>) is not_editable naming why, and the value is unchanged; it
+// used to report "typed" while the value stayed as it was (hostile review 13).
+func TestTypeIntoReadOnlyOrDisabledIsNotEditable(t *testing.T) {
+	task := "type-readonly-task"
+	m, _ := onPage(t, task, "/fields")
+	ctx := context.Background()
+	sn := m.Snapshot(ctx, task, SnapshotInput{Full: true})
+	if !strings.Contains(sn.Snapshot, `textbox "Locked" [readonly]`) {
+		t.Errorf("snapshot does not mark the read-only field:\n%s", sn.Snapshot)
+	}
+	for _, c := range []struct{ name, why string }{{"Locked", "read-only"}, {"Off", "disabled"}, {"Inside", "disabled"}, {"Notes", "read-only"}} {
+		role := "textbox"
+		ty := m.Type(ctx, task, TypeInput{Ref: refOf(t, sn.Snapshot, role, c.name), Text: "hello"})
+		if ty.Success || ty.Reason != reason.NotEditable || !strings.Contains(ty.Error, c.why) {
+			t.Errorf("%s: %+v", c.name, ty)
+		}
+	}
+	if ty := m.Type(ctx, task, TypeInput{Ref: refOf(t, sn.Snapshot, "textbox", "Open"), Text: "hello"}); !ty.Success {
+		t.Errorf("open field: %+v", ty)
+	}
+	ev := m.Console(ctx, task, ConsoleInput{Expression: "[...document.querySelectorAll('input,textarea')].map(e => e.value).join(',')"})
+	if !strings.Contains(string(ev.Result), "hello,ro,d,f,n") {
+		t.Errorf("values: %+v", ev)
+	}
+}

@@ -223,6 +223,7 @@ function (op, arg) {
           if (c) line += ' [checked]';
         }
         if (el.disabled || el.getAttribute('aria-disabled') === 'true') line += ' [disabled]';
+        else if (((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly) || el.getAttribute('aria-readonly') === 'true') line += ' [readonly]';
         if (el.getAttribute('aria-expanded')) line += ' [expanded=' + el.getAttribute('aria-expanded') + ']';
         if (tag === 'OPTION' && el.selected) line += ' [selected]';
         if (full && role === 'link' && el.getAttribute('href')) line += ' [url=' + cap(el.href || el.getAttribute('href'), 300) + ']';
@@ -353,6 +354,10 @@ function (op, arg) {
       const t = (el.getAttribute('type') || 'text').toLowerCase();
       const textual = (tag === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'range', 'color', 'hidden'].includes(t)) || tag === 'TEXTAREA';
       if (!textual && !el.isContentEditable) return { editable: false, what: describe(el) };
+      // A disabled (also through a disabled <fieldset>) or read-only field
+      // takes no typing: inserting text would report success and leave
+      // the value unchanged.
+      if (textual && (el.matches(':disabled') || el.readOnly)) return { editable: false, what: describe(el), why: el.matches(':disabled') ? 'disabled' : 'read-only' };
       el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
       el.focus();
       if (textual) {

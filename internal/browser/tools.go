@@ -598,6 +598,7 @@ type focusData struct {
 	Stale    bool   `json:"stale"`
 	Editable bool   `json:"editable"`
 	What     string `json:"what"`
+	Why      string `json:"why"` // "disabled" or "read-only" for a text field that takes no input
 }
 
 // originOf returns scheme://host of raw for messages (never its path or query,
@@ -624,6 +625,8 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 			return err
 		case f.Stale || gone:
 			return staleErr(in.Ref)
+		case !f.Editable && f.Why != "":
+			return reason.Newf(reason.NotEditable, "", "Ref %s is %s, a %s text field: it takes no typing. Snapshot again if the page enables it later.", NormalizeRef(in.Ref), f.What, f.Why)
 		case !f.Editable:
 			return reason.Newf(reason.NotEditable, "", "Ref %s is %s, not a text field; browser_type needs an input, textarea or editable element.", NormalizeRef(in.Ref), f.What)
 		}
