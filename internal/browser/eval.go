@@ -201,14 +201,17 @@ func decodeEscapes(raw string) string {
 
 // urlLiteralRe finds http(s) URL literals in an expression (spec §B8.3
 // pre-screen): up to whitespace, a quote, a backtick, ')', ']', '<' or '>'.
-var urlLiteralRe = regexp.MustCompile("(?i)https?://[^\\s'\"`)\\]<>]+")
+// A Gatehouse fix: a bracketed IPv6 host right after "://" (or after
+// userinfo) is part of the literal, so "http://[fd00:ec2::254]/" is read
+// whole instead of stopping at its ']' (and then passing as unparseable).
+var urlLiteralRe = regexp.MustCompile("(?i)https?://(?:[^\\s'\"`)\\]<>/@\\[]*@)?(?:\\[[0-9a-f:.%A-Za-z_~-]*\\])?[^\\s'\"`)\\]<>]*")
 
 // URLLiterals returns every http(s):// literal of expression, with trailing
 // '.', ',' and ';' trimmed (spec §B8.3).
 func URLLiterals(expression string) []string {
 	out := []string{}
 	for _, m := range urlLiteralRe.FindAllString(expression, -1) {
-		if m = strings.TrimRight(m, ".,;"); m != "" {
+		if m = strings.TrimRight(m, ".,;"); m != "" && !strings.HasSuffix(m, "://") {
 			out = append(out, m)
 		}
 	}
