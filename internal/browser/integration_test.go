@@ -166,6 +166,8 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Result", `<h1>Hello `+template(q.Get("name"))+`</h1><a href="/form">Back to form</a>`)
 	case "/next":
 		html(w, "Next", `<h1>Next page</h1><p>You followed the link.</p>`)
+	case "/ansi":
+		html(w, "An\x1b]0;pwned\x07si", "<h1>Term\x1b[2Jinal</h1><p>bell\x07 and csi\u009b31m here</p>")
 	case "/fields":
 		html(w, "Fields", `<h1>Fields</h1><label>Open <input value=o></label>
 <label>Locked <input readonly value=ro></label><label>Off <input disabled value=d></label>

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -714,7 +715,9 @@ func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 		return d, err
 	}
 	s.nextRef = max(s.nextRef, d.Next)
-	d.Snapshot, d.Title, d.URL = redactText(d.Snapshot), redactText(d.Title), redactText(d.URL)
+	// safetext: a page's control characters (ESC, BEL, C1) never reach a
+	// terminal or a model through a snapshot.
+	d.Snapshot, d.Title, d.URL = redactText(safetext.Clean(d.Snapshot)), redactText(safetext.Line(d.Title)), redactText(safetext.Escape(d.URL))
 	if strings.Contains(d.Snapshot, crossOriginMarker) {
 		s.expandFrames(ctx, &d, full)
 	}

@@ -221,3 +221,14 @@ func TestTypeIntoReadOnlyOrDisabledIsNotEditable(t *testing.T) {
 		t.Errorf("values: %+v", ev)
 	}
 }
+
+// Control characters of a page (OSC, CSI, BEL, C1) never reach a snapshot
+// or its title (hostile review 7).
+func TestSnapshotDropsControlCharacters(t *testing.T) {
+	task := "ansi-task"
+	m, _ := onPage(t, task, "/ansi")
+	sn := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !sn.Success || strings.ContainsAny(sn.Snapshot+sn.Title, "\x1b\x07\u009b") || !strings.Contains(sn.Snapshot, "bell and csi31m here") {
+		t.Fatalf("%+v", sn)
+	}
+}
