@@ -92,6 +92,12 @@ type Options struct {
 	// (the real-profile copy, profile.go); its error aborts the launch and is
 	// returned as is.
 	Prepare func(userDataDir string) error
+	// Debugf, when set, receives every CDP message sent ("-> {…}") and
+	// received ("<- {…}") on the browser connection (profiling, bench/newsession).
+	Debugf func(format string, args ...any)
+	// ExtraFlags are added to Flags' list, a value replacing Flags' own for the
+	// same name (experiments: bench/newsession -flag); nil adds none.
+	ExtraFlags map[string]any
 }
 
 // Flags returns Gatehouse's own Chromium flag list (not chromedp's defaults,
@@ -136,9 +142,13 @@ func Flags(o Options, userDataDir string, sandbox bool) map[string]any {
 		"disable-background-timer-throttling":    true,
 		"disable-backgrounding-occluded-windows": true,
 		"disable-renderer-backgrounding":         true,
+		// WebUIOmniboxPopup and WebUIOmniboxAimPopup: every new window (each
+		// session's BrowserContext gets one) would load two chrome://omnibox-popup
+		// WebUI pages in a renderer of their own, never shown headless: ~100 MB
+		// and ~40 % of the CPU a new session costs (bench/newsession).
 		"disable-features": "Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider," +
 			"NetworkPrediction,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater," +
-			"AutofillServerCommunication,PrivacySandboxSettings4",
+			"AutofillServerCommunication,PrivacySandboxSettings4,WebUIOmniboxPopup,WebUIOmniboxAimPopup",
 	}
 	if !o.Headed {
 		f["headless"] = "new"
@@ -203,11 +213,19 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 		lg.Warn("browser sandbox disabled: running as root (Chromium cannot sandbox as root); run as an unprivileged user to keep it on")
 	}
 	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(o.ExecPath), chromedp.Flag(OwnerFlag, ownerFlagValue()), deathTie()}
-	for k, v := range Flags(o, dir, sandbox) {
+	flags := Flags(o, dir, sandbox)
+	for k, v := range o.ExtraFlags {
+		flags[k] = v
+	}
+	for k, v := range flags {
 		opts = append(opts, chromedp.Flag(k, v))
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancel := chromedp.NewContext(allocCtx)
+	var copts []chromedp.ContextOption
+	if o.Debugf != nil {
+		copts = append(copts, chromedp.WithBrowserOption(chromedp.WithBrowserDebugf(o.Debugf)))
+	}
+	bctx, cancel := chromedp.NewContext(allocCtx, copts...)
 	l := &Local{logger: lg, dataDir: dir, allocCtx: allocCtx, allocCancel: allocCancel, browserCtx: bctx, cancel: cancel, tabs: map[*Tab]struct{}{}, exited: make(chan struct{})}
 	startErr := make(chan error, 1)
 	go startLocked(bctx, startErr, l.exited)
@@ -387,8 +405,21 @@ func forEachProc(fn func(pid int, args [][]byte)) {
 		if err != nil || len(b) == 0 {
 			continue
 		}
-		fn(pid, bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}))
+		fn(pid, procArgs(b))
 	}
+}
+
+// procArgs splits a /proc/<pid>/cmdline into its arguments. A process the
+// zygote forked (renderers, some utilities) rewrites its command line as one
+// space-joined string (setproctitle), so a single argument with spaces is
+// split on the spaces: our flags' values (the user-data-dir under
+// os.TempDir) carry none.
+func procArgs(b []byte) [][]byte {
+	args := bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0})
+	if len(args) == 1 && bytes.IndexByte(args[0], ' ') >= 0 {
+		args = bytes.Fields(args[0])
+	}
+	return args
 }
 
 func killUsing(want string) int {
