@@ -137,7 +137,7 @@ func main() {
 	rounds := flag.Int("rounds", 20, "measured repetitions per figure")
 	withPeer := flag.Bool("peer", true, "run Playwright MCP too (false: Gatehouse's figures only)")
 	flag.Parse()
-	chromium, err := backend.FindChromium("")
+	chromium, err := backend.FindBrowser("", false) // what the Manager runs headless; the peer gets the same binary
 	if err != nil {
 		fail("%v", err)
 	}
@@ -207,6 +207,7 @@ func main() {
 			fresh = append(fresh, ms(d))
 			b.call(task, tools.BrowserClose, map[string]any{})
 		}
+		fmt.Fprintf(os.Stderr, "new sessions (pause %v), ms per round: %.0f\n", pause, fresh)
 		if pause > 0 {
 			ours["new_session_ms"] = median(fresh)
 		} else {
@@ -222,6 +223,7 @@ func main() {
 		freshNav = append(freshNav, ms(d))
 		b.call(task, tools.BrowserClose, map[string]any{})
 	}
+	fmt.Fprintf(os.Stderr, "new tasks' first navigate, back to back, ms per round: %.0f\n", freshNav)
 	ours["new_session_b2b_nav_ms"] = median(freshNav)
 	b.call("main", tools.BrowserClose, map[string]any{})
 	b.call("warm", tools.BrowserClose, map[string]any{})
@@ -307,6 +309,7 @@ func firstBurst(home string, cfg *config.Config, base string, rounds int, ours m
 		ds = append(ds, ms(d))
 		b.call(task, tools.BrowserClose, map[string]any{})
 	}
+	fmt.Fprintf(os.Stderr, "first burst in a fresh Manager, ms per round: %.0f\n", ds)
 	ours["first_burst_nav_ms"] = median(ds)
 	sort.Float64s(ds)
 	ours["first_burst_nav_max_ms"] = ds[len(ds)-1]

@@ -281,7 +281,7 @@ func main() {
 	flag.Var(&extra, "flag", "extra Chromium flag name[=value] (repeatable)")
 	flag.Parse()
 
-	exec, err := backend.FindChromium("")
+	exec, err := backend.FindBrowser("", false)
 	if err != nil {
 		fail("%v", err)
 	}

@@ -144,8 +144,9 @@ type Session struct {
 func (s *Session) ProxyStats() egress.ProxyStats { return s.proxy.Stats() }
 
 // New builds a Manager. Nothing is started until the first tool call. The
-// Chromium binary is looked up now (browser.executable_path, CHROME_PATH,
-// /usr/lib/chromium/chromium, PATH); Available reports the outcome.
+// Chromium binary is looked up now (backend.FindBrowser: browser.executable_path,
+// CHROME_PATH, headless the headless shell, /usr/lib/chromium/chromium, PATH);
+// Available reports the outcome.
 // Warnings name dropped config entries.
 func New(o Options) (*Manager, []string) {
 	cfg := o.Config
@@ -166,7 +167,7 @@ func New(o Options) (*Manager, []string) {
 		stop:     make(chan struct{}),
 	}
 	warns = append(warns, m.initBackends(o)...) // cloud provider, Camofox (manager_cloud.go)
-	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
+	m.execPath, m.execErr = backend.FindBrowser(cfg.Browser.ExecutablePath, cfg.Browser.Headed)
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
 	m.life.init(o.Lifecycle)

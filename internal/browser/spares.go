@@ -39,7 +39,7 @@ const (
 )
 
 // spareDelay is the pause before making a spare when no caller waits for
-// one and the pool is not empty: the sessions just handed out run their first
+// one and the pool holds at least its floor: the sessions just handed out run their first
 // calls (a navigation) before a renderer start competes with them for the
 // CPU. A caller that starts waiting cuts the pause.
 const spareDelay = 250 * time.Millisecond
@@ -194,7 +194,7 @@ func (m *Manager) startMakerLocked(l *backend.Local, active bool) {
 		defer m.wg.Done()
 		for {
 			m.mu.Lock()
-			pause := m.spare.wait == 0 && len(m.spares) > 0
+			pause := m.spare.wait == 0 && len(m.spares) >= SpareSessions
 			wake := m.spare.wake
 			m.mu.Unlock()
 			if pause {

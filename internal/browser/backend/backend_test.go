@@ -268,3 +268,33 @@ func TestProxyCredentialAttributesRequests(t *testing.T) {
 		t.Errorf("refusals leaked to another session: %+v", st)
 	}
 }
+
+// TestFindBrowserPrefersHeadlessShell: a headless browser gets the headless
+// shell when installed and nothing is configured; a configured path or
+// CHROME_PATH, or a headed browser, gets FindChromium's answer.
+func TestFindBrowserPrefersHeadlessShell(t *testing.T) {
+	t.Setenv("CHROME_PATH", "")
+	exe := t.TempDir() + "/my-chrome"
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := backend.FindBrowser(exe, false); err != nil || p != exe {
+		t.Errorf("configured: %q, %v; want %q", p, err, exe)
+	}
+	full, ferr := backend.FindChromium("")
+	if p, err := backend.FindBrowser("", true); p != full || (err == nil) != (ferr == nil) {
+		t.Errorf("headed: %q, %v; want FindChromium's %q, %v", p, err, full, ferr)
+	}
+	_, shellErr := os.Stat(backend.DefaultHeadlessShellPath)
+	p, err := backend.FindBrowser("", false)
+	switch {
+	case shellErr == nil && p != backend.DefaultHeadlessShellPath:
+		t.Errorf("headless with the shell installed: %q, %v; want %q", p, err, backend.DefaultHeadlessShellPath)
+	case shellErr != nil && p != full && !strings.HasSuffix(p, "chromium-headless-shell"):
+		t.Errorf("headless without the shell at %s: %q, %v; want %q or one on PATH", backend.DefaultHeadlessShellPath, p, err, full)
+	}
+	t.Setenv("CHROME_PATH", exe)
+	if p, err := backend.FindBrowser("", false); err != nil || p != exe {
+		t.Errorf("CHROME_PATH: %q, %v; want %q", p, err, exe)
+	}
+}
