@@ -298,3 +298,43 @@ func TestFindBrowserPrefersHeadlessShell(t *testing.T) {
 		t.Errorf("CHROME_PATH: %q, %v; want %q", p, err, exe)
 	}
 }
+
+// TestNewTabsNeverTakeEachOtherAsPopups: tabs opened at the same time (each
+// priming its proxy credential, as the spare pool's makers do) record no
+// popup: a target made over CDP, in another BrowserContext, has no opener and
+// is never a popup of the tab being opened.
+func TestNewTabsNeverTakeEachOtherAsPopups(t *testing.T) {
+	l := browser(t)
+	g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
+	const n = 4
+	tabs := make([]*backend.Tab, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for round := 0; round < 2; round++ {
+		for i := 0; i < n; i++ {
+			p, err := egress.NewProxySession(egress.ProxyOptions{Name: fmt.Sprint(t.Name(), i), Guard: g, Authenticate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			user, pass := p.Credentials()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				tabs[i], errs[i] = l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL})
+			}()
+		}
+		wg.Wait()
+		for i, tab := range tabs {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if pops := tab.TakePopups(); len(pops) != 0 {
+				t.Errorf("round %d: tab %d recorded %d popups it never opened: %+v", round, i, len(pops), pops)
+			}
+			tab.Close()
+		}
+	}
+}
