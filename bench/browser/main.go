@@ -2,10 +2,14 @@
 // Playwright MCP (npm @playwright/mcp, --isolated, same Chromium binary, same
 // local pages) in one run, and prints the ratios docs/benchmarks.md reports:
 // navigate+snapshot latency, click-by-ref latency (Playwright with its default
-// settle and with --timeout-settle 0), time to a usable new session, memory
-// (PSS) of 10 concurrent sessions, and snapshot size for the same page.
+// settle and with --timeout-settle 0), time to a usable new session (1 s
+// apart, back to back, and a new task's first navigate+snapshot back to back),
+// memory (PSS) of 10 concurrent sessions, and snapshot size for the same page.
+// Gatehouse alone: a burst of new tasks in a fresh Manager (spare pool at its
+// floor). Both sides run the binary the Manager runs headless
+// (backend.FindBrowser).
 //
-//	go run ./bench/browser [-rounds 20]
+//	go run ./bench/browser [-rounds 20] [-peer=false]
 //
 // Gatehouse is called through its tool layer (tools.Registry, JSON in and out,
 // the path the MCP server takes) in this process; Playwright MCP through the MCP
