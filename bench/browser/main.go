@@ -2,10 +2,14 @@
 // Playwright MCP (npm @playwright/mcp, --isolated, same Chromium binary, same
 // local pages) in one run, and prints the ratios docs/benchmarks.md reports:
 // navigate+snapshot latency, click-by-ref latency (Playwright with its default
-// settle and with --timeout-settle 0), time to a usable new session, memory
-// (PSS) of 10 concurrent sessions, and snapshot size for the same page.
+// settle and with --timeout-settle 0), time to a usable new session (1 s
+// apart, back to back, and a new task's first navigate+snapshot back to back),
+// memory (PSS) of 10 concurrent sessions, and snapshot size for the same page.
+// Gatehouse alone: a burst of new tasks in a fresh Manager (spare pool at its
+// floor). Both sides run the binary the Manager runs headless
+// (backend.FindBrowser).
 //
-//	go run ./bench/browser [-rounds 20]
+//	go run ./bench/browser [-rounds 20] [-peer=false]
 //
 // Gatehouse is called through its tool layer (tools.Registry, JSON in and out,
 // the path the MCP server takes) in this process; Playwright MCP through the MCP
@@ -135,8 +139,9 @@ func pss(root int) int {
 
 func main() {
 	rounds := flag.Int("rounds", 20, "measured repetitions per figure")
+	withPeer := flag.Bool("peer", true, "run Playwright MCP too (false: Gatehouse's figures only)")
 	flag.Parse()
-	chromium, err := backend.FindChromium("")
+	chromium, err := backend.FindBrowser("", false) // what the Manager runs headless; the peer gets the same binary
 	if err != nil {
 		fail("%v", err)
 	}
@@ -180,10 +185,11 @@ func main() {
 		snaps = append(snaps, ms(d))
 	}
 	ours["snapshot_ms"] = median(snaps)
-	var clicks []float64
+	var clicks, navClick []float64
 	btn := regexp.MustCompile(`button "Add one" \[ref=(e\d+)\]`)
 	for i := 0; i < *rounds; i++ {
-		out, _ := b.call("main", tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/click?r=%d", base, i)})
+		out, dn := b.call("main", tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/click?r=%d", base, i)})
+		navClick = append(navClick, ms(dn))
 		m := btn.FindStringSubmatch(out["snapshot"].(string))
 		if m == nil {
 			fail("no button in %v", out["snapshot"])
@@ -192,6 +198,7 @@ func main() {
 		clicks = append(clicks, ms(d))
 	}
 	ours["click_ms"] = median(clicks)
+	ours["navigate_click_page_ms"] = median(navClick) // the counter page, in a warm session
 	// Time to a usable new session: the first call (browser_snapshot) of a new
 	// task, 1 s after the previous session started (an agent's think time) and
 	// back to back (no pause: the pre-started spare may not be ready).
@@ -204,12 +211,24 @@ func main() {
 			fresh = append(fresh, ms(d))
 			b.call(task, tools.BrowserClose, map[string]any{})
 		}
+		fmt.Fprintf(os.Stderr, "new sessions (pause %v), ms per round: %.0f\n", pause, fresh)
 		if pause > 0 {
 			ours["new_session_ms"] = median(fresh)
 		} else {
 			ours["new_session_b2b_ms"] = median(fresh)
 		}
 	}
+	// A burst of new tasks, one after the other, each doing its first
+	// navigate+snapshot (one browser_navigate) of the counter page.
+	var freshNav []float64
+	for i := 0; i < min(*rounds, 10); i++ {
+		task := fmt.Sprintf("fresh-nav-%d", i)
+		_, d := b.call(task, tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/click?f=%d", base, i)})
+		freshNav = append(freshNav, ms(d))
+		b.call(task, tools.BrowserClose, map[string]any{})
+	}
+	fmt.Fprintf(os.Stderr, "new tasks' first navigate, back to back, ms per round: %.0f\n", freshNav)
+	ours["new_session_b2b_nav_ms"] = median(freshNav)
 	b.call("main", tools.BrowserClose, map[string]any{})
 	b.call("warm", tools.BrowserClose, map[string]any{})
 	var wg sync.WaitGroup
@@ -224,6 +243,12 @@ func main() {
 	time.Sleep(time.Second)
 	ours["mem10_pss_kb"] = float64(pss(os.Getpid()))
 	reg.Close()
+	firstBurst(home, cfg, base, *rounds, ours)
+	if !*withPeer {
+		js, _ := json.MarshalIndent(ours, "", "  ")
+		fmt.Printf("%s\n", js)
+		return
+	}
 
 	peerDir := filepath.Join("bench", "browser", "peer")
 	if _, err := os.Stat(filepath.Join(peerDir, "node_modules")); err != nil {
@@ -251,6 +276,7 @@ func main() {
 		{"click by ref vs --timeout-settle 0 (ms)", "click_ms", "click_ms_settle0"},
 		{"new session usable, 1 s after the last (ms)", "new_session_ms", "new_session_ms"},
 		{"new session usable, back to back (ms)", "new_session_b2b_ms", "new_session_b2b_ms"},
+		{"new task's first navigate+snapshot, b2b (ms)", "new_session_b2b_nav_ms", "new_session_b2b_nav_ms"},
 		{"PSS of 10 concurrent sessions (MB)", "mem10_pss_kb", "mem10_pss_kb"},
 		{"snapshot size, same page (chars)", "snapshot_chars", "snapshot_chars"},
 		{"refs in that snapshot", "snapshot_refs", "snapshot_refs"},
@@ -263,7 +289,32 @@ func main() {
 		}
 		fmt.Printf("%-42s %12.1f %12.1f %7.2fx\n", r.what, o, p, o/p)
 	}
+	fmt.Printf("Gatehouse only: navigate+snapshot of the counter page in a warm session %.1f ms; first burst of 10 new tasks in a fresh Manager (pool at its floor): median %.1f ms, max %.1f ms\n",
+		ours["navigate_click_page_ms"], ours["first_burst_nav_ms"], ours["first_burst_nav_max_ms"])
 	os.MkdirAll(filepath.Join("bench", "out"), 0o755)
 	js, _ := json.MarshalIndent(map[string]any{"gatehouse": ours, "playwright_mcp": peer, "rounds": *rounds, "chromium": chromium}, "", "  ")
 	os.WriteFile(filepath.Join("bench", "out", "browser.json"), js, 0o644)
+}
+
+// firstBurst measures a burst of new tasks (one after the other, each doing
+// its first browser_navigate) in a fresh Manager whose spare pool has only
+// its floor ready (nothing learned yet): the case the demand-sized pool
+// cannot cover from stock.
+func firstBurst(home string, cfg *config.Config, base string, rounds int, ours map[string]float64) {
+	reg, _ := tools.Default(tools.Env{Web: web.Env{Home: home, Config: cfg, Logger: slog.New(slog.DiscardHandler)}})
+	defer reg.Close()
+	b := &bench{r: reg, base: base}
+	b.call("burst-warm", tools.BrowserNavigate, map[string]any{"url": base + "/blank"})
+	time.Sleep(3 * time.Second) // the floor's spares are made
+	var ds []float64
+	for i := 0; i < min(rounds, 10); i++ {
+		task := fmt.Sprintf("burst-%d", i)
+		_, d := b.call(task, tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/click?burst=%d", base, i)})
+		ds = append(ds, ms(d))
+		b.call(task, tools.BrowserClose, map[string]any{})
+	}
+	fmt.Fprintf(os.Stderr, "first burst in a fresh Manager, ms per round: %.0f\n", ds)
+	ours["first_burst_nav_ms"] = median(ds)
+	sort.Float64s(ds)
+	ours["first_burst_nav_max_ms"] = ds[len(ds)-1]
 }

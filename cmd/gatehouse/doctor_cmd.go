@@ -105,7 +105,7 @@ Exit status: 0 when the configuration loads and every configured selection can w
 						rep.Warnings = append(rep.Warnings, urlsafe.Redact(w))
 					}
 				}
-				ch := findChromium(a.cfg.Browser.ExecutablePath)
+				ch := findChromium(a.cfg.Browser.ExecutablePath, a.cfg.Browser.Headed)
 				rep.Web, rep.Chromium = a.doctorProviders(), &ch
 				bs := browser.Backend(a.cfg, a.dotenv)
 				rep.Browser = &bs

@@ -17,10 +17,11 @@ type ChromiumStatus struct {
 }
 
 // findChromium reports the binary the browser tools would run, with the same
-// lookup (backend.FindChromium: browser.executable_path, CHROME_PATH,
-// /usr/lib/chromium/chromium, PATH), so doctor and the tool list agree.
-func findChromium(configured string) ChromiumStatus {
-	p, err := backend.FindChromium(configured)
+// lookup (backend.FindBrowser: browser.executable_path, CHROME_PATH, headless
+// the headless shell, /usr/lib/chromium/chromium, PATH), so doctor and the
+// tool list agree.
+func findChromium(configured string, headed bool) ChromiumStatus {
+	p, err := backend.FindBrowser(configured, headed)
 	if err != nil {
 		return ChromiumStatus{Fix: err.Error() + " (browser tools need it; web_search and web_extract do not)"}
 	}

@@ -159,6 +159,7 @@ func (m *Manager) runJanitor(tick time.Duration) {
 		case <-t.C:
 		}
 		m.reapIdle()
+		m.trimSpares() // spares.go
 		m.expireCloudAll()
 		m.camoReapIdle()
 		if cycle%every == 0 {
@@ -244,7 +245,7 @@ func (m *Manager) stopIdleBrowser() bool {
 		m.mu.Unlock()
 		return true
 	}
-	if m.spareBusy || m.life.creating.Load() > 0 {
+	if m.spare.making > 0 || m.life.creating.Load() > 0 {
 		m.mu.Unlock()
 		return false
 	}

@@ -100,7 +100,11 @@ func procsWithDir(dir string) int {
 		if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
 			continue
 		}
-		for _, a := range bytes.Split(b, []byte{0}) {
+		args := bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0})
+		if len(args) == 1 {
+			args = bytes.Fields(args[0]) // a zygote child's space-joined command line
+		}
+		for _, a := range args {
 			if string(a) == "--user-data-dir="+dir {
 				n++
 				break

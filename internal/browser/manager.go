@@ -87,19 +87,16 @@ type Manager struct {
 	// leftovers are gone, so a launch never overlaps the old browser's
 	// cleanup (which kills processes carrying our profile marker).
 	// Order: procMu before mu.
-	procMu    sync.Mutex
-	mu        sync.Mutex
-	local     *backend.Local
-	defProxy  *egress.ProxySession
-	sessions  map[string]*Session
-	spares    []*Session    // pre-started sessions for the next new keys (see takeSpare)
-	spareBusy bool          // a fill loop is running (fillSpare)
-	spareDone chan struct{} // closed when the spare being made is ready or failed; nil when idle
-	spareWait int           // callers waiting in takeSpare for the spare being made (reset when it is done)
-	spareWake chan struct{} // a caller started waiting: cut the fill loop's pause (buffered 1)
-	closed    bool
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	procMu   sync.Mutex
+	mu       sync.Mutex
+	local    *backend.Local
+	defProxy *egress.ProxySession
+	sessions map[string]*Session
+	spares   []*Session // pre-started sessions for the next new keys (spares.go)
+	spare    spareState // the pool's makers, waiters and demand (spares.go)
+	closed   bool
+	stop     chan struct{}
+	wg       sync.WaitGroup
 
 	bindings Bindings
 
@@ -148,8 +145,9 @@ type Session struct {
 func (s *Session) ProxyStats() egress.ProxyStats { return s.proxy.Stats() }
 
 // New builds a Manager. Nothing is started until the first tool call. The
-// Chromium binary is looked up now (browser.executable_path, CHROME_PATH,
-// /usr/lib/chromium/chromium, PATH); Available reports the outcome.
+// Chromium binary is looked up now (backend.FindBrowser: browser.executable_path,
+// CHROME_PATH, headless the headless shell, /usr/lib/chromium/chromium, PATH);
+// Available reports the outcome.
 // Warnings name dropped config entries.
 func New(o Options) (*Manager, []string) {
 	cfg := o.Config
@@ -163,15 +161,14 @@ func New(o Options) (*Manager, []string) {
 	gates, warns := NewGates(cfg, o.Home, o.Resolver, o.AllowAddrPorts)
 	m := &Manager{
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
-		route:     Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
-		timeouts:  CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
-		store:     truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
-		sessions:  map[string]*Session{},
-		stop:      make(chan struct{}),
-		spareWake: make(chan struct{}, 1),
+		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
+		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
+		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
+		sessions: map[string]*Session{},
+		stop:     make(chan struct{}),
 	}
 	warns = append(warns, m.initBackends(o)...) // cloud provider, Camofox (manager_cloud.go)
-	m.execPath, m.execErr = backend.FindChromium(cfg.Browser.ExecutablePath)
+	m.execPath, m.execErr = backend.FindBrowser(cfg.Browser.ExecutablePath, cfg.Browser.Headed)
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
 	m.life.init(o.Lifecycle)
@@ -429,146 +426,6 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 	}
 	return &Session{active: active, tab: tab, proxy: p, nextRef: 1,
 		frameK: map[cdp.FrameID]int{}, frameOf: map[int]cdp.FrameID{}, frameRef: map[int]int{}}, nil
-}
-
-// SpareSessions is how many pre-started sessions the Manager keeps ready:
-// each is a fresh BrowserContext with a blank tab whose renderer is started
-// and whose isolated world is warmed. Starting a renderer costs 100–700 ms on
-// a loaded 2-core machine (measured: attaching to a tab whose renderer is up
-// takes ~10–20 ms, the rest is the renderer starting), so new sessions are
-// served from this pool; two spares cover a burst of two new tasks, and a
-// third waits only for the spare already being made. Each spare costs one
-// renderer's memory.
-const SpareSessions = 2
-
-// takeSpare hands out a pre-started session with the guard this key needs and
-// tops the pool up at once (fillSpare). When none is ready but one is being
-// made, it waits for that one (bounded by ctx) rather than opening a second
-// context next to it: the two would share the CPU and both be late. nil means
-// the caller must create a session itself. A spare has never been used, so
-// handing it to any key is the same as creating one.
-func (m *Manager) takeSpare(ctx context.Context, active bool) *Session {
-	spareActive := m.gates.GuardActive(m.localBackend(), "")
-	for wait := true; ; wait = false {
-		var s *Session
-		var stale []*Session
-		m.mu.Lock()
-		keep := m.spares[:0]
-		for _, sp := range m.spares {
-			switch {
-			case !sp.tab.Healthy():
-				stale = append(stale, sp)
-			case s == nil && sp.active == active:
-				s = sp
-			default:
-				keep = append(keep, sp)
-			}
-		}
-		m.spares = keep
-		done := m.spareDone
-		m.mu.Unlock()
-		for _, sp := range stale {
-			sp.tab.Close()
-			sp.proxy.Close()
-		}
-		m.fillSpare()
-		if s != nil {
-			return s
-		}
-		if !wait || active != spareActive {
-			return nil
-		}
-		if done == nil {
-			m.mu.Lock()
-			done = m.spareDone // the fill just started
-			m.mu.Unlock()
-			if done == nil {
-				return nil
-			}
-		}
-		m.mu.Lock()
-		m.spareWait++
-		m.mu.Unlock()
-		select {
-		case m.spareWake <- struct{}{}:
-		default:
-		}
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return nil
-		}
-	}
-}
-
-// spareDelay is the pause before making a spare when no caller waits for
-// one: the sessions just handed out run their first calls (a navigation)
-// before a renderer start competes with them for the CPU. A caller that starts
-// waiting cuts the pause.
-const spareDelay = 250 * time.Millisecond
-
-// fillSpare starts, unless one runs, a background loop that makes spare
-// sessions one at a time (local backend, SSRF guard as for a local key) until
-// SpareSessions are ready.
-func (m *Manager) fillSpare() {
-	active := m.gates.GuardActive(m.localBackend(), "")
-	m.mu.Lock()
-	if m.closed || m.spareBusy || m.local == nil || len(m.spares) >= SpareSessions {
-		m.mu.Unlock()
-		return
-	}
-	m.spareBusy = true
-	m.spareDone = make(chan struct{})
-	l := m.local
-	m.wg.Add(1)
-	m.mu.Unlock()
-	go func() {
-		defer m.wg.Done()
-		for {
-			m.mu.Lock()
-			pause := m.spareWait == 0
-			m.mu.Unlock()
-			if pause {
-				t := time.NewTimer(spareDelay)
-				select {
-				case <-t.C:
-				case <-m.spareWake:
-				case <-m.stop:
-				}
-				t.Stop()
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			s, err := m.newSession(ctx, l, active)
-			if err == nil {
-				// Warm the tab's renderer and isolated world: the first script call
-				// in a fresh tab waits for the renderer, paid here instead of by the
-				// agent.
-				err = s.callJS(ctx, "quiet", nil, nil)
-			}
-			cancel()
-			m.mu.Lock()
-			ok := err == nil && !m.closed && m.local == l
-			if ok {
-				m.spares = append(m.spares, s)
-			}
-			close(m.spareDone)
-			m.spareWait = 0 // every waiter is woken; one may take this spare
-			more := ok && len(m.spares) < SpareSessions
-			if more {
-				m.spareDone = make(chan struct{})
-			} else {
-				m.spareBusy, m.spareDone = false, nil
-			}
-			m.mu.Unlock()
-			if !ok && s != nil {
-				s.tab.Close()
-				s.proxy.Close()
-			}
-			if !more {
-				return
-			}
-		}
-	}()
 }
 
 func (m *Manager) lookupOwner(key string) (Owner, bool) {

@@ -107,6 +107,19 @@ const out = {};
     }
     out[pause ? "new_session_ms" : "new_session_b2b_ms"] = median(fresh);
   }
+  // A new task's first navigate + snapshot, back to back (after browser_close).
+  {
+    const fresh = [];
+    for (let i = 0; i < Math.min(rounds, 10); i++) {
+      await call(client, "browser_close", {});
+      const [d] = await time(async () => {
+        await call(client, "browser_navigate", { url: `${base}/click?f=${i}` });
+        return call(client, "browser_snapshot", {});
+      });
+      fresh.push(d);
+    }
+    out.new_session_b2b_nav_ms = median(fresh);
+  }
   await client.close();
 }
 {

@@ -268,3 +268,73 @@ func TestProxyCredentialAttributesRequests(t *testing.T) {
 		t.Errorf("refusals leaked to another session: %+v", st)
 	}
 }
+
+// TestFindBrowserPrefersHeadlessShell: a headless browser gets the headless
+// shell when installed and nothing is configured; a configured path or
+// CHROME_PATH, or a headed browser, gets FindChromium's answer.
+func TestFindBrowserPrefersHeadlessShell(t *testing.T) {
+	t.Setenv("CHROME_PATH", "")
+	exe := t.TempDir() + "/my-chrome"
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := backend.FindBrowser(exe, false); err != nil || p != exe {
+		t.Errorf("configured: %q, %v; want %q", p, err, exe)
+	}
+	full, ferr := backend.FindChromium("")
+	if p, err := backend.FindBrowser("", true); p != full || (err == nil) != (ferr == nil) {
+		t.Errorf("headed: %q, %v; want FindChromium's %q, %v", p, err, full, ferr)
+	}
+	_, shellErr := os.Stat(backend.DefaultHeadlessShellPath)
+	p, err := backend.FindBrowser("", false)
+	switch {
+	case shellErr == nil && p != backend.DefaultHeadlessShellPath:
+		t.Errorf("headless with the shell installed: %q, %v; want %q", p, err, backend.DefaultHeadlessShellPath)
+	case shellErr != nil && p != full && !strings.HasSuffix(p, "chromium-headless-shell"):
+		t.Errorf("headless without the shell at %s: %q, %v; want %q or one on PATH", backend.DefaultHeadlessShellPath, p, err, full)
+	}
+	t.Setenv("CHROME_PATH", exe)
+	if p, err := backend.FindBrowser("", false); err != nil || p != exe {
+		t.Errorf("CHROME_PATH: %q, %v; want %q", p, err, exe)
+	}
+}
+
+// TestNewTabsNeverTakeEachOtherAsPopups: tabs opened at the same time (each
+// priming its proxy credential, as the spare pool's makers do) record no
+// popup: a target made over CDP, in another BrowserContext, has no opener and
+// is never a popup of the tab being opened.
+func TestNewTabsNeverTakeEachOtherAsPopups(t *testing.T) {
+	l := browser(t)
+	g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
+	const n = 4
+	tabs := make([]*backend.Tab, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for round := 0; round < 2; round++ {
+		for i := 0; i < n; i++ {
+			p, err := egress.NewProxySession(egress.ProxyOptions{Name: fmt.Sprint(t.Name(), i), Guard: g, Authenticate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			user, pass := p.Credentials()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				tabs[i], errs[i] = l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL})
+			}()
+		}
+		wg.Wait()
+		for i, tab := range tabs {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if pops := tab.TakePopups(); len(pops) != 0 {
+				t.Errorf("round %d: tab %d recorded %d popups it never opened: %+v", round, i, len(pops), pops)
+			}
+			tab.Close()
+		}
+	}
+}

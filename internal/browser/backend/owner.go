@@ -298,7 +298,7 @@ func killVerified(p procID, dir string) bool {
 		return false
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
-	if err != nil || !(procID{args: bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0})}).hasArg("--user-data-dir="+dir) {
+	if err != nil || !(procID{args: procArgs(b)}).hasArg("--user-data-dir="+dir) {
 		return false
 	}
 	return pidfdKill(fd) == nil

@@ -57,7 +57,11 @@ func (t *Tab) onBrowserEvent(ev any) {
 	switch e := ev.(type) {
 	case *target.EventTargetCreated:
 		info := e.TargetInfo
-		if info == nil || info.Type != "page" || info.OpenerID != target.ID(t.frame) {
+		// A popup is a page this tab opened, in its own BrowserContext: a
+		// target without an opener (made over CDP, e.g. another session's tab
+		// or a spare) or in another context is never one.
+		if info == nil || info.Type != "page" || info.OpenerID == "" || info.OpenerID != target.ID(t.frame) ||
+			(t.bctx != "" && info.BrowserContextID != t.bctx) {
 			return
 		}
 		t.mu.Lock()
@@ -126,7 +130,7 @@ func (t *Tab) Adopt(ctx context.Context, p Popup) (*Tab, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	n := &Tab{l: t.l, policy: t.policy, dialogTimeout: t.dialogTimeout,
+	n := &Tab{l: t.l, bctx: t.bctx, policy: t.policy, dialogTimeout: t.dialogTimeout,
 		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	n.ctx, n.cancel = chromedp.NewContext(t.ctx, chromedp.WithTargetID(p.TargetID), chromedp.WithListener(n.onEvent))
 	n.frame = cdp.FrameID(p.TargetID)

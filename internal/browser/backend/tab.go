@@ -139,6 +139,7 @@ type Tab struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	frame  cdp.FrameID
+	bctx   cdp.BrowserContextID // the session's own BrowserContext; "" for the default one (Unproxied)
 	policy string
 
 	onClose              func() // TabOptions.OnClose; run once by close
@@ -206,6 +207,10 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 		err = ctx.Err()
 	}
 	if err == nil {
+		// The frame (and context) ids before any listener runs: onBrowserEvent
+		// matches a popup's opener and context against them.
+		c := chromedp.FromContext(tctx)
+		t.frame, t.bctx = cdp.FrameID(c.Target.TargetID), c.BrowserContextID
 		err = chromedp.Listen(tctx, t.onEvent)
 	}
 	if err == nil {
@@ -218,8 +223,6 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 		cancel()
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not open a browser tab: "+firstLine(err.Error()), err)
 	}
-	c := chromedp.FromContext(tctx)
-	t.frame = cdp.FrameID(c.Target.TargetID)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
