@@ -304,7 +304,9 @@ func TestHostileStylesheetBounded(t *testing.T) {
 	}
 	start := time.Now()
 	dropHidden(doc)
-	if d := time.Since(start); d > 5*time.Second {
+	// (The caps bound the work; the race detector slows it about tenfold,
+	// so the wall-time check runs without it, as large_test.go's do.)
+	if d := time.Since(start); d > 5*time.Second && !raceEnabled {
 		t.Errorf("dropHidden took %v on a hostile stylesheet", d)
 	}
 	var b strings.Builder
