@@ -250,6 +250,10 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			// trafilatura's answer holds (a product grid).
 			md = primary
 		}
+		if pass.recs.sideSection(md, primary, secondary) {
+			// A side section of a page of records (records.go).
+			md = secondary
+		}
 	}
 	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(strings.ReplaceAll(title, gapMark, " ")), titleMarks))
 	title = chooseTitle(doc, title)

@@ -237,6 +237,12 @@ func mergeWithin(primary, secondary string, container func() map[uint64]struct{}
 		// better-formed one.
 		return secondary
 	}
+	if sectionsAnswer(pb) {
+		// trafilatura's answer is a page of short sections, not
+		// article prose: readability, which keeps prose, is no filter
+		// for it (sections.go).
+		keepSections(pb, pFound, keepPrimary)
+	}
 
 	var out []string
 	out = append(out, extras[-1]...)
@@ -366,6 +372,13 @@ func keptPrimaryOnly(pb []mdBlock, found []bool) []bool {
 			// Not before the first long found block: a short one
 			// (the title heading) may be found by chance.
 			continue
+		}
+		if prev >= 0 && j-prev-1 > maxPrimaryRun && !linkRun(pb[prev+1:j]) {
+			// A longer run between two found blocks is a whole
+			// section readability dropped (sections.go).
+			for k := prev + 1; k < j; k++ {
+				keep[k] = true
+			}
 		}
 		if prev >= 0 && j-prev-1 > 0 && j-prev-1 <= maxPrimaryRun {
 			// Not kept: a heading over a link list or image row ("Most

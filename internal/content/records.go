@@ -162,6 +162,17 @@ func (r *records) fragmentOf(md string) bool {
 	return c > 0 && c < recordMinCover
 }
 
+// sideSection reports whether the merged answer md is a side section of
+// the page of records r that readability's answer (secondary) covers: md
+// holds none of the records, trafilatura's answer (primary) is not an
+// article (nonArticle: under half its words in prose) and secondary
+// covers recordMinCover of the records' words (always false when r is
+// nil). An article followed by teaser cards also holds none of the
+// records, rightly, but its answer is prose.
+func (r *records) sideSection(md, primary, secondary string) bool {
+	return r != nil && r.cover(md) == 0 && nonArticle(primary) && r.cover(secondary) >= recordMinCover
+}
+
 // contentFormShare: a <form> holding at least this share of the page's
 // text is a wrapper of the page's content, not a control.
 const contentFormShare = 0.5
