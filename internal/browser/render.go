@@ -315,10 +315,9 @@ var renderBlockTypes = []network.ResourceType{
 	network.ResourceTypePing, network.ResourceTypeCSPViolationReport,
 }
 
-// renderDocJS runs in Gatehouse's isolated world at the start of every
-// document of a render context, before the page's scripts: it records the
-// time of the document's last DOM mutation (the parser's insertions
-// included), which renderQuietJS reads.
+// renderDocJS, run in Gatehouse's isolated world of a document, records the
+// time of the document's last DOM mutation, which renderQuietJS reads (and
+// installs it when missing).
 const renderDocJS = `(() => {
   if (globalThis.__ghr) return;
   const q = globalThis.__ghr = { lastMut: performance.now() };
@@ -339,9 +338,9 @@ const renderQuietJS = `function () {
 // load event fired, no request in flight and none finished for quietWindow,
 // and no DOM mutation for quietWindow — for at most limit; busy reports that
 // limit (or ctx) ended the wait first. It waits on the tab's events and on
-// timers set to the moment the window would close, never polling, and the
-// mutation time comes from renderDocJS, so a page that has been quiet since
-// it loaded is done at once.
+// timers set to the moment the window would close, never polling; the
+// mutation time comes from renderDocJS, installed at its first look (the
+// DOM's quiet window starts then).
 func renderSettle(ctx context.Context, tab *backend.Tab, limit time.Duration) (busy bool) {
 	deadline := time.Now().Add(limit)
 	for {
@@ -421,7 +420,7 @@ func (s *renderSlot) fits(l *backend.Local, guard *egress.Guard) bool {
 
 // newRenderSlot opens a fresh BrowserContext whose proxy judges with guard
 // and the website policy, prepared for rendering (renderBlockTypes refused,
-// renderDocJS installed).
+// the document served from the fetched page).
 func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
 	// The website policy on every request's host, whether or not guard
 	// carries it (web.NewGuard's does not).
@@ -447,7 +446,11 @@ func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *eg
 		p.Close()
 		return nil, err
 	}
-	w, err := tab.PrepareRender(ctx, backend.RenderOptions{BlockTypes: renderBlockTypes, DocumentScript: renderDocJS, ServeDocuments: true})
+	// No DocumentScript: renderDocJS's observer would see every node the
+	// parser inserts, work for the renderer on every page for the sake of
+	// the quiet-wait, which only runs in a browser without virtual time and
+	// installs it itself (renderQuietJS).
+	w, err := tab.PrepareRender(ctx, backend.RenderOptions{BlockTypes: renderBlockTypes, ServeDocuments: true})
 	if err != nil {
 		tab.Close()
 		p.Close()
