@@ -122,7 +122,11 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	if loadTimedOut {
 		// The document is there but never finished parsing (a script that
 		// never loads): wait for quiet and take it as it stands.
-		cur, cerr := tab.Current(ctx)
+		// Bounded: a tab whose document never finished loading may not
+		// answer at all.
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		cur, cerr := tab.Current(cctx)
+		ccancel()
 		if cerr != nil {
 			return direct.Rendered{}, err
 		}
