@@ -83,7 +83,7 @@ func renderAll(pages []page, total int, out string) {
 	for _, p := range pages {
 		u := fmt.Sprintf("http://%s:%d/%s", benchHost, ap.Port(), p.id)
 		t0 := time.Now()
-		r, err := m.Render(ctx, u, guard)
+		r, err := m.Render(ctx, u, guard, &direct.Fetched{URL: u, Status: 200, Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}}, Body: p.html})
 		renderTime += time.Since(t0)
 		md := ""
 		if e := reason.As(err); e != nil && e.Gate == "" && e.Code != reason.ChromiumMissing {
@@ -102,6 +102,9 @@ func renderAll(pages []page, total int, out string) {
 			// conversion (direct.PreferFetched) applies.
 			doc, cerr := content.Convert([]byte(r.HTML), "text/html; charset=utf-8", p.url)
 			fdoc, ferr := content.Convert(p.html, "text/html; charset=utf-8", p.url)
+			if r.Done != nil {
+				r.Done()
+			}
 			if code, _ := direct.PreferFetched(fdoc, ferr, doc, cerr); code != "" {
 				discarded[reason.Code(code)]++
 				fmt.Fprintf(os.Stderr, "quality: %s rendered, shown as fetched: %s\n", p.id[:12], code)

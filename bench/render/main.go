@@ -105,23 +105,44 @@ func main() {
 	call("never", -1)
 	call("always", -2) // launches Chromium
 	time.Sleep(*pause)
+	{
+		time.Sleep(2 * time.Second)
+		c0 := cpuTree(os.Getpid())
+		time.Sleep(3 * time.Second)
+		fmt.Printf("idle CPU (this process and Chromium's): %v per second\n", (cpuTree(os.Getpid())-c0)/3)
+	}
 	// Plain and warm rendered calls alternate, so that a change in the
 	// machine's load weighs on both alike.
 	var plain, warm, b2b []time.Duration
+	// CPU time (user+system, this process and every descendant: Chromium's
+	// processes, the exited ones' included) from the start of a call to the
+	// end of the pause after it, so that a rendered call's
+	// background work (discarding its context, preparing the next) is
+	// counted with it: a figure the machine's load changes far less than
+	// wall time.
+	var plainCPU, warmCPU []time.Duration
 	phases.start()
 	for i := 0; i < *rounds; i++ {
+		c0 := cpuTree(os.Getpid())
 		plain = append(plain, call("never", i))
 		time.Sleep(*pause)
+		c1 := cpuTree(os.Getpid())
 		warm = append(warm, call("always", 1000+i))
+		time.Sleep(*pause)
+		c2 := cpuTree(os.Getpid())
+		plainCPU = append(plainCPU, c1-c0)
+		warmCPU = append(warmCPU, c2-c1)
 	}
 	warmPhases := phases.take()
 	for i := 0; i < *rounds; i++ {
 		b2b = append(b2b, call("always", 2000+i))
 	}
 	p, w, b := median(plain), median(warm), median(b2b)
-	fmt.Printf("plain direct fetch (render never): %v median\n", p)
-	fmt.Printf("rendered extract (render always), warm browser: %v median = %.2fx plain (budget <= 3x)\n", w, ratio(w, p))
+	fmt.Printf("plain direct fetch (render never): %v median, %v min\n", p, minimum(plain))
+	fmt.Printf("rendered extract (render always), warm browser: %v median = %.2fx plain (budget <= 3x); min %v = %.2fx min\n", w, ratio(w, p), minimum(warm), ratio(minimum(warm), minimum(plain)))
 	fmt.Printf("  its render step (medians): %s\n", warmPhases)
+	fmt.Printf("CPU time per call (this process and Chromium's, medians): plain %v, rendered %v (with its context's disposal and the next one's preparation) = %.2fx\n",
+		median(plainCPU), median(warmCPU), ratio(median(warmCPU), median(plainCPU)))
 	fmt.Printf("rendered extract, back to back: %v median = %.2fx plain\n", b, ratio(b, p))
 
 	if !*fresh {
@@ -190,7 +211,7 @@ func (h *phaseLog) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *phaseLog) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "web_extract render" {
+	if strings.HasPrefix(r.Message, "web_extract render") {
 		h.mu.Lock()
 		if h.on {
 			r.Attrs(func(a slog.Attr) bool {
@@ -220,7 +241,12 @@ func (h *phaseLog) take() string {
 	defer h.mu.Unlock()
 	h.on = false
 	var parts []string
-	for _, k := range []string{"open_ms", "load_ms", "settle_ms", "serialise_ms"} {
+	var keys []string
+	for k := range h.runs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
 		if v := h.runs[k]; len(v) > 0 {
 			parts = append(parts, fmt.Sprintf("%s %v", strings.TrimSuffix(k, "_ms"), median(v)))
 		}
@@ -228,7 +254,62 @@ func (h *phaseLog) take() string {
 	return strings.Join(parts, ", ")
 }
 
+// cpuTree returns the CPU time (user+system) used by process pid and its
+// descendants, the exited and reaped ones included (/proc/PID/stat fields
+// 14-17, in clock ticks of 10 ms).
+func cpuTree(pid int) time.Duration {
+	kids := map[int][]int{}
+	ticks := map[int]int64{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var p int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+		if len(f) < 15 {
+			continue
+		}
+		var ppid int
+		var u, st, cu, cs int64
+		fmt.Sscanf(f[1], "%d", &ppid)
+		fmt.Sscanf(f[11], "%d", &u)
+		fmt.Sscanf(f[12], "%d", &st)
+		fmt.Sscanf(f[13], "%d", &cu)
+		fmt.Sscanf(f[14], "%d", &cs)
+		kids[ppid] = append(kids[ppid], p)
+		ticks[p] = u + st + cu + cs
+	}
+	var total int64
+	var walk func(int)
+	walk = func(p int) {
+		total += ticks[p]
+		for _, k := range kids[p] {
+			walk(k)
+		}
+	}
+	walk(pid)
+	return time.Duration(total) * 10 * time.Millisecond
+}
+
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func minimum(ds []time.Duration) time.Duration {
+	m := ds[0]
+	for _, d := range ds {
+		m = min(m, d)
+	}
+	return m
+}
 
 func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)

@@ -37,6 +37,9 @@ const (
 	renderBudget = 3 * time.Second
 	// renderSerialiseTimeout bounds the DOM serialisation.
 	renderSerialiseTimeout = 10 * time.Second
+	// renderReleaseBackstop is when a rendered page's context is discarded
+	// if the caller never calls Rendered.Done.
+	renderReleaseBackstop = 5 * time.Second
 )
 
 var _ direct.Renderer = (*Manager)(nil)
@@ -46,23 +49,34 @@ var _ direct.Renderer = (*Manager)(nil)
 // afterwards) whose traffic goes through its own egress proxy listener
 // judging every request with guard (the extract pipeline's guard: private
 // addresses refused unless security.allow_private_urls) on the dialed IP,
-// and with the website policy on its host; images, media, fonts, style
-// sheets, pings and CSP reports are refused inside the browser
-// (renderBlockTypes). It waits for DOMContentLoaded (at most 20 s), then
-// gives the page 3 s of virtual time (backend.Tab.FastForward: its timers
-// run as soon as it is idle, so the wait ends once the page is), or, in a
-// browser without virtual time, waits for the network and the DOM to go
-// quiet (renderSettle); both at most 3 s of wall-clock time. It serialises
-// the DOM: open shadow roots flattened into their
-// hosts (slots filled with their assigned nodes), same-origin iframes
-// inlined in place of the <iframe>, scripts (but JSON-LD), styles,
-// <noscript> and <template> dropped; at most 10 MB.
+// and with the website policy on its host. When fetched is the page the
+// direct backend fetched from rawURL, the browser's request for the
+// document is answered with it (CDP Fetch.fulfillRequest: one network fetch
+// per page, not two), with its Content-Type, Content-Language and
+// Content-Security-Policy fields and no cookie, plus renderCSP; every other
+// request (style sheets, scripts, their fetch/XHR, frames, script
+// navigations) goes through the egress proxy. Images, media, fonts, pings
+// and CSP reports are refused inside the browser (renderCSP,
+// renderBlockTypes); style sheets load, as they say what is hidden. It
+// waits for DOMContentLoaded (at most 20 s), then gives the page 3 s of
+// virtual time (backend.Tab.FastForward: its timers run as soon as it is
+// idle, so the wait ends once the page is), or, in a browser without
+// virtual time, waits for the network and the DOM to go quiet
+// (renderSettle); both at most 3 s of wall-clock time. It serialises the
+// DOM (render.js): open shadow roots flattened into their hosts (slots
+// filled with their assigned nodes), same-origin iframes inlined in place
+// of the <iframe>, scripts (but JSON-LD), styles, <noscript> and <template>
+// dropped, and what a sighted reader would not see dropped by its computed
+// style and layout (display none, visibility hidden, opacity 0, font size
+// 0, off the page, clipped to 1px, …); at most 10 MB. The caller calls
+// Rendered.Done when it has converted the result: the used context is
+// discarded, and the next one prepared, then (or 5 s later).
 //
 // Errors: the gates' codes when the document itself was refused, or when a
 // redirect or a script navigation ended on a refused URL (redirect_private,
 // redirect_metadata, ssrf_*, policy_blocked); navigation_failed when the
 // page could not be loaded; chromium_missing and browser_failed.
-func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard) (direct.Rendered, error) {
+func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *direct.Fetched) (direct.Rendered, error) {
 	u, perr := urlsafe.Parse(rawURL)
 	if perr != nil {
 		return direct.Rendered{}, perr
@@ -77,11 +91,26 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		return direct.Rendered{}, err
 	}
 	// The used context is discarded in the background, and the next one
-	// prepared (a new BrowserContext costs ~200 ms).
-	defer m.releaseRenderSlot(slot, l, guard)
+	// prepared (a new BrowserContext costs ~200 ms of the browser's CPU):
+	// after the caller is done with the result (Rendered.Done), so that this
+	// work does not compete with the conversion of the rendered DOM, or at
+	// once when the render failed.
+	var once sync.Once
+	release := func() { once.Do(func() { m.releaseRenderSlot(slot, l, guard) }) }
+	handed := false
+	defer func() {
+		if !handed {
+			release()
+		}
+	}()
 	tab, p := slot.tab, slot.proxy
 	tOpen := time.Now()
 
+	if fetched != nil {
+		if fu, ferr := urlsafe.Parse(fetched.URL); ferr == nil && fu.Href == u.Href {
+			slot.watch.Serve(servedDocument(fetched, u.Href))
+		}
+	}
 	start := time.Now()
 	// Up to DOMContentLoaded: the rest of the load (async scripts, frames,
 	// their data) is what the quiet-wait waits for, within its own cap, so a
@@ -93,7 +122,11 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	if loadTimedOut {
 		// The document is there but never finished parsing (a script that
 		// never loads): wait for quiet and take it as it stands.
-		cur, cerr := tab.Current(ctx)
+		// Bounded: a tab whose document never finished loading may not
+		// answer at all.
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		cur, cerr := tab.Current(cctx)
+		ccancel()
 		if cerr != nil {
 			return direct.Rendered{}, err
 		}
@@ -124,15 +157,27 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	if err != nil {
 		return direct.Rendered{}, err
 	}
+	tSer := time.Now()
 	var out struct {
 		HTML string `json:"html"`
 		URL  string `json:"url"`
+		// The document's navigation timing (ms since its navigation start).
+		Timing struct {
+			Request, Response, ResponseEnd, Interactive, Loaded float64
+		} `json:"timing"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return direct.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "The render script returned an unexpected value.", err)
 	}
+	tm := out.Timing
 	m.logger.Debug("web_extract render", "open_ms", tOpen.Sub(t0).Milliseconds(), "load_ms", tLoad.Sub(start).Milliseconds(),
-		"settle_ms", tSettle.Sub(tLoad).Milliseconds(), "serialise_ms", time.Since(tSettle).Milliseconds(), "busy", busy)
+		"settle_ms", tSettle.Sub(tLoad).Milliseconds(), "serialise_ms", tSer.Sub(tSettle).Milliseconds(), "decode_ms", time.Since(tSer).Milliseconds(),
+		"busy", busy, "served", slot.watch.Served(),
+		// Inside the browser: to the document request, its response's
+		// first and last byte, parsing (inline scripts included), deferred
+		// scripts and DOMContentLoaded handlers.
+		"nav_request_ms", int64(tm.Request), "nav_first_byte_ms", int64(tm.Response-tm.Request), "nav_body_ms", int64(tm.ResponseEnd-tm.Response),
+		"nav_parse_ms", int64(tm.Interactive-tm.ResponseEnd), "nav_dcl_ms", int64(tm.Loaded-tm.Interactive))
 	// A script may have navigated the page meanwhile: its URL is judged too.
 	if rerr := m.renderRefusal(p, start, u.Href, out.URL, guard); rerr != nil {
 		return direct.Rendered{}, rerr
@@ -142,7 +187,9 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		// or a script that navigated to a missing page): not the page.
 		return direct.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The rendered page ended on an HTTP %d error page%s.", status, navigatedNote(u.Href, out.URL))
 	}
-	return direct.Rendered{HTML: out.HTML, FinalURL: out.URL}, nil
+	handed = true
+	backstop := time.AfterFunc(renderReleaseBackstop, release)
+	return direct.Rendered{HTML: out.HTML, FinalURL: out.URL, Done: func() { backstop.Stop(); release() }}, nil
 }
 
 // navigatedNote says that a script navigated away from requested, if it did.
@@ -226,22 +273,55 @@ func redirectRefusal(rerr *reason.Error) *reason.Error {
 	return rerr
 }
 
+// renderCSP is the Content-Security-Policy added to a document the render
+// step serves from the fetched page: the renderer itself then never asks
+// for images, media, fonts, plugins or manifests (which cannot change the
+// text), with no CDP round trip per request as the Fetch filter
+// (renderBlockTypes) takes; it stays for what the policy does not cover
+// (frames' documents carry their own policy).
+const renderCSP = "img-src 'none'; media-src 'none'; font-src 'none'; object-src 'none'; manifest-src 'none'"
+
+// servedDocument is the response the render tab is given for the page's
+// document: the fetched page with its Content-Type, Content-Language and
+// Content-Security-Policy fields (its own policy restricts the page; the
+// body is already decoded, and no cookie is set: a render is cookie-less),
+// plus renderCSP.
+func servedDocument(f *direct.Fetched, href string) *backend.Response {
+	r := &backend.Response{URL: href, Status: f.Status, Body: f.Body}
+	if r.Status < 200 || r.Status > 299 {
+		r.Status = 200
+	}
+	ct := f.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "text/html"
+	}
+	r.Header = append(r.Header, [2]string{"Content-Type", ct})
+	if v := f.Header.Get("Content-Language"); v != "" {
+		r.Header = append(r.Header, [2]string{"Content-Language", v})
+	}
+	for _, v := range f.Header.Values("Content-Security-Policy") {
+		r.Header = append(r.Header, [2]string{"Content-Security-Policy", v})
+	}
+	r.Header = append(r.Header, [2]string{"Content-Security-Policy", renderCSP})
+	return r
+}
+
 // renderBlockTypes are the resource types a render context refuses inside
-// the browser: text extraction needs none of them, and not loading them is
-// most of what makes a render cheap. Documents (frames too), scripts and
-// their fetch/XHR/WebSocket/EventSource traffic load as usual, through the
+// the browser (CDP Fetch, for what renderCSP does not cover: a document
+// not served from the fetched page, frames): text extraction needs none of
+// them. Documents (frames too), style sheets, scripts and their
+// fetch/XHR/WebSocket/EventSource traffic load as usual, through the
 // egress proxy, which stays the security boundary for every request.
 // (Chromium's Fetch filter rejects the TextTrack, Manifest, Prefetch,
 // SignedExchange and FedCM types as unknown: those load, rarely and small.)
 var renderBlockTypes = []network.ResourceType{
 	network.ResourceTypeImage, network.ResourceTypeMedia, network.ResourceTypeFont,
-	network.ResourceTypeStylesheet, network.ResourceTypePing, network.ResourceTypeCSPViolationReport,
+	network.ResourceTypePing, network.ResourceTypeCSPViolationReport,
 }
 
-// renderDocJS runs in Gatehouse's isolated world at the start of every
-// document of a render context, before the page's scripts: it records the
-// time of the document's last DOM mutation (the parser's insertions
-// included), which renderQuietJS reads.
+// renderDocJS, run in Gatehouse's isolated world of a document, records the
+// time of the document's last DOM mutation, which renderQuietJS reads (and
+// installs it when missing).
 const renderDocJS = `(() => {
   if (globalThis.__ghr) return;
   const q = globalThis.__ghr = { lastMut: performance.now() };
@@ -262,9 +342,9 @@ const renderQuietJS = `function () {
 // load event fired, no request in flight and none finished for quietWindow,
 // and no DOM mutation for quietWindow — for at most limit; busy reports that
 // limit (or ctx) ended the wait first. It waits on the tab's events and on
-// timers set to the moment the window would close, never polling, and the
-// mutation time comes from renderDocJS, so a page that has been quiet since
-// it loaded is done at once.
+// timers set to the moment the window would close, never polling; the
+// mutation time comes from renderDocJS, installed at its first look (the
+// DOM's quiet window starts then).
 func renderSettle(ctx context.Context, tab *backend.Tab, limit time.Duration) (busy bool) {
 	deadline := time.Now().Add(limit)
 	for {
@@ -344,7 +424,7 @@ func (s *renderSlot) fits(l *backend.Local, guard *egress.Guard) bool {
 
 // newRenderSlot opens a fresh BrowserContext whose proxy judges with guard
 // and the website policy, prepared for rendering (renderBlockTypes refused,
-// renderDocJS installed).
+// the document served from the fetched page).
 func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
 	// The website policy on every request's host, whether or not guard
 	// carries it (web.NewGuard's does not).
@@ -370,7 +450,11 @@ func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *eg
 		p.Close()
 		return nil, err
 	}
-	w, err := tab.PrepareRender(ctx, backend.RenderOptions{BlockTypes: renderBlockTypes, DocumentScript: renderDocJS})
+	// No DocumentScript: renderDocJS's observer would see every node the
+	// parser inserts, work for the renderer on every page for the sake of
+	// the quiet-wait, which only runs in a browser without virtual time and
+	// installs it itself (renderQuietJS).
+	w, err := tab.PrepareRender(ctx, backend.RenderOptions{BlockTypes: renderBlockTypes, ServeDocuments: true})
 	if err != nil {
 		tab.Close()
 		p.Close()

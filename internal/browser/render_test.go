@@ -276,10 +276,15 @@ func TestRenderRefusesNonTextResources(t *testing.T) {
 	if p.Err != nil || !p.Rendered || !strings.Contains(p.Content, "forty years") {
 		t.Fatalf("err=%v rendered=%v notes=%v content=%q", p.Err, p.Rendered, p.Notes, p.Content)
 	}
-	for _, path := range []string{"/r/photo.png", "/r/site.css", "/r/keeper.woff2", "/r/clip.mp4"} {
+	for _, path := range []string{"/r/photo.png", "/r/keeper.woff2", "/r/clip.mp4"} {
 		if n := srv.count(path); n != 0 {
 			t.Errorf("%s requested %d times by the render context, want 0", path, n)
 		}
+	}
+	// Style sheets load (they say what is hidden: render.js drops it), and
+	// the page itself was fetched once, by the direct backend.
+	if srv.count("/r/site.css") != 1 || srv.count("/page") != 1 {
+		t.Errorf("style sheet requested %d times, the page %d times; want 1 and 1", srv.count("/r/site.css"), srv.count("/page"))
 	}
 	if srv.count("/r/app.js") != 1 || srv.count("/api/story") != 1 {
 		t.Errorf("script requested %d times, its data %d times; want 1 and 1", srv.count("/r/app.js"), srv.count("/api/story"))

@@ -2,11 +2,16 @@ package backend
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -23,6 +28,23 @@ type RenderOptions struct {
 	// WorldName) of every new document of the main frame and its frames,
 	// before the page's own scripts (Page.addScriptToEvaluateOnNewDocument).
 	DocumentScript string
+	// ServeDocuments pauses the document requests of the tab (its main
+	// frame and its frames; CDP Fetch, request stage) so that the main
+	// frame's document can be answered from a response the caller already
+	// has (RenderWatch.Serve); every other document request continues to
+	// the network (the egress proxy) unchanged.
+	ServeDocuments bool
+}
+
+// Response is an HTTP response the caller already has, served to the
+// browser as a document's (RenderWatch.Serve).
+type Response struct {
+	URL    string // the request URL it answers (a fragment is ignored)
+	Status int
+	// Header lists the response header fields given to the browser (the
+	// caller chooses them: no Content-Encoding, as Body is decoded).
+	Header [][2]string
+	Body   []byte
 }
 
 // RenderWatch reports what a tab prepared by PrepareRender loaded.
@@ -31,6 +53,49 @@ type RenderWatch struct {
 	url     string
 	status  int64
 	expired chan struct{} // a virtual time budget ran out (FastForward)
+	serve   *Response     // answers the main frame's next document request (Serve)
+	served  bool          // serve was used
+}
+
+// Serve makes r the answer to the main frame's next document request for
+// r.URL (GET, with RenderOptions.ServeDocuments), once: the browser then
+// does not fetch it. Call it before navigating to r.URL. Served reports
+// whether it was used.
+func (w *RenderWatch) Serve(r *Response) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.serve, w.served = r, false
+}
+
+// Served reports whether the response given to Serve answered the
+// document request.
+func (w *RenderWatch) Served() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.served
+}
+
+// take returns the response to serve to a paused request, if it is the
+// one.
+func (w *RenderWatch) take(e *fetch.EventRequestPaused, mainFrame cdp.FrameID) *Response {
+	if e.ResourceType != network.ResourceTypeDocument || e.FrameID != mainFrame || e.Request == nil || e.Request.Method != "GET" {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.serve
+	if r == nil || stripFragment(e.Request.URL) != stripFragment(r.URL) {
+		return nil
+	}
+	w.serve, w.served = nil, true
+	return r
+}
+
+func stripFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
 }
 
 // Document returns the URL and HTTP status of the main frame's last
@@ -56,6 +121,10 @@ func (t *Tab) PrepareRender(ctx context.Context, o RenderOptions) (*RenderWatch,
 	rctx, cancel := t.run(ctx)
 	defer cancel()
 	w := &RenderWatch{expired: make(chan struct{}, 1)}
+	blocked := map[network.ResourceType]bool{}
+	for _, rt := range o.BlockTypes {
+		blocked[rt] = true
+	}
 	tctx := t.ctx
 	if err := chromedp.Listen(tctx, func(ev any) {
 		switch e := ev.(type) {
@@ -71,8 +140,25 @@ func (t *Tab) PrepareRender(ctx context.Context, o RenderOptions) (*RenderWatch,
 			default:
 			}
 		case *fetch.EventRequestPaused:
-			// The listener runs on the tab's message loop: answer from
-			// another goroutine.
+			if e.ResourceType == network.ResourceTypeDocument && !blocked[network.ResourceTypeDocument] {
+				r := w.take(e, t.frame)
+				// The listener runs on the tab's message loop: answer from
+				// another goroutine.
+				go func() {
+					fctx, fcancel := context.WithTimeout(tctx, 5*time.Second)
+					defer fcancel()
+					if r == nil {
+						chromedp.Call(fctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID}) //nolint:errcheck // the tab may be gone
+						return
+					}
+					hs := make([]*fetch.HeaderEntry, 0, len(r.Header))
+					for _, h := range r.Header {
+						hs = append(hs, &fetch.HeaderEntry{Name: h[0], Value: h[1]})
+					}
+					chromedp.Call(fctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: e.RequestID, ResponseCode: int64(r.Status), ResponseHeaders: hs, Body: r.Body}) //nolint:errcheck // the tab may be gone
+				}()
+				return
+			}
 			go func() {
 				fctx, fcancel := context.WithTimeout(tctx, 5*time.Second)
 				defer fcancel()
@@ -82,11 +168,26 @@ func (t *Tab) PrepareRender(ctx context.Context, o RenderOptions) (*RenderWatch,
 	}); err != nil {
 		return nil, t.cdpErr(ctx, "Preparing the render tab", err)
 	}
-	if len(o.BlockTypes) > 0 {
-		var pats []*fetch.RequestPattern
-		for _, rt := range o.BlockTypes {
-			pats = append(pats, &fetch.RequestPattern{URLPattern: "*", ResourceType: rt, RequestStage: fetch.RequestStageRequest})
-		}
+	// chromedp enables the CSS, DOM and Log domains on every tab; a render
+	// tab uses none of them, and with them on the browser tracks every
+	// node and style sheet of the page and reports them to us.
+	if _, err := chromedp.Call(rctx, css.Disable, cdp.Empty{}); err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the render tab", err)
+	}
+	if _, err := chromedp.Call(rctx, dom.Disable, cdp.Empty{}); err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the render tab", err)
+	}
+	if _, err := chromedp.Call(rctx, log.Disable, cdp.Empty{}); err != nil {
+		return nil, t.cdpErr(ctx, "Preparing the render tab", err)
+	}
+	var pats []*fetch.RequestPattern
+	for _, rt := range o.BlockTypes {
+		pats = append(pats, &fetch.RequestPattern{URLPattern: "*", ResourceType: rt, RequestStage: fetch.RequestStageRequest})
+	}
+	if o.ServeDocuments && !blocked[network.ResourceTypeDocument] {
+		pats = append(pats, &fetch.RequestPattern{URLPattern: "*", ResourceType: network.ResourceTypeDocument, RequestStage: fetch.RequestStageRequest})
+	}
+	if len(pats) > 0 {
 		if _, err := chromedp.Call(rctx, fetch.Enable, fetch.EnableParams{Patterns: pats}); err != nil {
 			return nil, t.cdpErr(ctx, "Preparing the render tab", err)
 		}

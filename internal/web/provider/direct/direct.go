@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -69,14 +70,31 @@ type Renderer interface {
 	// and returns the rendered DOM as HTML. A load refused by the gates, or a
 	// page that ends on a refused URL, is an error carrying the refusal's
 	// reason code (redirect_private, policy_blocked, …); other failures are
-	// navigation_failed or browser_failed.
-	Render(ctx context.Context, rawURL string, guard *egress.Guard) (Rendered, error)
+	// navigation_failed or browser_failed. fetched, when not nil, is the
+	// page as the direct backend already fetched it from rawURL through
+	// guard (its final hop): the renderer may answer the browser's request
+	// for the document with it instead of fetching the page a second time;
+	// every other request still goes through guard.
+	Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *Fetched) (Rendered, error)
+}
+
+// Fetched is a page as the direct backend fetched it (after redirects).
+type Fetched struct {
+	URL    string      // the final URL
+	Status int         // its HTTP status (< 400)
+	Header http.Header // its response header fields
+	Body   []byte      // the body, Content-Encoding decoded, at most MaxBodyBytes
 }
 
 // Rendered is a page rendered by a Renderer.
 type Rendered struct {
 	HTML     string // the serialised rendered DOM (open shadow roots flattened, same-origin iframes inlined)
 	FinalURL string // the page's URL when it was serialised
+	// Done, when not nil, is called once the caller is done with the
+	// result (after converting HTML): the renderer holds its background
+	// work (discarding the used browser context, preparing the next one)
+	// until then, so that it does not compete with the conversion.
+	Done func()
 }
 
 // Direct implements provider.Extractor. Safe for concurrent use.
@@ -205,6 +223,7 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	}
 	var doc content.Document
 	ct := resp.Header.Get("Content-Type")
+	f := &Fetched{URL: p.FinalURL, Status: resp.StatusCode, Header: resp.Header, Body: body}
 	if mode == provider.RenderAlways && declaredHTML(ct) {
 		// The fetched page is converted while the browser renders it: the
 		// rendering is compared with it (see PreferFetched), and it is the
@@ -220,7 +239,7 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 		}()
 		var once sync.Once
 		var fetched converted
-		doc, err = d.render(ctx, &p, mode, func() (content.Document, error) {
+		doc, err = d.render(ctx, &p, mode, f, func() (content.Document, error) {
 			once.Do(func() { fetched = <-fc })
 			return fetched.doc, fetched.err
 		})
@@ -228,7 +247,7 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 		doc, err = content.Convert(body, ct, final)
 		if needsRender(mode, doc, err) {
 			fdoc, ferr := doc, err
-			doc, err = d.render(ctx, &p, mode, func() (content.Document, error) { return fdoc, ferr })
+			doc, err = d.render(ctx, &p, mode, f, func() (content.Document, error) { return fdoc, ferr })
 		}
 	}
 	if err != nil {
@@ -281,7 +300,7 @@ func needsRender(mode string, doc content.Document, err error) bool {
 // error. Another render failure (the page could not be loaded, timed out or
 // ended on an HTTP error in the browser) keeps the fetched result in both
 // modes, with p.RenderUnavailable and a note.
-func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched func() (content.Document, error)) (content.Document, error) {
+func (d *Direct) render(ctx context.Context, p *Page, mode string, page *Fetched, fetched func() (content.Document, error)) (content.Document, error) {
 	var why error
 	if d.o.Renderer == nil {
 		why = reason.New(reason.ChromiumMissing, "", "Rendering is not set up in this process (no browser).")
@@ -290,16 +309,22 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, fetched func(
 	}
 	if why == nil {
 		start := time.Now()
-		r, err := d.o.Renderer.Render(ctx, orURL(p.FinalURL, p.URL), d.o.Guard)
+		r, err := d.o.Renderer.Render(ctx, orURL(p.FinalURL, p.URL), d.o.Guard, page)
 		if err == nil {
+			if r.Done != nil {
+				defer r.Done()
+			}
 			took := time.Since(start)
 			finalURL := orURL(r.FinalURL, orURL(p.FinalURL, p.URL))
 			base, perr := url.Parse(finalURL)
 			if perr != nil {
 				base = nil
 			}
+			tc := time.Now()
 			rdoc, rerr := content.Convert([]byte(r.HTML), "text/html; charset=utf-8", base)
+			tw := time.Now()
 			fdoc, ferr := fetched()
+			slog.Default().Debug("web_extract render convert", "render_ms", took.Milliseconds(), "convert_ms", tw.Sub(tc).Milliseconds(), "wait_fetched_ms", time.Since(tw).Milliseconds())
 			if code, note := PreferFetched(fdoc, ferr, rdoc, rerr); code != "" {
 				p.RenderDiscarded, p.RenderTime = code, took
 				p.Notes = append(p.Notes, note+"; the page is shown as fetched")
