@@ -96,7 +96,9 @@ func Default(env Env) (*Registry, []string) {
 // such command without being used. web_check decides exactly as in
 // Default: for=browser with browser.NewGates, the browser's own gates. The
 // warnings are the gates' (dropped fake-IP ranges, unreadable blocklist
-// files), as Default gives them.
+// files), each once (Default gives them twice, from the browser's gates and
+// the web service's), and not the browser backends' (Camofox, cloud
+// provider settings), which web_check does not use.
 func Check(env Env) (*Registry, []string) {
 	cfg := env.config()
 	pol, pw := web.LoadPolicy(cfg, env.Web.Home)
