@@ -46,7 +46,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 			if evalMode {
 				return a.checkEval(args, backend, asJSON)
 			}
-			reg, err := a.registry()
+			reg, err := a.checkRegistry()
 			if err != nil {
 				return a.refuse(asJSON, err) // config_invalid: fail closed, as JSON with --json
 			}

@@ -109,10 +109,17 @@ interrupted).`,
 	c.Flags().IntVar(&charLimit, "char-limit", 0, "character budget per page (clamped to 2000..500000; default web.extract_char_limit)")
 	// These flags are web_extract properties: their help (and, through the
 	// registry's validation, their allowed values) come from the tool's one
-	// schema.
-	c.Flags().StringVar(&render, "render", "", schemaHelp("render"))
-	c.Flags().BoolVar(&links, "links", false, schemaHelp("include_links"))
-	c.Flags().IntVar(&maxAge, "max-age", 0, schemaHelp("max_age_s"))
+	// schema, filled in when the help is shown: building the schema on every
+	// start would cost every command, even --version (docs/benchmarks.md).
+	c.Flags().StringVar(&render, "render", "", "")
+	c.Flags().BoolVar(&links, "links", false, "")
+	c.Flags().IntVar(&maxAge, "max-age", 0, "")
+	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		for flag, prop := range map[string]string{"render": "render", "links": "include_links", "max-age": "max_age_s"} {
+			c.Flags().Lookup(flag).Usage = schemaHelp(prop)
+		}
+		cmd.Parent().HelpFunc()(cmd, args) // the help the other commands get
+	})
 	return c
 }
 

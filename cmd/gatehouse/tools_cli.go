@@ -12,7 +12,13 @@ import (
 
 // registry loads the config and builds the tool registry every subcommand
 // calls tools through (the same one `gatehouse mcp` serves).
-func (a *app) registry() (*tools.Registry, error) {
+func (a *app) registry() (*tools.Registry, error) { return a.registryOf(tools.Default) }
+
+// checkRegistry is registry with web_check only (tools.Check: no browser
+// manager, no web service), for `gatehouse check`.
+func (a *app) checkRegistry() (*tools.Registry, error) { return a.registryOf(tools.Check) }
+
+func (a *app) registryOf(build func(tools.Env) (*tools.Registry, []string)) (*tools.Registry, error) {
 	if err := a.load(); err != nil {
 		return nil, err
 	}
@@ -20,7 +26,7 @@ func (a *app) registry() (*tools.Registry, error) {
 		a.override(a.cfg)
 	}
 	a.loadDotEnv()
-	reg, warns := tools.Default(tools.Env{Web: web.Env{
+	reg, warns := build(tools.Env{Web: web.Env{
 		Home: a.home, Config: a.cfg, Logger: a.logger,
 		Debug:  os.Getenv("GATEHOUSE_DEBUG") == "1",
 		DotEnv: a.dotenv,

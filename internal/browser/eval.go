@@ -1,10 +1,11 @@
 package browser
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
 // The eval denylist of spec §B8.3: opt-in (browser.restrict_evaluate), it
@@ -16,18 +17,18 @@ import (
 // page makes, eval-driven ones included, on the dialed IP.
 var (
 	directPatterns = []struct {
-		re     *regexp.Regexp
+		re     *lazyregexp.Regexp
 		reason string
 	}{
-		{regexp.MustCompile(`(?i)document\s*\.\s*cookie`), "document.cookie"},
-		{regexp.MustCompile(`(?i)localStorage|sessionStorage`), "web storage"},
-		{regexp.MustCompile(`(?i)indexedDB`), "IndexedDB"},
-		{regexp.MustCompile(`(?i)caches\s*\.\s*(open|match|keys)`), "Cache Storage"},
-		{regexp.MustCompile(`(?i)navigator\s*\.\s*(clipboard|credentials|serviceWorker)`), "navigator sensitive API"},
-		{regexp.MustCompile(`(?i)\b(fetch|XMLHttpRequest|WebSocket|EventSource)\s*\(`), "network request"},
-		{regexp.MustCompile(`(?i)navigator\s*\.\s*sendBeacon\s*\(`), "network beacon"},
-		{regexp.MustCompile(`(?is)document\s*\.\s*forms.*value`), "form value extraction"},
-		{regexp.MustCompile(`(?is)querySelector(All)?\s*\([^)]*(input|textarea|password).*value`), "form value extraction"},
+		{lazyregexp.New(`(?i)document\s*\.\s*cookie`), "document.cookie"},
+		{lazyregexp.New(`(?i)localStorage|sessionStorage`), "web storage"},
+		{lazyregexp.New(`(?i)indexedDB`), "IndexedDB"},
+		{lazyregexp.New(`(?i)caches\s*\.\s*(open|match|keys)`), "Cache Storage"},
+		{lazyregexp.New(`(?i)navigator\s*\.\s*(clipboard|credentials|serviceWorker)`), "navigator sensitive API"},
+		{lazyregexp.New(`(?i)\b(fetch|XMLHttpRequest|WebSocket|EventSource)\s*\(`), "network request"},
+		{lazyregexp.New(`(?i)navigator\s*\.\s*sendBeacon\s*\(`), "network beacon"},
+		{lazyregexp.New(`(?is)document\s*\.\s*forms.*value`), "form value extraction"},
+		{lazyregexp.New(`(?is)querySelector(All)?\s*\([^)]*(input|textarea|password).*value`), "form value extraction"},
 	}
 	tokenReasons = []struct{ token, reason string }{
 		{"cookie", "document.cookie"},
@@ -38,10 +39,10 @@ var (
 		{"fetch", "network request"}, {"XMLHttpRequest", "network request"}, {"WebSocket", "network request"}, {"EventSource", "network request"},
 		{"sendBeacon", "network beacon"},
 	}
-	tokenWord = func() map[string]*regexp.Regexp {
-		m := map[string]*regexp.Regexp{}
+	tokenWord = func() map[string]*lazyregexp.Regexp {
+		m := map[string]*lazyregexp.Regexp{}
 		for _, t := range tokenReasons {
-			m[t.token] = regexp.MustCompile(`(?i)\b` + t.token + `\b`)
+			m[t.token] = lazyregexp.New(`(?i)\b` + t.token + `\b`)
 		}
 		return m
 	}()
@@ -204,7 +205,7 @@ func decodeEscapes(raw string) string {
 // A Gatehouse fix: a bracketed IPv6 host right after "://" (or after
 // userinfo) is part of the literal, so "http://[fd00:ec2::254]/" is read
 // whole instead of stopping at its ']' (and then passing as unparseable).
-var urlLiteralRe = regexp.MustCompile("(?i)https?://(?:[^\\s'\"`)\\]<>/@\\[]*@)?(?:\\[[0-9a-f:.%A-Za-z_~-]*\\])?[^\\s'\"`)\\]<>]*")
+var urlLiteralRe = lazyregexp.New("(?i)https?://(?:[^\\s'\"`)\\]<>/@\\[]*@)?(?:\\[[0-9a-f:.%A-Za-z_~-]*\\])?[^\\s'\"`)\\]<>]*")
 
 // URLLiterals returns every http(s):// literal of expression, with trailing
 // '.', ',' and ';' trimmed (spec §B8.3).

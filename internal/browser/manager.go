@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
@@ -655,7 +655,7 @@ func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
 	d.Snapshot = strings.Join(lines, "\n")
 }
 
-var frameRefRe = regexp.MustCompile(`^f(\d+)e\d+$`)
+var frameRefRe = lazyregexp.New(`^f(\d+)e\d+$`)
 
 // callRef runs op of page.js for ref in the world that owns it: the main
 // frame's, or a cross-origin frame's (then dx, dy are the top-viewport offset

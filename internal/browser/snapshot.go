@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 )
 
@@ -189,7 +189,7 @@ func item(l string) string { return strings.TrimPrefix(strings.TrimSpace(l), "- 
 // maxDeltaLines caps a snapshot delta.
 const maxDeltaLines = 40
 
-var refRe = regexp.MustCompile(`\[ref=((?:f\d+)?e\d+)\]`)
+var refRe = lazyregexp.New(`\[ref=((?:f\d+)?e\d+)\]`)
 
 // Delta returns a compact diff from snapshot before to after: lines that name
 // a ref are matched by ref ("~ " changed, "+ " added, "- " removed); other lines

@@ -1,10 +1,11 @@
 package content
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
 // Two extractors, one answer.
@@ -644,9 +645,9 @@ func (b mdBlock) isLinkHeavy() bool {
 }
 
 var (
-	reMDImage  = regexp.MustCompile(`!\[[^\]]*\]\([^)]*\)`)
-	reLinkDest = regexp.MustCompile(`\]\([^)]*\)`)
-	reLinkText = regexp.MustCompile(`\[([^\]]*)\]\(`)
+	reMDImage  = lazyregexp.New(`!\[[^\]]*\]\([^)]*\)`)
+	reLinkDest = lazyregexp.New(`\]\([^)]*\)`)
+	reLinkText = lazyregexp.New(`\[([^\]]*)\]\(`)
 )
 
 // visibleText drops image syntax and link destinations so URLs do not

@@ -3,13 +3,14 @@ package content
 import (
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
 // Page facts: what a page says about itself (metadata), the links it
@@ -474,7 +475,7 @@ func parseDate(s string) string {
 
 // mdLinkTarget matches the target of a markdown link or image: "](url" up
 // to a space or the closing parenthesis.
-var mdLinkTarget = regexp.MustCompile(`\]\(<?([^)\s>]+)`)
+var mdLinkTarget = lazyregexp.New(`\]\(<?([^)\s>]+)`)
 
 // markdownTargets returns the link targets of md (fragments removed).
 func markdownTargets(md string) map[string]bool {
@@ -566,7 +567,7 @@ func linkText(n *html.Node) string {
 }
 
 // jsWords are what a <noscript> asking for JavaScript says.
-var jsWords = regexp.MustCompile(`(?i)javascript|\bjs\b`)
+var jsWords = lazyregexp.New(`(?i)javascript|\bjs\b`)
 
 // readShell measures the structure of <body> (see Shell).
 func readShell(doc *html.Node) Shell {

@@ -3,13 +3,13 @@ package content
 import (
 	"bytes"
 	"errors"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ledongthuc/pdf"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -157,12 +157,12 @@ func parentChainEnds(v pdf.Value) bool {
 }
 
 var (
-	rePDFSize      = regexp.MustCompile(`/Size\s+(\d+)`)
-	rePDFIndex     = regexp.MustCompile(`/Index\s*\[([\d\s]*)\]`)
-	rePDFXref      = regexp.MustCompile(`(?s)(?:^|[\r\n])xref\s*[\r\n](.*?)trailer`)
-	rePDFSubsect   = regexp.MustCompile(`(?m)^\s*(\d+)[ \t]+(\d+)[ \t]*\r?$`)
-	rePDFPrev      = regexp.MustCompile(`/Prev\s+(\d+)(\s+\d+\s+R)?`)
-	rePDFStartXref = regexp.MustCompile(`startxref\s+(\d+)`)
+	rePDFSize      = lazyregexp.New(`/Size\s+(\d+)`)
+	rePDFIndex     = lazyregexp.New(`/Index\s*\[([\d\s]*)\]`)
+	rePDFXref      = lazyregexp.New(`(?s)(?:^|[\r\n])xref\s*[\r\n](.*?)trailer`)
+	rePDFSubsect   = lazyregexp.New(`(?m)^\s*(\d+)[ \t]+(\d+)[ \t]*\r?$`)
+	rePDFPrev      = lazyregexp.New(`/Prev\s+(\d+)(\s+\d+\s+R)?`)
+	rePDFStartXref = lazyregexp.New(`startxref\s+(\d+)`)
 )
 
 // pdfPreflight rejects files whose cross-reference data would make the

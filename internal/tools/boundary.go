@@ -3,9 +3,9 @@ package tools
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"regexp"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 )
 
@@ -137,7 +137,7 @@ func (b *Boundary) WrapPages(v any) []Page {
 
 // forgedMarker matches the start of anything resembling a boundary line
 // (BEGIN or END), in any letter case and spacing.
-var forgedMarker = regexp.MustCompile(`(?i)<<<\s*(?:END\s+)?UNTRUSTED\s+WEB\s+CONTENT`)
+var forgedMarker = lazyregexp.New(`(?i)<<<\s*(?:END\s+)?UNTRUSTED\s+WEB\s+CONTENT`)
 
 // EscapeMarkers returns s with every text resembling a boundary marker line
 // defanged: its leading "<<<" becomes "‹<<" (U+2039), so page text can never

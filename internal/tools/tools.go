@@ -50,13 +50,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -118,43 +118,50 @@ type Handler[In, Out any] func(ctx context.Context, c *Call, in In) (Out, error)
 // Tool is a registered tool: its spec, its resolved input schema and a
 // type-erased handler. Tools are immutable after New and safe for concurrent use.
 type Tool struct {
-	spec     Spec
-	schema   *jsonschema.Schema
-	resolved *jsonschema.Resolved
-	inType   reflect.Type
-	call     func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
+	spec Spec
+	// schemas returns the input schema and its resolved form, built on first
+	// use: a CLI command that calls one tool (gatehouse check) or none
+	// (gatehouse --version) does not pay for the others' reflection and
+	// resolution (start-up cost, docs/benchmarks.md).
+	schemas func() (*jsonschema.Schema, *jsonschema.Resolved)
+	inType  reflect.Type
+	call    func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
 }
 
 // New builds a Tool from a typed handler. The input schema is inferred from
 // In (json tags name properties; jsonschema tags describe them), adjusted by
-// spec.Schema and resolved. New panics when the schema cannot be built: call
-// it only from registration code that a test runs (Default).
+// spec.Schema and resolved, on first use (InputSchema, Registry.Call). A
+// schema that cannot be built panics there: register tools only from code
+// that a test runs (Default; TestDefaultRegistration builds them all).
 func New[In, Out any](spec Spec, h Handler[In, Out]) *Tool {
 	if spec.Name == "" || h == nil {
 		panic("tools.New: a tool needs a name and a handler")
 	}
-	s, err := jsonschema.For[In](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tools.New(%s): input schema: %v", spec.Name, err))
-	}
-	if s.Type != "object" {
-		panic(fmt.Sprintf("tools.New(%s): input must be a struct, not %s", spec.Name, s.Type))
-	}
-	// Optional fields are pointers or slices, which infer as ["null", T]; a
-	// model should see T (omit the field instead of sending null).
-	for _, p := range s.Properties {
-		if len(p.Types) == 2 && p.Types[0] == "null" {
-			p.Type, p.Types = p.Types[1], nil
+	schemas := sync.OnceValues(func() (*jsonschema.Schema, *jsonschema.Resolved) {
+		s, err := jsonschema.For[In](nil)
+		if err != nil {
+			panic(fmt.Sprintf("tools.New(%s): input schema: %v", spec.Name, err))
 		}
-	}
-	if spec.Schema != nil {
-		spec.Schema(s)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("tools.New(%s): resolving input schema: %v", spec.Name, err))
-	}
-	t := &Tool{spec: spec, schema: s, resolved: rs, inType: reflect.TypeFor[In]()}
+		if s.Type != "object" {
+			panic(fmt.Sprintf("tools.New(%s): input must be a struct, not %s", spec.Name, s.Type))
+		}
+		// Optional fields are pointers or slices, which infer as ["null", T]; a
+		// model should see T (omit the field instead of sending null).
+		for _, p := range s.Properties {
+			if len(p.Types) == 2 && p.Types[0] == "null" {
+				p.Type, p.Types = p.Types[1], nil
+			}
+		}
+		if spec.Schema != nil {
+			spec.Schema(s)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			panic(fmt.Sprintf("tools.New(%s): resolving input schema: %v", spec.Name, err))
+		}
+		return s, rs
+	})
+	t := &Tool{spec: spec, schemas: schemas, inType: reflect.TypeFor[In]()}
 	t.call = func(ctx context.Context, c *Call, args json.RawMessage) (any, error) {
 		var in In
 		if err := json.Unmarshal(args, &in); err != nil {
@@ -178,7 +185,10 @@ func (t *Tool) Description() string { return t.spec.Description }
 func (t *Tool) Annotations() Annotations { return t.spec.Annotations }
 
 // InputSchema returns a copy of the tool's JSON Schema for its arguments.
-func (t *Tool) InputSchema() *jsonschema.Schema { return t.schema.CloneSchemas() }
+func (t *Tool) InputSchema() *jsonschema.Schema {
+	s, _ := t.schemas()
+	return s.CloneSchemas()
+}
 
 // Usable returns nil when the tool can run in this process, else why not.
 func (t *Tool) Usable() error {
@@ -447,15 +457,15 @@ func invalidArgs(tool string, err error) *reason.Error {
 // /properties/" path prefixes (the property name is kept), rationals printed
 // as "-5/1" and floats printed as "0.000000".
 var schemaNoise = []struct {
-	re   *regexp.Regexp
+	re   *lazyregexp.Regexp
 	with string
 }{
-	{regexp.MustCompile(`validating root: `), ""},
-	{regexp.MustCompile(`validating /properties/([^:]+): `), "$1: "},
-	{regexp.MustCompile(`(-?\d+)/1\b`), "$1"},
-	{regexp.MustCompile(`(-?\d+)\.0+\b`), "$1"},
-	{regexp.MustCompile(`: (minimum|maximum): (\S+) is (less|greater) than (\S+)`), ": $2 is $3 than the $1 $4"},
-	{regexp.MustCompile(`: enum: (.*) does not equal any of: `), ": $1 is not one of "},
+	{lazyregexp.New(`validating root: `), ""},
+	{lazyregexp.New(`validating /properties/([^:]+): `), "$1: "},
+	{lazyregexp.New(`(-?\d+)/1\b`), "$1"},
+	{lazyregexp.New(`(-?\d+)\.0+\b`), "$1"},
+	{lazyregexp.New(`: (minimum|maximum): (\S+) is (less|greater) than (\S+)`), ": $2 is $3 than the $1 $4"},
+	{lazyregexp.New(`: enum: (.*) does not equal any of: `), ": $1 is not one of "},
 }
 
 // readableSchemaError rewrites a schema validator's message with schemaNoise:
@@ -483,10 +493,11 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 	if rerr := t.enumRefusal(v); rerr != nil {
 		return nil, rerr
 	}
-	if err := t.resolved.ApplyDefaults(&v); err != nil {
+	_, resolved := t.schemas()
+	if err := resolved.ApplyDefaults(&v); err != nil {
 		return nil, invalidArgs(t.Name(), err)
 	}
-	if err := t.resolved.Validate(v); err != nil {
+	if err := resolved.Validate(v); err != nil {
 		return nil, invalidArgs(t.Name(), err)
 	}
 	b, err := json.Marshal(v)
@@ -506,9 +517,10 @@ func (t *Tool) enumRefusal(args map[string]any) *reason.Error {
 		props = append(props, p)
 	}
 	slices.Sort(props)
+	schema, _ := t.schemas()
 	for _, p := range props {
 		v, ok := args[p]
-		ps := t.schema.Properties[p]
+		ps := schema.Properties[p]
 		if !ok || ps == nil || slices.Contains(ps.Enum, v) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -103,6 +104,25 @@ func distinct(warns []string) []string {
 	return out
 }
 
+// Check returns a registry holding only web_check, for callers that judge
+// URLs and fetch nothing (`gatehouse check`): unlike Default it starts no
+// browser manager (whose janitor sweeps orphaned browser directories) and
+// opens no web service (cache, search providers), which would cost every
+// such command without being used. web_check decides exactly as in
+// Default: for=browser with browser.NewGates, the browser's own gates. The
+// warnings are the gates' (dropped fake-IP ranges, unreadable blocklist
+// files), each once (Default gives them twice, from the browser's gates and
+// the web service's), and not the browser backends' (Camofox, cloud
+// provider settings), which web_check does not use.
+func Check(env Env) (*Registry, []string) {
+	cfg := env.config()
+	pol, pw := web.LoadPolicy(cfg, env.Web.Home)
+	_, warns := web.NewPolicyGuard(cfg, env.Web.Resolver, env.Web.AllowAddrPorts, pol)
+	r := NewRegistry()
+	r.Add(checkTool(&env, cfg))
+	return r, append(warns, pw...)
+}
+
 func addWeb(r *Registry, env *Env) []string {
 	cfg := env.config()
 	svc, warns := env.Service, []string(nil)
@@ -176,8 +196,11 @@ func (o *ExtractOutput) Pages() []Page {
 }
 
 // ExtractSchema returns web_extract's input schema, the one definition the
-// CLI flags of `gatehouse extract` take their help and values from.
-func ExtractSchema() *jsonschema.Schema { return extractTool(nil).InputSchema() }
+// CLI flags of `gatehouse extract` take their help and values from. Each
+// call returns a copy of one schema built on the first call.
+func ExtractSchema() *jsonschema.Schema { return extractSchema().CloneSchemas() }
+
+var extractSchema = sync.OnceValue(func() *jsonschema.Schema { return extractTool(nil).InputSchema() })
 
 func extractTool(svc *web.Service) *Tool {
 	return New(Spec{

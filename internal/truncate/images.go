@@ -1,8 +1,9 @@
 package truncate
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
 // pyWS is the set of chars Python's str-regex "\s" matches (ASCII
@@ -12,11 +13,11 @@ const pyWS = `\t\n\v\f\r \x{1c}-\x{1f}\x{85}\p{Z}`
 
 var (
 	// ![alt]( data:image/<subtype>;base64,<payload> )
-	mdDataImage = regexp.MustCompile(`!\[([^\]]*)\]\([` + pyWS + `]*data:image/[^;]+;base64,[A-Za-z0-9+/=` + pyWS + `]+\)`)
+	mdDataImage = lazyregexp.New(`!\[([^\]]*)\]\([` + pyWS + `]*data:image/[^;]+;base64,[A-Za-z0-9+/=` + pyWS + `]+\)`)
 	// ( data:image/<subtype>;base64,<payload> )
-	parenDataImage = regexp.MustCompile(`\([` + pyWS + `]*data:image/[^;]+;base64,[A-Za-z0-9+/=` + pyWS + `]+\)`)
+	parenDataImage = lazyregexp.New(`\([` + pyWS + `]*data:image/[^;]+;base64,[A-Za-z0-9+/=` + pyWS + `]+\)`)
 	// bare data:image/<subtype>;base64,<payload>
-	bareDataImage = regexp.MustCompile(`data:image/[^;]+;base64,[A-Za-z0-9+/=]+`)
+	bareDataImage = lazyregexp.New(`data:image/[^;]+;base64,[A-Za-z0-9+/=]+`)
 )
 
 // ReplaceBase64Images replaces inline base64 images with placeholders so a

@@ -5,10 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -42,7 +42,7 @@ func IsStoreName(name string) bool {
 
 // storeNameRe is the union of FileName's and the browser snapshot store's
 // name schemes (HostSlug yields at most 60 of [a-z0-9._-]).
-var storeNameRe = regexp.MustCompile(`^(?:[a-z0-9._-]{1,60}-[0-9a-f]{10}\.md|browser-snapshot-[0-9a-f]{10}\.txt)$`)
+var storeNameRe = lazyregexp.New(`^(?:[a-z0-9._-]{1,60}-[0-9a-f]{10}\.md|browser-snapshot-[0-9a-f]{10}\.txt)$`)
 
 // StoreNameHint names the readable files, for refusal messages.
 const StoreNameHint = `stored pages are named <host>-<10 hex digits>.md (truncated web_extract results) or browser-snapshot-<10 hex digits>.txt`

@@ -1,9 +1,9 @@
 package urlsafe
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -11,14 +11,14 @@ import (
 // a regular expression for the body that follows it.
 type prefixPattern struct {
 	prefix string
-	body   *regexp.Regexp // anchored at the start of the body
-	kind   string         // for messages: names the kind, never the value
+	body   *lazyregexp.Regexp // anchored at the start of the body
+	kind   string             // for messages: names the kind, never the value
 }
 
 func pat(prefix, body, name string) prefixPattern {
 	return prefixPattern{
 		prefix: prefix,
-		body:   regexp.MustCompile(`^(?:` + body + `)`),
+		body:   lazyregexp.New(`^(?:` + body + `)`),
 		kind:   name + " (" + prefix + "…)",
 	}
 }

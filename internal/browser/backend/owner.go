@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -67,16 +68,20 @@ func procStart(pid int) (uint64, error) {
 	return strconv.ParseUint(f[19], 10, 64)
 }
 
-// selfStart is this process's start time (0 if unreadable).
-var selfStart, _ = procStart(os.Getpid())
+// selfStart returns this process's start time (0 if unreadable), read from
+// /proc on first use rather than in package init (start-up cost).
+var selfStart = sync.OnceValue(func() uint64 {
+	st, _ := procStart(os.Getpid())
+	return st
+})
 
 // ownerFlagValue is this process's OwnerFlag value.
-func ownerFlagValue() string { return fmt.Sprintf("%d:%d", os.Getpid(), selfStart) }
+func ownerFlagValue() string { return fmt.Sprintf("%d:%d", os.Getpid(), selfStart()) }
 
 // writeOwner writes dir's owner record for Chromium process pid (0600).
 func writeOwner(dir string, pid int) error {
 	st, _ := procStart(pid)
-	rec := OwnerRecord{Dir: dir, OwnerPID: os.Getpid(), OwnerStart: selfStart, ChromiumPID: pid, ChromiumStart: st, Created: time.Now().UTC()}
+	rec := OwnerRecord{Dir: dir, OwnerPID: os.Getpid(), OwnerStart: selfStart(), ChromiumPID: pid, ChromiumStart: st, Created: time.Now().UTC()}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -166,7 +171,7 @@ func ReapOrphanDirs(o ReapOptions) ReapResult {
 		ownerStr, _, _ := strings.Cut(strings.TrimPrefix(e.Name(), ProfileMarker), "-")
 		namePID, _ := strconv.Atoi(ownerStr)
 		rec, rerr := ReadOwner(dir)
-		if namePID == self || (rerr == nil && rec.OwnerPID == self && rec.OwnerStart == selfStart) {
+		if namePID == self || (rerr == nil && rec.OwnerPID == self && rec.OwnerStart == selfStart()) {
 			continue // tracked here
 		}
 		if users == nil {

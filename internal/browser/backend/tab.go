@@ -903,8 +903,9 @@ func (t *Tab) InsertText(ctx context.Context, text string) error {
 	return nil
 }
 
-// keyNames maps DOM key names (case-insensitive) to kb runes.
-var keyNames = func() map[string]rune {
+// keyNames maps DOM key names (case-insensitive) to kb runes; built on
+// first use, not in package init (start-up cost, docs/benchmarks.md).
+var keyNames = sync.OnceValue(func() map[string]rune {
 	m := map[string]rune{"space": ' ', "spacebar": ' ', "esc": '\u001b', "return": '\r'}
 	for r, k := range kb.Keys {
 		if k.Key != "" && len([]rune(k.Key)) > 1 {
@@ -914,7 +915,7 @@ var keyNames = func() map[string]rune {
 		}
 	}
 	return m
-}()
+})
 
 // KeyRune returns the kb rune for a DOM key name (Enter, Tab, Escape,
 // ArrowDown, Backspace, PageDown, …, case-insensitive) or a single character.
@@ -922,7 +923,7 @@ func KeyRune(name string) (rune, bool) {
 	if rs := []rune(name); len(rs) == 1 {
 		return rs[0], true
 	}
-	r, ok := keyNames[strings.ToLower(name)]
+	r, ok := keyNames()[strings.ToLower(name)]
 	return r, ok
 }
 

@@ -3,11 +3,11 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -76,7 +76,7 @@ var rateMarkers = []string{"rate limit", "rate-limit", "ratelimit", "too many re
 
 // structured401or403 is spec §A5.4's "structured HTTP 401/403": a status word
 // followed by optional ':' '=' or quote and the number.
-var structured401or403 = regexp.MustCompile(`(?i)(http|status code|status|client error|error code)\s*[:='"]?\s*(401|403)\b`)
+var structured401or403 = lazyregexp.New(`(?i)(http|status code|status|client error|error code)\s*[:='"]?\s*(401|403)\b`)
 
 // RateLimitish reports whether an error text looks like throttling (spec §A5.4
 // marker list, case-insensitive).
