@@ -382,32 +382,42 @@ var extensionParams = map[string]bool{
 // such parameter with a non-empty value, top-level or nested, in raw or
 // in u's parsed query and fragment; or "".
 func extensionParam(raw string, u *URL) string {
-	s := removeTabNewline(strings.TrimSpace(raw))
-	n := schemeLen(s)
-	if n == 0 {
-		return ""
-	}
-	if sc := strings.ToLower(s[:n]); sc != "http" && sc != "https" {
-		return ""
-	}
-	rest, frag, _ := strings.Cut(s[n+1:], "#")
-	_, query, _ := strings.Cut(rest, "?")
-	nested := query
-	if frag != "" {
-		nested += "#" + frag
-	}
-	if name, _ := nestedCredential(nested, extensionParams, nonEmpty); name != "" {
-		return name
+	if query, frag, ok := httpParams(raw); ok {
+		if name, _ := nestedCredential(joinFragment(query, frag), extensionParams, nonEmpty); name != "" {
+			return name
+		}
 	}
 	if u != nil && (u.Scheme == "http" || u.Scheme == "https") {
-		nested = u.RawQuery
-		if u.Fragment != "" {
-			nested += "#" + u.Fragment
-		}
-		name, _ := nestedCredential(nested, extensionParams, nonEmpty)
+		name, _ := nestedCredential(joinFragment(u.RawQuery, u.Fragment), extensionParams, nonEmpty)
 		return name
 	}
 	return ""
+}
+
+// httpParams returns the raw query and fragment of an http(s) URL (tabs
+// and newlines removed first, as a browser does); ok is false for any
+// other text.
+func httpParams(raw string) (query, frag string, ok bool) {
+	s := removeTabNewline(strings.TrimSpace(raw))
+	n := schemeLen(s)
+	if n == 0 {
+		return "", "", false
+	}
+	if sc := strings.ToLower(s[:n]); sc != "http" && sc != "https" {
+		return "", "", false
+	}
+	rest, frag, _ := strings.Cut(s[n+1:], "#")
+	_, query, _ = strings.Cut(rest, "?")
+	return query, frag, true
+}
+
+// joinFragment is query + "#" + fragment, or query alone when there is no
+// fragment: the text nestedCredential scans.
+func joinFragment(query, fragment string) string {
+	if fragment == "" {
+		return query
+	}
+	return query + "#" + fragment
 }
 
 // SensitiveQueryParam returns the first credential-named parameter carrying
@@ -424,16 +434,10 @@ func extensionParam(raw string, u *URL) string {
 // ("next=%2Fcb%3Faccess_token%3Dabc"), is returned by its decoded name.
 // Tabs and newlines are removed first, as a browser does.
 func SensitiveQueryParam(raw string) string {
-	s := removeTabNewline(strings.TrimSpace(raw))
-	n := schemeLen(s)
-	if n == 0 {
+	query, frag, ok := httpParams(raw)
+	if !ok {
 		return ""
 	}
-	if sc := strings.ToLower(s[:n]); sc != "http" && sc != "https" {
-		return ""
-	}
-	rest, frag, _ := strings.Cut(s[n+1:], "#")
-	_, query, _ := strings.Cut(rest, "?")
 	return sensitiveIn(query, frag)
 }
 
@@ -454,11 +458,7 @@ func sensitiveIn(query, fragment string) string {
 	// inside a parameter value, a nested URL or query such as
 	// "next=%2Fcb%3Faccess_token%3Dabc" or "redirect=https%3A%2F%2Fy%2F%3Ftoken%3D…"
 	// (any encoding depth), reaches the reader all the same.
-	nested := query
-	if fragment != "" {
-		nested += "#" + fragment
-	}
-	name, _ := nestedCredential(nested, sensitiveParams, nonEmpty)
+	name, _ := nestedCredential(joinFragment(query, fragment), sensitiveParams, nonEmpty)
 	return name
 }
 
