@@ -75,8 +75,24 @@ func dropHidden(doc *html.Node) {
 	dropHiddenWith(doc, computeStyles(doc))
 }
 
-// dropHiddenWith is dropHidden with the page's styles computed.
+// dropHiddenWith is dropHidden with the page's styles computed. It runs
+// to a fixed point (at most maxHiddenRounds passes): whether an element is
+// hidden can depend on its children (font-size:0 with a child that resets
+// the size), so removing a hidden child can hide its parent.
 func dropHiddenWith(doc *html.Node, sty *pageStyles) {
+	for range maxHiddenRounds {
+		if !dropHiddenOnce(doc, sty) {
+			return
+		}
+	}
+}
+
+// maxHiddenRounds bounds dropHiddenWith's passes.
+const maxHiddenRounds = 4
+
+// dropHiddenOnce is one pass of dropHiddenWith; it reports whether it
+// removed anything.
+func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 	react := hasReactBoundaries(doc)
 	var lens map[*html.Node]int
 	total := 0
@@ -148,6 +164,7 @@ func dropHiddenWith(doc *html.Node, sty *pageStyles) {
 	for _, n := range hiddenStyle {
 		removeStyleProp(n, "visibility")
 	}
+	return len(drop) > 0
 }
 
 // loadingShare is the share of the page's text above which text hidden
