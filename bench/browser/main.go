@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/bench/internal/proctree"
 	"log/slog"
 	"net"
 	"net/http"
@@ -97,45 +98,6 @@ func fail(f string, a ...any) {
 }
 
 var refRe = regexp.MustCompile(`\[ref=e\d+\]`)
-
-// pss sums Proportional Set Size (kB) over pid and its descendants.
-func pss(root int) int {
-	kids := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(st)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		if len(f) > 1 {
-			pp, _ := strconv.Atoi(f[1])
-			kids[pp] = append(kids[pp], pid)
-		}
-	}
-	total := 0
-	var walk func(int)
-	walk = func(p int) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p)); err == nil {
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "Pss:") {
-					n, _ := strconv.Atoi(strings.Fields(l)[1])
-					total += n
-				}
-			}
-		}
-		for _, k := range kids[p] {
-			walk(k)
-		}
-	}
-	walk(root)
-	return total
-}
 
 func main() {
 	rounds := flag.Int("rounds", 20, "measured repetitions per figure")
@@ -241,7 +203,7 @@ func main() {
 	}
 	wg.Wait()
 	time.Sleep(time.Second)
-	ours["mem10_pss_kb"] = float64(pss(os.Getpid()))
+	ours["mem10_pss_kb"] = float64(proctree.PSS(os.Getpid()))
 	reg.Close()
 	firstBurst(home, cfg, base, *rounds, ours)
 	if !*withPeer {

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/bench/internal/proctree"
 	"net"
 	"net/http"
 	"os"
@@ -105,74 +106,13 @@ func (t *trace) take() []call {
 	return out
 }
 
-// treeCPU sums user+system time, own and of reaped children, over pid and
-// its descendants (clock ticks: 10 ms).
-func treeCPU(root int) int {
-	kids := map[int][]int{}
-	cpu := map[int]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(st)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		if len(f) > 15 {
-			pp, _ := strconv.Atoi(f[1])
-			kids[pp] = append(kids[pp], pid)
-			for _, i := range []int{11, 12, 13, 14} {
-				n, _ := strconv.Atoi(f[i])
-				cpu[pid] += n
-			}
-		}
-	}
-	total := 0
-	var walk func(int)
-	walk = func(p int) {
-		total += cpu[p]
-		for _, k := range kids[p] {
-			walk(k)
-		}
-	}
-	walk(root)
-	return total
-}
-
 // typeCPU sums user+system time (own and reaped children's, clock ticks) per
 // Chromium process type (--type=…; "browser" for the main process) over pid
 // and its descendants.
 func typeCPU(root int) map[string]int {
-	kids := map[int][]int{}
-	cpu := map[int]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(st)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		if len(f) > 15 {
-			pp, _ := strconv.Atoi(f[1])
-			kids[pp] = append(kids[pp], pid)
-			for _, i := range []int{11, 12, 13, 14} {
-				n, _ := strconv.Atoi(f[i])
-				cpu[pid] += n
-			}
-		}
-	}
+	t := proctree.Scan()
 	out := map[string]int{}
-	var walk func(int)
-	walk = func(p int) {
+	t.Walk(root, func(p int) {
 		typ := "browser"
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); err == nil {
 			for _, a := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' }) {
@@ -184,50 +124,9 @@ func typeCPU(root int) map[string]int {
 				}
 			}
 		}
-		out[typ] += cpu[p]
-		for _, k := range kids[p] {
-			walk(k)
-		}
-	}
-	walk(root)
+		out[typ] += t.CPU(p)
+	})
 	return out
-}
-
-// pss sums Proportional Set Size (kB) over pid and its descendants.
-func pss(root int) int {
-	kids := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(st)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		pp, _ := strconv.Atoi(f[1])
-		kids[pp] = append(kids[pp], pid)
-	}
-	total := 0
-	var walk func(int)
-	walk = func(p int) {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p)); err == nil {
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "Pss:") {
-					n, _ := strconv.Atoi(strings.Fields(l)[1])
-					total += n
-				}
-			}
-		}
-		for _, k := range kids[p] {
-			walk(k)
-		}
-	}
-	walk(root)
-	return total
 }
 
 // threadCPU sums user+system time (clock ticks) per thread name of pid.
@@ -335,7 +234,7 @@ func main() {
 	s.proxy.Close()
 	var pool []*session
 	time.Sleep(time.Second)
-	pss0 := pss(l.PID())
+	pss0 := proctree.PSS(l.PID())
 	for i := 0; i < *prewarm; i++ {
 		s := open()
 		if _, err := s.tab.CallIsolated(ctx, warmJS); err != nil {
@@ -346,11 +245,11 @@ func main() {
 	time.Sleep(time.Second)
 	if *prewarm > 0 {
 		fmt.Printf("PSS of Chromium: %d MB with no tab, %d MB with %d blank warmed tabs (%.1f MB each)\n",
-			pss0/1024, pss(l.PID())/1024, *prewarm, float64(pss(l.PID())-pss0)/1024/float64(*prewarm))
+			pss0/1024, proctree.PSS(l.PID())/1024, *prewarm, float64(proctree.PSS(l.PID())-pss0)/1024/float64(*prewarm))
 	}
 	tr.take()
 
-	cpu0 := treeCPU(l.PID())
+	cpu0 := proctree.CPUSum(l.PID())
 	types0 := typeCPU(l.PID())
 	threads0 := threadCPU(l.PID())
 	wall0 := time.Now()
@@ -406,7 +305,7 @@ func main() {
 		s.tab.Close()
 		s.proxy.Close()
 	}
-	cpu := treeCPU(l.PID()) - cpu0
+	cpu := proctree.CPUSum(l.PID()) - cpu0
 	fmt.Printf("Chromium CPU per session (open, navigate, close): %.0f ms; wall per round %.0f ms\n", float64(cpu*10)/float64(*rounds), ms(time.Since(wall0))/float64(*rounds))
 	for k, v := range typeCPU(l.PID()) {
 		fmt.Printf("  CPU per session in %s: %.0f ms\n", k, float64((v-types0[k])*10)/float64(*rounds))
