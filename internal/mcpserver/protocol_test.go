@@ -175,12 +175,7 @@ func TestResourceErrorsCoded(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFixture(t, mcpserver.Options{})
-			var cs *mcp.ClientSession
-			if transport == "stdio" {
-				cs = f.stdio(t, nil)
-			} else {
-				cs = httpClient(t, f.listen(t, mcpserver.HTTPOptions{}).URL, "", nil)
-			}
+			cs := f.connect(t, transport)
 			dir := web.CacheDir(f.w.Home)
 			os.MkdirAll(dir, 0o700)
 			secret := filepath.Join(f.w.Home, "outside.md")

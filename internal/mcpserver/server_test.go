@@ -89,6 +89,16 @@ func newFixture(t *testing.T, opts mcpserver.Options) *fixture {
 	return f
 }
 
+// connect opens a client session on transport "stdio" or "http" (a new
+// HTTP listener with default options).
+func (f *fixture) connect(t *testing.T, transport string) *mcp.ClientSession {
+	t.Helper()
+	if transport == "stdio" {
+		return f.stdio(t, nil)
+	}
+	return httpClient(t, f.listen(t, mcpserver.HTTPOptions{}).URL, "", nil)
+}
+
 // stdio connects a Go SDK client over newline-delimited JSON-RPC on pipes
 // (the stdio transport's framing), with the server's Run on the other end.
 func (f *fixture) stdio(t *testing.T, copts *mcp.ClientOptions) *mcp.ClientSession {
@@ -172,12 +182,7 @@ func TestTransports(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFixture(t, mcpserver.Options{Version: "test"})
-			var cs *mcp.ClientSession
-			if transport == "stdio" {
-				cs = f.stdio(t, nil)
-			} else {
-				cs = httpClient(t, f.listen(t, mcpserver.HTTPOptions{}).URL, "", nil)
-			}
+			cs := f.connect(t, transport)
 			ir := cs.InitializeResult()
 			if ir.ServerInfo.Name != "gatehouse" || !strings.Contains(ir.Instructions, "before any byte is fetched") ||
 				!strings.Contains(ir.Instructions, "untrusted data") {
@@ -403,12 +408,7 @@ func TestCancelInterrupts(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFixture(t, mcpserver.Options{})
-			var cs *mcp.ClientSession
-			if transport == "stdio" {
-				cs = f.stdio(t, nil)
-			} else {
-				cs = httpClient(t, f.listen(t, mcpserver.HTTPOptions{}).URL, "", nil)
-			}
+			cs := f.connect(t, transport)
 			ctx, cancel := context.WithCancel(context.Background())
 			errc := make(chan error, 1)
 			go func() {
