@@ -23,6 +23,13 @@ import (
 //     "*." is a wildcard, so it matches no host;
 //   - any other character a host name cannot hold.
 func Lint(raw string) string {
+	pat, ok := normalizeRule(raw)
+	return lint(raw, pat, ok)
+}
+
+// lint is Lint with raw already normalised (normalizeRule's pat and ok),
+// so Load judges each rule with one normalisation.
+func lint(raw, pat string, ok bool) string {
 	v := strings.TrimSpace(raw)
 	if v == "" || strings.HasPrefix(v, "#") {
 		return ""
@@ -30,7 +37,6 @@ func Lint(raw string) string {
 	if strings.ContainsAny(v, ", \t") {
 		return fmt.Sprintf("website_blocklist rule %q holds several entries; it is one rule that matches no host. Write a list: [%s]", raw, strings.Join(splitEntries(v), ", "))
 	}
-	pat, ok := normalizeRule(v)
 	if !ok {
 		return pat
 	}

@@ -117,12 +117,12 @@ func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []
 	var warnings []string
 	seen := make(map[Rule]bool)
 	add := func(raw, source string) {
-		if w := Lint(raw); w != "" {
-			if _, ok := normalizeRule(raw); ok {
+		pat, ok := normalizeRule(raw)
+		if ok {
+			if w := lint(raw, pat, true); w != "" {
 				warnings = append(warnings, w+" (from "+source+")")
 			}
 		}
-		pat, ok := normalizeRule(raw)
 		if !ok {
 			if pat != "" {
 				warnings = append(warnings, pat)
