@@ -25,14 +25,19 @@ import (
 //     for preClean);
 //   - an element whose style (inline, or from the page's own <style>
 //     rules: stylesheet.go) says display:none, content-visibility:hidden or
-//     opacity:0; visibility:hidden or visibility:collapse (unless a
-//     descendant turns visibility back on: then the rest is dropped and the
-//     visible descendant kept); font-size:0 (likewise, unless a descendant
-//     sets a font size of its own, the inline-block row trick);
+//     opacity:0 or filter:opacity(0); visibility:hidden or
+//     visibility:collapse (unless a descendant turns visibility back on:
+//     then the rest is dropped and the visible descendant kept); a font
+//     size of at most 1px (likewise, unless a descendant sets a font size
+//     of its own, the inline-block row trick); a transparent text colour
+//     (color or -webkit-text-fill-color; likewise, unless a descendant
+//     sets a colour; gradient text, background-clip:text, is kept); zoom
+//     of at most 5 %;
 //   - an element whose style hides it from sight while it stays in the page
-//     (see visuallyHidden): moved far off screen, text-indent far negative,
-//     clipped to nothing, a 1px box with overflow hidden (the "sr-only"
-//     pattern), scaled to zero. Screen-reader text ("skip to content") is
+//     (see visuallyHidden): moved far off screen (by position, transform
+//     or margin), text-indent far negative, clipped to nothing, a 1px box
+//     with overflow hidden (the "sr-only" pattern), scaled to zero.
+//     Screen-reader text ("skip to content") is
 //     lost with it, a small price: a sighted reader does not see it, and
 //     the same patterns carry injected instructions;
 //   - an element with aria-hidden="true" whose style also shrinks it to
@@ -56,9 +61,11 @@ import (
 //   - the content of a closed <details>: the browser renders its <summary>
 //     as a visible disclosure control and shows the rest on one click (and
 //     on find-in-page); it is the page's own content (FAQ answers,
-//     accordions, collapsed code), not text kept from the reader; likewise
-//     a collapsed accordion panel (height or max-height 0, overflow
-//     hidden);
+//     accordions, collapsed code), not text kept from the reader. A
+//     collapsed panel without such a control (height, max-height or width
+//     of at most 1px with overflow hidden) is judged like display:none from
+//     a stylesheet rule: an accordion waiting for a script, or text
+//     clipped away (see collapsed);
 //   - <input type="hidden">: its value is no rendered text and never reaches
 //     the markdown (form controls are removed as chrome).
 //
@@ -138,9 +145,13 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 				// visibility:hidden element whole.
 				hiddenStyle = append(hiddenStyle, n)
 			}
-			if zeroLength(st["font-size"]) && small(n) {
+			if tinyFont(st["font-size"]) && small(n) {
 				// Likewise a descendant that sets its own font size.
 				drop = append(drop, invisibleParts(n, sty.sizedAgain)...)
+			}
+			if transparentText(st) && small(n) {
+				// Likewise a descendant that sets a colour of its own.
+				drop = append(drop, invisibleParts(n, sty.coloredAgain)...)
 			}
 			return true
 		}
@@ -282,8 +293,11 @@ const (
 	// visibility:hidden (the properties load and scroll animations
 	// start from), or display:none or content-visibility:hidden set by a
 	// page stylesheet rule (menus, tabs, accordions and dialogs a script
-	// opens by setting a class or an inline style). The same properties
-	// set inline, and the hidden attribute, are hideOther.
+	// opens by setting a class or an inline style), or a box collapsed to
+	// nothing with overflow hidden (collapsed: an accordion panel a
+	// script opens by setting its height), inline or not. display:none
+	// and content-visibility:hidden set inline, and the hidden attribute,
+	// are hideOther.
 	hideScripted
 	hideOther // any other kind (see dropHidden)
 )
@@ -318,17 +332,23 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 			scripted = true
 		}
 	}
-	if zeroLength(st["font-size"]) && !hasDescendant(n, sty.sizedAgain) {
+	if tinyFont(st["font-size"]) && !hasDescendant(n, sty.sizedAgain) {
 		return hideOther
 	}
-	if visuallyHidden(st) {
+	if transparentText(st) && !hasDescendant(n, sty.coloredAgain) {
+		return hideOther
+	}
+	if visuallyHidden(st) || zoomHides(st["zoom"]) {
 		return hideOther
 	}
 	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
 		return hideOther
 	}
-	if zeroOpacity(st["opacity"]) && !animationStart(st) {
+	if (zeroOpacity(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
 		return hideScripted
+	}
+	if collapsed(st) {
+		return hideScripted // an accordion panel, or text clipped away
 	}
 	if v := st["visibility"]; (v == "hidden" || v == "collapse") && !hasDescendant(n, sty.visibleAgain) {
 		return hideScripted
@@ -350,7 +370,7 @@ func (s *pageStyles) visibleAgain(n *html.Node) bool {
 // such as medium), which renders its text inside a font-size:0 parent.
 func (s *pageStyles) sizedAgain(n *html.Node) bool {
 	v := s.of(n)["font-size"]
-	if v == "" || zeroLength(v) {
+	if v == "" || tinyFont(v) {
 		return false
 	}
 	switch v {
@@ -361,6 +381,38 @@ func (s *pageStyles) sizedAgain(n *html.Node) bool {
 		return false
 	}
 	return true
+}
+
+// coloredAgain reports whether n's style sets a text colour of its own
+// that is not transparent (see transparentText), which a browser renders
+// inside a parent whose text colour is transparent.
+func (s *pageStyles) coloredAgain(n *html.Node) bool {
+	st := s.of(n)
+	for _, p := range []string{"color", "-webkit-text-fill-color"} {
+		switch v := st[p]; v {
+		case "", "inherit", "unset", "currentcolor", "revert", "revert-layer":
+		default:
+			if !transparentColor(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// transparentText reports whether a style paints its text fully
+// transparent: its color, or its -webkit-text-fill-color (which wins
+// when set), is transparent, and the background is not clipped to the
+// text (background-clip: text, the gradient-text pattern, which shows the
+// background through the transparent glyphs).
+func transparentText(st map[string]string) bool {
+	if strings.Contains(st["background-clip"], "text") || strings.Contains(st["-webkit-background-clip"], "text") {
+		return false
+	}
+	if v := st["-webkit-text-fill-color"]; v != "" && v != "inherit" && v != "unset" && v != "currentcolor" {
+		return transparentColor(v)
+	}
+	return transparentColor(st["color"])
 }
 
 // invisibleParts returns the children of n (an element hiding its content:
@@ -443,7 +495,7 @@ func visuallyHidden(st map[string]string) bool {
 			return true
 		}
 	}
-	if farNegative(st["text-indent"]) || insetClip(st["clip-path"]) || scaleZero(st["transform"]) {
+	if farNegative(st["text-indent"]) || insetClip(st["clip-path"]) || transformHides(st["transform"]) || farNegativeMargin(st) {
 		return true
 	}
 	if st["overflow"] == "hidden" || st["overflow"] == "clip" {
@@ -518,12 +570,6 @@ func insetClip(v string) bool {
 	}
 	n, unit, ok := cssLength(strings.TrimSuffix(strings.TrimPrefix(c, "inset("), ")"))
 	return ok && unit == "%" && n >= 50
-}
-
-// scaleZero reports whether a transform value is scale(0).
-func scaleZero(v string) bool {
-	t := strings.ReplaceAll(v, " ", "")
-	return t == "scale(0)" || t == "scale(0,0)"
 }
 
 // zeroOpacity reports whether an opacity value is 0 (or 0%): the element

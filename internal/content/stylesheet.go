@@ -25,18 +25,21 @@ import (
 // matching rules' declarations of hideProps and its inline style are ordered
 // by CSS Cascade 4 §6 (importance, inline over rules, selector specificity,
 // source order; cascade layers are not told apart). A rule applies when it is
-// outside any at-rule, inside @media whose query list has an unconditional
-// screen or all query, or inside @layer. A rule inside a conditional @media
-// (a width, orientation, … feature) or @supports applies at some viewports
-// only: its hiding values are ignored (text hidden at one viewport is shown
-// at another, e.g. a mobile-only menu) and its other values (display:block
-// at min-width: 768px) count, so that an element a wider screen reveals is
-// kept. @media print or speech, @keyframes, @font-face and other at-rules
-// are skipped.
+// outside any at-rule, inside @layer, or inside @media whose query list
+// matches at every reference viewport (media.go: a phone, a tablet, a laptop
+// and a desktop screen). A rule inside @media that matches at some of them
+// only (a width, orientation, hover … feature), or a query Gatehouse cannot
+// evaluate, or @container, or @supports not(…): its hiding values are
+// ignored (text hidden at one viewport is shown at another, e.g. a
+// mobile-only menu) and its other values (display:block at min-width:
+// 768px) count, so that an element a wider screen reveals is kept. Inside
+// @supports (…) only the hiding values count (see mediaHideOnly). @media
+// matching none of them (print, speech, min-width: 5000px), @keyframes,
+// @font-face and other at-rules are skipped.
 //
 // The work is capped, so that a hostile stylesheet cannot make extraction
 // slow: at most maxStyleBytes of CSS are parsed, at most maxStyleRules
-// selectors are kept, selectors longer than maxSelectorLen or using :has()
+// selectors with a hiding value and as many others are kept, selectors longer than maxSelectorLen or using :has()
 // (a descendant search per element) or cascadia's non-standard extensions
 // (:contains and friends, which a browser rejects) are skipped, and at most
 // maxStyleMatches matches of rules with a hiding value run within twice
@@ -61,7 +64,12 @@ var hideProps = map[string]bool{
 	"font-size": true, "position": true, "left": true, "top": true, "right": true,
 	"bottom": true, "text-indent": true, "clip": true, "clip-path": true,
 	"width": true, "height": true, "max-width": true, "max-height": true,
-	"overflow": true, "transform": true,
+	"overflow": true, "overflow-x": true, "overflow-y": true, "transform": true,
+	"margin": true, "margin-left": true, "margin-top": true, "filter": true, "zoom": true,
+	"color": true, "-webkit-text-fill-color": true,
+	// Not hiding, but they tell gradient text from transparent text
+	// (transparentText).
+	"background-clip": true, "-webkit-background-clip": true,
 	// Not hiding, but they tell an entrance animation's start state from
 	// hidden text (animationStart).
 	"transition": true, "animation": true, "animation-name": true,
@@ -95,7 +103,10 @@ type cssRule struct {
 type styleSheet struct {
 	byID, byClass, byTag map[string][]*cssRule
 	universal            []*cssRule
-	n                    int
+	// n counts the rules kept, nHides those of them with a hiding value:
+	// each kind has its own cap (maxStyleRules), so that padding a sheet
+	// with other rules cannot push its hiding rules out.
+	n, nHides int
 }
 
 // pageStyles holds the cascaded hideProps declarations of every element a
@@ -228,10 +239,10 @@ func parseSheet(text string) *styleSheet {
 				continue
 			}
 			ds := decls
-			if kind == mediaSometimes {
+			if kind == mediaSometimes || kind == mediaHideOnly {
 				ds = nil
 				for _, d := range decls {
-					if !hidingValue(d.prop, d.val) {
+					if hidingValue(d.prop, d.val) == (kind == mediaHideOnly) {
 						ds = append(ds, d)
 					}
 				}
@@ -246,7 +257,7 @@ func parseSheet(text string) *styleSheet {
 				hides = hides || hidingValue(d.prop, d.val)
 			}
 			for _, toks := range sels {
-				if sh.n >= maxStyleRules {
+				if hides && sh.nHides >= maxStyleRules || !hides && sh.n-sh.nHides >= maxStyleRules {
 					break
 				}
 				r := compileRule(toks)
@@ -326,6 +337,9 @@ func topLevel(toks []css.Token, fn func(i int, t css.Token)) {
 // add indexes r under the key of its rightmost compound selector.
 func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
 	sh.n++
+	if r.hides {
+		sh.nHides++
+	}
 	// The rightmost compound: the tokens after the last top-level
 	// combinator (whitespace, >, +, ~).
 	start := 0
@@ -401,9 +415,14 @@ func isHex(c byte) bool {
 type mediaKind int
 
 const (
-	mediaAlways    mediaKind = iota // screen, all, or no condition
-	mediaSometimes                  // at some viewports or feature sets only
-	mediaNever                      // print, speech, an at-rule whose content is no style rule
+	mediaAlways mediaKind = iota // screen, all, or no condition
+	// mediaHideOnly: @supports of a feature: its hiding declarations
+	// count (a current browser supports what a page tests for) and its
+	// other ones do not, so that a condition no browser meets cannot be
+	// used to show, to Gatehouse only, what the page hides.
+	mediaHideOnly
+	mediaSometimes // at some viewports or feature sets only
+	mediaNever     // print, speech, an at-rule whose content is no style rule
 )
 
 // atRuleKind classifies an at-rule by name and prelude tokens.
@@ -417,43 +436,19 @@ func atRuleKind(name string, prelude []css.Token) mediaKind {
 		return mediaApplies(b.String())
 	case "@layer":
 		return mediaAlways
-	case "@supports", "@container", "@scope":
+	case "@supports":
+		var b strings.Builder
+		for _, t := range prelude {
+			b.Write(t.Data)
+		}
+		if strings.Contains(strings.ToLower(b.String()), "not") {
+			return mediaSometimes
+		}
+		return mediaHideOnly
+	case "@container", "@scope":
 		return mediaSometimes
 	}
 	return mediaNever
-}
-
-// mediaApplies classifies a media query list (Media Queries 4 §2): always
-// when some query is screen or all (or has no type) with no feature
-// condition; sometimes when some such query has conditions; never when
-// every query names another media type (print, speech) or is negated
-// beyond "not print".
-func mediaApplies(list string) mediaKind {
-	best := mediaNever
-	for _, q := range strings.Split(strings.ToLower(list), ",") {
-		f := strings.Fields(strings.NewReplacer("(", " ( ", ")", " ) ").Replace(q))
-		if len(f) > 0 && f[0] == "only" {
-			f = f[1:]
-		}
-		k := mediaNever
-		switch {
-		case len(f) == 0:
-			k = mediaAlways // an empty query list matches all
-		case f[0] == "not":
-			if len(f) == 2 && (f[1] == "print" || f[1] == "speech") {
-				k = mediaAlways
-			}
-		case f[0] == "screen" || f[0] == "all":
-			k = mediaAlways
-			if len(f) > 1 {
-				k = mediaSometimes
-			}
-		case f[0] == "(":
-			k = mediaSometimes
-		}
-		best = min(best, k)
-	}
-	return best
 }
 
 // hidingValue reports whether one declaration can hide an element on its
@@ -469,15 +464,23 @@ func hidingValue(prop, val string) bool {
 	case "opacity":
 		return zeroOpacity(val)
 	case "font-size":
-		return zeroLength(val)
-	case "left", "top", "right", "bottom", "text-indent":
+		return tinyFont(val)
+	case "left", "top", "right", "bottom", "text-indent", "margin-left", "margin-top":
 		return farNegative(val)
+	case "margin":
+		return farNegativeMargin(map[string]string{"margin": val})
+	case "filter":
+		return filterHides(val)
+	case "zoom":
+		return zoomHides(val)
+	case "color", "-webkit-text-fill-color":
+		return transparentColor(val)
 	case "clip":
 		return tinyClip(val)
 	case "clip-path":
 		return insetClip(val)
 	case "transform":
-		return scaleZero(val)
+		return transformHides(val)
 	case "width", "height", "max-width", "max-height":
 		v, unit, ok := cssLength(val)
 		return ok && (v == 0 || v <= 1 && (unit == "px" || unit == ""))
@@ -516,7 +519,7 @@ func (m *matcher) walk(n *html.Node, out map[*html.Node]map[string]string, resto
 			st = parseInlineStyle(c)
 		}
 		v := st["visibility"]
-		m.walk(c, out, restore || v == "hidden" || v == "collapse" || zeroLength(st["font-size"]))
+		m.walk(c, out, restore || v == "hidden" || v == "collapse" || tinyFont(st["font-size"]) || transparentText(st))
 	}
 }
 

@@ -352,7 +352,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 				// gained that host since, and a hit must not skip the check.
 				if e.FinalURL != "" && e.FinalURL != j.u.Href {
 					if b := s.d.Policy.Check(e.FinalURL); b != nil {
-						rows[j.idx], done[j.idx] = redirectPolicyRow(e.FinalURL, b), true
+						rows[j.idx], done[j.idx] = redirectPolicyRow(j.u.Href, e.FinalURL, b), true
 						continue
 					}
 				}
@@ -464,11 +464,12 @@ func (s *Service) resolve(c provider.Capability, override string) (provider.Reso
 	return provider.Resolve(c, st)
 }
 
-// redirectPolicyRow is the row of a page whose final URL (after redirects) is on
-// the website blocklist.
-func redirectPolicyRow(final string, b *policy.Block) Result {
-	r := errRow(final, reason.New(reason.PolicyBlocked, reason.GatePolicy,
-		"Blocked: the page redirected to a host on the website blocklist. "+b.Message()))
+// redirectPolicyRow is the row of the caller's URL u whose final URL (after
+// redirects) is on the website blocklist: the row keeps u (so that rows
+// match the URLs passed) and its message names the final URL.
+func redirectPolicyRow(u, final string, b *policy.Block) Result {
+	r := errRow(u, reason.New(reason.PolicyBlocked, reason.GatePolicy,
+		"Blocked: the page redirected to "+final+", a host on the website blocklist. "+b.Message()))
 	r.BlockedByPolicy = b
 	return r
 }

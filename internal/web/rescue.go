@@ -20,7 +20,8 @@ func servedBy(p provider.Page, name string) string {
 // checkFinal re-checks a provider-reported final URL that differs from the
 // requested one (spec §A11, post-redirect hardening): the SSRF gate (a vendor
 // that followed a redirect to a private or metadata address must not hand
-// that content back) and the website policy. ok is false with the refusal row.
+// that content back) and the website policy. ok is false with the refusal row,
+// which keeps the caller's URL and names the final one.
 func (s *Service) checkFinal(ctx context.Context, j *job, final string) (Result, bool) {
 	if final == j.u.Href {
 		return Result{}, true
@@ -30,15 +31,17 @@ func (s *Service) checkFinal(ctx context.Context, j *job, final string) (Result,
 		return errRow(j.u.Href, reason.Newf(reason.InvalidURL, reason.GateParse,
 			"Blocked: the backend reported a final URL that cannot be parsed, so it cannot be checked (%s).", perr.Message)), false
 	}
+	// The policy first: it needs no DNS, so a blocklisted host is not
+	// even looked up, and it is the more telling refusal.
+	if b := s.d.Policy.Check(fu.Href); b != nil {
+		return redirectPolicyRow(j.u.Href, fu.Href, b), false
+	}
 	if fu.Host != j.u.Host {
 		if _, e := s.d.Guard.Check(ctx, fu); e != nil {
 			e2 := *e
-			e2.Message = "Blocked: the page redirected to a refused target: " + strings.TrimPrefix(e.Message, "Blocked: ")
-			return errRow(fu.Href, &e2), false
+			e2.Message = "Blocked: the page redirected to a refused target, " + fu.Href + ": " + strings.TrimPrefix(e.Message, "Blocked: ")
+			return errRow(j.u.Href, &e2), false
 		}
-	}
-	if b := s.d.Policy.Check(fu.Href); b != nil {
-		return redirectPolicyRow(fu.Href, b), false
 	}
 	return Result{}, true
 }
