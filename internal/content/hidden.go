@@ -89,7 +89,50 @@ func dropHidden(doc *html.Node) {
 func dropHiddenWith(doc *html.Node, sty *pageStyles) {
 	for range maxHiddenRounds {
 		if !dropHiddenOnce(doc, sty) {
-			return
+			break
+		}
+	}
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode {
+			dropOverridden(n)
+		}
+		return true
+	})
+}
+
+// dropOverridden rewrites n's style attribute without the declarations a
+// later (or !important) one of the same property overrides, so that the
+// extractors, which read a style's first display or visibility, judge the
+// element by the value a browser uses (style="display:none;display:block"
+// is shown).
+func dropOverridden(n *html.Node) {
+	decls := inlineDecls(n)
+	if len(decls) < 2 {
+		return
+	}
+	win := map[string]int{} // property → index of the declaration that wins
+	for i, d := range decls {
+		if j, ok := win[d.prop]; !ok || d.important || !decls[j].important {
+			win[d.prop] = i
+		}
+	}
+	if len(win) == len(decls) {
+		return
+	}
+	var b strings.Builder
+	for i, d := range decls {
+		if win[d.prop] != i {
+			continue
+		}
+		b.WriteString(d.prop + ":" + d.val)
+		if d.important {
+			b.WriteString(" !important")
+		}
+		b.WriteString(";")
+	}
+	for i, a := range n.Attr {
+		if a.Namespace == "" && a.Key == "style" {
+			n.Attr[i].Val = b.String()
 		}
 	}
 }

@@ -176,6 +176,8 @@ func TestRenderedTextKept(t *testing.T) {
 		{"hidden overridden by inline display", `<p hidden style="display:block">` + phrase + `.</p>`},
 		{"visible child of hidden parent", `<div style="visibility:hidden"><p style="visibility:visible">` + phrase + `.</p></div>`},
 		{"small negative margin", `<p style="position:relative;left:-4px">` + phrase + `.</p>`},
+		{"later inline declaration shows", `<p style="display:none;display:block">` + phrase + `.</p>`},
+		{"later inline visibility shows", `<p style="visibility:hidden; color:#111; visibility:visible">` + phrase + `.</p>`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -211,6 +213,9 @@ func TestRenderedTextReachesMarkdown(t *testing.T) {
 		{"closed details", `<details><summary>Summary of the log</summary><p>` + phrase + `.</p></details>`},
 		{"open details", `<details open><summary>Summary of the log</summary><p>` + phrase + `.</p></details>`},
 		{"visible child of hidden parent", `<div style="visibility:hidden"><p style="visibility:visible">` + phrase + `.</p></div>`},
+		// Hostile review session 5, D4: the last declaration wins.
+		{"later inline declaration shows", `<p style="display:none;display:block">` + phrase + `.</p>`},
+		{"later inline visibility shows", `<p style="visibility:hidden; visibility:visible">` + phrase + `.</p>`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
