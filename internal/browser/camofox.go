@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -588,13 +587,7 @@ func (m *Manager) camoVision(ctx context.Context, task string, in VisionInput) V
 		m.errOf(nil, &r.Page, reason.New(reason.BrowserFailed, "", "Camofox's screenshot is not a PNG image."))
 		return r
 	}
-	dir := filepath.Join(m.home, "cache", "screenshots")
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	path := filepath.Join(dir, "browser_screenshot_"+hex.EncodeToString(rnd[:])+".png")
-	if err := os.MkdirAll(dir, 0o755); err == nil && os.WriteFile(path, png, 0o644) == nil {
-		r.ScreenshotPath = m.store.AgentPath(path)
-	}
+	r.ScreenshotPath = m.saveScreenshot(png)
 	r.Success, r.PNG = true, png
 	return r
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -84,7 +83,8 @@ func TruncateSnapshot(text string, threshold int, storedPath string) (string, Tr
 
 // SaveSnapshot writes text (capped at SnapshotStoreCap chars) to
 // <dir>/browser-snapshot-<sha256(text)[:10]>.txt — a content-hash name, so
-// identical snapshots share one file — with the symlink-safe writer, and
+// identical snapshots share one file — with the symlink-safe writer,
+// owner-only (0600 in a 0700 directory, like the page store), and
 // returns the host path (spec §B9).
 func SaveSnapshot(dir, text string) (string, error) {
 	if dir == "" {
@@ -102,11 +102,11 @@ func SaveSnapshot(dir, text string) (string, error) {
 		text = text[:i]
 	}
 	sum := sha256.Sum256([]byte(text))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := truncate.PrivateDir(dir); err != nil {
 		return "", err
 	}
 	p := filepath.Join(dir, "browser-snapshot-"+hex.EncodeToString(sum[:])[:10]+".txt")
-	if err := truncate.WriteNoFollow(p, []byte(text), 0o644); err != nil {
+	if err := truncate.WriteNoFollow(p, []byte(text), 0o600); err != nil {
 		return "", err
 	}
 	return p, nil

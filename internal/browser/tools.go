@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
@@ -850,18 +850,25 @@ func (m *Manager) Vision(ctx context.Context, task string, in VisionInput) Visio
 		m.errOf(s, &r.Page, err)
 		return r
 	}
+	r.ScreenshotPath = m.saveScreenshot(png)
+	r.Success, r.PNG = true, png
+	return r
+}
+
+// saveScreenshot writes png to <home>/cache/screenshots/browser_screenshot_
+// <16 random hex>.png with the symlink-safe writer, owner-only (0600 in a
+// 0700 directory: a screenshot can show private content, as cached pages
+// can), and returns its agent-visible path, or "" when it could not be
+// written (the image is still returned inline).
+func (m *Manager) saveScreenshot(png []byte) string {
 	dir := filepath.Join(m.home, "cache", "screenshots")
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	p := filepath.Join(dir, "browser_screenshot_"+hex.EncodeToString(rnd[:])+".png")
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		err = os.WriteFile(p, png, 0o644)
-		if err == nil {
-			r.ScreenshotPath = m.store.AgentPath(p)
-		}
+	if truncate.PrivateDir(dir) != nil || truncate.WriteNoFollow(p, png, 0o600) != nil {
+		return ""
 	}
-	r.Success, r.PNG = true, png
-	return r
+	return m.store.AgentPath(p)
 }
 
 // CloseSessions is browser_close: it releases the task's sessions now (the

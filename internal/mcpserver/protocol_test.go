@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -257,6 +258,23 @@ func TestResourcesListSessionPages(t *testing.T) {
 	}
 	if lr, err := b.ListResources(context.Background(), nil); err != nil || len(lr.Resources) != 0 {
 		t.Fatalf("other session sees %+v (%v)", lr, err)
+	}
+	// Hostile review session 5, D7: the other session cannot read the page
+	// either, although its name derives from the URL: neither as a
+	// resource nor with web_read, and it is told the same as for a page
+	// that does not exist.
+	_, err = b.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: r.URI})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcpserver.CodeResourceNotFound || !strings.Contains(string(we.Data), `"read_not_found"`) {
+		t.Fatalf("other session's resources/read: %v", err)
+	}
+	res, v := callTool(t, b, "web_read", map[string]any{"path": r.Name})
+	if !res.IsError || v["reason"] != "read_not_found" || strings.Contains(fmt.Sprint(v["content"]), "harbour") {
+		t.Fatalf("other session's web_read: %v", v)
+	}
+	// The session that was given it reads it with web_read too.
+	if res, v := callTool(t, a, "web_read", map[string]any{"path": r.Name}); res.IsError || v["content"] == "" {
+		t.Fatalf("own web_read: %v", v)
 	}
 }
 

@@ -264,7 +264,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			return s.toMCP(res, se)
 		}
 		defer release()
-		opts := tools.Options{Task: task, Surface: tools.SurfaceMCP}
+		opts := tools.Options{Task: task, Surface: tools.SurfaceMCP, MayRead: se.mayRead}
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 			var mu sync.Mutex
 			opts.Progress = func(done, total int, msg string) {
@@ -339,8 +339,8 @@ func (s *Server) toMCP(res *tools.Result, se *session) (*mcp.CallToolResult, err
 
 // readResource serves gatehouse://store/{name} with the confinement rules of
 // web_read (truncate.Store.Load). Page text is wrapped in a boundary too.
-// Any stored page can be read by name, as with web_read (names derive from
-// the page URL); resources/list shows only the session's own pages.
+// As with web_read over MCP, a session reads only the pages its own results
+// linked (session.mayRead), and resources/list lists only those.
 // Refusals are JSON-RPC errors whose data is {"uri": …, "reason": …}
 // (storeError).
 func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -349,9 +349,12 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok {
 		return nil, storeError(uri, reason.New(reason.ReadOutsideStore, "", "Only "+tools.StoreURIPrefix+"<name> resources are served."))
 	}
-	_, text, err := s.opts.Store.Load(name)
+	got, text, err := s.opts.Store.Load(name)
 	if err != nil {
 		return nil, storeError(uri, err)
+	}
+	if !s.sessionOf(req.Session).mayRead(got) {
+		return nil, storeError(uri, tools.NotThisSession(got))
 	}
 	if !s.opts.DisableContentBoundaries {
 		text = tools.NewBoundary().Wrap(text, "", false)
@@ -384,6 +387,21 @@ func storeError(uri string, err error) error {
 		msg = "Resource refused"
 	}
 	return &jsonrpc.Error{Code: code, Message: msg + ": " + err.Error(), Data: data}
+}
+
+// mayRead reports whether this session may read the stored page name: a
+// truncated web_extract page (<host>-<hash of the URL>.md, a name anyone
+// knowing the URL can compute) only when this session's results linked it;
+// a browser snapshot (browser-snapshot-<hash of its text>.txt, which only a
+// session that saw the text can name) always.
+func (se *session) mayRead(name string) bool {
+	if !strings.HasSuffix(name, ".md") {
+		return true
+	}
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	_, ok := se.stored[name]
+	return ok
 }
 
 // remember records that this session's results linked the stored page name.

@@ -223,6 +223,13 @@ type Call struct {
 	// Surface is who called.
 	Surface  Surface
 	progress func(done, total int, msg string)
+	mayRead  func(name string) bool
+}
+
+// MayRead reports whether this call may read the stored page name (see
+// Options.MayRead); true when the surface set no rule.
+func (c *Call) MayRead(name string) bool {
+	return c == nil || c.mayRead == nil || c.mayRead(name)
 }
 
 // Progress reports that done of total units (URLs, steps) are finished. It is
@@ -241,6 +248,12 @@ type Options struct {
 	Surface Surface
 	// Progress receives progress reports (nil: none requested).
 	Progress func(done, total int, msg string)
+	// MayRead, when set, limits web_read to the stored pages it accepts
+	// by store file name: an MCP session reads only the pages its own
+	// results linked (names of truncated web_extract pages derive from
+	// the URL, so another session could compute them). Nil: any stored
+	// page (the CLI, a Go caller).
+	MayRead func(name string) bool
 }
 
 // Refuser is implemented by results that can be whole-call refusals; the MCP
@@ -410,7 +423,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 		task = DefaultTask
 	}
 	r.started(task)
-	c := &Call{Task: task, Surface: opts.Surface, progress: opts.Progress}
+	c := &Call{Task: task, Surface: opts.Surface, progress: opts.Progress, mayRead: opts.MayRead}
 	v, err := t.call(WithTask(ctx, task), c, args)
 	if err != nil {
 		if e := reason.As(err); e != nil && e.Code == reason.InvalidArguments {

@@ -304,9 +304,22 @@ func readTool(store *truncate.Store) *Tool {
 			}
 			return nil, err
 		}
+		if !c.MayRead(r.Name) {
+			return &ReadOutput{Outcome: Refusal(NotThisSession(r.Name))}, nil
+		}
 		return &ReadOutput{Path: r.Name, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines,
 			NextOffset: r.NextOffset, Cut: r.Cut, Content: r.Content}, nil
 	})
+}
+
+// NotThisSession is the refusal of a stored page that exists but was not
+// handed to the reading session (see Options.MayRead): read_not_found, as
+// for a page that does not exist, so that a session cannot probe which
+// URLs another one read.
+func NotThisSession(name string) *reason.Error {
+	return reason.Newf(reason.ReadNotFound, "",
+		"No stored page named %q was given to this session: web_read and resources/read serve the pages this session's own results linked. "+
+			"Run web_extract on the page's URL in this session (a cached page is served without a new fetch), then read the path its footer names.", name)
 }
 
 // CheckInput is the input of web_check.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
@@ -122,11 +123,11 @@ func (s *Service) writeSearchDebug(start time.Time, fp string, limit int, resp *
 	if resp.Data != nil {
 		rec.Rows = len(resp.Data.Web)
 	}
-	if err := os.MkdirAll(s.d.DebugDir, 0o755); err != nil {
+	if err := truncate.PrivateDir(s.d.DebugDir); err != nil {
 		return
 	}
 	b, _ := json.MarshalIndent(rec, "", "  ")
-	if err := os.WriteFile(filepath.Join(s.d.DebugDir, "web_tools_debug_"+rec.CallID+".json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(s.d.DebugDir, "web_tools_debug_"+rec.CallID+".json"), b, 0o600); err != nil {
 		s.d.Logger.Warn("web_search debug write", "err", err)
 	}
 }

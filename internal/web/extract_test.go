@@ -406,6 +406,12 @@ func TestDebugFileWritten(t *testing.T) {
 	if rec["pages_extracted"].(float64) != 1 || rec["truncation_metrics"] == nil {
 		t.Fatalf("debug record: %s", b)
 	}
+	// Owner-only, like the cache and the store: the record names the URLs read.
+	for path, want := range map[string]os.FileMode{filepath.Join(h.home, "logs"): 0o700, files[0]: 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v, want mode %o", path, fi.Mode(), want)
+		}
+	}
 }
 
 // One slow page must not cost the pages that finished: rows are collected as
