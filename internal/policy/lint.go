@@ -19,8 +19,10 @@ import (
 //     refused by the SSRF gate anyway);
 //   - a port ("host:8080"): the port is dropped, the rule blocks every port
 //     of host;
-//   - a pattern with '*' other than a leading "*." ("*", "ads.*"): only
-//     "*." is a wildcard, so it matches no host;
+//   - a '*' in a rule that does not start with "*." ("*", "ads.*"): only
+//     such rules are patterns (fnmatch: there any '*' spans labels, so
+//     "*.*.example.com" blocks every host two labels under example.com);
+//     elsewhere '*' is literal, so the rule matches no host;
 //   - any other character a host name cannot hold.
 func Lint(raw string) string {
 	pat, ok := normalizeRule(raw)
@@ -48,13 +50,16 @@ func lint(raw, pat string, ok bool) string {
 	if hostPortRule(v) {
 		return fmt.Sprintf("website_blocklist rule %q names a port; rules match hosts only, so it blocks every port of %s. Write %q", raw, pat, pat)
 	}
-	if strings.Contains(strings.TrimPrefix(pat, "*."), "*") {
-		return fmt.Sprintf("website_blocklist rule %q matches no host: only a leading \"*.\" is a wildcard (\"*.example.com\" blocks every subdomain)", raw)
+	if !isGlob(pat) && strings.Contains(pat, "*") {
+		return fmt.Sprintf("website_blocklist rule %q matches no host: a rule is a pattern only when it starts with \"*.\" (\"*.example.com\" blocks every subdomain); otherwise \"*\" is matched as itself", raw)
 	}
 	if ruleAddr(pat).IsValid() {
 		return ""
 	}
 	for _, c := range strings.TrimPrefix(pat, "*.") {
+		if isGlob(pat) && strings.ContainsRune("*?[]!", c) {
+			continue // fnmatch syntax in a pattern (spec §A8)
+		}
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
 			return fmt.Sprintf("website_blocklist rule %q holds %q, which no host name can, so it matches no host", raw, c)
 		}
