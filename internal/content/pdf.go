@@ -3,8 +3,11 @@ package content
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ledongthuc/pdf"
@@ -25,9 +28,18 @@ const (
 	maxPDFTreeNodes = 20000
 	// maxPDFDepth caps page-tree depth and /Parent chain length.
 	maxPDFDepth = 64
-	// pdfTimeout bounds the whole extraction; the library cannot be
-	// interrupted, so a reader still running then is abandoned.
+	// pdfTimeout bounds the whole extraction. The library cannot be
+	// interrupted, so when it passes, every later read of the file fails
+	// (stoppableReaderAt) and the reader ends at its next read.
 	pdfTimeout = 20 * time.Second
+	// maxPDFDecoded caps the bytes all streams read for text decode to
+	// (pdf.Reader.LimitDecoded, a patch of third_party/ledongthuc-pdf), and
+	// maxPDFPageDecoded those of one page: a 1.5 MB file of FlateDecode
+	// streams can inflate to gigabytes, and every glyph it shows costs
+	// memory. A dense page of text takes some 10–100 KB of content stream,
+	// so 1 MiB is far above any real page and 32 MiB above 300 such pages.
+	maxPDFDecoded     = 32 << 20
+	maxPDFPageDecoded = 1 << 20
 )
 
 var errPDFMalformed = errors.New("malformed or hostile PDF structure")
@@ -50,14 +62,20 @@ func convertPDF(body []byte) (Document, error) {
 		err error
 	}
 	done := make(chan result, 1)
+	f := &stoppableReaderAt{r: bytes.NewReader(body)}
 	go func() {
+		var r *pdf.Reader
 		defer func() {
 			// The PDF reader panics on many malformed files.
-			if r := recover(); r != nil {
-				done <- result{err: reason.New(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+fix)}
+			if x := recover(); x != nil {
+				err := reason.New(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+fix)
+				if e, _ := x.(error); errors.Is(e, errPDFDecoded) || r != nil && r.DecodedExceeded() {
+					err = reason.Newf(reason.EmptyContent, "", "the PDF's text streams decompress to more than %d MiB in all or %d MiB on one page (a decompression bomb?), so it was not read%s", maxPDFDecoded>>20, maxPDFPageDecoded>>20, fix)
+				}
+				done <- result{err: err}
 			}
 		}()
-		doc, err := readPDF(body)
+		doc, err := readPDF(f, int64(len(body)), &r)
 		done <- result{doc, err}
 	}()
 	timer := time.NewTimer(pdfTimeout)
@@ -66,32 +84,62 @@ func convertPDF(body []byte) (Document, error) {
 	case r := <-done:
 		return r.doc, r.err
 	case <-timer.C:
-		return Document{}, reason.New(reason.EmptyContent, "", "reading the PDF took too long"+fix)
+		f.stop.Store(true) // the reader fails at its next read and ends
+		return Document{}, reason.Newf(reason.ExtractTimeout, "", "reading the PDF took longer than %v, so it was stopped%s", pdfTimeout, fix)
 	}
 }
 
-func readPDF(body []byte) (Document, error) {
+// stoppableReaderAt is the PDF file as the reader sees it: once stop is
+// set every read fails, so that a reader abandoned at pdfTimeout stops
+// working (and allocating) at its next read instead of running on.
+type stoppableReaderAt struct {
+	r    *bytes.Reader
+	stop atomic.Bool
+}
+
+func (s *stoppableReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if s.stop.Load() {
+		return 0, errPDFStopped
+	}
+	return s.r.ReadAt(p, off)
+}
+
+var errPDFStopped = errors.New("pdf: reading stopped at the time limit")
+
+// readPDF reads the document in f (size bytes); *rp is set to the reader
+// as soon as it is open (for convertPDF's diagnosis of a panic).
+func readPDF(f io.ReaderAt, size int64, rp **pdf.Reader) (Document, error) {
 	const fix = "; download it with the terminal and inspect it locally"
-	r, err := pdf.NewReader(bytes.NewReader(body), int64(len(body)))
+	r, err := pdf.NewReader(f, size)
 	if err != nil {
 		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+fix, err)
+	}
+	*rp = r
+	// The document's streams may decode to maxPDFDecoded bytes in all, a
+	// page's to maxPDFPageDecoded: a page over it is skipped (a vector
+	// drawing can be that large; a page of text never is), the document
+	// over it is refused (convertPDF's recover).
+	left, budget := int64(maxPDFDecoded), int64(maxPDFDecoded)
+	r.LimitDecoded(budget)
+	charge := func() {
+		left -= budget - r.DecodedLeft()
+		budget = min(maxPDFPageDecoded, left)
+		r.LimitDecoded(budget)
 	}
 	var b strings.Builder
 	fonts := map[string]*pdf.Font{}
 	pages := pdfPages(r.Trailer().Key("Root").Key("Pages"))
+	skipped := 0
 	for i, p := range pages {
-		for _, name := range p.Fonts() {
-			if _, ok := fonts[name]; !ok {
-				f := p.Font(name)
-				fonts[name] = &f
-			}
+		charge()
+		if left <= 0 {
+			r.LimitDecoded(0)
+			panic(errPDFDecoded) // the document's budget is spent
 		}
-		text, ok := pageLayoutText(p)
+		text, ok := pdfPageText(r, p, fonts)
 		if !ok {
-			var err error
-			if text, err = p.GetPlainText(fonts); err != nil {
-				continue
-			}
+			skipped++
+			text = fmt.Sprintf("[page skipped: its content decompresses to more than %d MiB]", maxPDFPageDecoded>>20)
 		}
 		if text = strings.TrimSpace(text); text == "" {
 			continue
@@ -108,11 +156,48 @@ func readPDF(body []byte) (Document, error) {
 		b.WriteString(text)
 	}
 	md := strings.TrimSpace(b.String())
+	if skipped == len(pages) && skipped > 0 {
+		return Document{}, reason.Newf(reason.EmptyContent, "", "the PDF's pages decompress to more than %d MiB each (a decompression bomb?), so none was read%s", maxPDFPageDecoded>>20, fix)
+	}
 	if md == "" {
 		return Document{}, reason.New(reason.EmptyContent, "", "the PDF has no text layer (a scan?); download it and run OCR locally")
 	}
 	title := strings.TrimSpace(r.Trailer().Key("Info").Key("Title").Text())
 	return Document{Title: title, Markdown: md + "\n", Kind: KindPDF, Facts: Facts{Pages: len(pages)}}, nil
+}
+
+var errPDFDecoded = errors.New("pdf: decoded streams exceed the document's limit")
+
+// pdfPageText returns the text of page p (see pageLayoutText, with the
+// library's plain-text reading as the fallback); ok is false when the
+// page's streams decode to more than the page's budget (the page is
+// skipped). Other panics of the library go on up.
+func pdfPageText(r *pdf.Reader, p pdf.Page, fonts map[string]*pdf.Font) (text string, ok bool) {
+	defer func() {
+		if x := recover(); x != nil {
+			if !r.DecodedExceeded() {
+				panic(x)
+			}
+			text, ok = "", false
+		}
+	}()
+	for _, name := range p.Fonts() {
+		if _, ok := fonts[name]; !ok {
+			f := p.Font(name)
+			fonts[name] = &f
+		}
+	}
+	text, layout := pageLayoutText(p)
+	if r.DecodedExceeded() {
+		return "", false // pageLayoutText recovers the library's panic itself
+	}
+	if !layout {
+		var err error
+		if text, err = p.GetPlainText(fonts); err != nil {
+			return "", !r.DecodedExceeded()
+		}
+	}
+	return text, true
 }
 
 // pageMarker is the line that starts page n (1-based) of a PDF's text,

@@ -2,6 +2,7 @@ package content
 
 import (
 	"bytes"
+	"compress/zlib"
 	"fmt"
 	"strings"
 	"testing"
@@ -175,5 +176,65 @@ func TestPDFWordsSetInPiecesJoined(t *testing.T) {
 		if !strings.Contains(doc.Markdown, want) {
 			t.Errorf("markdown %q lacks %q", doc.Markdown, want)
 		}
+	}
+}
+
+// bombPDF is a valid one-page PDF whose content stream is FlateDecode of
+// inflated bytes of text operators: a small file that decompresses to far
+// more than maxPDFDecoded.
+func bombPDF(t *testing.T, inflated int) []byte {
+	t.Helper()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	line := bytes.Repeat([]byte("BT /F1 12 Tf 72 720 Td (bomb bomb bomb bomb) Tj ET\n"), 1<<14)
+	for n := 0; n < inflated; n += len(line) {
+		zw.Write(line)
+	}
+	zw.Close()
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%sendstream", z.Len(), z.String()),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}
+	return assemblePDF("%PDF-1.4\n", objs, "")
+}
+
+// TestConvertPDFDecompressionBomb (hostile review session 5, D16): a PDF
+// whose content stream inflates to 16 MiB from a few hundred KB stops at
+// maxPDFPageDecoded with a message saying so, quickly, instead of running for
+// the whole timeout (and on after it in a long-lived server).
+func TestConvertPDFDecompressionBomb(t *testing.T) {
+	body := bombPDF(t, 16<<20)
+	if len(body) > 2<<20 {
+		t.Fatalf("bomb is %d bytes", len(body))
+	}
+	start := time.Now()
+	_, err := Convert(body, "application/pdf", nil)
+	if reason.Of(err) != reason.EmptyContent || !strings.Contains(err.Error(), "decompress") {
+		t.Fatalf("err = %v, want empty_content naming the decompression", err)
+	}
+	if d := time.Since(start); d > pdfTimeout/2 {
+		t.Errorf("took %v", d)
+	}
+	// A small compressed document still reads.
+	doc, err := Convert(bombPDF(t, 1<<10), "application/pdf", nil)
+	if err != nil || !strings.Contains(doc.Markdown, "bomb bomb") {
+		t.Fatalf("small compressed PDF: %v %q", err, doc.Markdown)
+	}
+}
+
+// TestPDFReaderStops: once the time limit passes, every read of the file
+// fails, so an abandoned reader ends at its next read.
+func TestPDFReaderStops(t *testing.T) {
+	f := &stoppableReaderAt{r: bytes.NewReader([]byte("%PDF-1.4"))}
+	p := make([]byte, 4)
+	if n, err := f.ReadAt(p, 0); n != 4 || err != nil {
+		t.Fatalf("before stop: %d %v", n, err)
+	}
+	f.stop.Store(true)
+	if _, err := f.ReadAt(p, 0); err == nil {
+		t.Fatal("read after stop succeeded")
 	}
 }

@@ -86,6 +86,55 @@ type Reader struct {
 	trailerptr objptr
 	key        []byte
 	useAES     bool
+	// Gatehouse patch: decoded caps the bytes all streams may decode to
+	// (LimitDecoded); nil: no cap.
+	decoded *decodeBudget
+}
+
+// Gatehouse patch: a cap on decoded stream bytes, so that a small file
+// whose FlateDecode streams inflate to gigabytes (a decompression bomb)
+// cannot exhaust memory and CPU.
+
+// decodeBudget is the bytes left to decode, shared by every stream of a
+// Reader (one goroutine reads a document).
+type decodeBudget struct {
+	left     int64
+	exceeded bool
+}
+
+// LimitDecoded caps the bytes that all streams of r may decode to, in
+// total, at n: past it a stream read fails (the reading call panics, as
+// the package does on malformed input) and DecodedExceeded reports true.
+func (r *Reader) LimitDecoded(n int64) { r.decoded = &decodeBudget{left: n} }
+
+// DecodedLeft returns the bytes left under the LimitDecoded cap (-1: no cap).
+func (r *Reader) DecodedLeft() int64 {
+	if r.decoded == nil {
+		return -1
+	}
+	return max(r.decoded.left, 0)
+}
+
+// DecodedExceeded reports whether a read went past the LimitDecoded cap.
+func (r *Reader) DecodedExceeded() bool { return r.decoded != nil && r.decoded.exceeded }
+
+// budgetReader counts decoded bytes against a decodeBudget.
+type budgetReader struct {
+	rd io.Reader
+	b  *decodeBudget
+}
+
+func (br *budgetReader) Read(p []byte) (int, error) {
+	if br.b.left <= 0 {
+		br.b.exceeded = true
+		return 0, fmt.Errorf("pdf: decoded streams exceed the limit")
+	}
+	if int64(len(p)) > br.b.left {
+		p = p[:br.b.left]
+	}
+	n, err := br.rd.Read(p)
+	br.b.left -= int64(n)
+	return n, err
 }
 
 type xref struct {
@@ -856,7 +905,9 @@ func (v Value) Reader() io.ReadCloser {
 			rd = applyFilter(rd, filter.Index(i).Name(), param.Index(i))
 		}
 	}
-
+	if v.r.decoded != nil {
+		rd = &budgetReader{rd, v.r.decoded} // Gatehouse patch
+	}
 	return io.NopCloser(rd)
 }
 
