@@ -93,9 +93,9 @@ var fuzzHiddenKinds = []string{
 }
 
 // fuzzScriptedKinds are the fuzzHiddenKinds a page's scripts undo to show
-// content (hideScripted): kept when they hide a quarter of the page
+// content (hideAnimated): kept when they hide a quarter of the page
 // (loadingState), so their texts carry fuzzScriptedMark.
-var fuzzScriptedKinds = map[int]bool{1: true, 9: true, 11: true, 13: true, 19: true, 20: true, 22: true}
+var fuzzScriptedKinds = map[int]bool{1: true, 9: true, 11: true, 13: true, 20: true, 22: true}
 
 const fuzzScriptedMark = "SCRIPTHIDDEN"
 

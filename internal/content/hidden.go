@@ -61,23 +61,24 @@ import (
 //   - the content of a closed <details>: the browser renders its <summary>
 //     as a visible disclosure control and shows the rest on one click (and
 //     on find-in-page); it is the page's own content (FAQ answers,
-//     accordions, collapsed code), not text kept from the reader. A
-//     collapsed panel without such a control (height, max-height or width
-//     of at most 1px with overflow hidden) is judged like display:none from
-//     a stylesheet rule: an accordion waiting for a script, or text
-//     clipped away (see collapsed);
+//     accordions, collapsed code), not text kept from the reader;
+//   - likewise a tab or accordion panel hidden by a stylesheet rule
+//     (display:none, content-visibility:hidden) or collapsed to nothing
+//     (height, max-height or width of at most 1px with overflow hidden),
+//     when a control on the page names it (aria-controls, data-bs-target,
+//     a tab's href: see controlledIDs and hideWidget); without one such a
+//     panel is dropped;
 //   - <input type="hidden">: its value is no rendered text and never reaches
 //     the markdown (form controls are removed as chrome).
 //
 // opacity:0 together with a transform, transition or animation is the start
 // state of an entrance animation and kept (animationStart).
 // opacity:0 and visibility:hidden are also the start state of a page's load
-// and scroll animations, and display:none in a stylesheet rule is how
-// menus, tabs, accordion panels and dialogs wait for a script to open
-// them: when the text hidden these ways is at least loadingShare of the
-// page, it is taken for that and kept (see loadingState and hideScripted);
-// a hidden message is a small share of a page. External stylesheets are not
-// fetched (stylesheet.go).
+// and scroll animations: when the text hidden these ways is at least
+// loadingShare of the page, spread over several elements, it is taken for
+// that and kept (see loadingState and hideAnimated); a hidden message is a
+// small share of a page. External stylesheets are not fetched
+// (stylesheet.go).
 func dropHidden(doc *html.Node) {
 	dropHiddenWith(doc, computeStyles(doc))
 }
@@ -153,11 +154,12 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 			total = textLen(doc, lens)
 		}
 	}
-	// small reports whether n holds less than revealShare of the page's
-	// text (a page-reveal wrapper holds more).
+	// small reports whether n is no page-reveal wrapper: one holds at
+	// least revealShare of the page's text and wraps the page, at its top
+	// (wrapsPage).
 	small := func(n *html.Node) bool {
 		measure()
-		return total == 0 || float64(lens[n]) < revealShare*float64(total)
+		return total == 0 || float64(lens[n]) < revealShare*float64(total) || !wrapsPage(n, lens)
 	}
 	loading, loadingKnown := false, false
 	isLoading := func() bool {
@@ -167,13 +169,22 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 		}
 		return loading
 	}
+	var controlled map[string]bool
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		kind := hideKind(n, sty)
-		if kind == hideScripted && isLoading() {
+		if kind == hideAnimated && isLoading() {
 			return true // the page's load or scroll animation: judge what is inside
+		}
+		if kind == hideWidget {
+			if controlled == nil {
+				controlled = controlledIDs(doc)
+			}
+			if id, _ := attr(n, "id"); id != "" && controlled[id] {
+				return true // a tab or accordion panel its control opens: judge what is inside
+			}
 		}
 		if kind == hideNone {
 			if n.DataAtom == atom.Dialog {
@@ -222,38 +233,87 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 }
 
 // loadingShare is the share of the page's text above which text hidden
-// the way scripts undo (hideScripted) is taken for the page's interactive
-// or animated content (sections fading in, accordion panels, tabs, menus
-// and dialogs its scripts open), not for hidden messages: a page does not
-// hide a quarter of its own text for good, and a message slipped in to an
-// agent is a small share of the page it hides in. Below the share every
-// such element is dropped. (A hostile page can pad its hidden text past
-// the share, as it can past revealShare; the browser tools see what the
-// scripts show.)
-const loadingShare = 0.25
+// the way load and scroll animations start (hideAnimated) is taken for the
+// page's animated content (sections fading in as the reader scrolls), not
+// for hidden messages: a page does not hide a quarter of its own text for
+// good, and a message slipped in to an agent is a small share of the page
+// it hides in. The share must be spread over at least loadingElements
+// elements, none holding more than half of it (an animation library hides
+// every section; one long hidden paragraph is a message padded past the
+// share, hostile review session 5 D14). Otherwise every such element is
+// dropped. (The browser tools see what the scripts show.)
+const (
+	loadingShare    = 0.25
+	loadingElements = 3
+)
 
-// loadingState reports whether the elements hidden the way scripts undo
-// (hideScripted) hold at least loadingShare of the page's text (lens and
+// loadingState reports whether the elements hidden the way animations
+// start (hideAnimated) hold at least loadingShare of the page's text, over
+// at least loadingElements of them with none holding half of it (lens and
 // total from textLen).
 func loadingState(doc *html.Node, sty *pageStyles, lens map[*html.Node]int, total int) bool {
 	if total == 0 {
 		return false
 	}
-	sum := 0
+	sum, count, largest := 0, 0, 0
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch hideKind(n, sty) {
-		case hideScripted:
+		case hideAnimated:
 			sum += lens[n]
+			if lens[n] > 0 {
+				count++
+			}
+			largest = max(largest, lens[n])
 			return false
-		case hideOther:
+		case hideWidget, hideOther:
 			return false
 		}
 		return true
 	})
-	return float64(sum) >= loadingShare*float64(total)
+	return float64(sum) >= loadingShare*float64(total) && count >= loadingElements && 2*largest <= sum
+}
+
+// controlledIDs returns the ids of the elements a control on the page
+// opens: named by aria-controls (ARIA 1.2: a tab, an accordion or
+// disclosure button lists the panel it shows), by data-bs-target or
+// data-target ("#id", Bootstrap's collapse and tab toggles), or by the
+// href="#id" of an element with role="tab" or a data-toggle /
+// data-bs-toggle attribute. Such a panel is hidden until the reader uses
+// the control, one click away like the content of a closed <details>.
+func controlledIDs(doc *html.Node) map[string]bool {
+	out := map[string]bool{}
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		if v, ok := attr(n, "aria-controls"); ok {
+			for _, id := range strings.Fields(v) {
+				out[id] = true
+			}
+		}
+		for _, k := range []string{"data-bs-target", "data-target"} {
+			if v, ok := attr(n, k); ok {
+				if id, ok := strings.CutPrefix(strings.TrimSpace(v), "#"); ok && id != "" {
+					out[id] = true
+				}
+			}
+		}
+		role, _ := attr(n, "role")
+		_, toggle := attr(n, "data-toggle")
+		_, bsToggle := attr(n, "data-bs-toggle")
+		if strings.EqualFold(role, "tab") || toggle || bsToggle {
+			if v, ok := attr(n, "href"); ok {
+				if id, ok := strings.CutPrefix(strings.TrimSpace(v), "#"); ok && id != "" {
+					out[id] = true
+				}
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // removeStyleProp removes every declaration of prop from n's style
@@ -275,8 +335,31 @@ func removeStyleProp(n *html.Node, prop string) {
 }
 
 // revealShare is the share of the page's text (chars outside script and
-// style) above which a hidden element is taken for a page-reveal wrapper.
+// style) above which a hidden element at the top of the page (wrapsPage) is
+// taken for a page-reveal wrapper.
 const revealShare = 0.8
+
+// wrapsPage reports whether n wraps the page the way an anti-flicker
+// wrapper does: it is <html> or <body>, or every element between it and
+// <body> has it as its only child with text (lens from textLen). A long
+// hidden paragraph inside the article is no wrapper, however long
+// (hostile review session 5, D14).
+func wrapsPage(n *html.Node, lens map[*html.Node]int) bool {
+	if n.DataAtom == atom.Html || n.DataAtom == atom.Body {
+		return true
+	}
+	for p := n; p.Parent != nil; p = p.Parent {
+		if p.Parent.DataAtom == atom.Body {
+			return true
+		}
+		for c := p.Parent.FirstChild; c != nil; c = c.NextSibling {
+			if c != p && (c.Type == html.ElementNode && lens[c] > 0 || c.Type == html.TextNode && strings.TrimSpace(c.Data) != "") {
+				return false
+			}
+		}
+	}
+	return false
+}
 
 // hasReactBoundaries reports whether doc holds a React streaming-SSR
 // boundary placeholder (<template id="B:…">).
@@ -331,17 +414,19 @@ type hidden int
 
 const (
 	hideNone hidden = iota
-	// hideScripted: hidden the way a page's scripts undo to show
-	// content (see loadingState) and nothing else: opacity:0 or
-	// visibility:hidden (the properties load and scroll animations
-	// start from), or display:none or content-visibility:hidden set by a
-	// page stylesheet rule (menus, tabs, accordions and dialogs a script
-	// opens by setting a class or an inline style), or a box collapsed to
-	// nothing with overflow hidden (collapsed: an accordion panel a
-	// script opens by setting its height), inline or not. display:none
-	// and content-visibility:hidden set inline, and the hidden attribute,
-	// are hideOther.
-	hideScripted
+	// hideAnimated: hidden the way load and scroll animations start,
+	// which their scripts undo (see loadingState), and nothing else:
+	// opacity:0, filter:opacity(0) or visibility:hidden.
+	hideAnimated
+	// hideWidget: hidden the way tab and accordion panels, menus and
+	// dialogs wait for a script to open them, and nothing else:
+	// display:none or content-visibility:hidden set by a page stylesheet
+	// rule (the script sets a class), or a box collapsed to nothing with
+	// overflow hidden (collapsed: the script sets its height), inline or
+	// not. Kept when a control on the page names it (controlledIDs).
+	// display:none and content-visibility:hidden set inline, and the
+	// hidden attribute, are hideOther.
+	hideWidget
 	hideOther // any other kind (see dropHidden)
 )
 
@@ -387,17 +472,14 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
 		return hideOther
 	}
-	if (zeroOpacity(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
-		return hideScripted
+	if scripted || collapsed(st) {
+		return hideWidget // a panel a script opens, or text clipped away
 	}
-	if collapsed(st) {
-		return hideScripted // an accordion panel, or text clipped away
+	if (zeroOpacity(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
+		return hideAnimated
 	}
 	if v := st["visibility"]; (v == "hidden" || v == "collapse") && !hasDescendant(n, sty.visibleAgain) {
-		return hideScripted
-	}
-	if scripted {
-		return hideScripted
+		return hideAnimated
 	}
 	return hideNone
 }
