@@ -179,11 +179,12 @@ func farNegativeMargin(st map[string]string) bool {
 	return false
 }
 
-// collapsed reports whether a style clips its box to nothing in one
-// dimension: overflow (or overflow-x/-y) hidden or clip with a height,
-// max-height, width or max-width of at most 1px. It is how accordion
-// panels and "read more" sections wait for a script to open them, and
-// also a way to hide text; see hideKind.
+// collapsed reports whether a style clips its box to nothing in height:
+// overflow (or overflow-x/-y) hidden or clip with a height or max-height
+// of at most 1px. It is how accordion panels and "read more" sections wait
+// for a script to open them, and also a way to hide text; see hideKind. (A
+// width of 1px is not judged: flex layouts write width:1px on items that
+// grow to fill their row.)
 func collapsed(st map[string]string) bool {
 	clipped := false
 	for _, p := range []string{"overflow", "overflow-x", "overflow-y"} {
@@ -194,7 +195,7 @@ func collapsed(st map[string]string) bool {
 	if !clipped {
 		return false
 	}
-	for _, p := range []string{"height", "max-height", "width", "max-width"} {
+	for _, p := range []string{"height", "max-height"} {
 		v, unit, ok := cssLength(st[p])
 		if ok && (v == 0 || v <= 1 && v >= 0 && (unit == "px" || unit == "")) {
 			return true

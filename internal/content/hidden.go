@@ -155,11 +155,11 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 		}
 	}
 	// small reports whether n is no page-reveal wrapper: one holds at
-	// least revealShare of the page's text and wraps the page, at its top
-	// (wrapsPage).
+	// least revealShare of the page's text and wraps the page (at its
+	// top, or around its main content: wrapsPage, anchorsPage).
 	small := func(n *html.Node) bool {
 		measure()
-		return total == 0 || float64(lens[n]) < revealShare*float64(total) || !wrapsPage(n, lens)
+		return total == 0 || float64(lens[n]) < revealShare*float64(total) || !wrapsPage(n, lens) && !anchorsPage(n)
 	}
 	loading, loadingKnown := false, false
 	isLoading := func() bool {
@@ -169,21 +169,19 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 		}
 		return loading
 	}
-	var controlled map[string]bool
+	var rv *revealer
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		kind := hideKind(n, sty)
-		if kind == hideAnimated && isLoading() {
-			return true // the page's load or scroll animation: judge what is inside
-		}
-		if kind == hideWidget {
-			if controlled == nil {
-				controlled = controlledIDs(doc)
+		if kind == hideAnimated || kind == hideWidget {
+			if rv == nil {
+				measure()
+				rv = &revealer{doc: doc, lens: lens, total: total, loading: isLoading()}
 			}
-			if id, _ := attr(n, "id"); id != "" && controlled[id] {
-				return true // a tab or accordion panel its control opens: judge what is inside
+			if rv.revealed(n, kind) {
+				return true // content the page's scripts or controls show: judge what is inside
 			}
 		}
 		if kind == hideNone {
@@ -232,23 +230,93 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 	return len(drop) > 0
 }
 
+// revealer decides which elements hidden the way scripts undo (hideAnimated,
+// hideWidget) are content the page shows its reader, and kept:
+//
+//   - the sections of a load or scroll animation, or a set of tab or
+//     accordion panels: hideAnimated and hideWidget elements holding
+//     loadingShare of the page's text together, over at least
+//     loadingElements of them, none holding half of it (loadingState);
+//   - the page's main content waiting for its scripts: a hideAnimated or
+//     hideWidget element holding loadingShare of the text that is or holds
+//     the page's main content (anchorsPage: <main>, <article>, role=main,
+//     a top-level heading);
+//   - a panel a control opens (hideWidget): named by a control
+//     (controlledIDs), or the content of a <details>.
+//
+// A hidden message cannot pass by being long: one paragraph, however long,
+// is none of these (hostile review session 5, D14).
+type revealer struct {
+	doc        *html.Node
+	lens       map[*html.Node]int
+	total      int
+	loading    bool
+	controlled map[string]bool
+}
+
+func (r *revealer) revealed(n *html.Node, kind hidden) bool {
+	if r.loading {
+		return true
+	}
+	if r.total > 0 && float64(r.lens[n]) >= loadingShare*float64(r.total) && anchorsPage(n) {
+		return true
+	}
+	if kind != hideWidget {
+		return false
+	}
+	if n.Parent != nil && n.Parent.DataAtom == atom.Details {
+		return true
+	}
+	if r.controlled == nil {
+		r.controlled = controlledIDs(r.doc)
+	}
+	id, _ := attr(n, "id")
+	return id != "" && r.controlled[id]
+}
+
+// anchorsPage reports whether n is or holds the page's main content: it is
+// <html>, <body>, <main>, <article> or role="main", or holds one of them or
+// an <h1> or <h2>.
+func anchorsPage(n *html.Node) bool {
+	found := false
+	walk(n, func(d *html.Node) bool {
+		if found || d.Type != html.ElementNode {
+			return !found
+		}
+		switch d.DataAtom {
+		case atom.Html, atom.Body, atom.Main, atom.Article, atom.H1, atom.H2:
+			found = true
+		case atom.Script, atom.Style, atom.Template:
+			return false
+		default:
+			if r, _ := attr(d, "role"); strings.EqualFold(r, "main") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
 // loadingShare is the share of the page's text above which text hidden
-// the way load and scroll animations start (hideAnimated) is taken for the
-// page's animated content (sections fading in as the reader scrolls), not
-// for hidden messages: a page does not hide a quarter of its own text for
-// good, and a message slipped in to an agent is a small share of the page
-// it hides in. The share must be spread over at least loadingElements
-// elements, none holding more than half of it (an animation library hides
-// every section; one long hidden paragraph is a message padded past the
-// share, hostile review session 5 D14). Otherwise every such element is
-// dropped. (The browser tools see what the scripts show.)
+// the way scripts undo (hideAnimated, hideWidget) is taken for the page's
+// interactive or animated content (sections fading in as the reader
+// scrolls, the panels of an accordion or of tabs), not for hidden
+// messages: a page does not hide a quarter of its own text for good, and a
+// message slipped in to an agent is a small share of the page it hides in.
+// The share must be spread over at least loadingElements elements, none
+// holding half of it (an animation library hides every section, an
+// accordion has several panels; one long hidden paragraph is a message
+// padded past the share, hostile review session 5 D14). Otherwise every
+// such element is dropped unless revealer keeps it. (The browser tools see
+// what the scripts show.)
 const (
 	loadingShare    = 0.25
 	loadingElements = 3
 )
 
-// loadingState reports whether the elements hidden the way animations
-// start (hideAnimated) hold at least loadingShare of the page's text, over
+// loadingState reports whether the elements hidden the way scripts undo
+// (hideAnimated, hideWidget) hold at least loadingShare of the page's text, over
 // at least loadingElements of them with none holding half of it (lens and
 // total from textLen).
 func loadingState(doc *html.Node, sty *pageStyles, lens map[*html.Node]int, total int) bool {
@@ -261,14 +329,14 @@ func loadingState(doc *html.Node, sty *pageStyles, lens map[*html.Node]int, tota
 			return true
 		}
 		switch hideKind(n, sty) {
-		case hideAnimated:
+		case hideAnimated, hideWidget:
 			sum += lens[n]
 			if lens[n] > 0 {
 				count++
 			}
 			largest = max(largest, lens[n])
 			return false
-		case hideWidget, hideOther:
+		case hideOther:
 			return false
 		}
 		return true
@@ -414,18 +482,18 @@ type hidden int
 
 const (
 	hideNone hidden = iota
-	// hideAnimated: hidden the way load and scroll animations start,
-	// which their scripts undo (see loadingState), and nothing else:
-	// opacity:0, filter:opacity(0) or visibility:hidden.
+	// hideAnimated: hidden the way load and scroll animations start, or
+	// an accordion panel waits, which scripts undo (see revealer), and
+	// nothing else: opacity:0, filter:opacity(0), visibility:hidden, or a
+	// box collapsed to nothing with overflow hidden (collapsed: the
+	// script sets its height), inline or not.
 	hideAnimated
-	// hideWidget: hidden the way tab and accordion panels, menus and
-	// dialogs wait for a script to open them, and nothing else:
-	// display:none or content-visibility:hidden set by a page stylesheet
-	// rule (the script sets a class), or a box collapsed to nothing with
-	// overflow hidden (collapsed: the script sets its height), inline or
-	// not. Kept when a control on the page names it (controlledIDs).
-	// display:none and content-visibility:hidden set inline, and the
-	// hidden attribute, are hideOther.
+	// hideWidget: hidden the way tab panels, menus and dialogs wait for a
+	// script to open them, and nothing else: display:none or
+	// content-visibility:hidden set by a page stylesheet rule (the script
+	// sets a class). Kept when a control on the page names it (see
+	// revealer). display:none and content-visibility:hidden set inline,
+	// and the hidden attribute, are hideOther.
 	hideWidget
 	hideOther // any other kind (see dropHidden)
 )
@@ -472,8 +540,11 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
 		return hideOther
 	}
-	if scripted || collapsed(st) {
-		return hideWidget // a panel a script opens, or text clipped away
+	if scripted {
+		return hideWidget // a panel a script opens
+	}
+	if collapsed(st) {
+		return hideAnimated // an accordion panel a script opens by its height, or text clipped away
 	}
 	if (zeroOpacity(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
 		return hideAnimated
