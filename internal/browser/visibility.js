@@ -131,9 +131,7 @@ function () {
   const clips = (v) => v === 'hidden' || v === 'clip';
   // textAway reports whether the layout boxes of el's content lie entirely
   // off the page (left of or above it; left not in a right-to-left page),
-  // or entirely outside el's own box r when el clips its overflow. Only
-  // asked when el's text can have been moved away from its box (a
-  // text-indent, a box that reaches off the page, a box that clips).
+  // or entirely outside el's own box r when el clips its overflow.
   const textAway = (el, cs, r, win, left) => {
     const doc = el.ownerDocument;
     const range = doc.createRange();
@@ -193,8 +191,16 @@ function () {
     if (isVoid) return { op, zoom, hideText: invisible, invisible };
     let hideText = invisible || parseFloat(cs.fontSize) * zoom <= 1 ||
       (alpha(cs.webkitTextFillColor || cs.color) < 0.05 && cs.backgroundClip !== 'text' && cs.webkitBackgroundClip !== 'text');
-    if (!hideText && r && (r.left < 0 || r.top < 0 || cs.textIndent !== '0px' || clips(cs.overflowX) || clips(cs.overflowY))) {
-      hideText = textAway(el, cs, r, win, left);
+    if (!hideText && r) {
+      // Only where the text can lie away from the page or its box: the box
+      // reaches off the page, a negative text-indent reaches past its left,
+      // or the box clips content that overflows it.
+      const ti = cs.textIndent === '0px' ? 0 : parseFloat(cs.textIndent) || 0;
+      const x = r.left + win.scrollX, y = r.top + win.scrollY;
+      if (x < 0 || y < 0 || (ti < 0 && x + ti < 0) ||
+        ((clips(cs.overflowX) || clips(cs.overflowY)) && (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1))) {
+        hideText = textAway(el, cs, r, win, left);
+      }
     }
     return { op, zoom, hideText, invisible };
   };
