@@ -299,7 +299,7 @@ func (m *Manager) camoNavigate(ctx context.Context, task string, in NavigateInpu
 	text := redactText(snap.Text)
 	t.lastSnap, t.lastURL = text, snap.URL
 	r.Success = true
-	r.Snapshot, r.Truncated, _ = m.render(text)
+	r.Snapshot, r.Truncated, _ = m.render(ctx, text)
 	r.Truncated = r.Truncated || snap.Truncated
 	r.ElementCount = snap.Refs
 	r.BotDetectionWarning = BotDetectionWarning(pg.Title)
@@ -379,11 +379,11 @@ func (m *Manager) camoAfter(ctx context.Context, t *camoTab, p *Page, c *Change)
 	text := redactText(snap.Text)
 	if snap.URL != t.lastURL || t.lastSnap == "" {
 		c.Navigated = snap.URL != t.lastURL
-		c.Snapshot, _, _ = m.render(text)
+		c.Snapshot, _, _ = m.render(ctx, text)
 		n := snap.Refs
 		c.ElementCount = &n
 	} else {
-		c.Delta, _, _ = m.render(Delta(t.lastSnap, text))
+		c.Delta, _, _ = m.render(ctx, Delta(t.lastSnap, text))
 	}
 	t.lastSnap, t.lastURL = text, snap.URL
 }
@@ -409,7 +409,7 @@ func (m *Manager) camoSnapshot(ctx context.Context, task string) SnapshotResult 
 	text := redactText(snap.Text)
 	t.lastSnap, t.lastURL = text, snap.URL
 	r.Success, r.URL = true, redactText(snap.URL)
-	r.Snapshot, r.Truncated, _ = m.render(text)
+	r.Snapshot, r.Truncated, _ = m.render(ctx, text)
 	r.Truncated = r.Truncated || snap.Truncated
 	r.ElementCount = snap.Refs
 	return r

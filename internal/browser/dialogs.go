@@ -82,7 +82,11 @@ type DialogResult struct {
 
 // Dialog is browser_dialog: it accepts or dismisses the task's pending
 // JavaScript dialog (prompt_text fills a prompt), then waits for the page as
-// any action does. Errors: invalid_dialog_action, no_dialog.
+// any action does and returns what the page did next: a delta against the
+// last snapshot, or the compact snapshot when the page navigated, had none
+// yet, or the answer changed nothing a snapshot shows (a prompt whose answer
+// went into the title), so the result always shows the page it left (hostile
+// review D8). Errors: invalid_dialog_action, no_dialog.
 func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) DialogResult {
 	var r DialogResult
 	var accept bool
@@ -95,7 +99,7 @@ func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) Dialo
 		r.Error, r.Reason = `Invalid dialog action: use "accept" or "dismiss".`, reason.InvalidDialogAction
 		return r
 	}
-	m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, _ *actMark) error {
+	ok := m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, _ *actMark) error {
 		d, err := s.tab.AnswerDialog(cctx, in.DialogID, accept, in.PromptText, "agent")
 		if err != nil {
 			return err
@@ -104,5 +108,11 @@ func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) Dialo
 		r.Action, r.Dialog = in.Action, &d
 		return nil
 	})
+	if ok && r.Success && !r.Navigated && r.Snapshot == "" && r.Delta == "" && len(r.PendingDialogs) == 0 {
+		if sn := m.Snapshot(ctx, task, SnapshotInput{}); sn.Success {
+			n := sn.ElementCount
+			r.Snapshot, r.ElementCount = sn.Snapshot, &n
+		}
+	}
 	return r
 }

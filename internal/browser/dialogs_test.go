@@ -21,6 +21,10 @@ func dialogPages(t *testing.T) (base func(host, path string) string) {
 		case "/prompt":
 			html(w, "Prompt", `<button onclick="const v=prompt('your name?','x'); document.title='got '+v">Ask</button>
 <button onclick="document.title=confirm('sure?')?'yes':'no'">Confirm</button>`)
+		case "/title-prompt":
+			html(w, "Form", `<button onclick="document.title = prompt('name?','def')">Name the page</button>
+<button onclick="const v = prompt('note?'); const p = document.createElement('p'); p.textContent = 'Noted: ' + v; document.body.append(p)">Add a note</button>
+<button onclick="alert('hello')">Alert</button>`)
 		case "/onload-alert":
 			html(w, "Loading", `<script>alert('during load')</script><p>after</p>`)
 		default:
@@ -106,5 +110,47 @@ func TestDialogDuringLoadNeverBlocksNavigate(t *testing.T) {
 	r = m.Navigate(context.Background(), task, NavigateInput{URL: at("dialog.test", "/prompt")})
 	if !r.Success || len(r.PendingDialogs) != 0 || len(r.Dialogs) != 0 {
 		t.Fatalf("navigate away: %+v", r)
+	}
+}
+
+// browser_dialog returns what the page did next: a delta when the answer
+// changed the page, the compact snapshot when it changed nothing a snapshot
+// shows (the answer went into the title); the dialog_pending message reads
+// "An alert dialog" (hostile review D8).
+func TestDialogAnswerReturnsWhatThePageDidNext(t *testing.T) {
+	m, _ := manager(t)
+	at := dialogPages(t)
+	task := "dialog-next"
+	defer m.CloseTask(task)
+	nav := mustNav(t, m, task, at("dialog.test", "/title-prompt"))
+	name := refOf(t, nav.Snapshot, "button", "Name the page")
+	note := refOf(t, nav.Snapshot, "button", "Add a note")
+	alert := refOf(t, nav.Snapshot, "button", "Alert")
+
+	if cl := m.Click(context.Background(), task, RefInput{Ref: name}); len(cl.PendingDialogs) != 1 {
+		t.Fatalf("click: %+v", cl)
+	}
+	dr := m.Dialog(context.Background(), task, DialogInput{Action: "accept", PromptText: "myname"})
+	if !dr.Success || dr.Title != "myname" || !strings.Contains(dr.Snapshot, `button "Name the page" [ref=`+name+`]`) || dr.ElementCount == nil || *dr.ElementCount != 3 || dr.Navigated {
+		t.Fatalf("accept a prompt that only sets the title: %+v", dr)
+	}
+
+	if cl := m.Click(context.Background(), task, RefInput{Ref: note}); len(cl.PendingDialogs) != 1 {
+		t.Fatalf("click: %+v", cl)
+	}
+	dr = m.Dialog(context.Background(), task, DialogInput{Action: "accept", PromptText: "milk"})
+	if !dr.Success || dr.Delta != `+ "Noted: milk"` || dr.Snapshot != "" {
+		t.Fatalf("accept a prompt that adds a paragraph: %+v", dr)
+	}
+
+	if cl := m.Click(context.Background(), task, RefInput{Ref: alert}); len(cl.PendingDialogs) != 1 {
+		t.Fatalf("click: %+v", cl)
+	}
+	sn := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if sn.Reason != reason.DialogPending || !strings.HasPrefix(sn.Error, "An alert dialog is open") {
+		t.Fatalf("snapshot with an alert open: %q (%s)", sn.Error, sn.Reason)
+	}
+	if dr := m.Dialog(context.Background(), task, DialogInput{Action: "dismiss"}); !dr.Success || dr.Snapshot == "" {
+		t.Fatalf("dismiss the alert: %+v", dr)
 	}
 }

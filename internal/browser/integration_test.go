@@ -235,6 +235,19 @@ root.querySelector('button').onclick = () => { document.title = 'shadow clicked'
 		fmt.Fprintf(w, "fetch(%q).catch(()=>{});", q.Get("to"))
 	case "/ws":
 		ps.websocket(w, r)
+	case "/page", "/r/site.css", "/frame-secret", "/frame-shown":
+		serveHiddenPage(w, r)
+	case "/snapctl":
+		html(w, "Controls", `<style>.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap }</style>
+<a class="sr-only" href="#main">Skip-to-content</a>
+<main id=main><h1>Controls</h1>
+<label><input type=checkbox class="sr-only"><span style="display:inline-block;width:12px;height:12px;border:1px solid"></span> Remember me</label>
+<label><input type=checkbox> Shown box</label>
+<span style="position:relative;display:inline-block"><input type=file aria-label="Upload" style="opacity:0;position:absolute;inset:0"><span>Choose a file</span></span>
+<textarea class="sr-only" aria-label="Secret note">Hidden-value of the note</textarea>
+<button class="sr-only">Hidden-button press me</button>
+<svg width="200" height="40"><text x="0" y="20">Drawn words</text></svg><p>Visible after the drawing.</p>
+<textarea aria-label="Notes">Field words once</textarea></main>`)
 	case "/events":
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "data: hi\n\n")

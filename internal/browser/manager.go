@@ -691,7 +691,10 @@ func (s *Session) callRef(ctx context.Context, ref, op string, arg map[string]an
 }
 
 // render applies the snapshot threshold (storing the full text when cut).
-func (m *Manager) render(text string) (out string, truncated bool, stored string) {
+// The truncation note names the stored file by its agent-visible path
+// (web.agent_visible_paths), or by its store name when ctx says the caller
+// cannot see this disk (WithStoreNames: MCP), as web_extract's footer does.
+func (m *Manager) render(ctx context.Context, text string) (out string, truncated bool, stored string) {
 	th := SnapshotThreshold(m.cfg.Browser.SnapshotThreshold)
 	if len(text) <= th { // bytes ≥ chars: a cheap pre-check
 		return text, false, ""
@@ -699,6 +702,9 @@ func (m *Manager) render(text string) (out string, truncated bool, stored string
 	hp, err := SaveSnapshot(m.store.Dir, text)
 	if err == nil {
 		stored = m.store.AgentPath(hp)
+		if storeNames(ctx) {
+			stored = filepath.Base(hp)
+		}
 	}
 	out, tr := TruncateSnapshot(text, th, stored)
 	return out, tr.Truncated, stored
@@ -722,4 +728,20 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	if s != nil && rerr.Code == reason.CommandTimeout {
 		s.suspect.Store(true) // cheap and lock-free; the next use recycles it
 	}
+}
+
+type storeNamesKey struct{}
+
+// WithStoreNames returns ctx marked so that a truncated snapshot's note names
+// the stored file by its store name (browser-snapshot-<hex>.txt, which
+// web_read takes) instead of a path on this host: for clients that cannot
+// see the server's disk (MCP), as web_extract's footer does there.
+func WithStoreNames(ctx context.Context) context.Context {
+	return context.WithValue(ctx, storeNamesKey{}, true)
+}
+
+// storeNames reports whether ctx was marked by WithStoreNames.
+func storeNames(ctx context.Context) bool {
+	v, _ := ctx.Value(storeNamesKey{}).(bool)
+	return v
 }

@@ -109,15 +109,25 @@ function (op, arg) {
   };
   const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
   const cap = (s, n) => s.length > n ? s.slice(0, n - 1) + '…' : s;
-  const textOf = (el, depth) => {
+  // seen returns visibility.judge's state for el judged alone (its
+  // ancestors' opacity not counted), or null when it is not seen.
+  const seen = (el) => visibility.judge(el, el.ownerDocument.defaultView.getComputedStyle(el), visibility.root);
+  // textOf returns the text of el's content a sighted reader sees: vs is
+  // el's visibility state (visibility.judge; judged alone when omitted),
+  // descendants are judged on their own.
+  const textOf = (el, depth, vs) => {
     if (depth > 20) return '';
+    if (vs === undefined) vs = seen(el);
+    if (!vs) return '';
     let s = '';
     for (const n of el.childNodes) {
-      if (n.nodeType === 3) s += n.data;
+      if (n.nodeType === 3) { if (!vs.hideText) s += n.data; }
       else if (n.nodeType === 1) {
-        if (n.getAttribute('aria-hidden') === 'true') continue;
-        if (n.tagName === 'IMG') s += ' ' + (n.getAttribute('alt') || '') + ' ';
-        else if (n.tagName !== 'SCRIPT' && n.tagName !== 'STYLE') s += ' ' + textOf(n, depth + 1) + ' ';
+        if (n.getAttribute('aria-hidden') === 'true' || n.tagName === 'SCRIPT' || n.tagName === 'STYLE') continue;
+        const c = visibility.judge(n, n.ownerDocument.defaultView.getComputedStyle(n), vs);
+        if (!c) continue;
+        if (n.tagName === 'IMG') { if (!c.invisible) s += ' ' + (n.getAttribute('alt') || '') + ' '; }
+        else s += ' ' + textOf(n, depth + 1, c) + ' ';
       }
     }
     return s;
@@ -128,10 +138,11 @@ function (op, arg) {
     const root = el.getRootNode();
     return squash(ids.split(/\s+/).map((id) => {
       const t = root.getElementById ? root.getElementById(id) : el.ownerDocument.getElementById(id);
-      return t ? textOf(t, 0) : '';
+      return t ? textOf(t, 0, visibility.root) : ''; // named, as in the accessibility tree, even when hidden
     }).join(' '));
   };
-  const nameOf = (el, role) => {
+  // nameOf: vs is el's visibility state (textOf).
+  const nameOf = (el, role, vs) => {
     let n = byIds(el, 'aria-labelledby') || squash(el.getAttribute('aria-label'));
     if (n) return n;
     const tag = el.tagName;
@@ -147,21 +158,32 @@ function (op, arg) {
     if (tag === 'FIELDSET') { const lg = el.querySelector('legend'); return lg ? squash(textOf(lg, 0)) : ''; }
     if (tag === 'TABLE') { const c = el.querySelector('caption'); return c ? squash(textOf(c, 0)) : ''; }
     if (INTERACTIVE.has(role) || role === 'heading' || role === 'cell' || role === 'columnheader') {
-      return squash(textOf(el, 0)) || squash(el.getAttribute('title'));
+      return squash(textOf(el, 0, vs)) || squash(el.getAttribute('title'));
     }
     return squash(el.getAttribute('title'));
   };
-  const visible = (el) => {
+  // boxed: el is rendered at all (not aria-hidden, not hidden, has a box
+  // and is not in a skipped subtree such as a closed <details>); whether a
+  // sighted reader sees it is then visibility.judge's.
+  const boxed = (el) => {
     if (el.getAttribute('aria-hidden') === 'true') return false;
     if (el.hidden) return false;
     if (el.checkVisibility) {
-      if (el.checkVisibility({ visibilityProperty: true })) return true;
+      if (el.checkVisibility()) return true;
       // display: contents has no box but its children do.
-      return getComputedStyle(el).display === 'contents';
+      return el.ownerDocument.defaultView.getComputedStyle(el).display === 'contents';
     }
     const r = el.getClientRects();
     return r.length > 0;
   };
+  // A native form control that is not seen (an opacity-0 file input over a
+  // styled button, an sr-only checkbox beside its drawn box) still works
+  // and is often the only handle on a styled control: it is listed, marked
+  // [visually hidden], without its value.
+  const CONTROL = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
+  const hiddenControl = (el) => CONTROL.has(el.tagName) && (el.getAttribute('type') || '').toLowerCase() !== 'hidden' &&
+    el.ownerDocument.defaultView.getComputedStyle(el).visibility === 'visible';
+  const BLOCK = /^(DIV|P|LI|BR|TR|H[1-6]|SECTION|ARTICLE|UL|OL|TABLE|BLOCKQUOTE|PRE|DT|DD|svg|math)$/;
   const focusable = (el) => {
     if (el.hasAttribute('tabindex') && el.tabIndex >= 0) return true;
     if (el.hasAttribute('onclick')) return true;
@@ -182,77 +204,109 @@ function (op, arg) {
       return node.childNodes;
     };
     // text accumulates loose text per output parent until the next element line.
-    const walk = (node, depth, st) => {
+    // walk lists node's children; vs is node's visibility state
+    // (visibility.judge): elements a sighted reader does not see are left
+    // out with everything in them (their native controls excepted:
+    // hiddenControl), text whose element hides it is left out.
+    const walk = (node, depth, st, vs) => {
       for (const n of childrenOf(node)) {
         if (n.nodeType === 3) {
-          st.text += n.data;
+          if (!vs.hideText) st.text += n.data;
           continue;
         }
         if (n.nodeType !== 1) continue;
         const el = n;
         const tag = el.tagName;
         if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'HEAD') continue;
-        if (!visible(el)) continue;
+        if (!boxed(el)) continue;
+        const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+        const block = BLOCK.test(tag) || !/^(inline|contents|ruby)/.test(cs.display);
+        const cvs = visibility.judge(el, cs, vs);
+        if (!cvs) {
+          const ctl = CONTROL.has(tag) ? [el] : (el.querySelectorAll ? el.querySelectorAll('input,select,textarea') : []);
+          for (const c of ctl) {
+            if (!hiddenControl(c) || !boxed(c)) continue;
+            flush(st, depth);
+            elementLine(c, c.tagName, roleOf(c), depth, visibility.root, true);
+          }
+          if (block) flush(st, depth);
+          continue;
+        }
         const role = roleOf(el);
         const interactive = INTERACTIVE.has(role) || (!role && focusable(el)) || tag === 'IFRAME';
         let show = interactive || role === 'heading' || LANDMARK.has(role) || (role === 'img' && el.getAttribute('alt')) ||
           (full && (STRUCTURE.has(role) || role));
+        // An element with visibility hidden shows nothing and takes no
+        // clicks; its children may be visible again.
+        if (show && cs.visibility !== 'visible') show = false;
         if (!show) {
+          if (block) flush(st, depth);
           // A label that names a shown control: its text is that control's
           // name already, so it is not repeated as a text line.
           const c = tag === 'LABEL' && el.control;
-          if (c && !c.hasAttribute('aria-label') && !c.hasAttribute('aria-labelledby') && visible(c)) {
+          if (c && !c.hasAttribute('aria-label') && !c.hasAttribute('aria-labelledby') && boxed(c) && (seen(c) || hiddenControl(c))) {
             flush(st, depth);
-            walk(el, depth, { text: '', drop: true });
+            walk(el, depth, { text: '', drop: true }, cvs);
             continue;
           }
-          walk(el, depth, st);
-          if (/^(DIV|P|LI|BR|TR|H[1-6]|SECTION|ARTICLE|UL|OL|TABLE|BLOCKQUOTE|PRE|DT|DD)$/.test(tag)) flush(st, depth);
+          walk(el, depth, st, cvs);
+          if (block) flush(st, depth);
           continue;
         }
         flush(st, depth);
-        const name = nameOf(el, role);
-        let line = '- ' + (role || 'generic');
-        if (name) line += ' ' + q(cap(name, full ? 400 : 150));
-        if (role === 'heading') {
-          const lv = el.getAttribute('aria-level') || (/^H([1-6])$/.exec(tag) || [])[1];
-          if (lv) line += ' [level=' + lv + ']';
-        }
-        if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox') {
-          const c = el.checked !== undefined ? el.checked : el.getAttribute('aria-checked') === 'true';
-          if (c) line += ' [checked]';
-        }
-        if (el.disabled || el.getAttribute('aria-disabled') === 'true') line += ' [disabled]';
-        else if (((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly) || el.getAttribute('aria-readonly') === 'true') line += ' [readonly]';
-        if (el.getAttribute('aria-expanded')) line += ' [expanded=' + el.getAttribute('aria-expanded') + ']';
-        if (tag === 'OPTION' && el.selected) line += ' [selected]';
-        if (full && role === 'link' && el.getAttribute('href')) line += ' [url=' + cap(el.href || el.getAttribute('href'), 300) + ']';
-        if (interactive || full) { line += ' [ref=' + refOf(el) + ']'; refs++; }
-        let value = '';
-        if ((role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'combobox' || role === 'slider') &&
-          'value' in el && tag !== 'BUTTON') {
-          value = tag === 'SELECT' ? (el.selectedOptions[0] ? squash(el.selectedOptions[0].textContent) : '') :
-            ((el.getAttribute('type') || '').toLowerCase() === 'password' ? (el.value ? '••••' : '') : el.value);
-        } else if (role === 'textbox' && el.isContentEditable) value = squash(el.textContent);
-        // Children: containers, frames and structure are walked; named leaf
-        // controls (their text is their name) are not.
-        const sub = { text: '' };
-        const start = lines.length;
-        const leaf = (INTERACTIVE.has(role) && role !== 'listbox' && role !== 'combobox' && name) || role === 'heading' || role === 'img';
-        lines.push('');
-        if (tag === 'IFRAME' || tag === 'FRAME') {
-          let doc = null;
-          try { doc = el.contentDocument; } catch (e) {}
-          if (doc && doc.body) walk(doc.body, depth + 1, sub);
-          else if (!doc) line += ' (cross-origin: not expanded)';
-        } else if (!leaf) {
-          walk(el, depth + 1, sub);
-        }
-        flush(sub, depth + 1);
-        if (value) line += ': ' + q(cap(squash(value), 200));
-        else if (lines.length > start + 1) line += ':';
-        lines[start] = '  '.repeat(depth) + line;
+        elementLine(el, tag, role, depth, cvs, false);
       }
+    };
+    // elementLine lists el (role role, visibility state vs) and what is in
+    // it; away: el is a native control a sighted reader does not see.
+    const elementLine = (el, tag, role, depth, vs, away) => {
+      const interactive = INTERACTIVE.has(role) || (!role && focusable(el)) || tag === 'IFRAME';
+      const name = nameOf(el, role, vs);
+      let line = '- ' + (role || 'generic');
+      if (name) line += ' ' + q(cap(name, full ? 400 : 150));
+      if (role === 'heading') {
+        const lv = el.getAttribute('aria-level') || (/^H([1-6])$/.exec(tag) || [])[1];
+        if (lv) line += ' [level=' + lv + ']';
+      }
+      if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox') {
+        const c = el.checked !== undefined ? el.checked : el.getAttribute('aria-checked') === 'true';
+        if (c) line += ' [checked]';
+      }
+      if (el.disabled || el.getAttribute('aria-disabled') === 'true') line += ' [disabled]';
+      else if (((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly) || el.getAttribute('aria-readonly') === 'true') line += ' [readonly]';
+      if (el.getAttribute('aria-expanded')) line += ' [expanded=' + el.getAttribute('aria-expanded') + ']';
+      if (tag === 'OPTION' && el.selected) line += ' [selected]';
+      if (full && role === 'link' && el.getAttribute('href')) line += ' [url=' + cap(el.href || el.getAttribute('href'), 300) + ']';
+      if (away) line += ' [visually hidden]';
+      if (interactive || full || away) { line += ' [ref=' + refOf(el) + ']'; refs++; }
+      let value = '';
+      if (away) {
+        // No value: it is not seen.
+      } else if ((role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'combobox' || role === 'slider') &&
+        'value' in el && tag !== 'BUTTON') {
+        value = tag === 'SELECT' ? (el.selectedOptions[0] ? squash(el.selectedOptions[0].textContent) : '') :
+          ((el.getAttribute('type') || '').toLowerCase() === 'password' ? (el.value ? '••••' : '') : el.value);
+      } else if (role === 'textbox' && el.isContentEditable) value = squash(textOf(el, 0, vs));
+      // Children: containers, frames and structure are walked; named leaf
+      // controls (their text is their name), fields (their text is their
+      // value) and hidden controls are not.
+      const sub = { text: '' };
+      const start = lines.length;
+      const leaf = away || tag === 'TEXTAREA' || tag === 'INPUT' ||
+        (INTERACTIVE.has(role) && role !== 'listbox' && role !== 'combobox' && name) || role === 'heading' || role === 'img';
+      lines.push('');
+      if (tag === 'IFRAME' || tag === 'FRAME') {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (e) {}
+        if (doc && doc.body) walk(doc.body, depth + 1, sub, { ...visibility.root, op: vs.op, zoom: vs.zoom });
+        else if (!doc) line += ' (cross-origin: not expanded)';
+      } else if (!leaf) {
+        walk(el, depth + 1, sub, vs);
+      }
+      flush(sub, depth + 1);
+      if (value) line += ': ' + q(cap(squash(value), 200));
+      else if (lines.length > start + 1) line += ':';
+      lines[start] = '  '.repeat(depth) + line;
     };
     // Text is a bare list item ("- Plain text"), unquoted as YAML allows,
     // and quoted when it needs quoting to stay one scalar or could be read as
@@ -268,7 +322,7 @@ function (op, arg) {
       }
     };
     const st = { text: '' };
-    if (document.body) walk(document.body, 0, st);
+    if (document.body) walk(document.body, 0, st, visibility.root);
     flush(st, 0);
     return { snapshot: lines.join('\n'), refs, next: G.next, title: document.title, url: location.href };
   };

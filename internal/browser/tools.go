@@ -398,7 +398,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		return r
 	}
 	r.Success = true
-	r.Snapshot, r.Truncated, _ = m.render(d.Snapshot)
+	r.Snapshot, r.Truncated, _ = m.render(ctx, d.Snapshot)
 	r.ElementCount = d.Refs
 	r.BotDetectionWarning = BotDetectionWarning(nr.Title)
 	return r
@@ -424,7 +424,7 @@ func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) S
 		return r
 	}
 	r.Success = true
-	r.Snapshot, r.Truncated, _ = m.render(d.Snapshot)
+	r.Snapshot, r.Truncated, _ = m.render(ctx, d.Snapshot)
 	r.ElementCount = d.Refs
 	return r
 }
@@ -538,12 +538,12 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	}
 	if navigated || doc != prevDoc || prev == "" {
 		c.Navigated = navigated || doc != prevDoc
-		c.Snapshot, _, _ = m.render(d.Snapshot)
+		c.Snapshot, _, _ = m.render(ctx, d.Snapshot)
 		n := d.Refs
 		c.ElementCount = &n
 		return
 	}
-	c.Delta, _, _ = m.render(Delta(prev, d.Snapshot))
+	c.Delta, _, _ = m.render(ctx, Delta(prev, d.Snapshot))
 }
 
 func (m *Manager) settle(ctx context.Context, s *Session, before backend.Activity) (navigated, busy bool) {

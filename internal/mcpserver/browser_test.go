@@ -1,9 +1,11 @@
 package mcpserver_test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,5 +123,41 @@ func TestBrowserFlowsOverMCP(t *testing.T) {
 				t.Fatalf("first session lost its cookie: %v", c)
 			}
 		})
+	}
+}
+
+// Over MCP a truncated snapshot's note names the stored file by its store
+// name, as web_extract's footer does, never by a path on the server's disk;
+// web_read reads it (hostile review D10).
+func TestBrowserSnapshotNoteNamesTheStoreOverMCP(t *testing.T) {
+	if _, err := backend.FindChromium(""); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("Chromium missing (CI unset): %v", err)
+		}
+		t.Fatal(err)
+	}
+	f := newFixture(t, mcpserver.Options{Version: "test"})
+	t.Cleanup(func() { f.reg.Close() })
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "<p>Line %d of a long page.</p>", i)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/big", webtest.Page(`<!doctype html><title>Big</title>`+b.String()))
+	site := f.w.Serve("big.test", mux)
+	cs := f.connect(t, "stdio")
+	_, nav := callTool(t, cs, "browser_navigate", map[string]any{"url": site.URL("/big")})
+	snap, _ := nav["snapshot"].(string)
+	m := regexp.MustCompile(`web_read path="([^"]+)" offset=(\d+) limit=200\]`).FindStringSubmatch(snap)
+	if nav["success"] != true || m == nil {
+		t.Fatalf("navigate: %v", nav)
+	}
+	if strings.ContainsAny(m[1], `/\`) || !strings.HasPrefix(m[1], "browser-snapshot-") {
+		t.Fatalf("the note names %q, not a store name", m[1])
+	}
+	off, _ := strconv.Atoi(m[2])
+	res, rd := callTool(t, cs, "web_read", map[string]any{"path": m[1], "offset": off, "limit": 1})
+	if res.IsError || !strings.Contains(fmt.Sprint(rd["content"]), "of a long page.") {
+		t.Fatalf("web_read %s: %v", m[1], rd)
 	}
 }

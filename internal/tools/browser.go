@@ -155,6 +155,15 @@ func addBrowser(r *Registry, env *Env) []string {
 	env.browserG = m.Gates()
 	r.OnTaskEnd(func(task string) { m.CloseTask(task) })
 	avail := m.Available
+	// bctx: over MCP a truncated snapshot's note names the stored file by
+	// its store name, as web_extract's footer does (the client cannot see
+	// this disk); elsewhere by its agent-visible path.
+	bctx := func(ctx context.Context, c *Call) context.Context {
+		if c.Surface == SurfaceMCP {
+			return browser.WithStoreNames(ctx)
+		}
+		return ctx
+	}
 	add := func(t *Tool) { r.Add(t) }
 	ann := Annotations{OpenWorld: true}
 	ro := Annotations{ReadOnly: true, OpenWorld: true}
@@ -166,13 +175,13 @@ func addBrowser(r *Registry, env *Env) []string {
 			"A URL that serves a file is navigation_download (downloads[].path says where it was saved). " +
 			"Every result has url, title and session_key.",
 	}, func(ctx context.Context, c *Call, in browser.NavigateInput) (*NavigateOutput, error) {
-		return &NavigateOutput{m.Navigate(ctx, c.Task, in)}, nil
+		return &NavigateOutput{m.Navigate(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserSnapshot, Title: "Accessibility snapshot", Available: avail, Annotations: ro,
 		Description: "Snapshot the current page: compact by default (interactive elements, headings, landmarks, text), full=true for every element. " +
 			"Unchanged elements keep their refs; over browser.snapshot_threshold chars the text is cut and stored (web_read pages it).",
 	}, func(ctx context.Context, c *Call, in browser.SnapshotInput) (*SnapshotOutput, error) {
-		return &SnapshotOutput{m.Snapshot(ctx, c.Task, in)}, nil
+		return &SnapshotOutput{m.Snapshot(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserClick, Title: "Click an element", Available: avail, Annotations: ann,
 		Description: "Click the element with this ref. Waits (< 1 s) for what the click caused; returns the new page's snapshot if it navigated, else a delta (+ added, - removed, ~ changed). " +
@@ -180,12 +189,12 @@ func addBrowser(r *Registry, env *Env) []string {
 			"A new tab it opens is followed (popup; browser_back returns); a file it downloads is saved (downloads[].path). " +
 			"A link to a page that does not load fails with browser_navigate's reason for it (tab reset to about:blank).",
 	}, func(ctx context.Context, c *Call, in browser.RefInput) (*ClickOutput, error) {
-		return &ClickOutput{m.Click(ctx, c.Task, in)}, nil
+		return &ClickOutput{m.Click(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserType, Title: "Type into a field", Available: avail, Annotations: ann,
 		Description: "Replace the content of the text field with this ref by text; returns a snapshot delta like browser_click.",
 	}, func(ctx context.Context, c *Call, in browser.TypeInput) (*TypeOutput, error) {
-		return &TypeOutput{m.Type(ctx, c.Task, in)}, nil
+		return &TypeOutput{m.Type(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserScroll, Title: "Scroll the page", Available: avail, Annotations: ann,
 		Description: "Scroll the page 500 px up or down; returns a snapshot delta.",
@@ -194,34 +203,34 @@ func addBrowser(r *Registry, env *Env) []string {
 		},
 		EnumCodes: map[string]reason.Code{"direction": reason.InvalidDirection},
 	}, func(ctx context.Context, c *Call, in browser.ScrollInput) (*ScrollOutput, error) {
-		return &ScrollOutput{m.Scroll(ctx, c.Task, in)}, nil
+		return &ScrollOutput{m.Scroll(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserBack, Title: "Go back", Available: avail, Annotations: ann,
 		Description: "Go back one page in this task's tab history; returns the page's snapshot. From the session's first page: no_history, page unchanged.",
 	}, func(ctx context.Context, c *Call, _ NoInput) (*BackOutput, error) {
-		return &BackOutput{m.Back(ctx, c.Task)}, nil
+		return &BackOutput{m.Back(bctx(ctx, c), c.Task)}, nil
 	}))
 	add(New(Spec{Name: BrowserPress, Title: "Press a key", Available: avail, Annotations: ann,
 		Description: "Press one key (Enter, Tab, Escape, ArrowDown, Backspace, … or a character) in the focused element; returns a snapshot delta.",
 	}, func(ctx context.Context, c *Call, in browser.PressInput) (*PressOutput, error) {
-		return &PressOutput{m.Press(ctx, c.Task, in)}, nil
+		return &PressOutput{m.Press(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserConsole, Title: "Console and evaluate", Available: avail, Annotations: ann,
 		Description: "Without expression: this tab's console messages and uncaught errors (clear=true empties them). " +
 			"With expression: evaluate JavaScript in the page (a promise is awaited) and return {result, result_type}; a value with no JSON form (undefined, function, DOM node, BigInt, cycle) comes as result_description.",
 	}, func(ctx context.Context, c *Call, in browser.ConsoleInput) (*ConsoleOutput, error) {
-		return &ConsoleOutput{m.Console(ctx, c.Task, in)}, nil
+		return &ConsoleOutput{m.Console(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserGetImages, Title: "List images", Available: avail, Annotations: ro,
 		Description: "List the page's images: {images:[{src, alt, width, height}], count}; data: URIs excluded.",
 	}, func(ctx context.Context, c *Call, _ NoInput) (*ImagesOutput, error) {
-		return &ImagesOutput{m.GetImages(ctx, c.Task)}, nil
+		return &ImagesOutput{m.GetImages(bctx(ctx, c), c.Task)}, nil
 	}))
 	add(New(Spec{Name: BrowserVision, Title: "Screenshot for vision", Available: avail, Annotations: ro,
 		Description: "Take a PNG screenshot of the viewport for your own vision (Gatehouse hosts no model): saved to screenshot_path and, over MCP, returned as an image. " +
 			"annotate=true draws ref labels on elements.",
 	}, func(ctx context.Context, c *Call, in browser.VisionInput) (*VisionOutput, error) {
-		return &VisionOutput{m.Vision(ctx, c.Task, in)}, nil
+		return &VisionOutput{m.Vision(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserDialog, Title: "Answer a JavaScript dialog", Available: avail, Annotations: ann,
 		Description: "Accept or dismiss the alert/confirm/prompt listed in pending_dialogs (prompt_text fills a prompt); page calls fail with dialog_pending until then. Returns a snapshot delta.",
@@ -230,12 +239,12 @@ func addBrowser(r *Registry, env *Env) []string {
 		},
 		EnumCodes: map[string]reason.Code{"action": reason.InvalidDialogAction},
 	}, func(ctx context.Context, c *Call, in browser.DialogInput) (*DialogOutput, error) {
-		return &DialogOutput{m.Dialog(ctx, c.Task, in)}, nil
+		return &DialogOutput{m.Dialog(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserClose, Title: "Close the browser session", Available: avail, Annotations: Annotations{Idempotent: true},
 		Description: "Close this task's browser sessions now (cookies, storage and history are discarded); the next browser call starts fresh.",
 	}, func(ctx context.Context, c *Call, _ NoInput) (*CloseOutput, error) {
-		return &CloseOutput{m.CloseSessions(ctx, c.Task)}, nil
+		return &CloseOutput{m.CloseSessions(bctx(ctx, c), c.Task)}, nil
 	}))
 	return warns
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
@@ -223,7 +224,16 @@ func (t *Tab) dialogErr(err error) error {
 		return nil
 	}
 	return reason.Newf(reason.DialogPending, "",
-		"A %s dialog is open (%q, id %s) and blocks the page; answer it with browser_dialog (action accept or dismiss) first (browser.dialog_policy must_respond).", d.Type, truncRunes(d.Message, 200), d.ID)
+		"%s %s dialog is open (%q, id %s) and blocks the page; answer it with browser_dialog (action accept or dismiss) first (browser.dialog_policy must_respond).", article(d.Type), d.Type, truncRunes(d.Message, 200), d.ID)
+}
+
+// article returns the indefinite article for word ("An" before alert,
+// "A" before prompt, confirm, beforeunload).
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "An"
+	}
+	return "A"
 }
 
 func truncRunes(s string, n int) string {
