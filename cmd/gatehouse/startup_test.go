@@ -45,8 +45,10 @@ const (
 	// all together ~2,300, before ~12,000).
 	maxInitAllocs        = 3000
 	maxPackageInitAllocs = 320
-	// maxStartRatio bounds min(gatehouse) / min(hello world) wall time.
-	maxStartRatio = 8
+	// maxStartRatio bounds min(gatehouse) / min(hello world) wall time:
+	// the budget is 4 × (docs/benchmarks.md measures 2.5–3.5 × by the
+	// minimum); 6 × leaves room for a loaded 2-core CI machine.
+	maxStartRatio = 6
 )
 
 // buildBinary builds the package in dir into a temporary file and returns its path.
