@@ -214,8 +214,9 @@ func signalContext() (ctx context.Context, stop func(), exitCode func() int) {
 }
 
 // quickSignalDelay is how long a command that is usually done in a few
-// milliseconds (check) runs before it installs its signal handler.
-const quickSignalDelay = 100 * time.Millisecond
+// milliseconds (check) runs before it installs its signal handler (a var
+// for tests).
+var quickSignalDelay = 100 * time.Millisecond
 
 // signalContextAfter is signalContext with the handler installed once the
 // command has run for delay (at once when delay <= 0). Installing it is not
