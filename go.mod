@@ -74,7 +74,10 @@ replace (
 	github.com/RadhiFadlillah/whatlanggo => ./third_party/whatlanggo
 	github.com/forPelevin/gomoji => ./third_party/gomoji
 	github.com/go-shiori/go-readability => ./third_party/go-shiori-go-readability
+	github.com/google/jsonschema-go => ./third_party/jsonschema-go
 	github.com/ledongthuc/pdf => ./third_party/ledongthuc-pdf
 	github.com/markusmobius/go-domdistiller => ./third_party/go-domdistiller
 	github.com/markusmobius/go-trafilatura => ./third_party/go-trafilatura
+	github.com/modelcontextprotocol/go-sdk => ./third_party/mcp-go-sdk
+	golang.org/x/net => ./third_party/x-net
 )

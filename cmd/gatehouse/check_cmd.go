@@ -50,7 +50,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 			if err != nil {
 				return a.refuse(asJSON, err) // config_invalid: fail closed, as JSON with --json
 			}
-			ctx, cancel, _ := signalContext()
+			ctx, cancel, _ := signalContextAfter(quickSignalDelay)
 			defer cancel()
 			var results []web.CheckResult
 			for len(args) > 0 { // web_check takes tools.MaxCheckURLs per call

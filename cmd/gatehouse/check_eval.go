@@ -19,7 +19,7 @@ func (a *app) checkEval(exprs []string, backend string, asJSON bool) error {
 	for _, w := range warns {
 		a.warn(w)
 	}
-	ctx, cancel, _ := signalContext()
+	ctx, cancel, _ := signalContextAfter(quickSignalDelay)
 	defer cancel()
 	set := browser.EvalSettings{Restrict: a.cfg.Browser.RestrictEvaluate, AllowUnsafe: a.cfg.Browser.AllowUnsafeEvaluate}
 	res := gates.CheckEvals(ctx, exprs, set, gates.GuardActive(backend == "local", ""))

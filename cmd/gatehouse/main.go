@@ -31,8 +31,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	defer routeStdlibLog(stderr)()
 	testHookRun()
-	root := newRoot(stdout, stderr)
-	root.SetArgs(args)
+	root := newRoot(stdout, stderr, args)
 	err := root.Execute()
 	if err == nil {
 		return 0
