@@ -536,12 +536,20 @@ func selectRun(run []mdBlock, leading, trailing bool) []mdBlock {
 	if leading {
 		keepProse = proseTok == allTok
 	}
+	kept := make([]bool, len(run))
+	for i, b := range run {
+		kept[i] = b.isImage() && (!leading || i > lastOther) || isProse(b) && keepProse
+	}
+	// A section heading over kept prose is that section's heading (see
+	// runHeadings).
+	for i := len(run) - 2; i >= 0; i-- {
+		if b := run[i]; kept[i+1] && !run[i+1].isImage() || kept[i+1] && i+2 < len(run) && kept[i+2] {
+			kept[i] = kept[i] || strings.HasPrefix(b.text, "#") && len(b.tokens) > 0 && !b.isLinkHeavy()
+		}
+	}
 	var keep []mdBlock
 	for i, b := range run {
-		switch {
-		case b.isImage() && (!leading || i > lastOther):
-			keep = append(keep, b)
-		case isProse(b) && keepProse:
+		if kept[i] {
 			keep = append(keep, b)
 		}
 	}

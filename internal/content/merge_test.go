@@ -79,6 +79,12 @@ func TestMergeExtractions(t *testing.T) {
 			want:      a + "\n\n### Bakery\n\n" + b + "\n\nA short note the primary alone kept.\n\n### Weather\n\n#### Tonight\n\n![Map](https://x.example/m.png)\n\n" + c,
 		},
 		{
+			name:      "a heading over prose only the secondary found comes with it",
+			primary:   a + "\n\n" + c,
+			secondary: a + "\n\n### Bakery\n\n" + b + "\n\n" + c,
+			want:      a + "\n\n### Bakery\n\n" + b + "\n\n" + c,
+		},
+		{
 			// A heading closing the answer, or a linked one (a teaser),
 			// opens no section of the article.
 			name:      "headings before nothing or made of links are not added",
