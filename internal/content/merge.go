@@ -519,7 +519,7 @@ func selectRun(run []mdBlock, leading, trailing bool) []mdBlock {
 	isProse := func(b mdBlock) bool { return b.isProse() || !leading && !trailing && b.isPlainList() }
 	proseTok, allTok, lastOther := 0, 0, -1
 	for i, b := range run {
-		if !leading && !trailing && len(b.tokens) < shingleLen && !strings.HasPrefix(b.text, "#") {
+		if !leading && !trailing && (len(b.tokens) < shingleLen || strings.HasPrefix(b.text, "#") && !b.isLinkHeavy()) {
 			// A label ("Important") between lists and prose does not
 			// make the run boilerplate (nor is it kept).
 			continue

@@ -85,6 +85,14 @@ func TestMergeExtractions(t *testing.T) {
 			want:      a + "\n\n### Bakery\n\n" + b + "\n\n" + c,
 		},
 		{
+			// Headings do not count against a run's prose: the section
+			// is added back with them.
+			name:      "section headings do not make a run boilerplate",
+			primary:   a + "\n\n" + c,
+			secondary: a + "\n\n### The small bakery down by the old harbour\n\n" + b + "\n\n### The weather over the mountains tonight\n\n" + c,
+			want:      a + "\n\n### The small bakery down by the old harbour\n\n" + b + "\n\n### The weather over the mountains tonight\n\n" + c,
+		},
+		{
 			// A heading closing the answer, or a linked one (a teaser),
 			// opens no section of the article.
 			name:      "headings before nothing or made of links are not added",
