@@ -103,3 +103,42 @@ func findBody(n *html.Node) *html.Node {
 	})
 	return body
 }
+
+// FuzzBreaksToParagraphs: on any tree, breaksToParagraphs keeps every
+// text node in document order (it only moves nodes into new <p> elements
+// and removes <br>), and the result renders and parses again.
+func FuzzBreaksToParagraphs(f *testing.F) {
+	for _, s := range []string{
+		`<div>one<br>two<br><br>three<br> <br>four</div>`,
+		`<div>intro <b>bold</b><br><div>block</div><br>after<!-- c --><br><br></div>`,
+		`<section>a<br><img src=x><br><br><span>b</span><br><pre>c<br><br>d</pre></section>`,
+		`<div><br><br>x<br></div><center>y<br><br><br>z</center>`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, page string) {
+		doc, err := html.Parse(strings.NewReader(page))
+		if err != nil {
+			return
+		}
+		texts := func() string {
+			var sb strings.Builder
+			walk(doc, func(n *html.Node) bool {
+				if n.Type == html.TextNode {
+					sb.WriteString(n.Data)
+				}
+				return true
+			})
+			return sb.String()
+		}
+		before := texts()
+		breaksToParagraphs(doc)
+		if after := texts(); after != before {
+			t.Fatalf("text changed:\n before %q\n after  %q", before, after)
+		}
+		var sb strings.Builder
+		if err := html.Render(&sb, doc); err != nil {
+			t.Fatalf("render: %v", err)
+		}
+	})
+}
