@@ -27,6 +27,22 @@ const (
 	fragmentMinGrowth = 3.0
 )
 
+// excerptMaxShare: a run of prose is an excerpt, not the article, when
+// readability's answer that holds it has this many times its words in
+// prose blocks.
+const excerptMaxShare = 10
+
+// proseWords counts the words of the prose blocks of bs.
+func proseWords(bs []mdBlock) int {
+	n := 0
+	for _, b := range bs {
+		if b.isProse() {
+			n += len(b.tokens)
+		}
+	}
+	return n
+}
+
 // isFragment reports whether primary is a fragment of the multi-section
 // page that secondary covers (see above); title is the page title.
 func isFragment(primary, secondary, title string) bool {
@@ -57,8 +73,11 @@ func isFragment(primary, secondary, title string) bool {
 			other += len(b.tokens)
 		}
 	}
-	if headings <= 1 && prose > 0 && prose >= 4*other {
-		return false // one run of prose: the article itself
+	if headings <= 1 && prose > 0 && prose >= 4*other && proseWords(sb) < excerptMaxShare*(prose+other) {
+		// One run of prose: the article itself, unless readability
+		// found excerptMaxShare times as much prose around it (then it
+		// is a standfirst or the first post).
+		return false
 	}
 	sAll := newCorpus(sb, pb)
 	pSh := shingles(newCorpus(pb, nil).tokens)

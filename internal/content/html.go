@@ -165,6 +165,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	if opt.allCaptions {
 		captionsToParagraphs(doc, false)
 	}
+	breaksToParagraphs(doc) // breaks.go: "text<br><br>text" in a div becomes paragraphs
 	polishTree(doc)
 	originals := collectOriginals(doc)
 	if pass.recs = nil; !opt.noRecords {

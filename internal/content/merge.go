@@ -70,7 +70,9 @@ type corpus struct {
 // primary's blocks that the secondary also has (and its code blocks), in
 // the primary's order, with the secondary-only prose and images that
 // selectRun accepts inserted after the primary block matching the shared
-// block they followed. Answers that barely overlap are not merged: the one
+// block they followed, and the section headings (runHeadings) only the
+// secondary has inserted before the primary block matching the shared
+// block they open. Answers that barely overlap are not merged: the one
 // with more words outside link lists is returned whole.
 //
 // Time and memory are linear in the size of the two answers (hash sets and
@@ -165,50 +167,74 @@ func mergeWithin(primary, secondary string, container func() map[uint64]struct{}
 	}
 	// Runs of secondary-only blocks, with the shared secondary block they
 	// follow (-1: before everything) and what selectRun keeps of them.
+	// A run's closing headings (runHeadings) go before the primary
+	// block matching the shared block the run precedes (next).
 	type keptRun struct {
 		after int
 		keep  []mdBlock
+		next  int
+		heads []mdBlock
 	}
 	var kept []keptRun
 	prev := -1
 	var run []mdBlock
-	flush := func() {
-		if keep := selectRun(run, prev < 0, prev == lastShared); len(keep) > 0 {
-			kept = append(kept, keptRun{prev, keep})
+	flush := func(next int) {
+		var heads []mdBlock
+		if next >= 0 {
+			heads = slices.Clone(runHeadings(run)) // (run's array is reused)
+		}
+		keep := selectRun(run[:len(run)-len(heads)], prev < 0, prev == lastShared)
+		if len(keep) > 0 || len(heads) > 0 {
+			kept = append(kept, keptRun{prev, keep, next, heads})
 		}
 		run = run[:0]
 	}
 	for i, b := range sb {
 		switch {
 		case sShared[i]:
-			flush()
+			flush(i)
 			prev = i
 		case len(b.tokens) > 0 || b.isImage():
 			run = append(run, b)
 		}
 	}
-	flush()
+	flush(-1)
 
 	// Where the kept runs go: after the primary block that best matches
 	// the shared block they followed.
-	extras := map[int][]string{}
+	extras, before := map[int][]string{}, map[int][]string{}
 	var idx *blockIndex
+	index := func() *blockIndex {
+		if idx == nil {
+			var probes []mdBlock
+			for _, r := range kept {
+				if r.after >= 0 {
+					probes = append(probes, sb[r.after])
+				}
+				if len(r.heads) > 0 {
+					probes = append(probes, sb[r.next])
+				}
+			}
+			idx = newBlockIndex(pb, probes)
+		}
+		return idx
+	}
 	for _, r := range kept {
 		at := -1
 		if r.after >= 0 {
-			if idx == nil {
-				var probes []mdBlock
-				for _, r := range kept {
-					if r.after >= 0 {
-						probes = append(probes, sb[r.after])
-					}
-				}
-				idx = newBlockIndex(pb, probes)
-			}
-			at = idx.bestMatch(sb[r.after])
+			at = index().bestMatch(sb[r.after])
 		}
 		for _, b := range r.keep {
 			extras[at] = append(extras[at], b.text)
+		}
+		if len(r.heads) > 0 {
+			// (Only where the shared block's match holds it: a short
+			// block found by chance in another place is no anchor.)
+			if j := index().bestMatch(sb[r.next]); holds(pb[j], sb[r.next]) {
+				for _, b := range r.heads {
+					before[j] = append(before[j], b.text)
+				}
+			}
 		}
 	}
 
@@ -256,9 +282,11 @@ func mergeWithin(primary, secondary string, container func() map[uint64]struct{}
 		// stray "[" left by an edit link) are dropped.
 		switch {
 		case b.isCode():
+			out = append(out, before[j]...)
 			out = append(out, b.text)
 		case len(b.tokens) == 0 && !b.isImage():
 		case pFound[j] || keepPrimary[j]:
+			out = append(out, before[j]...)
 			out = append(out, b.text)
 		}
 		out = append(out, extras[j]...)
@@ -420,6 +448,53 @@ func trimLinkTail(bs []mdBlock) string {
 	return strings.Join(out, "\n\n")
 }
 
+// runHeadings returns the headings that close a run of secondary-only
+// blocks (a section heading, or a chain of them, "### WordPress" then
+// "#### Strengths"), when the run precedes a block both extractors found:
+// the heading of the section that block opens, which trafilatura dropped
+// (it often drops headings whose text is wrapped in <strong>, or of levels
+// 5 and 6) and selectRun never adds back. Headings that are mostly links
+// (a teaser's title) are not section headings.
+//
+// The images between and after those headings (a section's lead image)
+// come with them; without a heading nothing is returned.
+func runHeadings(run []mdBlock) []mdBlock {
+	start, heading := len(run), false
+	for start > 0 {
+		b := run[start-1]
+		switch {
+		case b.isImage():
+		case strings.HasPrefix(b.text, "#") && len(b.tokens) > 0 && !b.isLinkHeavy():
+			heading = true
+		default:
+			if !heading {
+				return nil
+			}
+			return run[start:]
+		}
+		start--
+	}
+	if !heading {
+		return nil
+	}
+	return run[start:]
+}
+
+// holds reports whether block a holds block b's text: its token sequence,
+// or sharedMinOverlap of its shingles.
+func holds(a, b mdBlock) bool {
+	if len(b.tokens) < shingleLen {
+		return containsTokens(a.tokens, b.tokens)
+	}
+	n := 0
+	for _, h := range b.shingles {
+		if _, ok := slices.BinarySearch(a.shingles, h); ok {
+			n++
+		}
+	}
+	return float64(n) >= sharedMinOverlap*float64(len(b.shingles))
+}
+
 // selectRun picks what to keep from a run of secondary-only blocks: its
 // prose blocks and images (and, between two shared blocks, lists that are
 // not link-heavy), never headings, short lines or link lists.
@@ -444,7 +519,7 @@ func selectRun(run []mdBlock, leading, trailing bool) []mdBlock {
 	isProse := func(b mdBlock) bool { return b.isProse() || !leading && !trailing && b.isPlainList() }
 	proseTok, allTok, lastOther := 0, 0, -1
 	for i, b := range run {
-		if !leading && !trailing && len(b.tokens) < shingleLen && !strings.HasPrefix(b.text, "#") {
+		if !leading && !trailing && (len(b.tokens) < shingleLen || strings.HasPrefix(b.text, "#") && !b.isLinkHeavy()) {
 			// A label ("Important") between lists and prose does not
 			// make the run boilerplate (nor is it kept).
 			continue
@@ -461,12 +536,20 @@ func selectRun(run []mdBlock, leading, trailing bool) []mdBlock {
 	if leading {
 		keepProse = proseTok == allTok
 	}
+	kept := make([]bool, len(run))
+	for i, b := range run {
+		kept[i] = b.isImage() && (!leading || i > lastOther) || isProse(b) && keepProse
+	}
+	// A section heading over kept prose is that section's heading (see
+	// runHeadings).
+	for i := len(run) - 2; i >= 0; i-- {
+		if b := run[i]; kept[i+1] && !run[i+1].isImage() || kept[i+1] && i+2 < len(run) && kept[i+2] {
+			kept[i] = kept[i] || strings.HasPrefix(b.text, "#") && len(b.tokens) > 0 && !b.isLinkHeavy()
+		}
+	}
 	var keep []mdBlock
 	for i, b := range run {
-		switch {
-		case b.isImage() && (!leading || i > lastOther):
-			keep = append(keep, b)
-		case isProse(b) && keepProse:
+		if kept[i] {
 			keep = append(keep, b)
 		}
 	}

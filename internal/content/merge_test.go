@@ -70,6 +70,37 @@ func TestMergeExtractions(t *testing.T) {
 			want:      c,
 		},
 		{
+			// Section headings trafilatura dropped go back above the
+			// section they open (with a lead image between them), in
+			// place even when a primary-only block precedes it.
+			name:      "section headings only the secondary found go back above their section",
+			primary:   a + "\n\n" + b + "\n\nA short note the primary alone kept.\n\n" + c,
+			secondary: a + "\n\n### Bakery\n\n" + b + "\n\n### Weather\n\n#### Tonight\n\n![Map](https://x.example/m.png)\n\n" + c,
+			want:      a + "\n\n### Bakery\n\n" + b + "\n\nA short note the primary alone kept.\n\n### Weather\n\n#### Tonight\n\n![Map](https://x.example/m.png)\n\n" + c,
+		},
+		{
+			name:      "a heading over prose only the secondary found comes with it",
+			primary:   a + "\n\n" + c,
+			secondary: a + "\n\n### Bakery\n\n" + b + "\n\n" + c,
+			want:      a + "\n\n### Bakery\n\n" + b + "\n\n" + c,
+		},
+		{
+			// Headings do not count against a run's prose: the section
+			// is added back with them.
+			name:      "section headings do not make a run boilerplate",
+			primary:   a + "\n\n" + c,
+			secondary: a + "\n\n### The small bakery down by the old harbour\n\n" + b + "\n\n### The weather over the mountains tonight\n\n" + c,
+			want:      a + "\n\n### The small bakery down by the old harbour\n\n" + b + "\n\n### The weather over the mountains tonight\n\n" + c,
+		},
+		{
+			// A heading closing the answer, or a linked one (a teaser),
+			// opens no section of the article.
+			name:      "headings before nothing or made of links are not added",
+			primary:   a + "\n\n" + b,
+			secondary: a + "\n\n### [Other story](https://x.example/o)\n\n" + b + "\n\n### Read next",
+			want:      a + "\n\n" + b,
+		},
+		{
 			name:      "empty secondary",
 			primary:   a,
 			secondary: "",

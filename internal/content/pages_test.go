@@ -90,6 +90,17 @@ func TestIsFragment(t *testing.T) {
 	if isFragment(article, article+"\n\n"+secondary, "Other") {
 		t.Error("one run of prose: an article, not a fragment")
 	}
+	// The same run of prose inside readability's answer of ten times
+	// its prose (a guide whose intro alone trafilatura returned).
+	intro := "Our guide to the right gear for a first podcast: what each piece of equipment does, what it costs and which parts can wait until the show has found its listeners."
+	var guide []string
+	guide = append(guide, intro)
+	for i := 0; i < 12; i++ {
+		guide = append(guide, fmt.Sprintf("## Part %d\n\nSection %d of the guide explains, in about thirty words of its own, one piece of the kit: why it matters, what a good one costs, and the mistakes first-time buyers of it make most often.", i, i))
+	}
+	if !isFragment(intro, strings.Join(guide, "\n\n"), "Podcast gear") {
+		t.Error("the intro of a guide ten times its size: not taken for a fragment")
+	}
 	if isFragment(primary, strings.Join(all[:4], "\n\n"), "Best conferences") {
 		t.Error("readability's answer is only twice as big: not a fragment")
 	}
