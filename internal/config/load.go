@@ -221,7 +221,7 @@ func securityKeyIn(n ast.Node) (found ast.MapKeyNode) {
 		if found != nil {
 			return false
 		}
-		if securityHome(keyText(k)) != "" {
+		if securityHome(keyText(k)) != "" || meantAsSecurity(keyText(k)) != "" {
 			found = k
 			return false
 		}
@@ -487,6 +487,8 @@ func (l *loader) block(f *field, prefix string, n ast.Node, depth int) {
 			} else if prefix == "security" && l.looksLikeBlocklist(e.key, e.value) {
 				l.fail(line, col, key, "unknown key that looks like a misspelt website_blocklist; it would be ignored and leave the blocklist off",
 					"Rename it to website_blocklist (security.website_blocklist).")
+			} else {
+				l.failMeantAsSecurity(prefix, e.key, key, e.keyN, e.value)
 			}
 			continue
 		}
