@@ -73,8 +73,8 @@ func TestFailClosed(t *testing.T) {
 		"browser:\n  engine: firefox\n",
 		"web: {}\n---\nweb:\n  backend: exa\n",         // a later document without security keys
 		"security:\n  tirith_policy: {mode: strict}\n", // an unrelated mapping under security
-		"secure_mode: true\n",                         // three edits from "security"
-		"browser:\n  engine_x: {enabled: true}\n",     // no security setting inside
+		"secure_mode: true\n",                          // three edits from "security"
+		"browser:\n  engine_x: {enabled: true}\n",      // no security setting inside
 	}
 	for _, y := range warnOnly {
 		home := writeConfig(t, y)
