@@ -244,3 +244,47 @@ func TestConfigSetRefusesLintedRule(t *testing.T) {
 		t.Errorf("config get: %s", out)
 	}
 }
+
+// TestDoctorShowsDroppedFakeIPRanges: security.fake_ip_ranges entries that
+// overlap a network that can never be declared (spec §A6.1) are dropped with
+// a warning every tool call prints; doctor lists the same warnings, text and
+// JSON, once each, instead of "No problems found apart from the 1
+// warning(s)" (breaker5 D11).
+func TestDoctorShowsDroppedFakeIPRanges(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  fake_ip_ranges: [\"198.18.0.0/15\", \"127.0.0.0/8\", \"0.0.0.0/0\", \"fd00:ec2::/32\"]\n"), 0o600)
+	_, _, errs := cli(t, home, "check", "http://93.184.216.34/")
+	var printed []string
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.Contains(l, "security.fake_ip_ranges: dropped") {
+			printed = append(printed, strings.TrimPrefix(l, "gatehouse: warning: "))
+		}
+	}
+	if len(printed) != 3 {
+		t.Fatalf("check printed %d fake_ip_ranges warnings, want 3:\n%s", len(printed), errs)
+	}
+	_, out, _ := cli(t, home, "doctor", "--json")
+	var d struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("doctor json: %v\n%s", err, out)
+	}
+	for _, p := range printed {
+		n := 0
+		for _, w := range d.Warnings {
+			if w == p {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("doctor --json lists %q %d times, want once; warnings: %q", p, n, d.Warnings)
+		}
+	}
+	_, out, _ = cli(t, home, "doctor")
+	for _, p := range printed {
+		if !strings.Contains(out, "warning: "+p) {
+			t.Errorf("doctor text lacks %q:\n%s", p, out)
+		}
+	}
+}
