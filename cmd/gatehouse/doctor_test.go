@@ -23,6 +23,10 @@ func TestBrokenConfigFailsClosed(t *testing.T) {
 		{"wrong type for domains", "security:\n  website_blocklist:\n    enabled: true\n    domains: {evil.example: 1}\n", "config.yaml:4:14"},
 		{"blocklist in a later document", "web: {}\n---\nsecurity:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:3:1"},
 		{"misspelt blocklist key", "security:\n  website_blocklst:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:2:3"},
+		// breaker5 D17: a capitalised or misspelt security block was a warning.
+		{"capitalised security", "Security:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:1:1"},
+		{"misspelt security", "web: {}\nsecurty:\n  website_blocklist:\n    enabled: true\n", "config.yaml:2:1"},
+		{"non-string domain", "security:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example, 3]\n", "config.yaml:4:14"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -286,5 +290,18 @@ func TestDoctorShowsDroppedFakeIPRanges(t *testing.T) {
 		if !strings.Contains(out, "warning: "+p) {
 			t.Errorf("doctor text lacks %q:\n%s", p, out)
 		}
+	}
+}
+
+// TestRefusedConfigPrintsNoDroppedWarning: a non-string entry in
+// security.website_blocklist.domains refuses the call (config_invalid); the
+// CLI no longer also prints "warning: … those entries were dropped", which
+// said the opposite (breaker5 D5 nit).
+func TestRefusedConfigPrintsNoDroppedWarning(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example, 3]\n"), 0o600)
+	code, _, errs := cli(t, home, "check", "https://example.com/")
+	if code != 1 || !strings.Contains(errs, "REFUSED [config_invalid]") || strings.Contains(errs, "dropped") || strings.Contains(errs, "warning:") {
+		t.Errorf("exit %d stderr:\n%s", code, errs)
 	}
 }

@@ -162,3 +162,30 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalHasNoContradictingWarning: when a problem makes the file fail
+// closed, the warning written for it ("… those entries were dropped", "…
+// unknown key ignored") is not returned next to the refusal, which says
+// the opposite (breaker5 D5 nit); warnings of other keys stay.
+func TestRefusalHasNoContradictingWarning(t *testing.T) {
+	for _, y := range []string{
+		"web:\n  backend_x: 1\nsecurity:\n  website_blocklist:\n    enabled: true\n    domains: [a.example, 3]\n",
+		"web:\n  backend_x: 1\nSecurity:\n  website_blocklist: {enabled: true}\n",
+		"web:\n  backend_x: 1\nsecurity:\n  website_blocklist:\n    domain: [a.example]\n",
+	} {
+		home := writeConfig(t, y)
+		_, warns, err := Load(home)
+		var ke *KeyError
+		if !errors.As(err, &ke) {
+			t.Fatalf("Load(%q) = %v; want a KeyError", y, err)
+		}
+		if len(warns) != 1 || warns[0].Key != "web.backend_x" {
+			t.Errorf("Load(%q) warnings = %v; want only web.backend_x's", y, warns)
+		}
+		for _, w := range warns {
+			if w.Key == ke.Key || strings.Contains(w.Message, "dropped") {
+				t.Errorf("Load(%q): warning %q contradicts the refusal %v", y, w, ke)
+			}
+		}
+	}
+}

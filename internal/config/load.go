@@ -183,7 +183,13 @@ func parseConfig(path, home string, data []byte) (*Config, []Warning, error) {
 	}
 	l.finish()
 	if l.fatal != nil {
-		return nil, l.warns, l.fatal
+		kept := l.warns[:0]
+		for _, w := range l.warns {
+			if !l.failedKeys[orTop(w.Key)] && !l.failedKeys[w.Key] {
+				kept = append(kept, w)
+			}
+		}
+		return nil, kept, l.fatal
 	}
 	return l.cfg, l.warns, nil
 }
@@ -265,6 +271,9 @@ type loader struct {
 	mergeBudget int
 	// fatal is the first problem that makes the file fail closed (KeyError).
 	fatal *KeyError
+	// failedKeys are the keys of every fail-closed problem: their warnings
+	// are dropped when the load fails (the refusal says what is wrong).
+	failedKeys map[string]bool
 }
 
 // pos returns the 1-based line and column of n (0, 0 when unknown).
