@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -112,6 +113,14 @@ Exit status: 0 when the configuration loads and every configured selection can w
 				if reg, err := a.registry(); err == nil {
 					rep.Unavailable = reg.Unavailable()
 					reg.Close()
+				}
+				// Every warning a tool call prints (dropped
+				// security.fake_ip_ranges entries, …) is a doctor
+				// warning too, once.
+				for _, w := range a.warnLog {
+					if !slices.Contains(rep.Warnings, w) && !slices.Contains(rep.EnvWarnings, w) && !strings.HasPrefix(w, "shared blocklist file not found") {
+						rep.Warnings = append(rep.Warnings, w)
+					}
 				}
 			}
 			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed() && (rep.Browser == nil || rep.Browser.Problem == "")

@@ -23,6 +23,10 @@ func TestBrokenConfigFailsClosed(t *testing.T) {
 		{"wrong type for domains", "security:\n  website_blocklist:\n    enabled: true\n    domains: {evil.example: 1}\n", "config.yaml:4:14"},
 		{"blocklist in a later document", "web: {}\n---\nsecurity:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:3:1"},
 		{"misspelt blocklist key", "security:\n  website_blocklst:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:2:3"},
+		// breaker5 D17: a capitalised or misspelt security block was a warning.
+		{"capitalised security", "Security:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example]\n", "config.yaml:1:1"},
+		{"misspelt security", "web: {}\nsecurty:\n  website_blocklist:\n    enabled: true\n", "config.yaml:2:1"},
+		{"non-string domain", "security:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example, 3]\n", "config.yaml:4:14"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -242,5 +246,62 @@ func TestConfigSetRefusesLintedRule(t *testing.T) {
 	_, out, _ = cli(t, home, "config", "get", "security.website_blocklist.domains")
 	if !strings.Contains(out, "127.0.0.1") || !strings.Contains(out, "10.0.0.1") || strings.Contains(out, "127.0.0.1, 10") {
 		t.Errorf("config get: %s", out)
+	}
+}
+
+// TestDoctorShowsDroppedFakeIPRanges: security.fake_ip_ranges entries that
+// overlap a network that can never be declared (spec §A6.1) are dropped with
+// a warning every tool call prints; doctor lists the same warnings, text and
+// JSON, once each, instead of "No problems found apart from the 1
+// warning(s)" (breaker5 D11).
+func TestDoctorShowsDroppedFakeIPRanges(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  fake_ip_ranges: [\"198.18.0.0/15\", \"127.0.0.0/8\", \"0.0.0.0/0\", \"fd00:ec2::/32\"]\n"), 0o600)
+	_, _, errs := cli(t, home, "check", "http://93.184.216.34/")
+	var printed []string
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.Contains(l, "security.fake_ip_ranges: dropped") {
+			printed = append(printed, strings.TrimPrefix(l, "gatehouse: warning: "))
+		}
+	}
+	if len(printed) != 3 {
+		t.Fatalf("check printed %d fake_ip_ranges warnings, want 3:\n%s", len(printed), errs)
+	}
+	_, out, _ := cli(t, home, "doctor", "--json")
+	var d struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("doctor json: %v\n%s", err, out)
+	}
+	for _, p := range printed {
+		n := 0
+		for _, w := range d.Warnings {
+			if w == p {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("doctor --json lists %q %d times, want once; warnings: %q", p, n, d.Warnings)
+		}
+	}
+	_, out, _ = cli(t, home, "doctor")
+	for _, p := range printed {
+		if !strings.Contains(out, "warning: "+p) {
+			t.Errorf("doctor text lacks %q:\n%s", p, out)
+		}
+	}
+}
+
+// TestRefusedConfigPrintsNoDroppedWarning: a non-string entry in
+// security.website_blocklist.domains refuses the call (config_invalid); the
+// CLI no longer also prints "warning: … those entries were dropped", which
+// said the opposite (breaker5 D5 nit).
+func TestRefusedConfigPrintsNoDroppedWarning(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example, 3]\n"), 0o600)
+	code, _, errs := cli(t, home, "check", "https://example.com/")
+	if code != 1 || !strings.Contains(errs, "REFUSED [config_invalid]") || strings.Contains(errs, "dropped") || strings.Contains(errs, "warning:") {
+		t.Errorf("exit %d stderr:\n%s", code, errs)
 	}
 }

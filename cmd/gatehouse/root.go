@@ -40,6 +40,9 @@ type app struct {
 	// (doctor, mcp) and however many components report it (the web service
 	// and the browser gates both load the blocklist).
 	warned map[string]bool
+	// warnLog is every warning warn printed (or would have printed to a
+	// discarded stderr), in order: doctor reports them.
+	warnLog []string
 }
 
 // warn prints a "gatehouse: warning:" line on stderr, redacted, unless the
@@ -53,6 +56,7 @@ func (a *app) warn(msg string) {
 		a.warned = map[string]bool{}
 	}
 	a.warned[msg] = true
+	a.warnLog = append(a.warnLog, msg)
 	fmt.Fprintln(a.stderr, "gatehouse: warning:", msg)
 }
 

@@ -56,8 +56,15 @@ func securityHome(name string) string {
 	return ""
 }
 
-// fail records the first fail-closed problem of a load.
+// fail records the first fail-closed problem of a load, and marks key so
+// that the warning written for the same problem ("… ignored", "… those
+// entries were dropped") is not printed next to the refusal that
+// contradicts it (failedKeys, see parseConfig).
 func (l *loader) fail(line, col int, key, msg, fix string) {
+	if l.failedKeys == nil {
+		l.failedKeys = map[string]bool{}
+	}
+	l.failedKeys[key] = true
 	if l.fatal == nil {
 		l.fatal = &KeyError{File: l.file, Line: line, Column: col, Key: key, Message: msg, Fix: fix}
 	}

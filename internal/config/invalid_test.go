@@ -31,6 +31,20 @@ func TestFailClosed(t *testing.T) {
 		{"misspelt blocklist key", "security:\n  website_blocklst:\n    enabled: true\n    domains: [x.example]\n", "security.website_blocklst"},
 		{"blocklist key in other case", "security:\n  Website-Blocklist: {enabled: true}\n", "security.Website-Blocklist"},
 		{"blocklist under another name", "security:\n  blocked_sites:\n    domains: [x.example]\n", "security.blocked_sites"},
+		// breaker5 D17: a miscased or misspelt security block was only a
+		// warning, which left the blocklist off.
+		{"security capitalised", "Security:\n  website_blocklist:\n    enabled: true\n    domains: [x.example]\n", "Security"},
+		{"security upper case", "SECURITY:\n  website_blocklist: {enabled: true}\n", "SECURITY"},
+		{"security misspelt", "securty:\n  website_blocklist: {enabled: true}\n", "securty"},
+		{"security transposed", "secuirty:\n  allow_private_urls: false\n", "secuirty"},
+		{"security misspelt, empty", "secutiry: {}\n", "secutiry"},
+		{"blocklist capitalised at top level", "Website_Blocklist:\n  enabled: true\n", "Website_Blocklist"},
+		{"fake ranges miscased", "security:\n  Fake_IP_Ranges: [198.18.0.0/15]\n", "security.Fake_IP_Ranges"},
+		{"blocklist under an unknown key", "settings:\n  website_blocklist:\n    enabled: true\n", "settings"},
+		{"blocklist deep under an unknown key", "sec:\n  a:\n    b: {Website-Blocklist: {enabled: true}}\n", "sec"},
+		{"allow_private_urls under an unknown key", "safety:\n  allow_private_urls: false\n", "safety"},
+		{"fake_ip_ranges under an unknown web key", "web:\n  net:\n    fake_ip_ranges: [198.18.0.0/15]\n", "web.net"},
+		{"misspelt security in a later document", "web: {}\n---\nSecurity:\n  website_blocklist: {enabled: true}\n", "Security"},
 	}
 	for _, c := range fatal {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,6 +73,8 @@ func TestFailClosed(t *testing.T) {
 		"browser:\n  engine: firefox\n",
 		"web: {}\n---\nweb:\n  backend: exa\n",         // a later document without security keys
 		"security:\n  tirith_policy: {mode: strict}\n", // an unrelated mapping under security
+		"secure_mode: true\n",                          // three edits from "security"
+		"browser:\n  engine_x: {enabled: true}\n",      // no security setting inside
 	}
 	for _, y := range warnOnly {
 		home := writeConfig(t, y)
@@ -111,6 +127,65 @@ func TestInvalidNeverEchoesASecret(t *testing.T) {
 		}
 		if d := Diagnose(home); d.Refusal == nil || strings.Contains(d.Refusal.Message, "abcdefghij") {
 			t.Errorf("Diagnose refusal carries the key: %+v", d.Refusal)
+		}
+	}
+}
+
+// TestMeantAsSecurityMessage: the refusal for a miscased security block
+// names the line:column and says to rename it; one nested under an unknown
+// key names the setting's line and where it belongs (breaker5 D17).
+func TestMeantAsSecurityMessage(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"web: {}\nSecurity:\n  website_blocklist: {enabled: true}\n", ":2:1: Security: unknown key that looks like security written differently; it would be ignored. Rename it to security (key names are case-sensitive)."},
+		{"web:\n  Security: {}\n", ":2:3: web.Security: unknown key that looks like security written differently; it would be ignored. Move it to security."},
+		{"settings:\n  website_blocklist:\n    enabled: true\n", ":1:1: settings: unknown key holding the security setting website_blocklist (line 2:3), which would be ignored with it. Move website_blocklist to security.website_blocklist."},
+	} {
+		home := writeConfig(t, c.yaml)
+		_, _, err := Load(home)
+		rerr := Invalid(Path(home), err)
+		if rerr == nil || rerr.Code != reason.ConfigInvalid || !strings.Contains(rerr.Message, Path(home)+c.want) {
+			t.Errorf("Load(%q) refusal = %+v, want it to contain %q", c.yaml, rerr, c.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"security", "security", 0}, {"securty", "security", 1}, {"secuirty", "security", 2},
+		{"secure", "security", 3}, {"", "ab", 2}, {"abc", "", 3}, {"kitten", "sitting", 3},
+	} {
+		if got := editDistance(c.a, c.b, 2); min(got, 3) != min(c.want, 3) {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestRefusalHasNoContradictingWarning: when a problem makes the file fail
+// closed, the warning written for it ("… those entries were dropped", "…
+// unknown key ignored") is not returned next to the refusal, which says
+// the opposite (breaker5 D5 nit); warnings of other keys stay.
+func TestRefusalHasNoContradictingWarning(t *testing.T) {
+	for _, y := range []string{
+		"web:\n  backend_x: 1\nsecurity:\n  website_blocklist:\n    enabled: true\n    domains: [a.example, 3]\n",
+		"web:\n  backend_x: 1\nSecurity:\n  website_blocklist: {enabled: true}\n",
+		"web:\n  backend_x: 1\nsecurity:\n  website_blocklist:\n    domain: [a.example]\n",
+	} {
+		home := writeConfig(t, y)
+		_, warns, err := Load(home)
+		var ke *KeyError
+		if !errors.As(err, &ke) {
+			t.Fatalf("Load(%q) = %v; want a KeyError", y, err)
+		}
+		if len(warns) != 1 || warns[0].Key != "web.backend_x" {
+			t.Errorf("Load(%q) warnings = %v; want only web.backend_x's", y, warns)
+		}
+		for _, w := range warns {
+			if w.Key == ke.Key || strings.Contains(w.Message, "dropped") {
+				t.Errorf("Load(%q): warning %q contradicts the refusal %v", y, w, ke)
+			}
 		}
 	}
 }

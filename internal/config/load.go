@@ -183,7 +183,13 @@ func parseConfig(path, home string, data []byte) (*Config, []Warning, error) {
 	}
 	l.finish()
 	if l.fatal != nil {
-		return nil, l.warns, l.fatal
+		kept := l.warns[:0]
+		for _, w := range l.warns {
+			if !l.failedKeys[orTop(w.Key)] && !l.failedKeys[w.Key] {
+				kept = append(kept, w)
+			}
+		}
+		return nil, kept, l.fatal
 	}
 	return l.cfg, l.warns, nil
 }
@@ -221,7 +227,7 @@ func securityKeyIn(n ast.Node) (found ast.MapKeyNode) {
 		if found != nil {
 			return false
 		}
-		if securityHome(keyText(k)) != "" {
+		if securityHome(keyText(k)) != "" || meantAsSecurity(keyText(k)) != "" {
 			found = k
 			return false
 		}
@@ -265,6 +271,9 @@ type loader struct {
 	mergeBudget int
 	// fatal is the first problem that makes the file fail closed (KeyError).
 	fatal *KeyError
+	// failedKeys are the keys of every fail-closed problem: their warnings
+	// are dropped when the load fails (the refusal says what is wrong).
+	failedKeys map[string]bool
 }
 
 // pos returns the 1-based line and column of n (0, 0 when unknown).
@@ -487,6 +496,8 @@ func (l *loader) block(f *field, prefix string, n ast.Node, depth int) {
 			} else if prefix == "security" && l.looksLikeBlocklist(e.key, e.value) {
 				l.fail(line, col, key, "unknown key that looks like a misspelt website_blocklist; it would be ignored and leave the blocklist off",
 					"Rename it to website_blocklist (security.website_blocklist).")
+			} else {
+				l.failMeantAsSecurity(prefix, e.key, key, e.keyN, e.value)
 			}
 			continue
 		}

@@ -10,7 +10,9 @@
 //     judged and what is dialed);
 //   - runs Decide (secrets, scheme, SSRF, website policy) on the first request
 //     and on every redirect hop (at most 10) before its connection is opened;
-//   - never consults HTTP_PROXY/HTTPS_PROXY/NO_PROXY (Transport.Proxy is nil) and
+//   - never consults HTTP_PROXY/HTTPS_PROXY/ALL_PROXY/NO_PROXY (Transport.Proxy is
+//     nil; a departure from spec §A6.3 step 5, see proxyHint, which a
+//     dns_unresolvable refusal carries while such a variable is set) and
 //     refuses non-TCP networks (no Unix sockets).
 //
 // String checks made before a fetch (urlsafe.CheckStatic) exist to refuse early with a
@@ -224,7 +226,7 @@ func (g *Guard) resolve(ctx context.Context, scheme, host string, port uint16) (
 				fmt.Sprintf("DNS lookup of %s was cancelled.", host), ctx.Err())
 		}
 		return nil, reason.Wrap(reason.DNSUnresolvable, reason.GateSSRF,
-			fmt.Sprintf("Blocked: the host %s could not be resolved (DNS lookup failed), so it cannot be checked for SSRF safety. Check the spelling of the host name and this machine's DNS/network access.", host), err)
+			fmt.Sprintf("Blocked: the host %s could not be resolved (DNS lookup failed), so it cannot be checked for SSRF safety. Check the spelling of the host name and this machine's DNS/network access.", host)+proxyHint(), err)
 	}
 	for _, a := range addrs {
 		if rerr := g.judge(scheme, host, a, port); rerr != nil {

@@ -98,10 +98,10 @@ type Spec struct {
 	// generic invalid_arguments. The enum stays in the published schema.
 	EnumCodes map[string]reason.Code
 	// Prepare, if non-nil, adjusts the decoded arguments object before it is
-	// validated: the place for documented leniency that keeps the published
-	// schema simple (web_extract turns {url:…} items into strings and other
-	// non-string items into "", so each fails as its own row instead of
-	// failing the call). It must not add capability the schema denies.
+	// validated: the place for documented leniency, such as web_extract
+	// turning its {url:…} items (published in its schema) into strings and
+	// other non-string items into "", so each fails as its own row instead
+	// of failing the call. It must not add capability the schema denies.
 	Prepare func(args map[string]any)
 	// Available reports whether the tool is usable in this process; nil means
 	// always. The error text says why not and names the fix ("Chromium not

@@ -138,7 +138,7 @@ func addWeb(r *Registry, env *Env) []string {
 
 // ExtractInput is the input of web_extract.
 type ExtractInput struct {
-	URLs      []any `json:"urls" jsonschema:"1 to 5 absolute http(s) URLs, fetched in parallel; results come back in this order"` // strings after Prepare
+	URLs      []any `json:"urls" jsonschema:"1 to 5 absolute http(s) URLs (strings, or objects carrying the URL in url or href), fetched in parallel; results come back in this order"` // strings after Prepare
 	CharLimit *int  `json:"char_limit,omitempty" jsonschema:"character budget per page (Unicode chars, not tokens); default web.extract_char_limit (15000), clamped to 2000..500000"`
 	// Render, IncludeLinks and MaxAgeS are also the CLI flags --render,
 	// --links and --max-age (cmd/gatehouse reads their help from this schema).
@@ -195,6 +195,22 @@ func (o *ExtractOutput) Pages() []Page {
 	return out
 }
 
+// URLItemSchema is the schema of one web_extract urls item (spec §A3 step
+// 1): an absolute http(s) URL string, or an object carrying it in a string
+// url field (else href; other fields are ignored).
+func URLItemSchema() *jsonschema.Schema {
+	str := func(d string) *jsonschema.Schema { return &jsonschema.Schema{Type: "string", Description: d} }
+	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+		str("an absolute http(s) URL"),
+		{
+			Type:        "object",
+			Description: "an object carrying the URL in url (else href), as in a search result or a link list",
+			Properties:  map[string]*jsonschema.Schema{"url": str("the URL"), "href": str("the URL, read when url is absent")},
+			AnyOf:       []*jsonschema.Schema{{Required: []string{"url"}}, {Required: []string{"href"}}},
+		},
+	}}
+}
+
 // ExtractSchema returns web_extract's input schema, the one definition the
 // CLI flags of `gatehouse extract` take their help and values from. Each
 // call returns a copy of one schema built on the first call.
@@ -216,12 +232,17 @@ func extractTool(svc *web.Service) *Tool {
 		Schema: func(s *jsonschema.Schema) {
 			u := s.Properties["urls"]
 			u.MinItems, u.MaxItems = jsonschema.Ptr(1), jsonschema.Ptr(web.MaxURLs)
-			u.Items = &jsonschema.Schema{Type: "string"} // the described schema (spec §A1)
+			// Spec §A3 step 1 accepts a URL string or an object carrying
+			// it in url (else href); the published schema says so (the
+			// described schema of spec §A1 says strings only, which hid
+			// the object form from clients and models; breaker5 D13).
+			u.Items = URLItemSchema()
 			s.Properties["render"].Enum = []any{"auto", "always", "never"}
 			s.Properties["max_age_s"].Minimum = jsonschema.Ptr(0.0)
 		},
-		// Spec §A3 step 1 accepts objects carrying a url/href string, and an
-		// item that is no URL costs its own row (invalid_item), not the call.
+		// Items of URLItemSchema become strings; an item that is no URL
+		// (a number, null, an object without a url/href string) costs its
+		// own row (invalid_item, spec §A3 step 1), not the call.
 		Prepare: func(args map[string]any) {
 			items, ok := args["urls"].([]any)
 			if !ok {

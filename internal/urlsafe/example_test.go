@@ -59,7 +59,7 @@ func ExampleClassifyAddr() {
 	// 100.64.0.1 private
 	// ::ffff:10.0.0.1 private
 	// 64:ff9b::a9fe:a9fe metadata
-	// 2002:808:808::1 public
+	// 2002:808:808::1 private
 }
 
 func ExampleFindSecret() {

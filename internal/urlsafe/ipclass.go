@@ -67,8 +67,10 @@ func mp(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 // internalRanges is the private/internal table (spec §A6.4, CPython 3.11.7
 // ipaddress plus the explicit CGNAT rule of §A6.1). Where newer CPython
 // releases widened a range, the wider one is used (union of both tables).
-// IPv4-in-IPv6 wrappers never reach this table: ClassifyAddr unwraps them
-// first (Unwrap4).
+// IPv4-mapped and IPv4-translated addresses never reach this table as IPv6:
+// ClassifyAddr judges them by their embedded IPv4 only (spec §A6.2). Every
+// other IPv6 address carrying an IPv4 (Teredo, IPv4-compatible, NAT64, 6to4)
+// is looked up both as itself and as that IPv4 (see judgedAddrs).
 var internalRanges = []ipRange{
 	// IPv4
 	{mp("0.0.0.0/32"), kindUnspecified, "RFC 1122 §3.2.1.3 this host"},
@@ -93,13 +95,15 @@ var internalRanges = []ipRange{
 	{mp("::/128"), kindUnspecified, "RFC 4291 unspecified"},
 	{mp("::1/128"), kindLoopback, "RFC 4291 loopback"},
 	{mp("100::/64"), kindPrivate, "RFC 6666 discard-only"},
-	{mp("2001::/23"), kindPrivate, "RFC 2928 IETF protocol assignments; CPython 3.11.7"},
+	{mp("2001::/23"), kindPrivate, "RFC 2928 IETF protocol assignments (holds Teredo 2001::/32); CPython 3.11.7"},
+	{mp("2002::/16"), kindPrivate, "RFC 3056 6to4; newer CPython is_private"},
+	{mp("64:ff9b:1::/48"), kindPrivate, "RFC 8215 local-use NAT64; newer CPython is_private"},
 	{mp("2001:db8::/32"), kindPrivate, "RFC 3849 documentation"},
 	{mp("fc00::/7"), kindPrivate, "RFC 4193 unique local"},
 	{mp("fe80::/10"), kindLinkLocal, "RFC 4291 link-local"},
 	{mp("fec0::/10"), kindSiteLocal, "RFC 3879 deprecated site-local (stricter than CPython)"},
 	{mp("ff00::/8"), kindMulticast, "RFC 4291 multicast"},
-	{mp("::/8"), kindReserved, "RFC 4291 reserved; CPython is_reserved"},
+	{mp("::/8"), kindReserved, "RFC 4291 reserved (holds IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96); CPython is_reserved"},
 	{mp("100::/8"), kindReserved, "CPython is_reserved"},
 	{mp("200::/7"), kindReserved, "CPython is_reserved"},
 	{mp("400::/6"), kindReserved, "CPython is_reserved"},
@@ -193,31 +197,68 @@ func Unwrap4(a netip.Addr) netip.Addr {
 	return a
 }
 
-// ClassifyAddr returns the SSRF class of a (spec §A6.2). The zone is ignored;
-// an IPv4 address carried inside IPv6 (see Unwrap4) is judged as that IPv4.
+// ClassifyAddr returns the SSRF class of a (spec §A6.2). The zone is ignored.
 // The metadata floor (spec §A6.1: 169.254.0.0/16, 100.100.100.200,
-// 168.63.129.16, fd00:ec2::254) wins over everything; then the
-// private/internal table (spec §A6.4 ranges of CPython's ipaddress, CGNAT
-// 100.64.0.0/10, multicast, reserved, unspecified). Addresses inside the
-// RFC 8215 local-use NAT64 prefix 64:ff9b:1::/48 are at least ClassPrivate
-// whatever IPv4 they embed, since that prefix is operator-local.
-// The zero (invalid) Addr is ClassPrivate: it fails closed.
+// 168.63.129.16, fd00:ec2::254) wins over everything, for a and for the IPv4
+// it carries (Unwrap4); then the private/internal table (spec §A6.4 ranges of
+// CPython's ipaddress, CGNAT 100.64.0.0/10, multicast, reserved,
+// unspecified) is looked up for every address of judgedAddrs(a): an
+// IPv4-mapped or IPv4-translated address is judged as its IPv4 (spec §A6.2);
+// a Teredo, IPv4-compatible, NAT64 or 6to4 address is ClassPrivate when
+// either its IPv6 prefix (2001::/23 and 2002::/16 private, ::/8 reserved in
+// CPython) or the IPv4 it carries is non-public, so such literals are
+// refused even when the embedded IPv4 is public. The zero (invalid) Addr is
+// ClassPrivate: it fails closed.
 func ClassifyAddr(a netip.Addr) Class {
 	if !a.IsValid() {
 		return ClassPrivate
 	}
 	a = a.WithZone("")
-	u := Unwrap4(a)
-	if isMetadataAddr(u) || isMetadataAddr(a) {
+	if isMetadataAddr(Unwrap4(a)) || isMetadataAddr(a) {
 		return ClassMetadata
 	}
-	if _, internal := internalKind(u); internal {
-		return ClassPrivate
-	}
-	if nat64Local.Contains(a) {
-		return ClassPrivate
+	for _, p := range judgedAddrs(a) {
+		if _, internal := internalKind(p); internal {
+			return ClassPrivate
+		}
 	}
 	return ClassPublic
+}
+
+// judgedAddrs returns the addresses the private/internal table is looked up
+// for when classifying a (zone removed): the embedded IPv4 alone for
+// IPv4-mapped ::ffff:a.b.c.d and IPv4-translated ::ffff:0:a.b.c.d (spec
+// §A6.2 classifies those by the IPv4 for every check); a itself and its
+// embedded IPv4 for the other embeddings of Unwrap4 (spec §A6.4: CPython
+// judges the IPv6 address by its own prefix); a alone otherwise.
+func judgedAddrs(a netip.Addr) []netip.Addr {
+	a = a.WithZone("")
+	u := Unwrap4(a)
+	switch {
+	case u == a:
+		return []netip.Addr{a}
+	case isMappedOrTranslated(a):
+		return []netip.Addr{u}
+	}
+	return []netip.Addr{a, u}
+}
+
+// isMappedOrTranslated reports whether a is IPv4-mapped ::ffff:a.b.c.d
+// (RFC 4291 §2.5.5.2) or IPv4-translated ::ffff:0:a.b.c.d (RFC 2765 §2.1).
+func isMappedOrTranslated(a netip.Addr) bool {
+	if a.Is4In6() {
+		return true
+	}
+	if !a.Is6() {
+		return false
+	}
+	b := a.As16()
+	for _, x := range b[:8] {
+		if x != 0 {
+			return false
+		}
+	}
+	return b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0
 }
 
 func isMetadataAddr(a netip.Addr) bool {
@@ -289,9 +330,12 @@ func IsLocalDevHost(host string) bool {
 		return true
 	}
 	if a, err := netip.ParseAddr(h); err == nil {
-		a = Unwrap4(a.WithZone(""))
-		kind, internal := internalKind(a)
-		return internal && kind.localDev()
+		for _, p := range judgedAddrs(a) {
+			if kind, internal := internalKind(p); internal && kind.localDev() {
+				return true
+			}
+		}
+		return false
 	}
 	return !strings.ContainsAny(h, ".:")
 }

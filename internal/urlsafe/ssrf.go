@@ -175,8 +175,9 @@ func unsupportedScheme(scheme string) *reason.Error {
 // with this scheme and canonical host (spec §A6.2): nil if allowed,
 // ssrf_metadata for ClassMetadata (never overridable), ssrf_private for
 // ClassPrivate unless o.AllowPrivate, or the trusted-host rule (host exactly
-// TrustedPrivateHost and scheme https), or a declared fake-IP range
-// containing Unwrap4(a) excuses it. Gate is ssrf. The zone of a is ignored.
+// TrustedPrivateHost and scheme https), or declared fake-IP ranges excuse it:
+// each non-public address ClassifyAddr judged (a, and the IPv4 it carries, see
+// judgedAddrs) must lie in one. Gate is ssrf. The zone of a is ignored.
 func (o Options) JudgeAddr(scheme, host string, a netip.Addr) *reason.Error {
 	switch ClassifyAddr(a) {
 	case ClassMetadata:
@@ -190,13 +191,8 @@ func (o Options) JudgeAddr(scheme, host string, a netip.Addr) *reason.Error {
 	if strings.EqualFold(scheme, "https") && strings.EqualFold(strings.TrimRight(host, "."), TrustedPrivateHost) {
 		return nil
 	}
-	if a.IsValid() {
-		u := Unwrap4(a.WithZone(""))
-		for _, p := range o.FakeIPRanges {
-			if p.Contains(u) {
-				return nil
-			}
-		}
+	if a.IsValid() && len(o.FakeIPRanges) > 0 && o.fakeExcuses(a) {
+		return nil
 	}
 	return reason.New(reason.SSRFPrivate, reason.GateSSRF, msgPrivate)
 }
@@ -265,4 +261,25 @@ func IsAlwaysBlocked(host string, answers []string) bool {
 		}
 	}
 	return false
+}
+
+// fakeExcuses reports whether every non-public address judged for a
+// (judgedAddrs) lies in a declared fake-IP range.
+func (o Options) fakeExcuses(a netip.Addr) bool {
+	for _, p := range judgedAddrs(a) {
+		if _, internal := internalKind(p); !internal {
+			continue
+		}
+		in := false
+		for _, r := range o.FakeIPRanges {
+			if r.Contains(p) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
 }

@@ -36,7 +36,9 @@ func TestCanonicalHost(t *testing.T) {
 		{name: "NAT64 metadata", raw: "http://[64:ff9b::a9fe:a9fe]/", host: "64:ff9b::a9fe:a9fe", class: ClassMetadata},
 		{name: "NAT64 local-use private", raw: "http://[64:ff9b:1::a00:1]/", host: "64:ff9b:1::a00:1", class: ClassPrivate},
 		{name: "6to4 metadata", raw: "http://[2002:a9fe:a9fe::]/", host: "2002:a9fe:a9fe::", class: ClassMetadata},
-		{name: "6to4 public", raw: "http://[2002:808:808::1]/", host: "2002:808:808::1", class: ClassPublic},
+		// breaker5 D1: the IPv6 prefix keeps its own CPython class even when
+		// the embedded IPv4 is public (2002::/16 private in newer CPython).
+		{name: "6to4 of a public IPv4", raw: "http://[2002:808:808::1]/", host: "2002:808:808::1", class: ClassPrivate},
 		// Teredo: server 65.54.227.120, client 10.0.0.1 = ^0xf5fffffe.
 		{name: "Teredo client 10.0.0.1", raw: "http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/", host: "2001:0:4136:e378:8000:63bf:f5ff:fffe", class: ClassPrivate},
 		{name: "Azure wire server", raw: "http://168.63.129.16/", host: "168.63.129.16", class: ClassMetadata},
@@ -315,5 +317,53 @@ func TestParseLimits(t *testing.T) {
 	// Opaque paths have no authority: a long mailto: is not an authority overflow.
 	if _, err := Parse("mailto:" + strings.Repeat("a", 4<<10) + "@example.com"); err != nil {
 		t.Errorf("long mailto refused: %v", err)
+	}
+}
+
+// TestEmbeddedIPv4KeepsIPv6Class: a Teredo, IPv4-compatible, NAT64 or 6to4
+// literal is refused when either its IPv6 prefix (spec §A6.4, CPython:
+// 2001::/23 is_private, ::/8 is_reserved, 2002::/16 is_private) or the IPv4
+// it carries is non-public; an IPv4-mapped or -translated one is judged by
+// its IPv4 alone (spec §A6.2). Before breaker5 D1 the first five were
+// public: the embedded IPv4 replaced the address before the lookup.
+func TestEmbeddedIPv4KeepsIPv6Class(t *testing.T) {
+	for raw, want := range map[string]Class{
+		"http://[2001::f7f7:f7f7]/":      ClassPrivate, // Teredo, client 8.8.8.8
+		"http://[2001::7f00:1]/":         ClassPrivate, // Teredo, client 128.255.255.254
+		"http://[::8.8.8.8]/":            ClassPrivate, // IPv4-compatible, ::/8 reserved
+		"http://[64:ff9b::808:808]/":     ClassPrivate, // NAT64 WKP, inside ::/8
+		"http://[2002:808:808::]/":       ClassPrivate, // 6to4
+		"http://[64:ff9b::a9fe:a9fe]/":   ClassMetadata,
+		"http://[2001::5601:5601]/":      ClassMetadata, // Teredo client 169.254.169.254
+		"http://[::ffff:8.8.8.8]/":       ClassPublic,   // mapped: the IPv4 alone
+		"http://[::ffff:0:8.8.8.8]/":     ClassPublic,   // translated: the IPv4 alone
+		"http://[::ffff:10.0.0.1]/":      ClassPrivate,
+		"http://[2606:4700:4700::1111]/": ClassPublic,
+	} {
+		u, err := Parse(raw)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", raw, err)
+		}
+		if got := ClassifyAddr(u.Addr); got != want {
+			t.Errorf("ClassifyAddr(%s) = %s, want %s", u.Addr, got, want)
+		}
+		wantCode := map[Class]reason.Code{ClassPublic: "", ClassPrivate: reason.SSRFPrivate, ClassMetadata: reason.SSRFMetadata}[want]
+		if got := codeOf((Options{}).CheckStatic(u)); got != wantCode {
+			t.Errorf("CheckStatic(%s) = %q, want %q", raw, got, wantCode)
+		}
+	}
+	// A declared fake-IP range excuses an embedding only when it holds every
+	// non-public part: 198.18.0.0/15 excuses the IPv4 but not 2002::/16.
+	o := Options{FakeIPRanges: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}}
+	if o.JudgeAddr("http", "x.test", netip.MustParseAddr("2002:c612:1::")) == nil {
+		t.Error("a fake-IP IPv4 range excused a 6to4 address")
+	}
+	if o.JudgeAddr("http", "x.test", netip.MustParseAddr("198.18.0.1")) != nil || o.JudgeAddr("http", "x.test", netip.MustParseAddr("::ffff:198.18.0.1")) != nil {
+		t.Error("the fake-IP range no longer excuses its own or IPv4-mapped addresses")
+	}
+	for host, want := range map[string]bool{"::8.8.8.8": true, "2001::f7f7:f7f7": true, "::ffff:8.8.8.8": false} {
+		if got := IsLocalDevHost(host); got != want {
+			t.Errorf("IsLocalDevHost(%q) = %v, want %v", host, got, want)
+		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/content"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
 
@@ -184,9 +185,13 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	p := Page{URL: rawURL}
 	ctx = traceHandshake(ctx) // requestError names a server that does not speak TLS
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	// A stray '%' in the path is a valid URL (WHATWG leaves it as is, and
+	// check allows it) that net/url refuses: it is sent as %25.
+	reqURL := urlsafe.RequestHref(rawURL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, reqURL, nil)
 	if err != nil {
-		p.Err = reason.Wrap(reason.InvalidURL, reason.GateParse, "Blocked: the URL could not be turned into a request.", err)
+		p.Err = reason.Wrap(reason.InvalidURL, reason.GateParse,
+			"The URL could not be turned into an HTTP request (Go's URL parser refuses it, although it is a valid URL). Percent-encode unusual characters of the path (for example % as %25) and try again.", err)
 		return p
 	}
 	// The direct fetcher never authenticates: a user name in the URL (a password
@@ -204,6 +209,9 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	defer resp.Body.Close()
 	final := resp.Request.URL
 	p.FinalURL = final.String()
+	if reqURL != rawURL && p.FinalURL == reqURL {
+		p.FinalURL = rawURL // not redirected: the URL as asked, not its request form
+	}
 	if resp.StatusCode >= 400 {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		p.Err = reason.Newf(reason.HTTPStatus, "", "The server answered HTTP %s for %s. Check the URL, or try again later if the site is down.", resp.Status, p.FinalURL)

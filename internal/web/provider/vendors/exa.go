@@ -117,7 +117,7 @@ func (e *Exa) Extract(ctx context.Context, urls []string, emit func(int, provide
 				put(orStr(r.URL, r.ID), provider.Page{Err: reason.New(reason.EmptyContent, "", "Exa returned no text for this URL.")})
 				continue
 			}
-			put(orStr(r.URL, r.ID), provider.Page{Title: r.Title, Content: r.Text})
+			put(orStr(r.URL, r.ID), asMarkdown("Exa", r.URL, provider.Page{Title: r.Title, Content: r.Text}))
 		}
 	}
 	for i, u := range urls {
@@ -222,7 +222,7 @@ func (e *ExaKeyless) Extract(ctx context.Context, urls []string, emit func(int, 
 				emit(i, provider.Page{URL: u, Err: reason.New(reason.EmptyContent, "", "Keyless Exa returned no content for this URL.")})
 				return
 			}
-			emit(i, provider.Page{URL: u, Title: titleOf(text), Content: text})
+			emit(i, asMarkdown("Keyless Exa", u, provider.Page{URL: u, Title: titleOf(text), Content: text}))
 		}()
 	}
 	wg.Wait()

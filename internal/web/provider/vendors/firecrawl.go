@@ -185,11 +185,20 @@ func (f *Firecrawl) scrape(ctx context.Context, u string) provider.Page {
 		return provider.Page{URL: u, FinalURL: final, Err: reason.Newf(reason.HTTPStatus, "",
 			"Firecrawl fetched %s but the site answered HTTP %d%s.", u, d.Metadata.StatusCode, suffix(d.Metadata.Error))}
 	}
-	content := orStr(d.Markdown, d.HTML)
-	if strings.TrimSpace(content) == "" {
+	if strings.TrimSpace(d.Markdown) == "" && strings.TrimSpace(d.HTML) != "" {
+		// Some Firecrawl versions answer with html only: it goes through
+		// the same conversion and hidden-text filter as a fetched page,
+		// never to the agent raw (breaker5 D18).
+		md, title, err := htmlPage("Firecrawl", d.HTML, final)
+		if err != nil {
+			return provider.Page{URL: u, FinalURL: final, Err: err}
+		}
+		return provider.Page{URL: u, FinalURL: final, Title: orStr(d.Metadata.Title, title), Content: md}
+	}
+	if strings.TrimSpace(d.Markdown) == "" {
 		return provider.Page{URL: u, FinalURL: final, Err: reason.Newf(reason.EmptyContent, "", "Firecrawl returned no content for %s.", u)}
 	}
-	return provider.Page{URL: u, FinalURL: final, Title: d.Metadata.Title, Content: content}
+	return asMarkdown("Firecrawl", final, provider.Page{URL: u, FinalURL: final, Title: d.Metadata.Title, Content: d.Markdown})
 }
 
 func suffix(s string) string {

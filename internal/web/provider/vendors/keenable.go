@@ -101,7 +101,7 @@ func (k *Keenable) Extract(ctx context.Context, urls []string, emit func(int, pr
 				emit(i, provider.Page{URL: u, Err: reason.New(reason.EmptyContent, "", "Keenable returned no content for this URL.")})
 				return
 			}
-			emit(i, provider.Page{URL: u, FinalURL: out.URL, Title: out.Title, Content: c})
+			emit(i, asMarkdown("Keenable", orStr(out.URL, u), provider.Page{URL: u, FinalURL: out.URL, Title: out.Title, Content: c}))
 		}()
 	}
 	wg.Wait()

@@ -137,7 +137,7 @@ func emitParallel(urls []string, out parallelExtract, err error, label string, e
 				put(r.URL, provider.Page{Err: reason.Newf(reason.EmptyContent, "", "%s returned no content for this URL.", label)})
 				continue
 			}
-			put(r.URL, provider.Page{Title: r.Title, Content: c})
+			put(r.URL, asMarkdown(label, r.URL, provider.Page{Title: r.Title, Content: c}))
 		}
 	}
 	for i, u := range urls {

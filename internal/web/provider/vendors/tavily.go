@@ -95,7 +95,7 @@ func (t *Tavily) Extract(ctx context.Context, urls []string, emit func(int, prov
 				put(r.URL, provider.Page{Err: reason.New(reason.EmptyContent, "", "Tavily returned no content for this URL.")})
 				continue
 			}
-			put(r.URL, provider.Page{Title: r.Title, Content: r.RawContent})
+			put(r.URL, asMarkdown("Tavily", r.URL, provider.Page{Title: r.Title, Content: r.RawContent}))
 		}
 		for _, f := range out.Failed {
 			put(f.URL, provider.Page{Err: reason.New(reason.ProviderError, "", "Tavily: "+orStr(scrub(f.Error, t.a.key), "extraction failed"))})
