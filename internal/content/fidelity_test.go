@@ -132,3 +132,37 @@ func TestLinkInQuoteKept(t *testing.T) {
 	assertHas(t, md, []string{"> The report quoted here says that you should see [the original study](https://t0.example.org/p_1~x) for the numbers"},
 		[]string{"(https://example.com/post)"})
 }
+
+// A quote holding one paragraph with inline code stays a quote with its
+// code span and link: go-trafilatura turned it into one code element
+// without the link target (its highlight.js rule looks for <code> among
+// all descendants), and readability renames such a quote into a <div>.
+// Found by FuzzHTMLToMarkdown (testdata/fuzz/FuzzHTMLToMarkdown/86b978f54e24c6f8).
+func TestQuoteWithCodeKept(t *testing.T) {
+	inner := `<blockquote><p>The maintainers wrote that you should set <code>MAX_RETRY_COUNT</code> and then see <a href="https://t0.example.org/p_1~x">the retry guide</a> before you change anything else in production.</p></blockquote>
+<blockquote><p>A second quote only names <code>the_flag</code> in its sentence and has no link at all, but it is long enough to be kept.</p></blockquote>`
+	want := []string{
+		"> The maintainers wrote that you should set `MAX_RETRY_COUNT` and then see [the retry guide](https://t0.example.org/p_1~x) before",
+		"> A second quote only names `the_flag` in its sentence",
+	}
+	assertHas(t, convertArticle(t, inner), want, []string{"`The maintainers", "`A second"})
+	// readability alone (the path of big pages).
+	d, err := htmlToMarkdown(article("Fidelity", inner), mustURL(t, "https://example.com/post"), extractOptions{focus: defaultExtract.focus, trafOff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertHas(t, d.Markdown, want, nil)
+}
+
+// A quote whose paragraph the HTML parser closes early (a hidden <div>
+// inside a <p>) keeps its text in order and its link target:
+// go-trafilatura put the text after the <div> before the link and dropped
+// its target. Found
+// by FuzzHTMLToMarkdown (testdata/fuzz/FuzzHTMLToMarkdown/367e4a55b5d605d8).
+func TestQuoteTextOrderKept(t *testing.T) {
+	md := convertArticle(t, `<blockquote><p>The report quoted here says that you should see <a href="https://t0.example.org/p_1~x">the original study</a> for the numbers <div style="display:none">(a hidden note)</div> and then compare them with the figures of the previous year in the market.</p></blockquote>`)
+	assertHas(t, md, []string{"see [the original study](https://t0.example.org/p_1~x) for the numbers"}, []string{"(https://example.com/post)"})
+	if i, j := strings.Index(md, "for the numbers"), strings.Index(md, "and then compare"); i < 0 || j < i {
+		t.Errorf("text out of order:\n%s", md)
+	}
+}
