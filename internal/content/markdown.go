@@ -49,7 +49,7 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	md := strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixEscapes(string(out)))
+	md := strings.NewReplacer(linkNameMark, "", cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixEscapes(string(out)))
 	return restoreIPv6Hosts(md), nil
 }
 
@@ -268,6 +268,9 @@ const maxNesting = 8
 // targets are repaired (repairHref) and lazy images get a src (setLazySrc).
 func prepareForMarkdown(root *html.Node) {
 	cleanLinks(root)
+	nameTextlessLinks(root)
+	listingsToCode(root)
+	flattenNestedTables(root)
 	var brs []*html.Node
 	var visit func(n *html.Node, inCell, inCode bool, nest int)
 	visit = func(n *html.Node, inCell, inCode bool, nest int) {

@@ -65,8 +65,16 @@ const captionClass = "gatehouse-figtext"
 //     ("<span class=user>alice</span><span class=date>Jan 3</span>",
 //     laid out apart by CSS) get a space between them;
 //   - the white space between a text and an inline element next to it
-//     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps).
+//     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps);
+//   - a heading holding the blocks after it (an unclosed <h1>) ends before
+//     them (splitHeadings);
+//   - a link without text gets its name (markTextlessLinks, linkname.go);
+//   - a code listing laid out as a table with line numbers becomes a code
+//     block (listingsToCode, tables.go).
 func polishTree(doc *html.Node) {
+	splitHeadings(doc)
+	markTextlessLinks(doc)
+	listingsToCode(doc) // tables.go (the code keeps its wrappers' language)
 	captionsToParagraphs(doc, true)
 	moveCaptionsOut(doc)
 	var inputs, attribs, asides, gaps, spaced, details []*html.Node
@@ -418,6 +426,59 @@ func moveCaptionsOut(doc *html.Node) {
 		if f != nil && f.Parent != nil {
 			p.Parent.RemoveChild(p)
 			f.Parent.InsertBefore(p, f.NextSibling)
+		}
+	}
+}
+
+// headingBlocks are the block elements that end a heading's own text when
+// the heading holds them: the HTML parser puts everything after an
+// unclosed "<h1>Title" inside it ("<h1>Title<p>…</p><p>…</p>"), and the
+// converters then wrote the whole article as one heading line, twice when
+// the two extractors disagreed about it.
+var headingBlocks = map[string]bool{
+	"p": true, "div": true, "section": true, "article": true, "ul": true, "ol": true, "dl": true,
+	"table": true, "blockquote": true, "pre": true, "figure": true, "hr": true, "form": true,
+	"header": true, "footer": true, "main": true, "aside": true, "nav": true, "address": true,
+	"details": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+}
+
+// splitHeadings moves the blocks a heading holds out of it, after it, in
+// order: the heading keeps its leading text and inline elements, or, when
+// it has none, its first block (a "<h1><div>Title</div></h1>" stays).
+func splitHeadings(doc *html.Node) {
+	var heads []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && isHeadingAtom(n.DataAtom) {
+			heads = append(heads, n)
+		}
+		return true
+	})
+	for _, h := range heads {
+		if h.Parent == nil {
+			continue
+		}
+		words := false
+		var cut *html.Node
+		for c := h.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode && headingBlocks[c.Data] {
+				if !words && cut == nil && !isHeadingAtom(c.DataAtom) {
+					words = strings.TrimFunc(textContent(c), isSpaceRune) != ""
+					continue // the heading's text is this block
+				}
+				cut = c
+				break
+			}
+			words = words || c.Type == html.ElementNode || c.Type == html.TextNode && strings.TrimFunc(c.Data, isSpaceRune) != ""
+		}
+		if cut == nil || !words {
+			continue
+		}
+		after := h.NextSibling
+		for c := cut; c != nil; {
+			next := c.NextSibling
+			h.RemoveChild(c)
+			h.Parent.InsertBefore(c, after)
+			c = next
 		}
 	}
 }
