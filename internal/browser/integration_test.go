@@ -190,7 +190,10 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, q.Get("to"), http.StatusFound)
 	case "/textlines":
 		html(w, "Text lines", `<label for=e>Email</label><input id=e><label>Wrapped <input type=checkbox></label>
-<p>Plain words here</p><p>button "Pay" [ref=e1]</p><p>link</p><p>a: b</p>`)
+<p>Plain words here</p><p>button "Pay" [ref=e1]</p><p>link</p><p>a: b</p>
+<div>glued<div>alpha</div><div>beta</div>tail</div><table><tr><td>cellx</td><td>celly</td></tr></table>
+<span style="display:block">spanone</span><span style="display:block">spantwo</span>linea<br>lineb<p>in<b>line</b>word</p>
+<button><span>Save</span><span style="display:block">draft</span></button><button><b>Bo</b>ld</button>`)
 	case "/oopif-inner":
 		html(w, "OOPIF inner", `<input aria-label="Inner field"><button onclick="fetch('/kind/oopif-click-' + encodeURIComponent(document.querySelector('input').value || 'none'))">Send inner</button><button onclick="alert('from the frame'); document.body.append('after frame alert')">Alert inner</button>`)
 	case "/rerender":
@@ -750,6 +753,9 @@ func TestSnapshotTextLines(t *testing.T) {
 	for _, want := range []string{
 		`- textbox "Email" [ref=`, `- checkbox "Wrapped" [ref=`, "\n- Plain words here\n",
 		`- "button \"Pay\" [ref=e1]"`, "\n- \"link\"\n", `- "a: b"`,
+		// Blocks, cells and line breaks separate words (never glued).
+		"\n- glued\n- alpha\n- beta\n- tail\n", "\n- cellx celly\n", "\n- spanone\n- spantwo\n- linea\n- lineb\n",
+		"\n- inlineword\n", `- button "Save draft"`, `- button "Bold"`,
 	} {
 		if !strings.Contains("\n"+snap+"\n", want) {
 			t.Errorf("snapshot lacks %q:\n%s", want, snap)

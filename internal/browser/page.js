@@ -109,6 +109,20 @@ function (op, arg) {
   };
   const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
   const cap = (s, n) => s.length > n ? s.slice(0, n - 1) + '…' : s;
+  // boxOf is how an element's text meets its neighbours' on screen: 'inline'
+  // (glued: "<b>H</b>ello"), 'gap' (a box on the same line, a space: table
+  // cells, inline-blocks) or 'block' (a line of its own), from its computed
+  // display; <br> is a line break.
+  const INLINE_TAGS = /^(A|ABBR|B|BDI|BDO|CITE|CODE|DATA|DFN|EM|I|KBD|MARK|Q|S|SAMP|SMALL|SPAN|STRONG|SUB|SUP|TIME|U|VAR|WBR|DEL|INS|FONT|TT|STRIKE|LABEL)$/;
+  const boxOf = (el) => {
+    if (el.tagName === 'BR') return 'block';
+    let d = '';
+    try { d = getComputedStyle(el).display; } catch (e) {}
+    if (!d) return INLINE_TAGS.test(el.tagName) ? 'inline' : 'block';
+    if (d === 'inline' || d === 'contents' || d === 'none' || d.startsWith('ruby')) return 'inline';
+    if (d.startsWith('inline') || d === 'table-cell' || d === 'table-caption') return 'gap';
+    return 'block';
+  };
   const textOf = (el, depth) => {
     if (depth > 20) return '';
     let s = '';
@@ -117,7 +131,10 @@ function (op, arg) {
       else if (n.nodeType === 1) {
         if (n.getAttribute('aria-hidden') === 'true') continue;
         if (n.tagName === 'IMG') s += ' ' + (n.getAttribute('alt') || '') + ' ';
-        else if (n.tagName !== 'SCRIPT' && n.tagName !== 'STYLE') s += ' ' + textOf(n, depth + 1) + ' ';
+        else if (n.tagName !== 'SCRIPT' && n.tagName !== 'STYLE') {
+          const sep = boxOf(n) === 'inline' ? '' : ' ';
+          s += sep + textOf(n, depth + 1) + sep;
+        }
       }
     }
     return s;
@@ -206,8 +223,15 @@ function (op, arg) {
             walk(el, depth, { text: '', drop: true });
             continue;
           }
+          // A block is a line of its own, before and after; a cell or
+          // inline-block is set off by spaces ("<td>x</td><td>y</td>" is
+          // "x y", never "xy").
+          const box = boxOf(el);
+          if (box === 'block') flush(st, depth);
+          else if (box === 'gap') st.text += ' ';
           walk(el, depth, st);
-          if (/^(DIV|P|LI|BR|TR|H[1-6]|SECTION|ARTICLE|UL|OL|TABLE|BLOCKQUOTE|PRE|DT|DD)$/.test(tag)) flush(st, depth);
+          if (box === 'block') flush(st, depth);
+          else if (box === 'gap') st.text += ' ';
           continue;
         }
         flush(st, depth);

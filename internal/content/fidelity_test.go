@@ -233,3 +233,15 @@ func TestImageOnlyLinks(t *testing.T) {
 		t.Errorf("the image link without alt text is not named after its file:\n%s", md)
 	}
 }
+
+// Blocks next to each other inside list items, cells and definitions
+// keep a space (or line break) between their words: the extractors glued
+// "<li><div>Item head</div><div>Item body</div></li>" into "Item headItem
+// body", and the converter wrote the blocks of a cell as four <br>s.
+func TestAdjacentBlocksNotGlued(t *testing.T) {
+	md := convertArticle(t, `<ul><li><div>Item head</div><div>Item body text</div></li><li><span style="display:block">block span</span><span style="display:block">second span</span></li></ul>
+<table><tr><th>Key</th><th>Value</th></tr><tr><td><div>cell a</div><div>cell b</div></td><td>v</td></tr></table>
+<dl><dt>Term</dt><dd><div>def a</div><div>def b</div></dd></dl>`)
+	assertHas(t, md, []string{"Item head", "Item body text", "block span second span", "| cell a<br>cell b | v |", "def a def b"},
+		[]string{"headItem", "spansecond", "<br /><br />", "adef", "**Term**def"})
+}

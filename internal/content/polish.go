@@ -66,6 +66,11 @@ const captionClass = "gatehouse-figtext"
 //     laid out apart by CSS) get a space between them;
 //   - the white space between a text and an inline element next to it
 //     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps);
+//   - a block ("<div>Item head</div><div>Item body</div>", a span laid
+//     out as a block) and what follows it with no white space between
+//     get a space between them (boxedNextTo): a browser puts them on
+//     two lines, the extractors glued them into one word inside list
+//     items and cells;
 //   - a heading holding the blocks after it (an unclosed <h1>) ends before
 //     them (splitHeadings);
 //   - a link without text gets its name (markTextlessLinks, linkname.go);
@@ -105,7 +110,7 @@ func polishTree(doc *html.Node) {
 					asides = append(asides, n)
 				}
 			}
-			if !inCode && spacedInline(n) && spacedInline(n.NextSibling) && endsWord(n) && startsWord(n.NextSibling) {
+			if !inCode && (spacedInline(n) && spacedInline(n.NextSibling) || boxedNextTo(n)) && endsWord(n) && startsWord(n.NextSibling) {
 				gaps = append(gaps, n)
 			}
 		}
@@ -481,4 +486,64 @@ func splitHeadings(doc *html.Node) {
 			c = next
 		}
 	}
+}
+
+// boxBlocks are the elements a browser lays out as blocks by default.
+var boxBlocks = map[string]bool{
+	"div": true, "p": true, "section": true, "article": true, "header": true, "footer": true,
+	"aside": true, "nav": true, "main": true, "figure": true, "figcaption": true, "address": true,
+	"ul": true, "ol": true, "li": true, "dl": true, "dt": true, "dd": true, "table": true,
+	"blockquote": true, "pre": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true,
+	"h6": true, "hr": true, "form": true, "fieldset": true, "details": true, "summary": true,
+}
+
+// isBoxed reports whether element n is laid out as a box of its own: a
+// block element, or an element whose inline style sets display to block,
+// flex, grid, list-item or a table part.
+func isBoxed(n *html.Node) bool {
+	if n == nil || n.Type != html.ElementNode {
+		return false
+	}
+	if v, ok := attr(n, "style"); ok && strings.Contains(strings.ToLower(v), "display") {
+		for _, decl := range strings.Split(strings.ToLower(v), ";") {
+			k, val, ok := strings.Cut(decl, ":")
+			if !ok || strings.TrimSpace(k) != "display" {
+				continue
+			}
+			val = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "!important"))
+			switch {
+			case val == "inline", val == "contents", val == "none":
+				return false
+			case strings.HasPrefix(val, "inline"):
+				return true // inline-block, inline-flex: a box all the same
+			default:
+				return true
+			}
+		}
+	}
+	return boxBlocks[n.Data]
+}
+
+// boxedNextTo reports whether n or its next sibling is a box (isBoxed),
+// the sibling is an element or text, and their parent is a list item, a
+// cell, a definition or an inline element: a browser separates them, the
+// extractors glued them there. (Between the blocks of an article the
+// converters separate them already.)
+func boxedNextTo(n *html.Node) bool {
+	next := n.NextSibling
+	if next == nil || next.Type != html.ElementNode && next.Type != html.TextNode {
+		return false
+	}
+	if !isBoxed(n) && !isBoxed(next) {
+		return false
+	}
+	p := n.Parent
+	if p == nil || p.Type != html.ElementNode {
+		return false
+	}
+	switch p.Data {
+	case "li", "td", "th", "dd", "dt", "caption", "figcaption", "label", "button", "summary", "legend":
+		return true
+	}
+	return isPhrasing(p)
 }
