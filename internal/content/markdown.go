@@ -108,11 +108,14 @@ type originals struct {
 	// nest indexes the page's containers holding nested blocks
 	// (restoreNesting).
 	nest nestIndex
+	// linkNames are the names of the page's links without text, by
+	// target (collectLinkNames, linkname.go).
+	linkNames map[string]string
 }
 
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
 func collectOriginals(doc *html.Node) *originals {
-	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc)}
+	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc), linkNames: collectLinkNames(doc)}
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -143,6 +146,7 @@ func collectOriginals(doc *html.Node) *originals {
 // re-space text; the original keeps the class and the exact bytes.
 func restoreOriginals(root *html.Node, o *originals) {
 	restoreNesting(root, o.nest)
+	nameTextlessLinks(root, o.linkNames)
 	if len(o.pre) == 0 && len(o.table) == 0 {
 		return
 	}
@@ -296,7 +300,7 @@ const maxNesting = 8
 // targets are repaired (repairHref) and lazy images get a src (setLazySrc).
 func prepareForMarkdown(root *html.Node) {
 	cleanLinks(root)
-	nameTextlessLinks(root)
+	nameTextlessLinks(root, nil)
 	listingsToCode(root)
 	flattenNestedTables(root)
 	var brs []*html.Node
