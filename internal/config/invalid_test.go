@@ -31,6 +31,9 @@ func TestFailClosed(t *testing.T) {
 		{"misspelt blocklist key", "security:\n  website_blocklst:\n    enabled: true\n    domains: [x.example]\n", "security.website_blocklst"},
 		{"blocklist key in other case", "security:\n  Website-Blocklist: {enabled: true}\n", "security.Website-Blocklist"},
 		{"blocklist under another name", "security:\n  blocked_sites:\n    domains: [x.example]\n", "security.blocked_sites"},
+		// An invalid fake-IP range is an error naming it, never dropped.
+		{"invalid fake_ip_ranges entry", "security:\n  fake_ip_ranges: [198.18.0.0/15, 10.0.0.0/33]\n", "security.fake_ip_ranges"},
+		{"invalid fake_ip_ranges string", "security:\n  fake_ip_ranges: \"198.18.0.0/15 bogus\"\n", "security.fake_ip_ranges"},
 	}
 	for _, c := range fatal {
 		t.Run(c.name, func(t *testing.T) {
@@ -42,6 +45,9 @@ func TestFailClosed(t *testing.T) {
 			}
 			if ke.Key != c.key || ke.Line == 0 || ke.Fix == "" {
 				t.Fatalf("KeyError = %+v, want key %s with position and fix", ke, c.key)
+			}
+			if c.key == "security.fake_ip_ranges" && !strings.Contains(ke.Message, "is not a CIDR") {
+				t.Fatalf("KeyError does not name the bad entry: %+v", ke)
 			}
 			rerr := Invalid(Path(home), err)
 			if rerr.Code != reason.ConfigInvalid || !strings.Contains(rerr.Message, Path(home)+":") || !strings.Contains(rerr.Message, ke.Fix) {
