@@ -909,3 +909,49 @@ func TestTimedOutSessionIsRecycled(t *testing.T) {
 		t.Errorf("call after the timeout took %v", d)
 	}
 }
+
+// Values JSON cannot hold, nested in an eval result or a console.log
+// argument (a function, a BigInt, a Symbol, undefined, a cycle), are
+// described in place; the rest of the value is kept.
+func TestConsoleNonJSONValuesDescribed(t *testing.T) {
+	m, ps := manager(t)
+	task := "nonjson-task"
+	defer m.CloseTask(task)
+	mustNav(t, m, task, ps.url("allowed.test", "/next"))
+	r := m.Console(context.Background(), task, ConsoleInput{Expression: `(() => { const o = {n: 1, s: "x", f: function named() {}, big: 10n, sym: Symbol("k"), u: undefined, list: [1, () => 2]}; o.self = o; return o; })()`})
+	if !r.Success {
+		t.Fatalf("eval: %+v", r)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(r.Result, &got); err != nil {
+		t.Fatalf("result %s: %v (%s)", r.Result, err, r.ResultDescription)
+	}
+	want := map[string]any{"n": 1.0, "s": "x", "f": "[function] named", "big": "[bigint] 10n", "sym": "[symbol] Symbol(k)", "u": "[undefined]", "self": "[cycle]"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v (result %s)", k, got[k], v, r.Result)
+		}
+	}
+	if l, _ := got["list"].([]any); len(l) != 2 || l[0] != 1.0 || l[1] != "[function] anonymous" {
+		t.Errorf("list = %#v", got["list"])
+	}
+	// console.log of such an object: its properties, not "Object".
+	m.Console(context.Background(), task, ConsoleInput{Clear: true})
+	m.Console(context.Background(), task, ConsoleInput{Expression: `(() => { const o = {n: 1, f() {}, big: 10n, u: undefined}; o.self = o; console.log("obj", o); return 1; })()`})
+	var text string
+	for i := 0; i < 50 && text == ""; i++ {
+		for _, c := range m.Console(context.Background(), task, ConsoleInput{}).ConsoleMessages {
+			if strings.HasPrefix(c.Text, "obj ") {
+				text = c.Text
+			}
+		}
+		if text == "" {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, w := range []string{"n: 1", "f: ƒ", "big: 10n", "u: undefined", "self: "} {
+		if !strings.Contains(text, w) {
+			t.Errorf("console text %q lacks %q", text, w)
+		}
+	}
+}
