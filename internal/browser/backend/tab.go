@@ -809,7 +809,9 @@ type EvalResult struct {
 	Type string
 	// Description names a value with no JSON form: "undefined", NaN,
 	// Infinity, 10n, Symbol(x), a function's source, a DOM node
-	// ("div#main.box"), a Map, a cyclic object. "" when Value is set.
+	// ("div#main.box"), a Map. With Value set, it is "" unless Value is
+	// a copy in which values JSON cannot hold (functions, BigInts,
+	// cycles, …) are described in place, which it then says.
 	Description string
 }
 
