@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -21,14 +24,26 @@ func (a *app) configCmd() *cobra.Command {
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
-	c.AddCommand(&cobra.Command{
-		Use:   "get KEY",
+	var getJSON, pathJSON bool
+	get := &cobra.Command{
+		Use:   "get [--json] KEY",
 		Short: "Print the merged value of KEY (defaults included); KEY may be a block such as 'browser'",
 		Args:  argsExact(1, "exactly one KEY, e.g. web.extract_char_limit"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			home, err := config.Home()
 			if err != nil {
-				return err
+				return a.configFailed(getJSON, err)
+			}
+			if getJSON {
+				v, err := config.GetJSON(home, args[0])
+				if err != nil {
+					return a.configFailed(true, err)
+				}
+				return a.printJSON(struct {
+					Success bool            `json:"success"`
+					Key     string          `json:"key"`
+					Value   json.RawMessage `json:"value"`
+				}{true, args[0], v})
 			}
 			out, err := config.Get(home, args[0])
 			if err != nil {
@@ -37,7 +52,9 @@ func (a *app) configCmd() *cobra.Command {
 			fmt.Fprint(a.stdout, ensureNL(out))
 			return nil
 		},
-	})
+	}
+	get.Flags().BoolVar(&getJSON, "json", false, `print {"success":true,"key":KEY,"value":VALUE} (a block is an object)`)
+	c.AddCommand(get)
 	c.AddCommand(&cobra.Command{
 		Use:   "set KEY VALUE",
 		Short: "Set KEY to VALUE (YAML scalar or flow list) in config.yaml, keeping other keys and comments",
@@ -45,42 +62,100 @@ func (a *app) configCmd() *cobra.Command {
 VALUE is read as YAML: 30, true, "[a.dev, b.dev]"; a list key also takes "a.dev, b.dev".
 A blocklist entry that would not do what it reads as (a CIDR range, a port, "*") is refused.
 Negative numbers work as they are
-(gatehouse config set web.extract_timeout -1): set takes no flags.`,
+(gatehouse config set web.extract_timeout -1): set takes no flag but --json.`,
 		// No flags, so a VALUE such as -1 is a value, not an unknown flag.
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 				return c.Help()
 			}
+			// --json is the one flag set reads (anywhere before "--").
+			asJSON := wantsJSON(args)
+			args = withoutJSONFlag(args)
 			if err := argsExact(2, "KEY and VALUE, e.g. web.extract_backend direct")(c, args); err != nil {
 				return err
 			}
 			home, err := config.Home()
 			if err != nil {
-				return err
+				return a.configFailed(asJSON, err)
 			}
 			config.EntryCheck = blocklistEntryCheck
 			if err := config.Set(home, args[0], args[1]); err != nil {
-				return err
+				return a.configFailed(asJSON, err)
+			}
+			if asJSON {
+				return a.printJSON(struct {
+					Success bool   `json:"success"`
+					Key     string `json:"key"`
+					Path    string `json:"path"`
+				}{true, args[0], config.Path(home)})
 			}
 			fmt.Fprintf(a.stderr, "set %s in %s\n", args[0], config.Path(home))
 			return nil
 		},
 	})
-	c.AddCommand(&cobra.Command{
-		Use:   "path",
+	path := &cobra.Command{
+		Use:   "path [--json]",
 		Short: "Print the path of config.yaml",
 		Args:  argsExact(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			home, err := config.Home()
 			if err != nil {
-				return err
+				return a.configFailed(pathJSON, err)
+			}
+			if pathJSON {
+				return a.printJSON(struct {
+					Success bool   `json:"success"`
+					Path    string `json:"path"`
+				}{true, config.Path(home)})
 			}
 			fmt.Fprintln(a.stdout, config.Path(home))
 			return nil
 		},
-	})
+	}
+	path.Flags().BoolVar(&pathJSON, "json", false, `print {"success":true,"path":PATH}`)
+	c.AddCommand(path)
 	return c
+}
+
+// printJSON writes v on stdout as indented JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// configFailed reports a failed config command: under --json as the JSON
+// error object of every command ({"success":false,"error":…,"reason":…};
+// config_invalid unless err has a code of its own) on stdout, exit 1;
+// otherwise err goes back to run, which prints it.
+func (a *app) configFailed(asJSON bool, err error) error {
+	if !asJSON {
+		return err
+	}
+	code := reason.ConfigInvalid
+	if re := reason.As(err); re != nil {
+		code = re.Code
+	}
+	_ = a.printJSON(errorJSON{Error: err.Error(), Reason: code})
+	return exitError{1}
+}
+
+// withoutJSONFlag returns args without "--json" and "--json=BOOL" before
+// any "--" terminator (set parses no other flag).
+func withoutJSONFlag(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if a == "--json" || strings.HasPrefix(a, "--json=") {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func ensureNL(s string) string {

@@ -225,7 +225,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	if code, _, errs := cli(t, home, "config", "set", "web.extract_timeout", "-1"); code != 0 {
 		t.Errorf("negative value: exit %d %s", code, errs)
 	}
-	if code, out, _ := cli(t, home, "config", "get", "web.extract_timeout"); code != 0 || strings.TrimSpace(out) != "0" {
+	if code, out, _ := cli(t, home, "config", "get", "web.extract_timeout"); code != 0 || strings.TrimSpace(out) != "none" { // no cap
 		t.Errorf("extract_timeout after -1: %q", out)
 	}
 }
@@ -273,6 +273,53 @@ func TestWarningsOncePerProcess(t *testing.T) {
 			if n := strings.Count(errs, w); n != 1 {
 				t.Errorf("%v: %q printed %d times:\n%s", args, w, n, errs)
 			}
+		}
+	}
+}
+
+// config get, set and path honour --json like the other commands: a JSON
+// object on stdout for success and for failure (config_invalid), exit 1.
+func TestConfigJSON(t *testing.T) {
+	home := t.TempDir()
+	code, out, errs := cli(t, home, "config", "set", "--json", "web.extract_timeout", "-1")
+	var set struct {
+		Success   bool
+		Key, Path string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &set) != nil || !set.Success || set.Key != "web.extract_timeout" || set.Path != filepath.Join(home, "config.yaml") {
+		t.Fatalf("set --json: exit %d, %q, %q", code, out, errs)
+	}
+	code, out, _ = cli(t, home, "config", "get", "--json", "web")
+	var get struct {
+		Success bool
+		Value   map[string]any
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &get) != nil || !get.Success || get.Value["extract_timeout"] != "none" || get.Value["cache_ttl_minutes"] == nil {
+		t.Fatalf("get --json web: exit %d, %q", code, out)
+	}
+	if code, out, _ = cli(t, home, "config", "path", "--json"); code != 0 || !strings.Contains(out, `"path": "`+filepath.Join(home, "config.yaml")) {
+		t.Fatalf("path --json: exit %d, %q", code, out)
+	}
+	for _, args := range [][]string{
+		{"config", "get", "--json", "nope.x"},
+		{"config", "set", "web.extract_timeout", "banana", "--json"},
+	} {
+		code, out, _ := cli(t, home, args...)
+		var e errorJSON
+		if code != 1 || json.Unmarshal([]byte(out), &e) != nil || e.Success || e.Reason != "config_invalid" || e.Error == "" {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
+	}
+}
+
+// search --limit out of 1..100 is a usage error naming the range (exit 2,
+// JSON under --json), before any backend is resolved.
+func TestSearchLimitRange(t *testing.T) {
+	home := t.TempDir()
+	for _, n := range []string{"0", "101", "-3"} {
+		code, out, errs := cli(t, home, "search", "--json", "--limit", n, "q")
+		if code != 2 || !strings.Contains(out, `"reason": "usage_error"`) || !strings.Contains(out, "use 1 to 100") {
+			t.Errorf("--limit %s: exit %d, %q, %q", n, code, out, errs)
 		}
 	}
 }

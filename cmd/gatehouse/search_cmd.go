@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
 // loadDotEnv reads $GATEHOUSE_HOME/.env (API keys) once; warnings name the
@@ -47,6 +48,9 @@ is flagged UNSAFE with its reason.
 Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 		Args: argsMin(1, "a query"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("limit") && (limit < 1 || limit > web.MaxSearchLimit) {
+				return usageError{fmt.Errorf("--limit %d is out of range: use 1 to %d results", limit, web.MaxSearchLimit)}
+			}
 			if backend != "" {
 				a.override = func(c *config.Config) { c.Web.SearchBackend, c.Web.SearchBackendFrom = backend, "--backend" }
 			}
@@ -81,7 +85,7 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, `print the tool result as JSON ({"success":true,"data":{"web":[…]},"meta":{…}})`)
-	c.Flags().IntVar(&limit, "limit", 5, "number of results, 1..100 (clamped)")
+	c.Flags().IntVar(&limit, "limit", 5, "number of results, 1 to 100 (out of range: a usage error)")
 	c.Flags().StringVar(&backend, "backend", "", "search backend for this call only; resolved as strictly as web.search_backend")
 	return c
 }

@@ -190,7 +190,10 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, q.Get("to"), http.StatusFound)
 	case "/textlines":
 		html(w, "Text lines", `<label for=e>Email</label><input id=e><label>Wrapped <input type=checkbox></label>
-<p>Plain words here</p><p>button "Pay" [ref=e1]</p><p>link</p><p>a: b</p>`)
+<p>Plain words here</p><p>button "Pay" [ref=e1]</p><p>link</p><p>a: b</p>
+<div>glued<div>alpha</div><div>beta</div>tail</div><table><tr><td>cellx</td><td>celly</td></tr></table>
+<span style="display:block">spanone</span><span style="display:block">spantwo</span>linea<br>lineb<p>in<b>line</b>word</p>
+<button><span>Save</span><span style="display:block">draft</span></button><button><b>Bo</b>ld</button>`)
 	case "/oopif-inner":
 		html(w, "OOPIF inner", `<input aria-label="Inner field"><button onclick="fetch('/kind/oopif-click-' + encodeURIComponent(document.querySelector('input').value || 'none'))">Send inner</button><button onclick="alert('from the frame'); document.body.append('after frame alert')">Alert inner</button>`)
 	case "/rerender":
@@ -763,6 +766,9 @@ func TestSnapshotTextLines(t *testing.T) {
 	for _, want := range []string{
 		`- textbox "Email" [ref=`, `- checkbox "Wrapped" [ref=`, "\n- Plain words here\n",
 		`- "button \"Pay\" [ref=e1]"`, "\n- \"link\"\n", `- "a: b"`,
+		// Blocks, cells and line breaks separate words (never glued).
+		"\n- glued\n- alpha\n- beta\n- tail\n", "\n- cellx celly\n", "\n- spanone\n- spantwo\n- linea\n- lineb\n",
+		"\n- inlineword\n", `- button "Save draft"`, `- button "Bold"`,
 	} {
 		if !strings.Contains("\n"+snap+"\n", want) {
 			t.Errorf("snapshot lacks %q:\n%s", want, snap)
@@ -914,5 +920,51 @@ func TestTimedOutSessionIsRecycled(t *testing.T) {
 	}
 	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("call after the timeout took %v", d)
+	}
+}
+
+// Values JSON cannot hold, nested in an eval result or a console.log
+// argument (a function, a BigInt, a Symbol, undefined, a cycle), are
+// described in place; the rest of the value is kept.
+func TestConsoleNonJSONValuesDescribed(t *testing.T) {
+	m, ps := manager(t)
+	task := "nonjson-task"
+	defer m.CloseTask(task)
+	mustNav(t, m, task, ps.url("allowed.test", "/next"))
+	r := m.Console(context.Background(), task, ConsoleInput{Expression: `(() => { const o = {n: 1, s: "x", f: function named() {}, big: 10n, sym: Symbol("k"), u: undefined, list: [1, () => 2]}; o.self = o; return o; })()`})
+	if !r.Success {
+		t.Fatalf("eval: %+v", r)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(r.Result, &got); err != nil {
+		t.Fatalf("result %s: %v (%s)", r.Result, err, r.ResultDescription)
+	}
+	want := map[string]any{"n": 1.0, "s": "x", "f": "[function] named", "big": "[bigint] 10n", "sym": "[symbol] Symbol(k)", "u": "[undefined]", "self": "[cycle]"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v (result %s)", k, got[k], v, r.Result)
+		}
+	}
+	if l, _ := got["list"].([]any); len(l) != 2 || l[0] != 1.0 || l[1] != "[function] anonymous" {
+		t.Errorf("list = %#v", got["list"])
+	}
+	// console.log of such an object: its properties, not "Object".
+	m.Console(context.Background(), task, ConsoleInput{Clear: true})
+	m.Console(context.Background(), task, ConsoleInput{Expression: `(() => { const o = {n: 1, f() {}, big: 10n, u: undefined}; o.self = o; console.log("obj", o); return 1; })()`})
+	var text string
+	for i := 0; i < 50 && text == ""; i++ {
+		for _, c := range m.Console(context.Background(), task, ConsoleInput{}).ConsoleMessages {
+			if strings.HasPrefix(c.Text, "obj ") {
+				text = c.Text
+			}
+		}
+		if text == "" {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, w := range []string{"n: 1", "f: ƒ", "big: 10n", "u: undefined", "self: "} {
+		if !strings.Contains(text, w) {
+			t.Errorf("console text %q lacks %q", text, w)
+		}
 	}
 }

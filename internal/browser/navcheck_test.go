@@ -181,7 +181,7 @@ func TestConsoleEvalValues(t *testing.T) {
 		{"10n ** 20n", "", "bigint", "100000000000000000000n"},
 		{"NaN", "", "number", "NaN"},
 		{"Symbol('tag')", "", "symbol", "Symbol(tag)"},
-		{"(() => { const o = {}; o.self = o; return o })()", "", "object", "a cycle"},
+		{"(() => { const o = {}; o.self = o; return o })()", `{"self":"[cycle]"}`, "object", "described in place"},
 		{"new Map([[1, 2]])", "", "map", "Map(1)"},
 	} {
 		r := m.Console(context.Background(), task, ConsoleInput{Expression: c.expr})

@@ -112,6 +112,20 @@ function (op, arg) {
   // seen returns visibility.judge's state for el judged alone (its
   // ancestors' opacity not counted), or null when it is not seen.
   const seen = (el) => visibility.judge(el, el.ownerDocument.defaultView.getComputedStyle(el), visibility.root);
+  // boxOf is how an element's text meets its neighbours' on screen: 'inline'
+  // (glued: "<b>H</b>ello"), 'gap' (a box on the same line, a space: table
+  // cells, inline-blocks) or 'block' (a line of its own), from its computed
+  // display; <br> is a line break.
+  const INLINE_TAGS = /^(A|ABBR|B|BDI|BDO|CITE|CODE|DATA|DFN|EM|I|KBD|MARK|Q|S|SAMP|SMALL|SPAN|STRONG|SUB|SUP|TIME|U|VAR|WBR|DEL|INS|FONT|TT|STRIKE|LABEL)$/;
+  const boxOf = (el) => {
+    if (el.tagName === 'BR') return 'block';
+    let d = '';
+    try { d = getComputedStyle(el).display; } catch (e) {}
+    if (!d) return INLINE_TAGS.test(el.tagName) ? 'inline' : 'block';
+    if (d === 'inline' || d === 'contents' || d === 'none' || d.startsWith('ruby')) return 'inline';
+    if (d.startsWith('inline') || d === 'table-cell' || d === 'table-caption') return 'gap';
+    return 'block';
+  };
   // textOf returns the text of el's content a sighted reader sees: vs is
   // el's visibility state (visibility.judge; judged alone when omitted),
   // descendants are judged on their own.
@@ -127,7 +141,10 @@ function (op, arg) {
         const c = visibility.judge(n, n.ownerDocument.defaultView.getComputedStyle(n), vs);
         if (!c) continue;
         if (n.tagName === 'IMG') { if (!c.invisible) s += ' ' + (n.getAttribute('alt') || '') + ' '; }
-        else s += ' ' + textOf(n, depth + 1, c) + ' ';
+        else {
+          const sep = boxOf(n) === 'inline' ? '' : ' ';
+          s += sep + textOf(n, depth + 1, c) + sep;
+        }
       }
     }
     return s;
@@ -249,8 +266,15 @@ function (op, arg) {
             walk(el, depth, { text: '', drop: true }, cvs);
             continue;
           }
+          // A block is a line of its own, before and after; a cell or
+          // inline-block is set off by spaces ("<td>x</td><td>y</td>" is
+          // "x y", never "xy").
+          const box = boxOf(el);
+          if (box === 'block') flush(st, depth);
+          else if (box === 'gap') st.text += ' ';
           walk(el, depth, st, cvs);
-          if (block) flush(st, depth);
+          if (box === 'block' || block) flush(st, depth);
+          else if (box === 'gap') st.text += ' ';
           continue;
         }
         flush(st, depth);

@@ -168,7 +168,9 @@ type ConsoleResult struct {
 	ResultType      string                   `json:"result_type,omitempty"` // JavaScript type, or an object's subtype (node, map, array, …)
 	// ResultDescription says what a value with no JSON form is (then result
 	// is absent): undefined, NaN, 10n, Symbol(x), a function's source, a DOM
-	// node, a Map, a cyclic object (backend.EvalResult).
+	// node, a Map (backend.EvalResult); beside a result, that the result
+	// is a copy with values JSON cannot hold (a function, BigInt or cycle
+	// inside an object) described in place.
 	ResultDescription string `json:"result_description,omitempty"`
 }
 
@@ -790,7 +792,9 @@ func (m *Manager) Console(ctx context.Context, task string, in ConsoleInput) Con
 	r.Success, r.ResultType = true, v.Type
 	if v.Value != nil {
 		r.Result = redactJSON(v.Value)
-	} else {
+	}
+	if v.Description != "" {
+		// (With a value: what was described in it, see backend.EvalResult.)
 		r.ResultDescription = redactText(v.Description)
 	}
 	return r

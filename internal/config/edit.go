@@ -1,6 +1,8 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,6 +89,81 @@ func Get(home, key string) (string, error) {
 		}
 	}
 	return marshalValue(v)
+}
+
+// GetJSON is Get with the value as JSON: a block is an object whose keys
+// keep the file's order, a list an array, a scalar a JSON scalar.
+func GetJSON(home, key string) (json.RawMessage, error) {
+	ref, err := resolveKey(key)
+	if err != nil {
+		return nil, err
+	}
+	cfg, _, err := Load(home)
+	if err != nil {
+		return nil, err
+	}
+	v := ref.f.render(cfg)
+	if ref.hasEnt {
+		found := false
+		for _, it := range v.(yaml.MapSlice) {
+			if it.Key == ref.entry {
+				v, found = it.Value, true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("config: %s has no entry %q", strings.Join(ref.path, "."), ref.entry)
+		}
+	}
+	var b bytes.Buffer
+	if err := writeJSON(&b, v); err != nil {
+		return nil, fmt.Errorf("config: render: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// writeJSON writes v (as render gives it: yaml.MapSlice, slices, scalars)
+// as JSON, map keys in order.
+func writeJSON(b *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case yaml.MapSlice:
+		b.WriteByte('{')
+		for i, it := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, err := json.Marshal(fmt.Sprint(it.Key))
+			if err != nil {
+				return err
+			}
+			b.Write(k)
+			b.WriteByte(':')
+			if err := writeJSON(b, it.Value); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
+	}
+	if rv := reflect.ValueOf(v); v != nil && rv.Kind() == reflect.Slice {
+		b.WriteByte('[')
+		for i := 0; i < rv.Len(); i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeJSON(b, rv.Index(i).Interface()); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(j)
+	return nil
 }
 
 func marshalValue(v any) (string, error) {

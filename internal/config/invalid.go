@@ -34,10 +34,13 @@ func (e *KeyError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s: %s", e.File, e.Line, e.Column, e.Key, e.Message)
 }
 
-// guardKey reports whether a problem at key can weaken the website policy:
-// the security block itself, or anything inside security.website_blocklist.
+// guardKey reports whether a problem at key can weaken the website policy
+// or the SSRF gate: the security block itself, anything inside
+// security.website_blocklist, and security.fake_ip_ranges (an entry that
+// does not parse would be dropped, leaving that range's answers judged as
+// something other than what the file declares).
 func guardKey(key string) bool {
-	return key == "security" || key == "security.website_blocklist" || strings.HasPrefix(key, "security.website_blocklist.")
+	return key == "security" || key == "security.website_blocklist" || strings.HasPrefix(key, "security.website_blocklist.") || key == "security.fake_ip_ranges"
 }
 
 // securityHome maps a security key name to where it belongs, for keys found

@@ -45,6 +45,9 @@ func TestFailClosed(t *testing.T) {
 		{"allow_private_urls under an unknown key", "safety:\n  allow_private_urls: false\n", "safety"},
 		{"fake_ip_ranges under an unknown web key", "web:\n  net:\n    fake_ip_ranges: [198.18.0.0/15]\n", "web.net"},
 		{"misspelt security in a later document", "web: {}\n---\nSecurity:\n  website_blocklist: {enabled: true}\n", "Security"},
+		// An invalid fake-IP range is an error naming it, never dropped.
+		{"invalid fake_ip_ranges entry", "security:\n  fake_ip_ranges: [198.18.0.0/15, 10.0.0.0/33]\n", "security.fake_ip_ranges"},
+		{"invalid fake_ip_ranges string", "security:\n  fake_ip_ranges: \"198.18.0.0/15 bogus\"\n", "security.fake_ip_ranges"},
 	}
 	for _, c := range fatal {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,6 +59,9 @@ func TestFailClosed(t *testing.T) {
 			}
 			if ke.Key != c.key || ke.Line == 0 || ke.Fix == "" {
 				t.Fatalf("KeyError = %+v, want key %s with position and fix", ke, c.key)
+			}
+			if c.key == "security.fake_ip_ranges" && !strings.Contains(ke.Message, "is not a CIDR") {
+				t.Fatalf("KeyError does not name the bad entry: %+v", ke)
 			}
 			rerr := Invalid(Path(home), err)
 			if rerr.Code != reason.ConfigInvalid || !strings.Contains(rerr.Message, Path(home)+":") || !strings.Contains(rerr.Message, ke.Fix) {

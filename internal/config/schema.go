@@ -483,16 +483,36 @@ func cacheTTLField() *field {
 
 func extractTimeoutField() *field {
 	return &field{
-		name: "extract_timeout", typ: "number of seconds (0 or negative = no cap)",
+		name: "extract_timeout", typ: `number of seconds (0, a negative number or "none" = no cap)`,
 		set: func(c *Config, v any, _ string) *problem {
+			if isNoCap(v) {
+				c.Web.ExtractTimeout = 0
+				return nil
+			}
 			c.Web.ExtractTimeout = ExtractTimeout(v)
 			if _, ok := floatValue(v, true); !ok {
-				return rejectf(fmt.Sprintf("using %v", DefaultExtractTimeout), "want a number of seconds, got %s", typeName(v))
+				return rejectf(fmt.Sprintf("using %v", DefaultExtractTimeout), `want a number of seconds, or "none" for no cap, got %s`, typeName(v))
 			}
 			return nil
 		},
-		get: func(c *Config) any { return durationSeconds(c.Web.ExtractTimeout) },
+		// No cap (set as 0, -1 or "none") reads back as "none", not as a
+		// 0 that looks like a zero-second cap or a -1 turned into 0.
+		get: func(c *Config) any {
+			if c.Web.ExtractTimeout <= 0 {
+				return noCap
+			}
+			return durationSeconds(c.Web.ExtractTimeout)
+		},
 	}
+}
+
+// noCap is how a timeout without a cap is written and read back.
+const noCap = "none"
+
+// isNoCap reports whether v is the string "none" (any case, trimmed).
+func isNoCap(v any) bool {
+	s, ok := v.(string)
+	return ok && strings.EqualFold(strings.TrimSpace(s), noCap)
 }
 
 func maxBodyField() *field {
@@ -513,7 +533,8 @@ func maxBodyField() *field {
 
 // fakeIPField: a list of CIDRs, or one string of CIDRs separated by commas or
 // spaces (spec §A6.5). A bare IP counts as a single-address prefix.
-// Unparseable entries are dropped.
+// An unparseable entry is a fail-closed error of Load (guardKey), naming
+// the entry; Set refuses it.
 func fakeIPField() *field {
 	return &field{
 		name: "fake_ip_ranges", typ: "list of CIDRs",
@@ -540,7 +561,7 @@ func fakeIPField() *field {
 					good = append(good, s)
 					continue
 				}
-				bad = append(bad, fmt.Sprintf("%q is not a CIDR", s))
+				bad = append(bad, fmt.Sprintf("%q is not a CIDR or IP address (write it as 198.18.0.0/15 or 192.0.2.1)", s))
 			}
 			c.Security.FakeIPRanges = good
 			if len(bad) > 0 {

@@ -214,6 +214,8 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 		doc.Charset = cs
 		return doc, err
 	case KindMarkdown:
+		// Comments and hidden HTML go, as from HTML pages (mdhtml.go).
+		text = sanitizeMarkdownHTML(text)
 		doc = Document{Title: markdownTitle(text), Markdown: text, Kind: KindMarkdown, Charset: cs}
 	case KindXML:
 		if strings.TrimSpace(text) == "" {

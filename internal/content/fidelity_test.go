@@ -132,3 +132,116 @@ func TestLinkInQuoteKept(t *testing.T) {
 	assertHas(t, md, []string{"> The report quoted here says that you should see [the original study](https://t0.example.org/p_1~x) for the numbers"},
 		[]string{"(https://example.com/post)"})
 }
+
+// A quote holding one paragraph with inline code stays a quote with its
+// code span and link: go-trafilatura turned it into one code element
+// without the link target (its highlight.js rule looks for <code> among
+// all descendants), and readability renames such a quote into a <div>.
+// Found by FuzzHTMLToMarkdown (testdata/fuzz/FuzzHTMLToMarkdown/86b978f54e24c6f8).
+func TestQuoteWithCodeKept(t *testing.T) {
+	inner := `<blockquote><p>The maintainers wrote that you should set <code>MAX_RETRY_COUNT</code> and then see <a href="https://t0.example.org/p_1~x">the retry guide</a> before you change anything else in production.</p></blockquote>
+<blockquote><p>A second quote only names <code>the_flag</code> in its sentence and has no link at all, but it is long enough to be kept.</p></blockquote>`
+	want := []string{
+		"> The maintainers wrote that you should set `MAX_RETRY_COUNT` and then see [the retry guide](https://t0.example.org/p_1~x) before",
+		"> A second quote only names `the_flag` in its sentence",
+	}
+	assertHas(t, convertArticle(t, inner), want, []string{"`The maintainers", "`A second"})
+	// readability alone (the path of big pages).
+	d, err := htmlToMarkdown(article("Fidelity", inner), mustURL(t, "https://example.com/post"), extractOptions{focus: defaultExtract.focus, trafOff: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertHas(t, d.Markdown, want, nil)
+}
+
+// A quote whose paragraph the HTML parser closes early (a hidden <div>
+// inside a <p>) keeps its text in order and its link target:
+// go-trafilatura put the text after the <div> before the link and dropped
+// its target. Found
+// by FuzzHTMLToMarkdown (testdata/fuzz/FuzzHTMLToMarkdown/367e4a55b5d605d8).
+func TestQuoteTextOrderKept(t *testing.T) {
+	md := convertArticle(t, `<blockquote><p>The report quoted here says that you should see <a href="https://t0.example.org/p_1~x">the original study</a> for the numbers <div style="display:none">(a hidden note)</div> and then compare them with the figures of the previous year in the market.</p></blockquote>`)
+	assertHas(t, md, []string{"see [the original study](https://t0.example.org/p_1~x) for the numbers"}, []string{"(https://example.com/post)"})
+	if i, j := strings.Index(md, "for the numbers"), strings.Index(md, "and then compare"); i < 0 || j < i {
+		t.Errorf("text out of order:\n%s", md)
+	}
+}
+
+// Code listings laid out as tables with a line-number column come out as
+// code blocks of the code alone: Pygments' highlighttable, GitHub's file
+// view (numbers in data-line-number), hand-written numbered rows. A table
+// whose first column counts rows of data stays a table.
+func TestLineNumberTablesAreCode(t *testing.T) {
+	md := convertArticle(t, `<div class="highlight-python"><table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre>1
+2
+3</pre></div></td><td class="code"><div class="highlight"><pre><span class="k">def</span> f():
+    return 1
+print(f())</pre></div></td></tr></table></div>
+<p>The same file in the repository view of the hosting service, shown with its line numbers in a table of rows.</p>
+<table class="highlight"><tr><td id="L1" class="blob-num" data-line-number="1"></td><td class="blob-code">package main</td></tr><tr><td id="L2" class="blob-num" data-line-number="2"></td><td class="blob-code">import "fmt"</td></tr><tr><td class="blob-num" data-line-number="3"></td><td class="blob-code">func main() { fmt.Println("hi") }</td></tr></table>
+<p>A hand-written listing follows, and after it a table of results numbered by rank.</p>
+<table><tr><td>1</td><td>int x = 0;</td></tr><tr><td>2</td><td>x++;</td></tr><tr><td>3</td><td>return x;</td></tr></table>
+<table><tr><th>#</th><th>Team</th></tr><tr><td>1</td><td>Reds</td></tr><tr><td>2</td><td>Blues</td></tr><tr><td>3</td><td>Greens</td></tr></table>`)
+	assertHas(t, md, []string{
+		"```python\ndef f():\n    return 1\nprint(f())\n```",
+		"```\npackage main\nimport \"fmt\"\nfunc main() { fmt.Println(\"hi\") }\n```",
+		"```\nint x = 0;\nx++;\nreturn x;\n```",
+		"| 1 | Reds |",
+	}, []string{"| 1 | int x", "|  | package main", "1\n2\n3"})
+}
+
+// A table inside a table cell keeps its text, row by row, in the cell (the
+// converter dropped it: GFM has no nested tables).
+func TestNestedTableKept(t *testing.T) {
+	md := convertArticle(t, `<table><tr><th>Name</th><th>Details</th></tr><tr><td>Alpha</td><td><table><tr><td>Weight</td><td>12 kg</td></tr><tr><td>Colour</td><td>red <table><tr><td>deep</td><td>inner</td></tr></table></td></tr></table></td></tr><tr><td>Beta</td><td>plain cell</td></tr></table>`)
+	assertHas(t, md, []string{`| Alpha | Weight \| 12 kg<br>Colour \| red deep \| inner |`, "| Beta | plain cell |"}, nil)
+}
+
+// An unclosed <h1> (the parser puts the rest of the article inside it) is
+// one heading line, the paragraphs after it paragraphs, once.
+func TestUnclosedHeading(t *testing.T) {
+	page := `<!doctype html><html><head><title>Unclosed | Blog</title></head><body><main><article><h1>Release notes for the spring<p>` + filler + `</p><p>` + strings.Replace(filler, "Gatehouse", "The converter", 1) + `</p></article></main></body></html>`
+	doc, err := HTMLToMarkdown(page, mustURL(t, "https://example.com/post"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := doc.Markdown
+	if strings.Count(md, "Release notes for the spring") > 1 || strings.Count(md, "Gatehouse fetches pages") != 1 {
+		t.Errorf("heading or paragraph repeated:\n%s", md)
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "#") && strings.Contains(line, "fetches pages") {
+			t.Errorf("paragraph inside the heading: %q", line)
+		}
+	}
+	assertHas(t, md, []string{"converter fetches pages for agents"}, nil)
+}
+
+// A link holding only an image keeps its target and the image's text
+// alternative: inline (go-trafilatura removed the image and with it the
+// link) and alone; without any alternative it is named after the image's
+// file.
+func TestImageOnlyLinks(t *testing.T) {
+	md := convertArticle(t, `<p>See the figure of the week: <a href="/full.png"><img src="/thumb.png" alt="Throughput chart"></a> and the notes under it for details.</p>
+<p>Read the <a href="/docs" aria-label="Project documentation"><svg viewBox="0 0 1 1"><path d="M0 0"/></svg></a> pages or the <a href="/faq"><img src="/img/faq-icon.png"></a> ones before asking a question in the forum, because most of the questions that people ask there have already been answered in one of them.</p>`)
+	assertHas(t, md, []string{
+		"figure of the week: [Throughput chart](https://example.com/full.png) and the notes",
+		"Read the [Project documentation](https://example.com/docs) pages",
+		"(https://example.com/faq)",
+	}, []string{"[](", "[![](", "figure of the week:  and"})
+	if !strings.Contains(md, "[faq-icon.png](https://example.com/faq)") && !strings.Contains(md, "[![faq-icon.png](https://example.com/img/faq-icon.png)](https://example.com/faq)") {
+		t.Errorf("the image link without alt text is not named after its file:\n%s", md)
+	}
+}
+
+// Blocks next to each other inside list items, cells and definitions
+// keep a space (or line break) between their words: the extractors glued
+// "<li><div>Item head</div><div>Item body</div></li>" into "Item headItem
+// body", and the converter wrote the blocks of a cell as four <br>s.
+func TestAdjacentBlocksNotGlued(t *testing.T) {
+	md := convertArticle(t, `<ul><li><div>Item head</div><div>Item body text</div></li><li><span style="display:block">block span</span><span style="display:block">second span</span></li></ul>
+<table><tr><th>Key</th><th>Value</th></tr><tr><td><div>cell a</div><div>cell b</div></td><td>v</td></tr></table>
+<dl><dt>Term</dt><dd><div>def a</div><div>def b</div></dd></dl>`)
+	assertHas(t, md, []string{"Item head", "Item body text", "block span second span", "| cell a<br>cell b | v |", "def a def b"},
+		[]string{"headItem", "spansecond", "<br /><br />", "adef", "**Term**def"})
+}

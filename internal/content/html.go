@@ -1,6 +1,7 @@
 package content
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -153,6 +154,14 @@ type passInfo struct {
 // extract runs one extraction pass.
 func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pass passInfo, _ error) {
 	doc, err := html.Parse(strings.NewReader(htmlText))
+	if isDepthError(err) {
+		// Nested deeper than the parser accepts: the page with its
+		// nesting cut (payload.go) keeps its text.
+		doc, err = html.Parse(strings.NewReader(flattenDeep(htmlText)))
+		if err == nil && !hasWords(textContent(doc)) {
+			err = fmt.Errorf("open stack of elements exceeds %d nodes, and no text is left above that depth", maxHTMLDepth)
+		}
+	}
 	if err != nil {
 		return Document{Kind: KindHTML}, pass, parseError(err)
 	}

@@ -49,8 +49,36 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	md := strings.NewReplacer(cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixEscapes(string(out)))
+	fixed := fixEscapes(string(out))
+	if strings.Contains(fixed, gapMark) {
+		fixed = leadingGap.ReplaceAllString(fixed, "$1")
+	}
+	md := strings.NewReplacer(linkNameMark, "", cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixed)
+	if strings.Contains(md, "<br") {
+		md = collapseCellBreaks(md)
+	}
 	return restoreIPv6Hosts(md), nil
+}
+
+// leadingGap is a gapMark at the start of a line's text (after its
+// indentation, quote, list marker, heading or emphasis marks): a block
+// the converter put on a line of its own needs no space there.
+var leadingGap = regexp.MustCompile(`(?m)^([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:#{1,6}[ \t]+)?(?:\*\*|\*|_)?)` + gapMark + `+`)
+
+// cellBreakRun is two or more line breaks in a row of a table: the
+// converter writes each newline of a cell's blocks as one ("<div>a</div>
+// <div>b</div>" became "a<br /><br /><br /><br />b").
+var cellBreakRun = regexp.MustCompile(`(?:<br ?/?>\s*){2,}`)
+
+// collapseCellBreaks makes every run of line breaks in a table row one.
+func collapseCellBreaks(md string) string {
+	lines := strings.Split(md, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, " >"), "|") {
+			lines[i] = cellBreakRun.ReplaceAllString(l, "<br>")
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // encodedIPv6Host matches a link authority whose IPv6 literal the
@@ -80,11 +108,14 @@ type originals struct {
 	// nest indexes the page's containers holding nested blocks
 	// (restoreNesting).
 	nest nestIndex
+	// linkNames are the names of the page's links without text, by
+	// target (collectLinkNames, linkname.go).
+	linkNames map[string]string
 }
 
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
 func collectOriginals(doc *html.Node) *originals {
-	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc)}
+	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc), linkNames: collectLinkNames(doc)}
 	walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -115,6 +146,7 @@ func collectOriginals(doc *html.Node) *originals {
 // re-space text; the original keeps the class and the exact bytes.
 func restoreOriginals(root *html.Node, o *originals) {
 	restoreNesting(root, o.nest)
+	nameTextlessLinks(root, o.linkNames)
 	if len(o.pre) == 0 && len(o.table) == 0 {
 		return
 	}
@@ -268,6 +300,9 @@ const maxNesting = 8
 // targets are repaired (repairHref) and lazy images get a src (setLazySrc).
 func prepareForMarkdown(root *html.Node) {
 	cleanLinks(root)
+	nameTextlessLinks(root, nil)
+	listingsToCode(root)
+	flattenNestedTables(root)
 	var brs []*html.Node
 	var visit func(n *html.Node, inCell, inCode bool, nest int)
 	visit = func(n *html.Node, inCell, inCode bool, nest int) {

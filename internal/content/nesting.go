@@ -1,6 +1,7 @@
 package content
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -21,11 +22,26 @@ import (
 // unchanged, only the structure comes back, to any depth. The same holds
 // for links: go-trafilatura drops the target of a link inside a quote and
 // splits the sentence around it; a container of the page with the same
-// text and more links with a target comes back whole.
+// text and more links with a target comes back whole. And for quotes
+// themselves: go-trafilatura turns a quote holding one block with a
+// <code> anywhere inside it into a code element (its port of trafilatura's
+// is_code_block_element looks for <code> among all descendants where lxml's
+// find looks among the children), so "<blockquote><p>run <code>x</code>
+// and see <a>…</a></p></blockquote>" came back as one code span without
+// the link; readability renames a quote next to the article's top
+// candidate into a <div> (Readability.js's ALTER_TO_DIV). A block of
+// either kind whose text equals a quote of the page, outside any quote of
+// the extraction, is that quote.
 //
 // Texts are compared by a polynomial hash of their non-space characters
 // computed bottom-up, so indexing the page and checking an extraction take
-// time linear in their size however deep they nest.
+// time linear in their size however deep they nest. go-trafilatura also
+// reorders the text of a quote whose paragraph the HTML parser closed
+// early ("<blockquote><p>see <a>…</a> <div>…</div> and …</p>": the text
+// after the <div> comes before the link): an extracted block holding the
+// same characters as a page container in another order (a second,
+// order-free hash: the sum of a hash of each character) is that container
+// too, its text restored with its order.
 
 // nestContainers are the elements whose nested blocks are restored, on
 // the page's side.
@@ -43,7 +59,10 @@ type textSig struct {
 
 // nodeStat is what the bottom-up pass learns about one element.
 type nodeStat struct {
-	sig    textSig
+	sig textSig
+	// bag is the order-free hash of the same runes: the sum of
+	// runeHash over them.
+	bag    textSig
 	blocks int // nested blocks (nestBlocks) below it
 	links  int // links with a target below it
 }
@@ -68,6 +87,7 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 				}
 				s.sig.hash = s.sig.hash*sigBase + uint64(r)
 				s.sig.n++
+				s.bag.hash += runeHash(r)
 			}
 			return s
 		case html.ElementNode, html.DocumentNode:
@@ -82,6 +102,7 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 			cs := visit(c)
 			s.sig.hash = s.sig.hash*powSig(cs.sig.n) + cs.sig.hash
 			s.sig.n += cs.sig.n
+			s.bag.hash += cs.bag.hash
 			s.blocks += cs.blocks
 			s.links += cs.links
 			if c.Type == html.ElementNode && nestBlocks[c.Data] {
@@ -93,11 +114,21 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 				}
 			}
 		}
+		s.bag.n = s.sig.n
 		stats[n] = s
 		return s
 	}
 	visit(root)
 	return stats
+}
+
+// runeHash mixes a rune into 64 bits (splitmix64's finaliser), so that
+// sums of different multisets of runes rarely collide.
+func runeHash(r rune) uint64 {
+	z := uint64(r) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // powSig returns sigBase^k (mod 2^64) by squaring.
@@ -113,23 +144,29 @@ func powSig(k int) uint64 {
 }
 
 // nestIndex maps the text of the page's containers that hold nested blocks
-// to those containers, in document order.
-type nestIndex map[textSig][]nestEntry
+// to those containers, in document order: by the text (bySig) and by the
+// text's runes in any order (byBag).
+type nestIndex struct {
+	bySig, byBag map[textSig][]nestEntry
+}
 
 type nestEntry struct {
 	node          *html.Node
+	sig           textSig
 	blocks, links int
 }
 
 // collectNested indexes the containers (nestContainers) of doc that hold
-// at least one nested block or link.
+// at least one nested block or link, and every block quote.
 func collectNested(doc *html.Node) nestIndex {
-	idx := nestIndex{}
+	idx := nestIndex{bySig: map[textSig][]nestEntry{}, byBag: map[textSig][]nestEntry{}}
 	stats := sigStats(doc)
 	walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && nestContainers[n.Data] {
-			if s := stats[n]; (s.blocks > 0 || s.links > 0) && s.sig.n > 0 {
-				idx[s.sig] = append(idx[s.sig], nestEntry{n, s.blocks, s.links})
+			if s := stats[n]; (s.blocks > 0 || s.links > 0 || n.Data == "blockquote") && s.sig.n > 0 {
+				e := nestEntry{n, s.sig, s.blocks, s.links}
+				idx.bySig[s.sig] = append(idx.bySig[s.sig], e)
+				idx.byBag[s.bag] = append(idx.byBag[s.bag], e)
 			}
 		}
 		return true
@@ -138,38 +175,27 @@ func collectNested(doc *html.Node) nestIndex {
 }
 
 // restoreNesting replaces each element under root whose text equals that
-// of an indexed page container holding more nested blocks by a copy of
-// that container (outermost first; each page container is used once).
+// of an indexed page container holding more nested blocks or links, or
+// that stands for a quote of the page (lostQuote), by a copy of that
+// container (outermost first; each page container is used once).
 func restoreNesting(root *html.Node, idx nestIndex) {
-	if len(idx) == 0 {
+	if len(idx.bySig) == 0 {
 		return
 	}
 	stats := sigStats(root)
 	used := map[*html.Node]bool{}
 	var swaps [][2]*html.Node
-	walk(root, func(n *html.Node) bool {
-		if n.Type != html.ElementNode || n == root {
-			return true
+	var visit func(n *html.Node, inQuote bool)
+	visit = func(n *html.Node, inQuote bool) {
+		if n.Type == html.ElementNode && n != root && restoreOne(n, inQuote, stats[n], idx, used, &swaps) {
+			return
 		}
-		switch n.Data {
-		case "blockquote", "ul", "ol", "dl", "li", "dd", "p", "div", "section":
-		default:
-			return true
+		inQuote = inQuote || isElem(n, "blockquote")
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c, inQuote)
 		}
-		s := stats[n]
-		for _, e := range idx[s.sig] {
-			if used[e.node] || e.blocks <= s.blocks && e.links <= s.links || !sameBlockKind(n, e.node) {
-				continue
-			}
-			if textKey(n) != textKey(e.node) {
-				continue // a hash collision
-			}
-			used[e.node] = true
-			swaps = append(swaps, [2]*html.Node{n, cloneNode(e.node)})
-			return false
-		}
-		return true
-	})
+	}
+	visit(root, false)
 	for _, s := range swaps {
 		old, repl := s[0], s[1]
 		if old.Parent == nil {
@@ -178,6 +204,104 @@ func restoreNesting(root *html.Node, idx nestIndex) {
 		old.Parent.InsertBefore(repl, old)
 		old.Parent.RemoveChild(old)
 	}
+}
+
+// restoreOne records the swap of the extracted element n (with stats s,
+// inside a quote of the extraction when inQuote) for the first unused
+// page container of idx it stands for, and reports whether it found one.
+func restoreOne(n *html.Node, inQuote bool, s nodeStat, idx nestIndex, used map[*html.Node]bool, swaps *[][2]*html.Node) bool {
+	switch n.Data {
+	case "blockquote", "ul", "ol", "dl", "li", "dd", "p", "div", "section":
+	case "code":
+		if !holdsBlock(n) {
+			return false // a code span or block
+		}
+	default:
+		return false
+	}
+	for _, e := range idx.bySig[s.sig] {
+		if used[e.node] || !sameBlockKind(n, e.node) {
+			continue
+		}
+		if e.blocks <= s.blocks && e.links <= s.links && !lostQuote(n, e.node, inQuote) {
+			continue
+		}
+		if textKey(n) != textKey(e.node) {
+			continue // a hash collision
+		}
+		used[e.node] = true
+		*swaps = append(*swaps, [2]*html.Node{n, cloneNode(e.node)})
+		return true
+	}
+	// The same runes in another order: the extractor reordered the text.
+	for _, e := range idx.byBag[s.bag] {
+		if e.sig == s.sig || used[e.node] || !sameBlockKind(n, e.node) {
+			continue // (the same text in the same order: seen above)
+		}
+		nk, ek := textKey(n), textKey(e.node)
+		if nk == ek || !sameRunes(nk, ek) {
+			continue // the same order (handled above), or a collision
+		}
+		used[e.node] = true
+		*swaps = append(*swaps, [2]*html.Node{n, cloneNode(e.node)})
+		return true
+	}
+	return false
+}
+
+// sameRunes reports whether a and b hold the same runes, in any order.
+func sameRunes(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ra, rb := []rune(a), []rune(b)
+	slices.Sort(ra)
+	slices.Sort(rb)
+	return slices.Equal(ra, rb)
+}
+
+// lostQuote reports whether the extracted block n stands for the page's
+// quote q that the extractor renamed: q is a <blockquote> whose children
+// are not a lone code element (trafilatura's highlight.js rule: such a
+// quote is a code block), and n is a code element holding blocks or a
+// generic block, outside any quote of the extraction.
+func lostQuote(n, q *html.Node, inQuote bool) bool {
+	if inQuote || !isElem(q, "blockquote") || isElem(n, "blockquote") {
+		return false
+	}
+	switch n.Data {
+	case "code", "div", "p", "section":
+	default:
+		return false
+	}
+	var only *html.Node
+	for c := q.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.ElementNode:
+			if only != nil {
+				return true
+			}
+			only = c
+		case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
+			return true
+		}
+	}
+	return !isElem(only, "code") && !isElem(only, "pre")
+}
+
+// holdsBlock reports whether n has a block-level child: a code element
+// that does is a block go-trafilatura mistook for code.
+func holdsBlock(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		switch c.Data {
+		case "p", "div", "section", "ul", "ol", "dl", "table", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "figure", "hr":
+			return true
+		}
+	}
+	return false
 }
 
 // sameBlockKind reports whether an extracted element may stand for the

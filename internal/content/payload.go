@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/net/html"
+
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -104,9 +106,95 @@ const maxHTMLDepth = 512
 // parseError turns an html.Parse error into a *reason.Error whose message
 // says what happened.
 func parseError(err error) error {
-	if strings.Contains(err.Error(), "open stack of elements exceeds") {
-		return reason.Wrap(reason.EmptyContent, "", fmt.Sprintf(
-			"the page nests elements more than %d levels deep, the limit of Gatehouse's HTML parser (golang.org/x/net/html), so it cannot be converted; a browser renders it: use the browser tools (browser_navigate, then browser_snapshot) or download it with the terminal", maxHTMLDepth), err)
+	if isDepthError(err) {
+		return reason.Wrap(reason.HTMLTooDeep, "", fmt.Sprintf(
+			"the page nests elements more than %d levels deep, the limit of Gatehouse's HTML parser (golang.org/x/net/html), and no text was left once the nesting was cut there; a browser renders it: use the browser tools (browser_navigate, then browser_snapshot) or download it with the terminal", maxHTMLDepth), err)
 	}
 	return reason.Wrap(reason.EmptyContent, "", "the page could not be parsed as HTML ("+err.Error()+")", err)
+}
+
+// isDepthError reports whether err is html.Parse refusing a page nested
+// deeper than maxHTMLDepth.
+func isDepthError(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "open stack of elements exceeds")
+}
+
+// keptDepth is how deep flattenDeep lets elements nest: well under
+// maxHTMLDepth, as the parser adds elements of its own (html, body, tbody,
+// implied <p>s) to those the page writes.
+const keptDepth = maxHTMLDepth / 2
+
+// flattenDeep rewrites an HTML page whose elements nest deeper than the
+// parser accepts: start and end tags below keptDepth open elements are
+// dropped, their text (and everything else) kept in place, so the page's
+// content parses as the text of its deepest kept element rather than not
+// at all. Depth is counted from the page's tags (void elements, and end
+// tags closing the elements they match); the tags of <script>, <style> and
+// the like are kept whatever the depth, as the text inside them is raw.
+func flattenDeep(page string) string {
+	z := html.NewTokenizer(strings.NewReader(page))
+	var b strings.Builder
+	b.Grow(len(page))
+	type open struct {
+		name string
+		kept bool
+	}
+	var stack []open
+	keptOpen := 0
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		raw := z.Raw()
+		switch tt {
+		case html.StartTagToken:
+			name, _ := z.TagName()
+			n := string(name)
+			if voidElements[n] {
+				if keptOpen < keptDepth {
+					b.Write(raw)
+				}
+				continue
+			}
+			kept := keptOpen < keptDepth || rawTextElements[n]
+			if kept {
+				keptOpen++
+				b.Write(raw)
+			}
+			stack = append(stack, open{n, kept})
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			n := string(name)
+			i := len(stack) - 1
+			for i >= 0 && stack[i].name != n {
+				i--
+			}
+			if i < 0 {
+				continue // closes nothing open: the parser would ignore it too
+			}
+			for _, o := range stack[i:] {
+				if o.kept {
+					keptOpen--
+				}
+			}
+			if stack[i].kept {
+				b.Write(raw)
+			}
+			stack = stack[:i]
+		case html.SelfClosingTagToken:
+			if keptOpen < keptDepth {
+				b.Write(raw)
+			}
+		default:
+			b.Write(raw)
+		}
+	}
+	return b.String()
+}
+
+// rawTextElements hold raw text the tokenizer reads up to their end tag.
+var rawTextElements = map[string]bool{
+	"script": true, "style": true, "textarea": true, "title": true, "xmp": true, "iframe": true,
+	"noembed": true, "noframes": true, "plaintext": true, "noscript": true,
 }

@@ -70,13 +70,22 @@ func TestTextWithFewControlBytesKept(t *testing.T) {
 	}
 }
 
-// More than 512 nested elements: the message names the parser's nesting
-// limit and the tools that can still read the page.
+// More than 512 nested elements: the text is kept (the nesting is cut at
+// keptDepth, flattenDeep) instead of the page being refused as
+// empty_content; a page with no text above the cut is refused as
+// html_too_deep, whose message names the parser's nesting limit and the
+// tools that can still read the page.
 func TestDeepNestingNamed(t *testing.T) {
-	deep := "<html><body>" + strings.Repeat("<div>", 600) + "<p>Deep words.</p>" + strings.Repeat("</div>", 600) + "</body></html>"
-	_, err := Convert([]byte(deep), "text/html", nil)
-	if reason.Of(err) != reason.EmptyContent {
-		t.Fatalf("got %v", err)
+	words := strings.Repeat("Deep words of a page that nests far too deep. ", 10)
+	deep := "<html><body><p>Top words.</p>" + strings.Repeat("<div>", 600) + "<p>" + words + "</p><script>var s = '<div><div>';</script>" + strings.Repeat("</div>", 600) + "<p>After the nest.</p></body></html>"
+	d, err := Convert([]byte(deep), "text/html", nil)
+	if err != nil || !strings.Contains(d.Markdown, "Deep words of a page") || strings.Contains(d.Markdown, "var s") {
+		t.Fatalf("600 levels: %v %q", err, d.Markdown)
+	}
+	empty := "<html><body>" + strings.Repeat("<div>", 600) + strings.Repeat("</div>", 600) + "</body></html>"
+	_, err = Convert([]byte(empty), "text/html", nil)
+	if reason.Of(err) != reason.HTMLTooDeep {
+		t.Fatalf("600 empty levels: got %v, want html_too_deep", err)
 	}
 	msg := err.Error()
 	if !strings.Contains(msg, "512") || !strings.Contains(msg, "nest") || strings.Contains(msg, "could not be parsed as HTML") {

@@ -65,8 +65,21 @@ const captionClass = "gatehouse-figtext"
 //     ("<span class=user>alice</span><span class=date>Jan 3</span>",
 //     laid out apart by CSS) get a space between them;
 //   - the white space between a text and an inline element next to it
-//     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps).
+//     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps);
+//   - a block ("<div>Item head</div><div>Item body</div>", a span laid
+//     out as a block) and what follows it with no white space between
+//     get a space between them (boxedNextTo): a browser puts them on
+//     two lines, the extractors glued them into one word inside list
+//     items and cells;
+//   - a heading holding the blocks after it (an unclosed <h1>) ends before
+//     them (splitHeadings);
+//   - a link without text gets its name (markTextlessLinks, linkname.go);
+//   - a code listing laid out as a table with line numbers becomes a code
+//     block (listingsToCode, tables.go).
 func polishTree(doc *html.Node) {
+	splitHeadings(doc)
+	markTextlessLinks(doc)
+	listingsToCode(doc) // tables.go (the code keeps its wrappers' language)
 	captionsToParagraphs(doc, true)
 	moveCaptionsOut(doc)
 	var inputs, attribs, asides, gaps, spaced, details []*html.Node
@@ -97,7 +110,7 @@ func polishTree(doc *html.Node) {
 					asides = append(asides, n)
 				}
 			}
-			if !inCode && spacedInline(n) && spacedInline(n.NextSibling) && endsWord(n) && startsWord(n.NextSibling) {
+			if !inCode && (spacedInline(n) && spacedInline(n.NextSibling) || boxedNextTo(n)) && endsWord(n) && startsWord(n.NextSibling) {
 				gaps = append(gaps, n)
 			}
 		}
@@ -420,4 +433,117 @@ func moveCaptionsOut(doc *html.Node) {
 			f.Parent.InsertBefore(p, f.NextSibling)
 		}
 	}
+}
+
+// headingBlocks are the block elements that end a heading's own text when
+// the heading holds them: the HTML parser puts everything after an
+// unclosed "<h1>Title" inside it ("<h1>Title<p>…</p><p>…</p>"), and the
+// converters then wrote the whole article as one heading line, twice when
+// the two extractors disagreed about it.
+var headingBlocks = map[string]bool{
+	"p": true, "div": true, "section": true, "article": true, "ul": true, "ol": true, "dl": true,
+	"table": true, "blockquote": true, "pre": true, "figure": true, "hr": true, "form": true,
+	"header": true, "footer": true, "main": true, "aside": true, "nav": true, "address": true,
+	"details": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+}
+
+// splitHeadings moves the blocks a heading holds out of it, after it, in
+// order: the heading keeps its leading text and inline elements, or, when
+// it has none, its first block (a "<h1><div>Title</div></h1>" stays).
+func splitHeadings(doc *html.Node) {
+	var heads []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && isHeadingAtom(n.DataAtom) {
+			heads = append(heads, n)
+		}
+		return true
+	})
+	for _, h := range heads {
+		if h.Parent == nil {
+			continue
+		}
+		words := false
+		var cut *html.Node
+		for c := h.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type == html.ElementNode && headingBlocks[c.Data] {
+				if !words && cut == nil && !isHeadingAtom(c.DataAtom) {
+					words = strings.TrimFunc(textContent(c), isSpaceRune) != ""
+					continue // the heading's text is this block
+				}
+				cut = c
+				break
+			}
+			words = words || c.Type == html.ElementNode || c.Type == html.TextNode && strings.TrimFunc(c.Data, isSpaceRune) != ""
+		}
+		if cut == nil || !words {
+			continue
+		}
+		after := h.NextSibling
+		for c := cut; c != nil; {
+			next := c.NextSibling
+			h.RemoveChild(c)
+			h.Parent.InsertBefore(c, after)
+			c = next
+		}
+	}
+}
+
+// boxBlocks are the elements a browser lays out as blocks by default.
+var boxBlocks = map[string]bool{
+	"div": true, "p": true, "section": true, "article": true, "header": true, "footer": true,
+	"aside": true, "nav": true, "main": true, "figure": true, "figcaption": true, "address": true,
+	"ul": true, "ol": true, "li": true, "dl": true, "dt": true, "dd": true, "table": true,
+	"blockquote": true, "pre": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true,
+	"h6": true, "hr": true, "form": true, "fieldset": true, "details": true, "summary": true,
+}
+
+// isBoxed reports whether element n is laid out as a box of its own: a
+// block element, or an element whose inline style sets display to block,
+// flex, grid, list-item or a table part.
+func isBoxed(n *html.Node) bool {
+	if n == nil || n.Type != html.ElementNode {
+		return false
+	}
+	if v, ok := attr(n, "style"); ok && strings.Contains(strings.ToLower(v), "display") {
+		for _, decl := range strings.Split(strings.ToLower(v), ";") {
+			k, val, ok := strings.Cut(decl, ":")
+			if !ok || strings.TrimSpace(k) != "display" {
+				continue
+			}
+			val = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "!important"))
+			switch {
+			case val == "inline", val == "contents", val == "none":
+				return false
+			case strings.HasPrefix(val, "inline"):
+				return true // inline-block, inline-flex: a box all the same
+			default:
+				return true
+			}
+		}
+	}
+	return boxBlocks[n.Data]
+}
+
+// boxedNextTo reports whether n or its next sibling is a box (isBoxed),
+// the sibling is an element or text, and their parent is a list item, a
+// cell, a definition or an inline element: a browser separates them, the
+// extractors glued them there. (Between the blocks of an article the
+// converters separate them already.)
+func boxedNextTo(n *html.Node) bool {
+	next := n.NextSibling
+	if next == nil || next.Type != html.ElementNode && next.Type != html.TextNode {
+		return false
+	}
+	if !isBoxed(n) && !isBoxed(next) {
+		return false
+	}
+	p := n.Parent
+	if p == nil || p.Type != html.ElementNode {
+		return false
+	}
+	switch p.Data {
+	case "li", "td", "th", "dd", "dt", "caption", "figcaption", "label", "button", "summary", "legend":
+		return true
+	}
+	return isPhrasing(p)
 }

@@ -49,6 +49,7 @@ const (
 	UnsupportedContentType Code = "unsupported_content_type"
 	BinaryPayload          Code = "binary_payload"
 	EmptyContent           Code = "empty_content"
+	HTMLTooDeep            Code = "html_too_deep"
 	ExtractTimeout         Code = "extract_timeout"
 	NoResultForURL         Code = "no_result_for_url"
 	Interrupted            Code = "interrupted"
@@ -148,6 +149,7 @@ var codes = map[Code]string{
 	UnsupportedContentType: "the response is a binary type Gatehouse does not convert",
 	BinaryPayload:          "the body is binary data (a known magic signature, or mostly NUL/control bytes) despite its declared type",
 	EmptyContent:           "the page had no extractable text",
+	HTMLTooDeep:            "the page nests elements deeper than the HTML parser's limit (512) and no text was left above it; deeper levels are otherwise flattened, their text kept",
 	ExtractTimeout:         "the provider exceeded web.extract_timeout (spec §A3 step 6)",
 	NoResultForURL:         "the provider returned no row for this URL",
 	Interrupted:            "the call was cancelled before this URL was done",

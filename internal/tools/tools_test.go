@@ -326,6 +326,17 @@ func TestReadRefusals(t *testing.T) {
 	if ro := res.Value.(*tools.ReadOutput); res.Refused || ro.Content != "two" || ro.NextOffset != 3 || ro.TotalLines != 3 {
 		t.Fatalf("absolute store path: %+v", ro)
 	}
+	// Past the end: zero lines, said as a zero (not an absent field); a
+	// refusal has no line counts.
+	res = call(t, r, tools.WebRead, `{"path":"ok-0123456789.md","offset":9}`, tools.Options{})
+	j, _ := res.JSON(false)
+	if res.Refused || !strings.Contains(string(j), `"lines":0`) || !strings.Contains(string(j), `"total_lines":3`) {
+		t.Fatalf("read past the end: %s", j)
+	}
+	res = call(t, r, tools.WebRead, `{"path":"nope-0123456789.md"}`, tools.Options{})
+	if j, _ := res.JSON(false); !res.Refused || strings.Contains(string(j), `"lines"`) {
+		t.Fatalf("refusal with line counts: %s", j)
+	}
 }
 
 func TestCheckTool(t *testing.T) {

@@ -292,6 +292,21 @@ type ReadOutput struct {
 	Content    string `json:"content"`
 }
 
+// MarshalJSON writes lines and total_lines on every successful read,
+// zeros included (an offset past the end returns 0 lines: a count, not a
+// missing field); a refusal has neither.
+func (o ReadOutput) MarshalJSON() ([]byte, error) {
+	type plain ReadOutput // (without this method)
+	if o.Refused() {
+		return json.Marshal(plain(o))
+	}
+	return json.Marshal(struct {
+		plain
+		Lines      int `json:"lines"`
+		TotalLines int `json:"total_lines"`
+	}{plain(o), o.Lines, o.TotalLines})
+}
+
 // Pages returns the page text read.
 func (o *ReadOutput) Pages() []Page {
 	if o.Refused() {

@@ -13,11 +13,14 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -210,19 +213,26 @@ func refusal(e *reason.Error) *ExtractResponse {
 }
 
 // NormalizeItem implements spec §A3 step 1 for one batch item: a string, or an
-// object with a string "url" (else "href") field; the value is trimmed. ok is
-// false for anything else, including blank strings.
+// object with a string "url" (else "href") field; the value is trimmed. A
+// blank "url" counts as absent, so {"url":"","href":"https://…"} (a link
+// row whose url was emptied) is its href. ok is false for anything else,
+// including blank strings.
 func NormalizeItem(it any) (url string, ok bool) {
 	var s string
 	switch v := it.(type) {
 	case string:
 		s = v
 	case map[string]any:
-		if u, ok := v["url"].(string); ok {
+		u, uok := v["url"].(string)
+		h, hok := v["href"].(string)
+		switch {
+		case uok && strings.TrimSpace(u) != "":
 			s = u
-		} else if h, ok := v["href"].(string); ok {
+		case hok:
 			s = h
-		} else {
+		case uok:
+			s = u
+		default:
 			return "", false
 		}
 	default:
@@ -230,6 +240,40 @@ func NormalizeItem(it any) (url string, ok bool) {
 	}
 	s = strings.TrimSpace(s)
 	return s, s != ""
+}
+
+// itemShape describes a batch item that is not a URL, for its error row:
+// "a number", "an object with keys title, x", "a blank string".
+func itemShape(it any) string {
+	switch v := it.(type) {
+	case string:
+		return "a blank string"
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, strconv.Quote(k))
+		}
+		sort.Strings(keys)
+		if len(keys) > 8 {
+			keys = append(keys[:8], "…")
+		}
+		if _, ok := v["url"]; ok {
+			return "an object whose url and href are blank or not strings (keys " + strings.Join(keys, ", ") + ")"
+		}
+		if len(keys) == 0 {
+			return "an empty object"
+		}
+		return "an object without url or href (keys " + strings.Join(keys, ", ") + ")"
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64, int, int64, json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a %T", it)
 }
 
 type job struct {
@@ -261,7 +305,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		raw, ok := NormalizeItem(it)
 		if !ok {
 			rows[i] = errRow("", reason.Newf(reason.InvalidItem, "",
-				"item %d is not a URL: expected a non-empty URL string or an object carrying a url/href string.", i))
+				"item %d is not a URL: it is %s; expected a non-empty URL string or an object carrying a url/href string.", i, itemShape(it)))
 			done[i] = true
 			continue
 		}

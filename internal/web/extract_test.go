@@ -435,3 +435,29 @@ func TestSlowPageCostsOnlyItsEntry(t *testing.T) {
 		t.Fatalf("slow row: %+v", resp.Results[1])
 	}
 }
+
+// A link row whose url is blank and whose href holds the target (the shape
+// {"url":"","href":"…"}) is its href, never an entry with an empty url; an
+// item with neither says what it was.
+func TestBlankURLFallsBackToHref(t *testing.T) {
+	h := newHarness(t)
+	good := h.serve("news.test", pageHandler(html("Good News", article(6, "harbour"))))
+	h.open()
+	resp := h.extract(
+		map[string]any{"url": "", "href": good.URL("/story")},
+		map[string]any{"url": "  ", "text": "x"},
+		map[string]any{"title": "x"},
+	)
+	if resp.Success != nil || len(resp.Results) != 3 {
+		t.Fatalf("response: %+v", resp)
+	}
+	if r := resp.Results[0]; r.URL != good.URL("/story") || !strings.Contains(r.Content, "harbour committee") {
+		t.Errorf("blank url with href: %+v", r)
+	}
+	for i, want := range map[int]string{1: `url and href are blank`, 2: `without url or href (keys "title")`} {
+		r := resp.Results[i]
+		if rowReason(t, r) != reason.InvalidItem || r.Error == nil || !strings.Contains(*r.Error, want) {
+			t.Errorf("row %d: %+v, want invalid_item saying %q", i, r, want)
+		}
+	}
+}

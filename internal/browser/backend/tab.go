@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -419,6 +420,11 @@ func remoteText(a *runtime.RemoteObject) string {
 	if a == nil {
 		return ""
 	}
+	if a.Preview != nil && (a.Type == runtime.RemoteObjectTypeObject) && a.Subtype != runtime.RemoteObjectSubtypeNull {
+		// console.log({a: 1, f() {}}): the properties, as DevTools shows
+		// them, instead of the bare "Object".
+		return previewText(a.Preview)
+	}
 	if len(a.Value) > 0 {
 		var s string
 		if json.Unmarshal(a.Value, &s) == nil {
@@ -433,6 +439,57 @@ func remoteText(a *runtime.RemoteObject) string {
 		return a.Description
 	}
 	return string(a.Type)
+}
+
+// previewText writes an object preview of a console argument as DevTools
+// does: "{a: 1, f: ƒ, big: 10n, self: Object}", "Array(3) [1, 2, 3]";
+// values JSON cannot hold (functions, BigInts, Symbols, undefined, cycles)
+// are written by their description, never dropped.
+func previewText(p *runtime.ObjectPreview) string {
+	var b strings.Builder
+	arr := p.Subtype == runtime.ObjectPreviewSubtypeArray || p.Subtype == runtime.ObjectPreviewSubtypeTypedarray
+	if arr {
+		if p.Description != "" {
+			b.WriteString(p.Description + " ")
+		}
+		b.WriteByte('[')
+	} else {
+		if p.Description != "" && p.Description != "Object" {
+			b.WriteString(p.Description + " ")
+		}
+		b.WriteByte('{')
+	}
+	for i, pp := range p.Properties {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if !arr {
+			b.WriteString(pp.Name + ": ")
+		}
+		switch {
+		case pp.Type == runtime.PropertyPreviewTypeFunction:
+			b.WriteString("ƒ")
+		case pp.Type == runtime.PropertyPreviewTypeString:
+			b.WriteString(strconv.Quote(pp.Value))
+		case pp.Type == runtime.PropertyPreviewTypeUndefined:
+			b.WriteString("undefined")
+		case pp.ValuePreview != nil:
+			b.WriteString(previewText(pp.ValuePreview))
+		case pp.Value != "":
+			b.WriteString(pp.Value)
+		default:
+			b.WriteString(string(pp.Type))
+		}
+	}
+	if p.Overflow {
+		b.WriteString(", …")
+	}
+	if arr {
+		b.WriteByte(']')
+	} else {
+		b.WriteByte('}')
+	}
+	return b.String()
 }
 
 // Console returns the buffered console messages and exceptions; clear empties
@@ -752,7 +809,9 @@ type EvalResult struct {
 	Type string
 	// Description names a value with no JSON form: "undefined", NaN,
 	// Infinity, 10n, Symbol(x), a function's source, a DOM node
-	// ("div#main.box"), a Map, a cyclic object. "" when Value is set.
+	// ("div#main.box"), a Map. With Value set, it is "" unless Value is
+	// a copy in which values JSON cannot hold (functions, BigInts,
+	// cycles, …) are described in place, which it then says.
 	Description string
 }
 
@@ -839,6 +898,19 @@ func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (Eva
 		if err != nil && ctx.Err() != nil {
 			return EvalResult{}, t.cdpErr(ctx, "Reading the expression's value", err)
 		}
+		// Not JSON as a whole (a function, BigInt, Symbol, undefined or
+		// cycle inside): a copy with each such value described in place.
+		r, err = chromedp.Call(rctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: describeNonJSON, ObjectID: o.ObjectID, ReturnByValue: &yes, Silent: &yes,
+		})
+		if err == nil && r.ExceptionDetails == nil && r.Result != nil && len(r.Result.Value) > 0 {
+			out.Value = json.RawMessage(r.Result.Value)
+			out.Description = "values JSON cannot hold are described in place as \"[kind] …\" strings (functions, BigInts, Symbols, undefined, cycles as \"[cycle]\")"
+			return out, nil
+		}
+		if err != nil && ctx.Err() != nil {
+			return EvalResult{}, t.cdpErr(ctx, "Reading the expression's value", err)
+		}
 		why := "it cannot be converted to JSON (a cycle, or a BigInt, Symbol or function inside)"
 		if err != nil && strings.Contains(err.Error(), "reference chain is too long") {
 			why = "it refers to itself (a cycle) or is nested too deeply for JSON"
@@ -849,6 +921,55 @@ func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (Eva
 	out.Description = describe(o) // function, symbol, node, map, set, regexp, date, error, …
 	return out, nil
 }
+
+// describeNonJSON (run on an object by CallFunctionOn) returns a JSON-safe
+// copy of it: functions, BigInts, Symbols and undefined become "[kind]
+// text" strings, a value met again on the way down "[cycle]", anything
+// deeper than 20 levels "[nested too deeply]", arrays and objects past
+// 1000 entries are cut with a "[… N more]" entry, DOM nodes, Maps, Sets,
+// Dates and RegExps are described by their kind and text.
+const describeNonJSON = `function () {
+  const seen = new Set();
+  const cap = (s) => s.length > 200 ? s.slice(0, 199) + '…' : s;
+  const walk = (v, depth) => {
+    switch (typeof v) {
+      case 'function': return '[function] ' + cap(String(v.name || 'anonymous'));
+      case 'bigint': return '[bigint] ' + v.toString() + 'n';
+      case 'symbol': return '[symbol] ' + cap(v.toString());
+      case 'undefined': return '[undefined]';
+      case 'number': return Number.isFinite(v) ? v : '[number] ' + String(v);
+      case 'object': break;
+      default: return v;
+    }
+    if (v === null) return null;
+    if (seen.has(v)) return '[cycle]';
+    if (depth > 20) return '[nested too deeply]';
+    if (typeof Node !== 'undefined' && v instanceof Node) return '[node] ' + cap(v.nodeName);
+    if (v instanceof Date) return '[date] ' + (isNaN(v) ? 'Invalid Date' : v.toISOString());
+    if (v instanceof RegExp) return '[regexp] ' + cap(String(v));
+    if (v instanceof Map) return '[map] ' + v.size + ' entries';
+    if (v instanceof Set) return '[set] ' + v.size + ' values';
+    if (v instanceof Error) return '[error] ' + cap(String(v));
+    seen.add(v);
+    let out;
+    if (Array.isArray(v)) {
+      out = v.slice(0, 1000).map((x) => walk(x, depth + 1));
+      if (v.length > 1000) out.push('[… ' + (v.length - 1000) + ' more]');
+    } else {
+      out = {};
+      const keys = Object.keys(v);
+      for (const k of keys.slice(0, 1000)) {
+        let x;
+        try { x = v[k]; } catch (e) { x = '[getter threw] ' + cap(String(e)); }
+        out[k] = walk(x, depth + 1);
+      }
+      if (keys.length > 1000) out['…'] = '[' + (keys.length - 1000) + ' more]';
+    }
+    seen.delete(v);
+    return out;
+  };
+  return walk(this, 0);
+}`
 
 // describe is a remote object's description with its kind.
 func describe(o *runtime.RemoteObject) string {
