@@ -849,6 +849,25 @@ func (t *Tab) evalTimedOut(ctx context.Context, err error, what string) error {
 	return reason.Wrap(reason.CommandTimeout, "", what+" did not finish within browser.command_timeout and the page did not answer after it was stopped; the session will be replaced by a fresh one on the next call.", err)
 }
 
+// Responsive reports whether the page's main thread answers a trivial
+// evaluation within d: false while a script spins (or the tab is gone).
+func (t *Tab) Responsive(ctx context.Context, d time.Duration) bool {
+	if t.check() != nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	rctx, rcancel := t.runAny(pctx)
+	defer rcancel()
+	_, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "0"})
+	return err == nil
+}
+
+// StopScript is stopScript for callers outside EvalPage (the render step): it
+// ends the script the page's main thread is busy with and reports whether
+// the page answers again.
+func (t *Tab) StopScript(ctx context.Context) bool { return t.stopScript(ctx) }
+
 // stopScript ends the JavaScript execution the page's main thread is busy
 // with (Runtime.terminateExecution: Chromium delivers it as a V8 interrupt,
 // so it works while a loop spins) and reports whether the renderer answers a
