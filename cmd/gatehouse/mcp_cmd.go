@@ -97,6 +97,10 @@ config_invalid until it is fixed.`,
 			if token == "" {
 				token = os.Getenv("GATEHOUSE_MCP_TOKEN")
 			}
+			if token != "" && strings.TrimSpace(token) == "" {
+				// No client can send it (every request would get 401).
+				return usageError{fmt.Errorf("the bearer token (--token or GATEHOUSE_MCP_TOKEN) is only white space: set a real token, or unset it for a loopback-only server")}
+			}
 			hs, err := srv.Listen(mcpserver.HTTPOptions{
 				Addr: httpAddr, Token: token, AllowedHosts: allowHosts,
 				MaxBodyBytes: maxBody, SessionIdle: idle,
@@ -151,15 +155,20 @@ func (a *app) printToolAvailability() {
 	if err != nil {
 		return
 	}
+	// One name column wide enough for the longest name (browser_get_images).
+	w := 0
+	for _, t := range reg.All() {
+		w = max(w, len(t.Name()))
+	}
 	var b strings.Builder
 	b.WriteString("\nTools served in this environment:\n")
 	for _, t := range reg.Tools() {
-		fmt.Fprintf(&b, "  %-14s %s\n", t.Name(), t.Title())
+		fmt.Fprintf(&b, "  %-*s  %s\n", w, t.Name(), t.Title())
 	}
 	if u := reg.Unavailable(); len(u) > 0 {
 		b.WriteString("Not served here:\n")
 		for _, x := range u {
-			fmt.Fprintf(&b, "  %-14s %s\n", x.Name, x.Why)
+			fmt.Fprintf(&b, "  %-*s  %s\n", w, x.Name, x.Why)
 		}
 	}
 	fmt.Fprint(a.stdout, b.String())

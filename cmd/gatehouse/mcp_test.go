@@ -167,6 +167,16 @@ func TestMCPNonLoopbackWithoutTokenRefusesToStart(t *testing.T) {
 	}
 }
 
+// A bearer token of white space only (no client can send it: every request
+// would get 401) is refused at start like a usage error (breaker5 D24).
+func TestMCPBlankTokenRefusesToStart(t *testing.T) {
+	t.Setenv("GATEHOUSE_MCP_TOKEN", " ")
+	code, _, errs := cli(t, t.TempDir(), "mcp", "--http", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(errs, "white space") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
 // TestNPMClient runs a published MCP client from npm (the TypeScript SDK's
 // Client, test/mcpclient) against `gatehouse mcp` over stdio and HTTP. CI
 // installs it (scripts/test: npm ci); under CI=true a missing node or
