@@ -920,7 +920,9 @@ func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (Eva
 			out.Value = json.RawMessage(r.Result.Value)
 			return out, nil
 		}
-		if err != nil && ctx.Err() != nil {
+		// The call's own context shares ctx's deadline but not its timer:
+		// its DeadlineExceeded may arrive while ctx.Err() is still nil.
+		if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
 			if terr := t.evalTimedOut(ctx, err, "Reading the expression's value (a getter)"); terr != nil {
 				return EvalResult{}, terr
 			}
