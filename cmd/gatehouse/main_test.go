@@ -170,6 +170,17 @@ func TestExtractFooterPagesThroughGatehouseRead(t *testing.T) {
 	if !strings.Contains(errs, "read on: gatehouse read "+m[1]+" --offset ") {
 		t.Errorf("no read-on hint on stderr: %s", errs)
 	}
+	// Past the end: nothing printed, and stderr says how long the page is;
+	// --offset 0 and --limit 0 are usage errors like --offset -5, not
+	// silently 1 and 200 (breaker5 D24).
+	if code, got, errs := cli(t, home, "read", m[1], "--offset", "999999"); code != 0 || got != "" || !regexp.MustCompile(`--offset 999999 is past the end: the page has \d+ lines`).MatchString(errs) {
+		t.Errorf("past the end: exit %d %q %q", code, got, errs)
+	}
+	for _, bad := range [][]string{{"--offset", "0"}, {"--limit", "0"}, {"--offset", "-5"}} {
+		if code, _, errs := cli(t, home, append([]string{"read", m[1]}, bad...)...); code != 2 || !strings.Contains(errs, bad[0]) {
+			t.Errorf("read %v: exit %d %s, want a usage error (2)", bad, code, errs)
+		}
+	}
 	// Outside the store: refused with the store's reason code, exit 1.
 	if code, out, _ := cli(t, home, "read", "--json", "/etc/passwd"); code != 1 || !strings.Contains(out, "read_outside_store") {
 		t.Errorf("outside the store: exit %d %s", code, out)

@@ -21,6 +21,7 @@ func (a *app) mcpCmd() *cobra.Command {
 	var maxCalls int
 	var idle time.Duration
 	var maxBody int64
+	var reload time.Duration
 	c := &cobra.Command{
 		Use:   "mcp [--http 127.0.0.1:PORT [--token T]]",
 		Short: "Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http)",
@@ -40,11 +41,20 @@ bearer token (--token or GATEHOUSE_MCP_TOKEN); clients send
 Page text in results is wrapped in untrusted-content markers with a per-call
 nonce; --no-content-boundaries or "mcp.content_boundaries: false" turns that off.
 Truncated pages name web_read in their footer and link the stored full text as
-the resource gatehouse://store/<name>.`,
+the resource gatehouse://store/<name>.
+
+A running server re-reads config.yaml when it changed (checked at a tool call,
+at most every --config-reload, default 30s): later calls run with the new
+website blocklist, security and other settings (browser sessions are restarted),
+and a config.yaml broken mid-session makes every call refuse with
+config_invalid until it is fixed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := mcpLimitsValid(maxCalls, maxBody, idle); err != nil {
 				return err
+			}
+			if reload < 0 {
+				return usageError{fmt.Errorf("--config-reload %v: want 0 (never) or a positive duration such as 30s (default %v)", reload, defaultConfigReload)}
 			}
 			reg, err := a.registry()
 			if err != nil {
@@ -58,7 +68,11 @@ the resource gatehouse://store/<name>.`,
 				fmt.Fprintf(a.stderr, "gatehouse: every tool call is refused until the config is fixed: %s\n", reason.As(err).Message)
 				reg = r
 			}
-			defer closeRegistry(reg)
+			defer func() { closeRegistry(reg) }()
+			if reload > 0 {
+				w := newConfigReload(a, reg, reload)
+				reg.SetBeforeCall(w.poll)
+			}
 			env := tools.Env{}
 			env.Web.Home, env.Web.Config = a.home, a.cfg
 			opts := mcpserver.Options{
@@ -83,6 +97,10 @@ the resource gatehouse://store/<name>.`,
 			if token == "" {
 				token = os.Getenv("GATEHOUSE_MCP_TOKEN")
 			}
+			if token != "" && strings.TrimSpace(token) == "" {
+				// No client can send it (every request would get 401).
+				return usageError{fmt.Errorf("the bearer token (--token or GATEHOUSE_MCP_TOKEN) is only white space: set a real token, or unset it for a loopback-only server")}
+			}
 			hs, err := srv.Listen(mcpserver.HTTPOptions{
 				Addr: httpAddr, Token: token, AllowedHosts: allowHosts,
 				MaxBodyBytes: maxBody, SessionIdle: idle,
@@ -105,6 +123,7 @@ the resource gatehouse://store/<name>.`,
 	c.Flags().IntVar(&maxCalls, "max-calls", mcpserver.DefaultMaxConcurrentCalls, "tool calls one session may run at once, at least 1 (more are refused with too_many_calls)")
 	c.Flags().DurationVar(&idle, "session-idle", mcpserver.DefaultSessionIdle, "close HTTP sessions idle this long, > 0 (their task state is released)")
 	c.Flags().Int64Var(&maxBody, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest HTTP request body accepted, in bytes, at least 1 (larger ones get 413)")
+	c.Flags().DurationVar(&reload, "config-reload", defaultConfigReload, "re-read config.yaml at a tool call when it changed, at most this often (spec §A8's 30 s policy cache; 0: never)")
 	defaultHelp := c.HelpFunc()
 	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
 		defaultHelp(cmd, args)
@@ -136,15 +155,20 @@ func (a *app) printToolAvailability() {
 	if err != nil {
 		return
 	}
+	// One name column wide enough for the longest name (browser_get_images).
+	w := 0
+	for _, t := range reg.All() {
+		w = max(w, len(t.Name()))
+	}
 	var b strings.Builder
 	b.WriteString("\nTools served in this environment:\n")
 	for _, t := range reg.Tools() {
-		fmt.Fprintf(&b, "  %-14s %s\n", t.Name(), t.Title())
+		fmt.Fprintf(&b, "  %-*s  %s\n", w, t.Name(), t.Title())
 	}
 	if u := reg.Unavailable(); len(u) > 0 {
 		b.WriteString("Not served here:\n")
 		for _, x := range u {
-			fmt.Fprintf(&b, "  %-14s %s\n", x.Name, x.Why)
+			fmt.Fprintf(&b, "  %-*s  %s\n", w, x.Name, x.Why)
 		}
 	}
 	fmt.Fprint(a.stdout, b.String())

@@ -167,6 +167,16 @@ func TestMCPNonLoopbackWithoutTokenRefusesToStart(t *testing.T) {
 	}
 }
 
+// A bearer token of white space only (no client can send it: every request
+// would get 401) is refused at start like a usage error (breaker5 D24).
+func TestMCPBlankTokenRefusesToStart(t *testing.T) {
+	t.Setenv("GATEHOUSE_MCP_TOKEN", " ")
+	code, _, errs := cli(t, t.TempDir(), "mcp", "--http", "127.0.0.1:0")
+	if code != 2 || !strings.Contains(errs, "white space") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}
+
 // TestNPMClient runs a published MCP client from npm (the TypeScript SDK's
 // Client, test/mcpclient) against `gatehouse mcp` over stdio and HTTP. CI
 // installs it (scripts/test: npm ci); under CI=true a missing node or
@@ -372,5 +382,57 @@ func TestMCPServesWithBrokenConfig(t *testing.T) {
 		if !res.IsError || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, cfgPath+":3:1") || !strings.Contains(txt, "Fix the file") {
 			t.Errorf("%s: want a config_invalid refusal naming %s:3:1 and the fix, got isError=%v %s", call.Name, cfgPath, res.IsError, txt)
 		}
+	}
+}
+
+// TestMCPReloadsChangedConfig: a running `gatehouse mcp` re-reads a changed
+// config.yaml (spec §A8's 30 s policy cache; --config-reload makes the
+// interval short here): a blocklist entry added mid-session is enforced by
+// the next call, a config broken mid-session refuses calls with
+// config_invalid (fail closed, as at start-up), and fixing it serves again
+// (breaker5 D23: the server read the config once, at start).
+func TestMCPReloadsChangedConfig(t *testing.T) {
+	bin := gatehouseBinary(t)
+	home := mcpHome(t)
+	cfgPath := filepath.Join(home, "config.yaml")
+	page := testPage(t)
+	cmd := exec.Command(bin, "mcp", "--config-reload", "200ms")
+	cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	n := 0
+	extract := func() (bool, string) {
+		n++
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "web_extract", Arguments: map[string]any{
+			"urls": []string{page.URL + "/p" + strings.Repeat("x", n)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.IsError, res.Content[0].(*mcp.TextContent).Text
+	}
+	change := func(yaml string) {
+		if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(400 * time.Millisecond) // past --config-reload
+	}
+	if isErr, txt := extract(); isErr || !strings.Contains(txt, "quick brown fox") {
+		t.Fatalf("before the change: %s", txt)
+	}
+	change("security:\n  allow_private_urls: true\n  website_blocklist:\n    enabled: true\n    domains: [\"127.0.0.1\"]\n")
+	if _, txt := extract(); !strings.Contains(txt, "policy_blocked") || strings.Contains(txt, "quick brown fox") {
+		t.Fatalf("after adding a blocklist entry: %s", txt)
+	}
+	change("security:\n  allow_private_urls: true\n  website_blocklist: [oops\n")
+	if isErr, txt := extract(); !isErr || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, cfgPath) {
+		t.Fatalf("after breaking the config: isError=%v %s", isErr, txt)
+	}
+	change("security:\n  allow_private_urls: true\n")
+	if isErr, txt := extract(); isErr || !strings.Contains(txt, "quick brown fox") {
+		t.Fatalf("after fixing the config: %s", txt)
 	}
 }

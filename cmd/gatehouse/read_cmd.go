@@ -29,6 +29,14 @@ When more lines follow, stderr names the command that reads on.
 Exit status: 0 on success, 1 when the read was refused, 2 on a usage error.`,
 		Args: argsExact(1, "PATH, the stored page a truncated result's footer names"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// 0 would be the tool's "default" (omitted): refused like any
+			// other value below 1 instead of silently becoming 1 or 200.
+			if offset < 1 {
+				return usageError{fmt.Errorf("--offset %d: want a 1-based line number (at least 1)", offset)}
+			}
+			if limit < 1 {
+				return usageError{fmt.Errorf("--limit %d: want a number of lines, 1..2000", limit)}
+			}
 			reg, err := a.registry()
 			if err != nil {
 				return a.refuse(asJSON, err)
@@ -57,6 +65,9 @@ Exit status: 0 on success, 1 when the read was refused, 2 on a usage error.`,
 				fmt.Fprint(a.stdout, out.Content)
 				if out.Content != "" && !strings.HasSuffix(out.Content, "\n") {
 					fmt.Fprintln(a.stdout)
+				}
+				if out.Lines == 0 && out.Offset > out.TotalLines {
+					fmt.Fprintf(a.stderr, "gatehouse: --offset %d is past the end: the page has %d lines\n", out.Offset, out.TotalLines)
 				}
 				if out.NextOffset > 0 {
 					fmt.Fprintf(a.stderr, "gatehouse: lines %d–%d of %d; read on: gatehouse read %s --offset %d\n",

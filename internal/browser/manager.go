@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 	"log/slog"
@@ -725,7 +726,7 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
 		m.closeOne(s.Key)
 	}
-	if s != nil && rerr.Code == reason.CommandTimeout {
+	if s != nil && rerr.Code == reason.CommandTimeout && !errors.Is(err, backend.ErrScriptStopped) {
 		s.suspect.Store(true) // cheap and lock-free; the next use recycles it
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,9 @@ const (
 	// renderBudget is the virtual time a page is given after
 	// DOMContentLoaded (see backend.Tab.FastForward).
 	renderBudget = 3 * time.Second
+	// renderProbeTimeout is how long a page whose load timed out gets to
+	// answer a trivial evaluation before it counts as spinning in a script.
+	renderProbeTimeout = 2 * time.Second
 	// renderSerialiseTimeout bounds the DOM serialisation.
 	renderSerialiseTimeout = 10 * time.Second
 	// renderReleaseBackstop is when a rendered page's context is discarded
@@ -119,6 +123,14 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	nr, err := tab.NavigateUntil(nctx, u.Href, "DOMContentLoaded")
 	loadTimedOut := reason.Of(err) == reason.CommandTimeout && ctx.Err() == nil && tab.Healthy()
 	cancel()
+	if loadTimedOut && !tab.Responsive(ctx, renderProbeTimeout) {
+		// A script that never ends (an app shell spinning in a loop): the
+		// page has nothing more to give. Stop it, so the tab is discarded
+		// at once, and say what happened (breaker5 D21).
+		tab.StopScript(ctx)
+		return direct.Rendered{}, reason.Wrap(reason.CommandTimeout, "",
+			fmt.Sprintf("The page's script kept the browser busy: the document did not finish loading within %.0f s and the page stopped answering (a script that never ends).", renderLoadTimeout.Seconds()), err)
+	}
 	if loadTimedOut {
 		// The document is there but never finished parsing (a script that
 		// never loads): wait for quiet and take it as it stands.

@@ -39,6 +39,7 @@ const (
 	SSRFMetadata           Code = "ssrf_metadata"
 	DNSUnresolvable        Code = "dns_unresolvable"
 	DNSBadAnswer           Code = "dns_bad_answer"
+	DNSTimeout             Code = "dns_timeout"
 	PolicyBlocked          Code = "policy_blocked"
 	InvalidItem            Code = "invalid_item"
 	UsageError             Code = "usage_error"
@@ -139,6 +140,7 @@ var codes = map[Code]string{
 	SSRFMetadata:           "the host is a cloud metadata endpoint (spec §A6.1); never overridable",
 	DNSUnresolvable:        "the host name did not resolve; Gatehouse fails closed but says so instead of calling it an SSRF block",
 	DNSBadAnswer:           "the resolver returned an answer that is not an IP address; fails closed",
+	DNSTimeout:             "include_links: the link's host did not resolve within the per-lookup timeout or the call's web.extract_timeout deadline, so the link was not judged and is not reported allowed (the row itself is kept)",
 	PolicyBlocked:          "the host matched security.website_blocklist (spec §A8)",
 	InvalidItem:            "the batch item is neither a URL string nor an object with a url/href string",
 	UsageError:             "the command line is not valid (unknown command or flag, missing or extra argument, bad flag value); the CLI exits with status 2",

@@ -312,6 +312,11 @@ type Registry struct {
 	closers []func() error
 	// refusal, when set, refuses every call (see RefuseAll).
 	refusal *reason.Error
+	// inflight counts the calls running on the current tools (Replace
+	// closes the old ones' resources once theirs have ended).
+	inflight *sync.WaitGroup
+	// beforeCall, when set, runs at the start of every Call (SetBeforeCall).
+	beforeCall func()
 }
 
 // RefuseAll makes every later Call of a known tool return a refusal with e's
@@ -319,10 +324,45 @@ type Registry struct {
 // broken (config_invalid) still answers initialize and tools/list, and each
 // tool call names the file, the line:column and the fix instead of running
 // unprotected on defaults.
+// A nil e lifts the refusal.
 func (r *Registry) RefuseAll(e *reason.Error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.refusal = e
+}
+
+// SetBeforeCall makes fn run at the start of every Call, before the refusal
+// check: a long-running surface's configuration reload (it may Replace the
+// tools or RefuseAll). fn must be cheap most of the time and must not Call.
+func (r *Registry) SetBeforeCall(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.beforeCall = fn
+}
+
+// Replace makes next's tools, task-end hooks and process-wide resources
+// (OnClose) this registry's, for every later Call: a long-running surface
+// that re-read its configuration (spec §A8) serves the tools built from the
+// new one under the same Registry. The old tools' resources (the browser:
+// its sessions end) are closed by the returned func, which waits for the
+// calls still running on the old tools first; call it in its own goroutine.
+// next must not be used afterwards. Ended-task bookkeeping and RefuseAll stay.
+func (r *Registry) Replace(next *Registry) (closeOld func() error) {
+	next.mu.Lock()
+	tools, hooks, closers := next.tools, next.hooks, next.closers
+	next.tools, next.hooks, next.closers = nil, nil, nil
+	next.mu.Unlock()
+	r.mu.Lock()
+	old := &Registry{ended: map[string]bool{}, closers: r.closers}
+	wg := r.inflight
+	r.tools, r.hooks, r.closers, r.inflight = tools, hooks, closers, nil
+	r.mu.Unlock()
+	return func() error {
+		if wg != nil {
+			wg.Wait()
+		}
+		return old.Close()
+	}
 }
 
 // NewRegistry returns an empty registry.
@@ -396,13 +436,31 @@ func (r *Registry) Lookup(name string) (*Tool, bool) {
 // Available error that is a *reason.Error keeps its own code). A
 // non-nil error from the handler is returned as is.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, opts Options) (*Result, error) {
-	t, ok := r.Lookup(name)
-	if !ok {
-		return nil, fmt.Errorf("tools: no tool named %q", name)
+	r.mu.Lock()
+	before := r.beforeCall
+	r.mu.Unlock()
+	if before != nil {
+		before()
 	}
 	r.mu.Lock()
+	var t *Tool
+	for _, x := range r.tools {
+		if x.Name() == name {
+			t = x
+			break
+		}
+	}
 	refusal := r.refusal
+	if r.inflight == nil {
+		r.inflight = new(sync.WaitGroup)
+	}
+	wg := r.inflight
+	wg.Add(1)
 	r.mu.Unlock()
+	defer wg.Done()
+	if t == nil {
+		return nil, fmt.Errorf("tools: no tool named %q", name)
+	}
 	if refusal != nil {
 		return refused(refusal), nil
 	}

@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -431,5 +433,59 @@ func TestExtractPageStringsEscaped(t *testing.T) {
 	}
 	if r.URL != "https://a.test/" || r.Links[0].URL != "https://a.test/b" {
 		t.Error("URLs must stay machine-readable")
+	}
+}
+
+// Replace serves the next registry's tools from the next Call on; the old
+// tools' resources are closed only after the calls still running on them
+// have ended (a config reload of `gatehouse mcp`, breaker5 D23).
+func TestReplaceWaitsForRunningCallsBeforeClosingOld(t *testing.T) {
+	type none struct{}
+	build := func(gen string, running, release chan struct{}, closed *atomic.Bool) *tools.Registry {
+		r := tools.NewRegistry()
+		r.Add(tools.New(tools.Spec{Name: "which", Title: "t", Description: "d"},
+			func(ctx context.Context, c *tools.Call, _ none) (*tools.Outcome, error) {
+				if running != nil {
+					close(running)
+					<-release
+				}
+				return &tools.Outcome{Error: gen}, nil
+			}))
+		r.OnClose(func() error { closed.Store(true); return nil })
+		return r
+	}
+	var oldClosed, newClosed atomic.Bool
+	running, release := make(chan struct{}), make(chan struct{})
+	r := build("old", running, release, &oldClosed)
+	got := make(chan string, 1)
+	go func() {
+		res, err := r.Call(context.Background(), "which", nil, tools.Options{})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- res.Value.(*tools.Outcome).Error
+	}()
+	<-running
+	closeOld := r.Replace(build("new", nil, nil, &newClosed))
+	closing := make(chan error, 1)
+	go func() { closing <- closeOld() }()
+	res, err := r.Call(context.Background(), "which", nil, tools.Options{})
+	if err != nil || res.Value.(*tools.Outcome).Error != "new" {
+		t.Fatalf("call after Replace: %v %+v", err, res)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if oldClosed.Load() {
+		t.Fatal("the old tools were closed while a call was running on them")
+	}
+	close(release)
+	if g := <-got; g != "old" {
+		t.Errorf("the running call finished on %q", g)
+	}
+	if err := <-closing; err != nil || !oldClosed.Load() || newClosed.Load() {
+		t.Errorf("close: err=%v old closed=%v new closed=%v", err, oldClosed.Load(), newClosed.Load())
+	}
+	r.Close()
+	if !newClosed.Load() {
+		t.Error("Close does not close the replacing tools")
 	}
 }

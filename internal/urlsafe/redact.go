@@ -223,7 +223,11 @@ var redactParams = func() map[string]bool {
 
 // redactURLParts removes userinfo passwords and credential-named parameter
 // values (see Redact). It returns s itself when there are none.
-func redactURLParts(s string) string {
+func redactURLParts(s string) string { return redactURLPartsWith(s, redactParams) }
+
+// redactURLPartsWith is redactURLParts removing the values of the names in
+// names (paramKey form) instead of redactParams.
+func redactURLPartsWith(s string, names map[string]bool) string {
 	if strings.IndexByte(s, '@') >= 0 {
 		s = redactUserinfo(s)
 	}
@@ -255,7 +259,7 @@ func redactURLParts(s string) string {
 				// The value goes when the name is a credential's, or when
 				// the pair hides one in a nested URL or query
 				// ("next=%2Fcb%3Ftoken%3Dabc"), as the gate reads it.
-				if v > k+1 && s[k+1:v] != Redacted && (redactParams[paramKey(formDecode(s[j:k]))] ||
+				if v > k+1 && s[k+1:v] != Redacted && (names[paramKey(formDecode(s[j:k]))] ||
 					hasNestedCredential(s[j:v])) {
 					b.WriteString(s[i : k+1])
 					b.WriteString(Redacted)

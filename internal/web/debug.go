@@ -12,11 +12,12 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
-// redactAll returns a copy of ss with each passed through urlsafe.Redact.
+// redactAll returns a copy of ss with each passed through urlsafe.RedactLog
+// (debug files persist on disk: spec §A6.7's broader log list).
 func redactAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = urlsafe.Redact(s)
+		out[i] = urlsafe.RedactLog(s)
 	}
 	return out
 }
@@ -74,7 +75,7 @@ func (s *Service) writeDebug(start time.Time, urls []string, rows []Result, metr
 		}
 	}
 	for i := range rec.TruncationMetrics {
-		rec.TruncationMetrics[i].URL = urlsafe.Redact(rec.TruncationMetrics[i].URL)
+		rec.TruncationMetrics[i].URL = urlsafe.RedactLog(rec.TruncationMetrics[i].URL)
 	}
 	for _, m := range metrics {
 		if m.Truncated {

@@ -287,6 +287,7 @@ type job struct {
 // the interrupt: URLs not yet done get an "interrupted" row.
 func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractResponse {
 	start := s.d.Now()
+	began := time.Now() // wall clock for deadlines (s.d.Now may be a test clock)
 	items := req.URLs
 	if len(items) > MaxURLs {
 		items = items[:MaxURLs]
@@ -445,6 +446,13 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		store = &st
 	}
 	var metrics []pageMetric
+	if req.IncludeLinks {
+		var deadline time.Time // the call's web.extract_timeout deadline
+		if t := s.d.Config.Web.ExtractTimeout; t > 0 {
+			deadline = began.Add(t)
+		}
+		s.linkRows(ctx, deadline, rows, done, extras)
+	}
 	for i := range rows {
 		r := &rows[i]
 		if !done[i] {
@@ -453,9 +461,6 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		}
 		if !r.OK() || r.Meta == nil {
 			continue
-		}
-		if req.IncludeLinks {
-			r.Links = s.judgeLinks(ctx, extras[i])
 		}
 		tidyRow(r)
 		if s.d.Config.Security.RedactSecrets {

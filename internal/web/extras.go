@@ -112,21 +112,73 @@ func (s *Service) cacheLookup(href, name string, formats []string, maxAge *int) 
 	return best, found
 }
 
-// linkHostParallel bounds the DNS lookups of one row's link judging.
-const linkHostParallel = 8
+// Bounds of link judging (include_links). A page chooses its links, so it
+// chooses the hosts Gatehouse resolves: an attacker's name server that never
+// answers must cost the call a bounded time, not a lookup timeout per link.
+const (
+	// linkHostParallel bounds the DNS lookups in flight for one call.
+	linkHostParallel = 32
+	// linkLookupTimeout bounds one host's lookup.
+	linkLookupTimeout = 2 * time.Second
+	// linkJudgeFloor is the least time link judging gets after the pages
+	// arrived, when the call's web.extract_timeout deadline is nearer.
+	linkJudgeFloor = 2 * time.Second
+)
+
+// linkRows judges the links of every success row (include_links) in one pass,
+// so a host linked from several rows is resolved once, and writes each row's
+// Links. The judging ends at deadline (the call's web.extract_timeout
+// deadline; zero: none), or linkJudgeFloor from now when that is later.
+func (s *Service) linkRows(ctx context.Context, deadline time.Time, rows []Result, done []bool, extras [][]provider.Link) {
+	var all []provider.Link
+	var owner []int
+	for i := range rows {
+		if done[i] && rows[i].OK() && rows[i].Meta != nil {
+			all = append(all, extras[i]...)
+			for range extras[i] {
+				owner = append(owner, i)
+			}
+			rows[i].Links = []Link{}
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	jctx, cancel := ctx, context.CancelFunc(func() {})
+	if !deadline.IsZero() {
+		jctx, cancel = context.WithDeadline(ctx, later(deadline, time.Now().Add(linkJudgeFloor)))
+	}
+	defer cancel()
+	for k, l := range s.judgeLinks(jctx, all) {
+		rows[owner[k]].Links = append(rows[owner[k]].Links, l)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 // judgeLinks runs web_extract's URL gates on each link: the secret gate
 // (raw and parsed), parse and scheme, the SSRF gate with DNS (once per
-// distinct host and port, at most linkHostParallel lookups at a time) and
-// the website policy.
+// distinct host, at most linkHostParallel lookups at a time, each bounded by
+// linkLookupTimeout) and the website policy. A link whose host was not
+// resolved when its lookup timed out or ctx's deadline passed is refused with
+// dns_timeout (interrupted when ctx was cancelled): not judged, so not
+// allowed. judgeLinks returns by ctx's deadline even when the resolver
+// ignores ctx.
 func (s *Service) judgeLinks(ctx context.Context, links []provider.Link) []Link {
 	out := make([]Link, len(links))
 	type hostVerdict struct {
-		once sync.Once
 		u    *urlsafe.URL
+		done bool
 		err  *reason.Error
 	}
+	var mu sync.Mutex // guards every hostVerdict's done and err
 	hosts := map[string]*hostVerdict{}
+	var order []*hostVerdict // first appearance: main-content links first
 	parsed := make([]*urlsafe.URL, len(links))
 	for i, l := range links {
 		out[i] = Link{URL: l.URL, Text: l.Text, Main: l.Main}
@@ -151,26 +203,62 @@ func (s *Service) judgeLinks(ctx context.Context, links []provider.Link) []Link 
 		}
 		parsed[i] = u
 		if _, ok := hosts[u.Host]; !ok {
-			hosts[u.Host] = &hostVerdict{u: u}
+			hv := &hostVerdict{u: u}
+			hosts[u.Host] = hv
+			order = append(order, hv)
 		}
 	}
 	sem := make(chan struct{}, linkHostParallel)
 	var wg sync.WaitGroup
-	for _, hv := range hosts {
+	for _, hv := range order {
+		// A statically refused host or a literal address needs no lookup.
+		if e := s.d.Guard.CheckStatic(hv.u); e != nil || hv.u.Addr.IsValid() {
+			hv.err, hv.done = e, true
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break // the rest stay unjudged
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
 			defer func() { <-sem }()
-			_, hv.err = s.d.Guard.Check(ctx, hv.u)
+			lctx, cancel := context.WithTimeout(ctx, linkLookupTimeout)
+			defer cancel()
+			_, e := s.d.Guard.Check(lctx, hv.u)
+			mu.Lock()
+			defer mu.Unlock()
+			if e != nil && e.Code == reason.Interrupted {
+				return // the lookup timed out or the call ended: unjudged
+			}
+			hv.err, hv.done = e, true
 		}()
 	}
-	wg.Wait()
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	for i, u := range parsed {
 		if u == nil {
 			continue
 		}
-		if e := hosts[u.Host].err; e != nil {
+		hv := hosts[u.Host]
+		e := hv.err
+		if !hv.done {
+			e = reason.New(reason.DNSTimeout, reason.GateSSRF, "")
+			if ctx.Err() == context.Canceled {
+				e = reason.New(reason.Interrupted, reason.GateSSRF, "")
+			}
+		}
+		if e != nil {
 			out[i].Reason, out[i].Gate = e.Code, e.Gate
 			if out[i].Gate == "" {
 				out[i].Gate = reason.GateSSRF

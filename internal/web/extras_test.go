@@ -157,6 +157,83 @@ func TestIncludeLinksJudgedByGates(t *testing.T) {
 	}
 }
 
+// A page's links choose the hosts Gatehouse resolves: links to hosts whose
+// name server never answers cost the call its web.extract_timeout deadline
+// (plus linkJudgeFloor), not a lookup per link; each is reported dns_timeout
+// (not judged, so not allowed), the rows and their other links are kept, and
+// a host linked from both rows is looked up once (breaker5 D25: 200 such
+// links stalled one extract for 4 minutes).
+func TestIncludeLinksBoundedWhenDNSNeverAnswers(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.Web.ExtractTimeout = 3 * time.Second
+	h.res.set("ok.test", "93.184.216.34")
+	h.res.set("private.test", "10.0.0.7")
+	h.res.hang = func(host string) bool { return strings.HasPrefix(host, "slowdns") }
+	var list strings.Builder
+	list.WriteString("<p>A list of links for the harbour archive, kept by the harbour master, with every link the archive holds.</p><ul>")
+	list.WriteString(`<li><a href="http://ok.test/a">Good</a></li><li><a href="http://private.test/b">Private</a></li><li><a href="http://93.184.216.34/lit">Literal</a></li>`)
+	const slow = 150
+	for i := range slow {
+		fmt.Fprintf(&list, `<li><a href="http://slowdns%d.test/">Slow %d</a></li>`, i, i)
+	}
+	list.WriteString(`<li><a href="http://slowdns0.test/again">Slow again</a></li></ul>`)
+	s := h.serve("links.test", pageHandler(html("Link list", list.String())))
+	h.open()
+	done := make(chan *web.ExtractResponse, 1)
+	start := time.Now()
+	go func() {
+		done <- h.svc.Extract(context.Background(), web.ExtractRequest{URLs: []any{s.URL("/one"), s.URL("/two")}, IncludeLinks: true})
+	}()
+	var resp *web.ExtractResponse
+	select {
+	case resp = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("web_extract with include_links has not returned after 60 s (web.extract_timeout 3 s)")
+	}
+	took := time.Since(start)
+	if took > 3*time.Second+2*time.Second+5*time.Second { // deadline + floor + a loaded machine's slack
+		t.Errorf("the call took %v with web.extract_timeout 3 s", took)
+	}
+	t.Logf("call took %v", took)
+	for _, r := range resp.Results {
+		if !r.OK() || !strings.Contains(r.Content, "harbour master") {
+			t.Fatalf("row lost: %+v", r)
+		}
+		if len(r.Links) != slow+4 {
+			t.Fatalf("%s: %d links, want %d", r.URL, len(r.Links), slow+4)
+		}
+		timedOut := 0
+		for _, l := range r.Links {
+			switch {
+			case l.URL == "http://ok.test/a" || l.URL == "http://93.184.216.34/lit":
+				if !l.Allowed || l.Reason != "" {
+					t.Errorf("%s judged %+v, want allowed", l.URL, l)
+				}
+			case l.URL == "http://private.test/b":
+				if l.Allowed || l.Reason != reason.SSRFPrivate {
+					t.Errorf("%s judged %+v, want ssrf_private", l.URL, l)
+				}
+			case strings.HasPrefix(l.URL, "http://slowdns"):
+				if l.Allowed || l.Reason != reason.DNSTimeout || l.Gate != reason.GateSSRF {
+					t.Errorf("%s judged %+v, want dns_timeout, not allowed", l.URL, l)
+				}
+				timedOut++
+			default:
+				t.Errorf("unexpected link %+v", l)
+			}
+		}
+		if timedOut != slow+1 {
+			t.Errorf("%d dns_timeout links, want %d", timedOut, slow+1)
+		}
+	}
+	if n := h.res.lookupsOf("ok.test"); n != 1 {
+		t.Errorf("ok.test looked up %d times for two rows, want once", n)
+	}
+	if n := h.res.lookupsOf("slowdns0.test"); n > 1 {
+		t.Errorf("slowdns0.test looked up %d times, want at most once", n)
+	}
+}
+
 func TestPageMetadataInMeta(t *testing.T) {
 	h := newHarness(t)
 	page := `<!doctype html><html lang="de"><head><meta charset=utf-8><title>Hafen</title>

@@ -21,16 +21,38 @@ type resolver struct {
 	mu    sync.Mutex
 	hosts map[string][]netip.Addr
 	calls atomic.Int64
+	// hang, when set, makes the lookup of each host it reports block until
+	// the lookup's context ends (a name server that never answers).
+	hang    func(host string) bool
+	lookups map[string]int // per host
 }
 
-func (r *resolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+func (r *resolver) LookupNetIP(ctx context.Context, _, host string) ([]netip.Addr, error) {
 	r.calls.Add(1)
+	r.mu.Lock()
+	if r.lookups == nil {
+		r.lookups = map[string]int{}
+	}
+	r.lookups[host]++
+	hang := r.hang != nil && r.hang(host)
+	r.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, &net.DNSError{Err: "i/o timeout", Name: host, IsTimeout: true}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if a, ok := r.hosts[host]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// lookupsOf is the number of lookups of host so far.
+func (r *resolver) lookupsOf(host string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lookups[host]
 }
 
 func (r *resolver) set(host string, addrs ...string) {

@@ -134,3 +134,46 @@ func TestNoKeyValueLeaks(t *testing.T) {
 		t.Error("a raw query reached the logs")
 	}
 }
+
+// Debug files and logs redact spec §A6.7's broader log list: the OAuth code,
+// a signed link's sig and key, session and auth values the fetch gate lets
+// through (and the result keeps) never reach disk (breaker5 D22).
+func TestDebugFilesAndLogsRedactLogOnlyParams(t *testing.T) {
+	h := newHarness(t)
+	h.debug = true
+	var logs bytes.Buffer
+	h.logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := h.serve("keys.test", pageHandler(html("Keys", article(5, "tide"))))
+	h.open()
+	secrets := []string{"secretcode123", "sigvalue456", "keyvalue789", "sessvalue012", "authvalue345"}
+	u := s.URL("/p/keys.html?code=secretcode123&sig=sigvalue456&key=keyvalue789&session=sessvalue012&auth=authvalue345")
+	for range 2 { // fetched, then from the cache (its log line too)
+		r := h.extract(u).Results[0]
+		if !r.OK() || r.URL != u {
+			t.Fatalf("row %+v: want the page, its URL as given", r)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(h.home, "logs", "web_tools_debug_*.json"))
+	if len(files) != 2 {
+		t.Fatalf("debug files: %v", files)
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, sec := range secrets {
+			if strings.Contains(string(b), sec) {
+				t.Errorf("%s keeps %s:\n%s", f, sec, b)
+			}
+		}
+		if !strings.Contains(string(b), "code=[REDACTED]") {
+			t.Errorf("%s: the URL is not in it, redacted:\n%s", f, b)
+		}
+	}
+	for _, sec := range secrets {
+		if strings.Contains(logs.String(), sec) {
+			t.Errorf("the log keeps %s:\n%s", sec, logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "code=[REDACTED]") {
+		t.Errorf("no log line names the URL, redacted:\n%s", logs.String())
+	}
+}

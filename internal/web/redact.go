@@ -83,20 +83,22 @@ func redactContent(r *Result) {
 }
 
 // newRedactLogger returns l with the message and every string (and error,
-// and Stringer) attribute passed through urlsafe.Redact before l's handler
-// sees it: nothing Gatehouse logs carries a secret. Wrapping twice is a no-op.
+// and Stringer) attribute passed through urlsafe.RedactLog (spec §A6.7's
+// broader log list: also code, sig, key, session and auth values) before l's
+// handler sees it: nothing Gatehouse logs carries a secret. Wrapping twice is
+// a no-op.
 func newRedactLogger(l *slog.Logger) *slog.Logger {
 	if slogmap.Wraps(l.Handler(), "redact") {
 		return l
 	}
-	return slog.New(slogmap.New(l.Handler(), "redact", urlsafe.Redact, redactAttr))
+	return slog.New(slogmap.New(l.Handler(), "redact", urlsafe.RedactLog, redactAttr))
 }
 
 func redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, urlsafe.Redact(v.String()))
+		return slog.String(a.Key, urlsafe.RedactLog(v.String()))
 	case slog.KindGroup:
 		g := v.Group()
 		out := make([]slog.Attr, len(g))
@@ -107,9 +109,9 @@ func redactAttr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, urlsafe.Redact(x.Error()))
+			return slog.String(a.Key, urlsafe.RedactLog(x.Error()))
 		case interface{ String() string }:
-			return slog.String(a.Key, urlsafe.Redact(x.String()))
+			return slog.String(a.Key, urlsafe.RedactLog(x.String()))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

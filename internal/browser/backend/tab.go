@@ -827,6 +827,12 @@ const evalGroup = "__gatehouse_eval"
 // any other (undefined, NaN, BigInt, a Symbol, a function, a DOM node, a Map
 // or Set, a cyclic object, …) comes back as its Description, never as a
 // misleading {}. An exception or a rejected promise is eval_failed.
+//
+// An expression still running at ctx's deadline (a busy loop: the renderer's
+// main thread never answers CDP again on its own) is stopped with
+// Runtime.terminateExecution (stopScript) and command_timeout is returned; the
+// error wraps ErrScriptStopped when the page answered again afterwards, so the
+// session is still usable, and not otherwise (the caller recycles it).
 func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, error) {
 	if err := t.check(); err != nil {
 		return EvalResult{}, err
@@ -834,8 +840,11 @@ func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, erro
 	rctx, cancel := t.run(ctx)
 	defer cancel()
 	defer func() {
+		// Bounded: after a timeout the renderer may still be busy.
 		rel, rcancel := t.runAny(context.WithoutCancel(ctx))
 		defer rcancel()
+		rel, rcancel2 := context.WithTimeout(rel, releaseTimeout)
+		defer rcancel2()
 		chromedp.Call(rel, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: evalGroup}) //nolint:errcheck // best effort
 	}()
 	yes := true
@@ -843,6 +852,9 @@ func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, erro
 		Expression: expression, ObjectGroup: evalGroup, AwaitPromise: &yes, ReplMode: &yes, UserGesture: &yes,
 	})
 	if err != nil {
+		if terr := t.evalTimedOut(ctx, err, "The expression"); terr != nil {
+			return EvalResult{}, terr
+		}
 		return EvalResult{}, t.cdpErr(ctx, "Evaluating the expression", err)
 	}
 	if res.ExceptionDetails != nil {
@@ -852,6 +864,9 @@ func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, erro
 	if obj != nil && obj.Subtype == runtime.RemoteObjectSubtypePromise && obj.ObjectID != "" {
 		ar, err := chromedp.Call(rctx, runtime.AwaitPromise, runtime.AwaitPromiseParams{PromiseObjectID: obj.ObjectID})
 		if err != nil {
+			if terr := t.evalTimedOut(ctx, err, "The expression's promise"); terr != nil {
+				return EvalResult{}, terr
+			}
 			return EvalResult{}, t.cdpErr(ctx, "Awaiting the expression's promise", err)
 		}
 		if ar.ExceptionDetails != nil {
@@ -860,6 +875,75 @@ func (t *Tab) EvalPage(ctx context.Context, expression string) (EvalResult, erro
 		obj = ar.Result
 	}
 	return t.evalValue(rctx, ctx, obj)
+}
+
+// ErrScriptStopped is wrapped by EvalPage's command_timeout when the
+// expression was stopped and the page answered again: the tab is usable and
+// need not be recycled.
+var ErrScriptStopped = errors.New("the script was stopped (Runtime.terminateExecution) and the page answers again")
+
+// Bounds of the clean-up after an evaluation (seconds of wall time, not part
+// of browser.command_timeout): stopping a script that overran it, and
+// releasing the evaluation's objects.
+const (
+	stopScriptTimeout = 3 * time.Second
+	releaseTimeout    = 2 * time.Second
+)
+
+// evalTimedOut is EvalPage's handling of a call that failed at ctx's
+// deadline: the script is stopped (stopScript) and command_timeout returned,
+// wrapping ErrScriptStopped when the page answers again. nil when err is not
+// a deadline (a call the caller cancelled has its script stopped too, best
+// effort).
+func (t *Tab) evalTimedOut(ctx context.Context, err error, what string) error {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			t.stopScript(ctx) // the caller gave up: the script must not keep the page busy
+		}
+		return nil
+	}
+	if t.stopScript(ctx) {
+		return reason.Wrap(reason.CommandTimeout, "", what+" did not finish within browser.command_timeout; Gatehouse stopped it (Runtime.terminateExecution) and the page is usable again.", ErrScriptStopped)
+	}
+	return reason.Wrap(reason.CommandTimeout, "", what+" did not finish within browser.command_timeout and the page did not answer after it was stopped; the session will be replaced by a fresh one on the next call.", err)
+}
+
+// Responsive reports whether the page's main thread answers a trivial
+// evaluation within d: false while a script spins (or the tab is gone).
+func (t *Tab) Responsive(ctx context.Context, d time.Duration) bool {
+	if t.check() != nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	rctx, rcancel := t.runAny(pctx)
+	defer rcancel()
+	_, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "0"})
+	return err == nil
+}
+
+// StopScript is stopScript for callers outside EvalPage (the render step): it
+// ends the script the page's main thread is busy with and reports whether
+// the page answers again.
+func (t *Tab) StopScript(ctx context.Context) bool { return t.stopScript(ctx) }
+
+// stopScript ends the JavaScript execution the page's main thread is busy
+// with (Runtime.terminateExecution: Chromium delivers it as a V8 interrupt,
+// so it works while a loop spins) and reports whether the renderer answers a
+// probe evaluation afterwards, within stopScriptTimeout. The probe also takes
+// a termination that found no script running (the command then ends "the
+// next" execution, which would otherwise be the page's own or Gatehouse's
+// next call).
+func (t *Tab) stopScript(ctx context.Context) bool {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopScriptTimeout)
+	defer cancel()
+	rctx, rcancel := t.runAny(sctx)
+	defer rcancel()
+	if _, err := chromedp.Call(rctx, runtime.TerminateExecution, cdp.Empty{}); err != nil {
+		return false
+	}
+	_, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "0"})
+	return err == nil
 }
 
 // evalValue turns a remote object into an EvalResult (see EvalPage).
@@ -895,7 +979,12 @@ func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (Eva
 			out.Value = json.RawMessage(r.Result.Value)
 			return out, nil
 		}
-		if err != nil && ctx.Err() != nil {
+		// The call's own context shares ctx's deadline but not its timer:
+		// its DeadlineExceeded may arrive while ctx.Err() is still nil.
+		if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+			if terr := t.evalTimedOut(ctx, err, "Reading the expression's value (a getter)"); terr != nil {
+				return EvalResult{}, terr
+			}
 			return EvalResult{}, t.cdpErr(ctx, "Reading the expression's value", err)
 		}
 		// Not JSON as a whole (a function, BigInt, Symbol, undefined or

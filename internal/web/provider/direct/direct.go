@@ -359,7 +359,15 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, page *Fetched
 	}
 	p.RenderUnavailable = string(e.Code)
 	p.Notes = append(p.Notes, "rendering unavailable ("+string(e.Code)+"): "+e.Message+"; the page is shown as fetched")
-	return fetched()
+	fdoc, ferr := fetched()
+	if fe := reason.As(ferr); fe != nil && e.Code != reason.ChromiumMissing {
+		// The page fails as fetched: its error is all the row shows, so it
+		// says that the render was tried and why it failed (instead of
+		// advising the browser tools, which meet the same page).
+		msg, _, _ := strings.Cut(fe.Message, "; try the browser tools")
+		return fdoc, reason.Wrap(fe.Code, fe.Gate, fmt.Sprintf("%s; rendering the page in the browser was attempted and failed (%s): %s", msg, e.Code, e.Message), ferr)
+	}
+	return fdoc, ferr
 }
 
 // Values of Page.RenderDiscarded (see PreferFetched).
