@@ -67,53 +67,42 @@ func resolveKey(key string) (keyRef, error) {
 // is an error too. A *[SyntaxError] from [Load] is returned as is; Load's
 // warnings are dropped (call Load to show them).
 func Get(home, key string) (string, error) {
-	ref, err := resolveKey(key)
+	v, err := mergedValue(home, key)
 	if err != nil {
 		return "", err
+	}
+	return marshalValue(v)
+}
+
+// mergedValue returns the merged value of a dotted key as render gives it
+// (yaml.MapSlice, slices, scalars), for Get and GetJSON; errors as Get's.
+func mergedValue(home, key string) (any, error) {
+	ref, err := resolveKey(key)
+	if err != nil {
+		return nil, err
 	}
 	cfg, _, err := Load(home)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	v := ref.f.render(cfg)
-	if ref.hasEnt {
-		found := false
-		for _, it := range v.(yaml.MapSlice) {
-			if it.Key == ref.entry {
-				v, found = it.Value, true
-				break
-			}
-		}
-		if !found {
-			return "", fmt.Errorf("config: %s has no entry %q", strings.Join(ref.path, "."), ref.entry)
+	if !ref.hasEnt {
+		return v, nil
+	}
+	for _, it := range v.(yaml.MapSlice) {
+		if it.Key == ref.entry {
+			return it.Value, nil
 		}
 	}
-	return marshalValue(v)
+	return nil, fmt.Errorf("config: %s has no entry %q", strings.Join(ref.path, "."), ref.entry)
 }
 
 // GetJSON is Get with the value as JSON: a block is an object whose keys
 // keep the file's order, a list an array, a scalar a JSON scalar.
 func GetJSON(home, key string) (json.RawMessage, error) {
-	ref, err := resolveKey(key)
+	v, err := mergedValue(home, key)
 	if err != nil {
 		return nil, err
-	}
-	cfg, _, err := Load(home)
-	if err != nil {
-		return nil, err
-	}
-	v := ref.f.render(cfg)
-	if ref.hasEnt {
-		found := false
-		for _, it := range v.(yaml.MapSlice) {
-			if it.Key == ref.entry {
-				v, found = it.Value, true
-				break
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("config: %s has no entry %q", strings.Join(ref.path, "."), ref.entry)
-		}
 	}
 	var b bytes.Buffer
 	if err := writeJSON(&b, v); err != nil {
