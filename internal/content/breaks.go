@@ -106,12 +106,7 @@ func splitAtBreaks(n *html.Node) {
 					n.RemoveChild(c)
 				}
 			}
-			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
-			n.InsertBefore(p, body[0])
-			for _, c := range body {
-				n.RemoveChild(c)
-				p.AppendChild(c)
-			}
+			wrapParagraph(n, body)
 		}
 		run = run[:0]
 	}

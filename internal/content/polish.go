@@ -207,12 +207,7 @@ func blockDetails(n *html.Node) {
 			words = words || c.Type == html.ElementNode || strings.TrimFunc(c.Data, isSpaceRune) != ""
 		}
 		if words {
-			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
-			n.InsertBefore(p, run[0])
-			for _, c := range run {
-				n.RemoveChild(c)
-				p.AppendChild(c)
-			}
+			wrapParagraph(n, run)
 		}
 		run = run[:0]
 	}
@@ -546,4 +541,15 @@ func boxedNextTo(n *html.Node) bool {
 		return true
 	}
 	return isPhrasing(p)
+}
+
+// wrapParagraph moves nodes (consecutive children of parent, at least one)
+// into a new <p> put where the first of them was.
+func wrapParagraph(parent *html.Node, nodes []*html.Node) {
+	p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
+	parent.InsertBefore(p, nodes[0])
+	for _, c := range nodes {
+		parent.RemoveChild(c)
+		p.AppendChild(c)
+	}
 }
