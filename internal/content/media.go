@@ -71,15 +71,8 @@ func triAnd(a, b tri) tri {
 	return triUnknown
 }
 
-func triOr(a, b tri) tri {
-	switch {
-	case a == triTrue || b == triTrue:
-		return triTrue
-	case a == triFalse && b == triFalse:
-		return triFalse
-	}
-	return triUnknown
-}
+// triOr is Kleene's or, by De Morgan from triAnd.
+func triOr(a, b tri) tri { return triAnd(a.not(), b.not()).not() }
 
 // mediaApplies classifies a media query list (Media Queries 4 §2, §3): always
 // when, at every reference viewport, some query of the list matches; never
