@@ -30,7 +30,7 @@ import (
 )
 
 //go:embed page.js
-var pageJS string
+var pageJSSource string
 
 // Options configures New.
 type Options struct {
@@ -543,7 +543,7 @@ func (m *Manager) privateFn(ctx context.Context) func(string) bool {
 // callJS runs op of page.js in the session's isolated world and decodes the
 // result into out.
 func (s *Session) callJS(ctx context.Context, op string, arg any, out any) error {
-	raw, err := s.tab.CallIsolated(ctx, pageJS, op, arg)
+	raw, err := s.tab.CallIsolated(ctx, pageJS(), op, arg)
 	if err != nil {
 		return err
 	}
@@ -612,7 +612,7 @@ func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
 			continue
 		}
 		var own frameRefData
-		raw, err := s.tab.CallOnFrameOwner(ctx, f.ID, "", pageJS, "frameref", nil)
+		raw, err := s.tab.CallOnFrameOwner(ctx, f.ID, "", pageJS(), "frameref", nil)
 		if err != nil || json.Unmarshal(raw, &own) != nil || own.Ref == "" {
 			continue
 		}
@@ -634,7 +634,7 @@ func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
 			s.frameRef[k] = 1
 		}
 		var fd snapData
-		raw, err = s.tab.CallIsolatedFrame(ctx, f.ID, pageJS, "snapshot", map[string]any{"full": full, "base": s.frameRef[k], "prefix": fmt.Sprintf("f%de", k)})
+		raw, err = s.tab.CallIsolatedFrame(ctx, f.ID, pageJS(), "snapshot", map[string]any{"full": full, "base": s.frameRef[k], "prefix": fmt.Sprintf("f%de", k)})
 		if err != nil || json.Unmarshal(raw, &fd) != nil {
 			continue // gone, or its target could not be attached
 		}
@@ -675,11 +675,11 @@ func (s *Session) callRef(ctx context.Context, ref, op string, arg map[string]an
 		return 0, 0, true, nil
 	}
 	var own frameRefData
-	raw, err := s.tab.CallOnFrameOwner(ctx, fid, "", pageJS, "frameref", nil)
+	raw, err := s.tab.CallOnFrameOwner(ctx, fid, "", pageJS(), "frameref", nil)
 	if err != nil || json.Unmarshal(raw, &own) != nil {
 		return 0, 0, true, nil // the frame is gone
 	}
-	raw, err = s.tab.CallIsolatedFrame(ctx, fid, pageJS, op, arg)
+	raw, err = s.tab.CallIsolatedFrame(ctx, fid, pageJS(), op, arg)
 	if err != nil {
 		return 0, 0, true, nil
 	}

@@ -23,7 +23,7 @@ import (
 // rendered DOM serialised for the content pipeline.
 
 //go:embed render.js
-var renderJS string
+var renderJSSource string
 
 // Render limits.
 const (
@@ -165,7 +165,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 
 	sctx, scancel := context.WithTimeout(ctx, renderSerialiseTimeout)
 	defer scancel()
-	raw, err := tab.CallIsolated(sctx, renderJS)
+	raw, err := tab.CallIsolated(sctx, renderJS())
 	if err != nil {
 		return direct.Rendered{}, err
 	}

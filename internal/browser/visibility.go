@@ -1,6 +1,9 @@
 package browser
 
-import _ "embed"
+import (
+	_ "embed"
+	"sync"
+)
 
 // visibilityJS is the one judgement of what a sighted reader of a page would
 // not see (visibility.js), shared by render.js (web_extract's render step)
@@ -9,10 +12,13 @@ import _ "embed"
 //go:embed visibility.js
 var visibilityJS string
 
-func init() {
-	renderJS = withVisibility(renderJS)
-	pageJS = withVisibility(pageJS)
-}
+// renderJS and pageJS are render.js and page.js with visibility.js
+// spliced in (withVisibility), built on first use: at package init the
+// splice cost every start of the CLI 80 KB (cmd/gatehouse TestStartupBudget).
+var (
+	renderJS = sync.OnceValue(func() string { return withVisibility(renderJSSource) })
+	pageJS   = sync.OnceValue(func() string { return withVisibility(pageJSSource) })
+)
 
 // withVisibility returns the in-page function fn (a function expression, as
 // Runtime.callFunctionOn takes) wrapped so that its body sees the object

@@ -2,7 +2,6 @@ package content
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
 // mdConverter is shared: html-to-markdown converters are safe for
@@ -63,12 +64,12 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 // leadingGap is a gapMark at the start of a line's text (after its
 // indentation, quote, list marker, heading or emphasis marks): a block
 // the converter put on a line of its own needs no space there.
-var leadingGap = regexp.MustCompile(`(?m)^([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:#{1,6}[ \t]+)?(?:\*\*|\*|_)?)` + gapMark + `+`)
+var leadingGap = lazyregexp.New(`(?m)^([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:#{1,6}[ \t]+)?(?:\*\*|\*|_)?)` + gapMark + `+`)
 
 // cellBreakRun is two or more line breaks in a row of a table: the
 // converter writes each newline of a cell's blocks as one ("<div>a</div>
 // <div>b</div>" became "a<br /><br /><br /><br />b").
-var cellBreakRun = regexp.MustCompile(`(?:<br ?/?>\s*){2,}`)
+var cellBreakRun = lazyregexp.New(`(?:<br ?/?>\s*){2,}`)
 
 // collapseCellBreaks makes every run of line breaks in a table row one.
 func collapseCellBreaks(md string) string {
@@ -86,7 +87,7 @@ func collapseCellBreaks(md string) string {
 // encodes every '[' and ']' of a destination). Brackets around an IPv6
 // host are URL syntax (RFC 3986 §3.2.2), and "%5B" is never valid in a
 // host, so putting them back changes no other URL.
-var encodedIPv6Host = regexp.MustCompile(`(?i)([a-z][a-z0-9+.-]*://(?:[^/\s()\[\]@]*@)?)%5B([0-9a-f:.]+(?:%25[0-9a-z._~-]+)?)%5D`)
+var encodedIPv6Host = lazyregexp.New(`(?i)([a-z][a-z0-9+.-]*://(?:[^/\s()\[\]@]*@)?)%5B([0-9a-f:.]+(?:%25[0-9a-z._~-]+)?)%5D`)
 
 // restoreIPv6Hosts undoes the converter's encoding of IPv6 host brackets
 // in link and image destinations (encodedIPv6Host).

@@ -730,6 +730,10 @@ func (b mdBlock) isLinkHeavy() bool {
 var (
 	reMDImage  = lazyregexp.New(`!\[[^\]]*\]\([^)]*\)`)
 	reLinkDest = lazyregexp.New(`\]\([^)]*\)`)
+	// reOLMarker is an ordered-list item's number at a line start: the
+	// two extractors number the same list differently (one keeps <ol
+	// start=3>, the other counts from 1), so it is no word to compare.
+	reOLMarker = lazyregexp.New(`(?m)^[ \t]*[0-9]{1,9}[.)][ \t]+`)
 	reLinkText = lazyregexp.New(`\[([^\]]*)\]\(`)
 )
 
@@ -740,8 +744,10 @@ func visibleText(md string) string {
 	return reLinkDest.ReplaceAllString(md, "]")
 }
 
+// newBlock is text as a block to compare: its tokens (visibleText, list
+// numbers left out: reOLMarker) and their shingles.
 func newBlock(text string) mdBlock {
-	toks := tokenize(visibleText(text))
+	toks := tokenize(visibleText(reOLMarker.ReplaceAllString(text, "")))
 	set := shingles(toks)
 	hs := make([]uint64, 0, len(set))
 	for h := range set {

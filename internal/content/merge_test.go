@@ -147,3 +147,24 @@ func TestTokenizeMatchesScorer(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestMergeOrderedListOnce (hostile review session 5, D15): an ordered list
+// the two extractors number differently (one keeps <ol start="3">, the
+// other counts from 1) is one shared block, not two.
+func TestMergeOrderedListOnce(t *testing.T) {
+	page := `<html><head><title>MD</title></head><body><article>
+<h1>Main Title</h1>
+<p>Para with <strong>bold</strong>, <em>italic</em>, <code>code</code>, a <a href="/rel?x=1&amp;y=2">relative link</a> and an entity &amp; &lt;tag&gt;.</p>
+<p>Text with *stars* and _underscores_ and # not heading and 1. not list and [brackets](not link).</p>
+<ul><li>One<ul><li>Nested A</li><li>Nested B</li></ul></li><li>Two</li></ul>
+<ol start="3"><li>Third</li><li>Fourth</li></ol>
+<p>Final paragraph.</p>
+</article></body></html>`
+	doc, err := Convert([]byte(page), "text/html", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(doc.Markdown, "Third"); n != 1 {
+		t.Fatalf("the ordered list appears %d times:\n%s", n, doc.Markdown)
+	}
+}
