@@ -257,7 +257,6 @@ function (op, arg) {
         // clicks; its children may be visible again.
         if (show && cs.visibility !== 'visible') show = false;
         if (!show) {
-          if (block) flush(st, depth);
           // A label that names a shown control: its text is that control's
           // name already, so it is not repeated as a text line.
           const c = tag === 'LABEL' && el.control;
@@ -269,11 +268,12 @@ function (op, arg) {
           // A block is a line of its own, before and after; a cell or
           // inline-block is set off by spaces ("<td>x</td><td>y</td>" is
           // "x y", never "xy").
-          const box = boxOf(el);
+          // (An <svg> or <math> is a line of its own whatever its display.)
+          const box = /^(svg|math)$/.test(tag) ? 'block' : boxOf(el);
           if (box === 'block') flush(st, depth);
           else if (box === 'gap') st.text += ' ';
           walk(el, depth, st, cvs);
-          if (box === 'block' || block) flush(st, depth);
+          if (box === 'block') flush(st, depth);
           else if (box === 'gap') st.text += ' ';
           continue;
         }

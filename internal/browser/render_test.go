@@ -282,9 +282,11 @@ func TestRenderRefusesNonTextResources(t *testing.T) {
 		}
 	}
 	// Style sheets load (they say what is hidden: render.js drops it), and
-	// the page itself was fetched once, by the direct backend.
-	if srv.count("/r/site.css") != 1 || srv.count("/page") != 1 {
-		t.Errorf("style sheet requested %d times, the page %d times; want 1 and 1", srv.count("/r/site.css"), srv.count("/page"))
+	// the page itself was fetched once, by the direct backend. (This style
+	// sheet is a 404, which Chromium does not cache: its preload scanner
+	// and then its parser may each ask for it, as a render trace shows.)
+	if n := srv.count("/r/site.css"); n < 1 || n > 2 || srv.count("/page") != 1 {
+		t.Errorf("style sheet requested %d times, the page %d times; want 1 or 2 and 1", n, srv.count("/page"))
 	}
 	if srv.count("/r/app.js") != 1 || srv.count("/api/story") != 1 {
 		t.Errorf("script requested %d times, its data %d times; want 1 and 1", srv.count("/r/app.js"), srv.count("/api/story"))
