@@ -99,6 +99,12 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 				found = collapseSpace(textContent(n)) == ps[0]
 				return false
 			}
+			if isElem(n, "body") {
+				// The document dump of a page without paragraphs: one
+				// paragraph holding (nearly) every word of the body.
+				pt, bt := len(tokenize(ps[0])), len(tokenize(textContent(n)))
+				found = pt >= dumpMinTokens && float64(pt) >= dumpMinShare*float64(bt)
+			}
 			return true
 		})
 		return found
@@ -118,6 +124,16 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 	}
 	return true
 }
+
+// dumpMinTokens and dumpMinShare: a single-paragraph answer of at least
+// dumpMinTokens tokens holding dumpMinShare of the body's is the baseline's
+// dump of the whole document (a page whose text is not in <p> elements: a
+// chart, a listing), not an extraction: a regular answer keeps block
+// structure, and never every word of the page's chrome.
+const (
+	dumpMinTokens = 200
+	dumpMinShare  = 0.9
+)
 
 // baselineMaxParas is the text (characters) of the paragraphs under which
 // go-trafilatura's baseline goes on to dump the whole document.
