@@ -30,13 +30,7 @@ var nonArticleExtract = extractOptions{focus: trafilatura.FavorRecall, fallback:
 // nonArticle reports whether md has under nonArticleMaxProse of its words
 // in prose blocks (an empty answer counts as a non-article).
 func nonArticle(md string) bool {
-	total, prose := 0, 0
-	for _, b := range splitBlocks(md) {
-		total += len(b.tokens)
-		if b.isProse() {
-			prose += len(b.tokens)
-		}
-	}
+	prose, total := wordsWhere(splitBlocks(md), mdBlock.isProse)
 	return float64(prose) < nonArticleMaxProse*float64(total) || total == 0
 }
 

@@ -35,26 +35,26 @@ import "strings"
 // sectionsAnswer reports whether the blocks of an answer are not article
 // prose (see above; an answer without words is not).
 func sectionsAnswer(bs []mdBlock) bool {
-	total, prose := 0, 0
+	prose, total := wordsWhere(bs, mdBlock.isProse)
+	return total > 0 && float64(prose) < nonArticleMaxProse*float64(total)
+}
+
+// wordsWhere returns the tokens of the blocks of bs that satisfy pred, and
+// the tokens of all of them.
+func wordsWhere(bs []mdBlock, pred func(mdBlock) bool) (part, total int) {
 	for _, b := range bs {
 		total += len(b.tokens)
-		if b.isProse() {
-			prose += len(b.tokens)
+		if pred(b) {
+			part += len(b.tokens)
 		}
 	}
-	return total > 0 && float64(prose) < nonArticleMaxProse*float64(total)
+	return part, total
 }
 
 // linkRun reports whether link-heavy blocks hold proseMaxLinkDensity or
 // more of the words of the run.
 func linkRun(run []mdBlock) bool {
-	total, links := 0, 0
-	for _, b := range run {
-		total += len(b.tokens)
-		if b.isLinkHeavy() {
-			links += len(b.tokens)
-		}
-	}
+	links, total := wordsWhere(run, mdBlock.isLinkHeavy)
 	return total > 0 && float64(links) >= proseMaxLinkDensity*float64(total)
 }
 
@@ -87,13 +87,9 @@ func keepSections(pb []mdBlock, found, keep []bool) {
 // titleRun reports whether headings and lines that are bold only hold
 // half the words of the run or more.
 func titleRun(run []mdBlock) bool {
-	total, titles := 0, 0
-	for _, b := range run {
-		total += len(b.tokens)
-		if t := strings.TrimLeft(b.text, "-*+ "); strings.HasPrefix(t, "#") || isBoldLine(b.text) {
-			titles += len(b.tokens)
-		}
-	}
+	titles, total := wordsWhere(run, func(b mdBlock) bool {
+		return strings.HasPrefix(strings.TrimLeft(b.text, "-*+ "), "#") || isBoldLine(b.text)
+	})
 	return total > 0 && 2*titles >= total
 }
 
