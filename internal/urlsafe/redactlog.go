@@ -12,18 +12,6 @@ import "strings"
 // x-amz-signature, x-goog-signature) are redactParams already.
 var logOnlyParams = map[string]bool{"auth": true, "session": true, "key": true, "code": true, "sig": true}
 
-// logParams is redactParams plus logOnlyParams.
-var logParams = func() map[string]bool {
-	m := map[string]bool{}
-	for k := range redactParams {
-		m[k] = true
-	}
-	for k := range logOnlyParams {
-		m[k] = true
-	}
-	return m
-}()
-
 // RedactLog is Redact for text written to logs and debug files (spec §A6.7's
 // broader log-redaction list): in addition, the values of the auth, session,
 // key, code and sig parameters after '?', '&', ';' or '#' become
@@ -36,5 +24,7 @@ func RedactLog(s string) string {
 	if strings.IndexByte(out, '=') < 0 {
 		return out
 	}
-	return redactURLPartsWith(out, logParams)
+	// Redact removed the values of redactParams already: the second pass
+	// needs only the names it leaves.
+	return redactURLPartsWith(out, logOnlyParams)
 }
