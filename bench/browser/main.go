@@ -182,13 +182,7 @@ func main() {
 	}
 	// A burst of new tasks, one after the other, each doing its first
 	// navigate+snapshot (one browser_navigate) of the counter page.
-	var freshNav []float64
-	for i := 0; i < min(*rounds, 10); i++ {
-		task := fmt.Sprintf("fresh-nav-%d", i)
-		_, d := b.call(task, tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/click?f=%d", base, i)})
-		freshNav = append(freshNav, ms(d))
-		b.call(task, tools.BrowserClose, map[string]any{})
-	}
+	freshNav := b.newTaskNavigates("fresh-nav", base+"/click?f=%d", min(*rounds, 10))
 	fmt.Fprintf(os.Stderr, "new tasks' first navigate, back to back, ms per round: %.0f\n", freshNav)
 	ours["new_session_b2b_nav_ms"] = median(freshNav)
 	b.call("main", tools.BrowserClose, map[string]any{})
@@ -268,15 +262,23 @@ func firstBurst(home string, cfg *config.Config, base string, rounds int, ours m
 	b := &bench{r: reg, base: base}
 	b.call("burst-warm", tools.BrowserNavigate, map[string]any{"url": base + "/blank"})
 	time.Sleep(3 * time.Second) // the floor's spares are made
-	var ds []float64
-	for i := 0; i < min(rounds, 10); i++ {
-		task := fmt.Sprintf("burst-%d", i)
-		_, d := b.call(task, tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf("%s/click?burst=%d", base, i)})
-		ds = append(ds, ms(d))
-		b.call(task, tools.BrowserClose, map[string]any{})
-	}
+	ds := b.newTaskNavigates("burst", base+"/click?burst=%d", min(rounds, 10))
 	fmt.Fprintf(os.Stderr, "first burst in a fresh Manager, ms per round: %.0f\n", ds)
 	ours["first_burst_nav_ms"] = median(ds)
 	sort.Float64s(ds)
 	ours["first_burst_nav_max_ms"] = ds[len(ds)-1]
+}
+
+// newTaskNavigates runs n new tasks one after the other (named prefix-0 …),
+// each doing its first browser_navigate, to fmt.Sprintf(urlf, i), then
+// browser_close; it returns each navigate's time in ms.
+func (b *bench) newTaskNavigates(prefix, urlf string, n int) []float64 {
+	var ds []float64
+	for i := 0; i < n; i++ {
+		task := fmt.Sprintf("%s-%d", prefix, i)
+		_, d := b.call(task, tools.BrowserNavigate, map[string]any{"url": fmt.Sprintf(urlf, i)})
+		ds = append(ds, ms(d))
+		b.call(task, tools.BrowserClose, map[string]any{})
+	}
+	return ds
 }
