@@ -28,12 +28,7 @@ func BenchmarkProcessExtract(b *testing.B) {
 		}
 	})
 	b.Run("mcp_stdio_call", func(b *testing.B) {
-		cmd := exec.Command(bin, "mcp")
-		cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
+		cs := mcpStdio(b, bin, home, nil)
 		defer cs.Close()
 		p := &mcp.CallToolParams{Name: "web_extract", Arguments: map[string]any{"urls": []string{url}}}
 		for b.Loop() {

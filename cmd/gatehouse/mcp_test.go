@@ -137,13 +137,7 @@ func TestMCPBinaryWithGoClient(t *testing.T) {
 		}
 	}
 	t.Run("stdio", func(t *testing.T) {
-		cmd := exec.Command(bin, "mcp")
-		cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
-		c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := mcpStdio(t, bin, home, nil)
 		defer cs.Close()
 		check(t, cs)
 	})
@@ -240,12 +234,7 @@ func TestMCPBinaryOptions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  allow_private_urls: true\nmcp:\n  content_boundaries: false\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "mcp")
-	cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpStdio(t, bin, home, nil)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "web_extract", Arguments: map[string]any{"urls": []string{page.URL + "/raw"}}})
 	cs.Close()
 	if err != nil {
@@ -299,13 +288,7 @@ func TestMCPListsWebSearchOnlyWhenABackendResolves(t *testing.T) {
 		home := t.TempDir()
 		os.WriteFile(filepath.Join(home, "config.yaml"), []byte(yaml), 0o600)
 		os.WriteFile(filepath.Join(home, ".env"), []byte(dotenv), 0o600)
-		cmd := exec.Command(bin, "mcp")
-		cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home, "SEARXNG_URL=", "TAVILY_API_KEY=")
-		c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := mcpStdio(t, bin, home, []string{"SEARXNG_URL=", "TAVILY_API_KEY="})
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
@@ -351,13 +334,7 @@ func TestMCPServesWithBrokenConfig(t *testing.T) {
 	home := t.TempDir()
 	cfgPath := filepath.Join(home, "config.yaml")
 	os.WriteFile(cfgPath, []byte("web:\n  extract_backend: [direct\nsecurity:\n  x: 1\n"), 0o600)
-	cmd := exec.Command(bin, "mcp")
-	cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
-	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
+	cs := mcpStdio(t, bin, home, nil)
 	defer cs.Close()
 	lt, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -396,13 +373,7 @@ func TestMCPReloadsChangedConfig(t *testing.T) {
 	home := mcpHome(t)
 	cfgPath := filepath.Join(home, "config.yaml")
 	page := testPage(t)
-	cmd := exec.Command(bin, "mcp", "--config-reload", "200ms")
-	cmd.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
-	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := mcpStdio(t, bin, home, nil, "--config-reload", "200ms")
 	defer cs.Close()
 	n := 0
 	extract := func() (bool, string) {
@@ -435,4 +406,18 @@ func TestMCPReloadsChangedConfig(t *testing.T) {
 	if isErr, txt := extract(); isErr || !strings.Contains(txt, "quick brown fox") {
 		t.Fatalf("after fixing the config: %s", txt)
 	}
+}
+
+// mcpStdio starts `gatehouse mcp args…` (bin) with GATEHOUSE_HOME=home and
+// the extra environment env, and connects the Go SDK's client to it over
+// stdio (initialize done); the caller closes the session.
+func mcpStdio(tb testing.TB, bin, home string, env []string, args ...string) *mcp.ClientSession {
+	tb.Helper()
+	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "GATEHOUSE_HOME="+home), env...)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		tb.Fatalf("initialize gatehouse mcp: %v", err)
+	}
+	return cs
 }
