@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -256,17 +257,7 @@ func TestCheckDoesNotEchoSecrets(t *testing.T) {
 func TestSignalContextReportsSignal(t *testing.T) {
 	ctx, stop, code := signalContext()
 	defer stop()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("context not cancelled by SIGTERM")
-	}
-	if code() != 143 {
-		t.Fatalf("exit code %d, want 143", code())
-	}
+	sendSIGTERM(t, ctx, code)
 }
 
 // TestWarningsOncePerProcess: a warning reported by several components (the
@@ -332,5 +323,22 @@ func TestSearchLimitRange(t *testing.T) {
 		if code != 2 || !strings.Contains(out, `"reason": "usage_error"`) || !strings.Contains(out, "use 1 to 100") {
 			t.Errorf("--limit %s: exit %d, %q, %q", n, code, out, errs)
 		}
+	}
+}
+
+// sendSIGTERM sends this process SIGTERM and checks that a signalContext's
+// ctx is cancelled by it and its code is 128+15.
+func sendSIGTERM(t *testing.T, ctx context.Context, code func() int) {
+	t.Helper()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("context not cancelled by SIGTERM")
+	}
+	if code() != 143 {
+		t.Fatalf("exit code %d, want 143", code())
 	}
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -33,17 +31,7 @@ func TestSignalContextAfter(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("context not cancelled by SIGTERM")
-	}
-	if code() != 143 {
-		t.Fatalf("exit code %d, want 143", code())
-	}
+	sendSIGTERM(t, ctx, code)
 }
 
 // `gatehouse check` installs its signal handler only after quickSignalDelay:
