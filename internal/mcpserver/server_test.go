@@ -322,27 +322,21 @@ func TestForgedBoundaryMarker(t *testing.T) {
 	}
 }
 
+// rawPost is post with the Host, Origin and bearer token to send (each
+// left out when empty).
 func rawPost(t *testing.T, url, host, origin, token, body string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	hdr := map[string]string{}
 	if host != "" {
-		req.Host = host
+		hdr["Host"] = host
 	}
 	if origin != "" {
-		req.Header.Set("Origin", origin)
+		hdr["Origin"] = origin
 	}
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		hdr["Authorization"] = "Bearer " + token
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return post(t, url, hdr, body)
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
