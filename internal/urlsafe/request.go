@@ -3,8 +3,8 @@ package urlsafe
 import "strings"
 
 // RequestHref returns href (a canonical Href, see URL) in a form Go's
-// net/url accepts for an HTTP request: every '%' of the path and the
-// fragment that does not start a percent-encoded octet ('%' and two hex
+// net/url accepts for an HTTP request: every '%' of the userinfo, the path
+// and the fragment that does not start a percent-encoded octet ('%' and two hex
 // digits) is written as "%25". The WHATWG URL Standard leaves such a '%'
 // as is ("http://host/100%", "/%E0%A4%A" stay valid URLs that browsers
 // fetch), while net/url refuses them ("invalid URL escape"); "%25" is how
@@ -16,13 +16,21 @@ func RequestHref(href string) string {
 		return href
 	}
 	start := 0
+	userinfo, uStart := "", 0
 	if i := strings.Index(href, "://"); i >= 0 {
 		start = i + 3
+		end := len(href)
 		if j := strings.IndexAny(href[start:], "/?#"); j >= 0 {
-			start += j
-		} else {
-			return href
+			end = start + j
 		}
+		if at := strings.LastIndexByte(href[start:end], '@'); at >= 0 {
+			userinfo, uStart = href[start:start+at], start
+		}
+		start = end
+	}
+	if u2 := escapeStrayPercent(userinfo); u2 != userinfo {
+		href = href[:uStart] + u2 + href[uStart+len(userinfo):]
+		start += len(u2) - len(userinfo)
 	}
 	rest := href[start:]
 	path, query, frag := rest, "", ""

@@ -20,6 +20,9 @@ func TestRequestHref(t *testing.T) {
 		"http://h.test/%%41":          "http://h.test/%25%41",
 		"http://[2001:db8::1]/5%":     "http://[2001:db8::1]/5%25",
 		"http://h.test/#only-frag-%4": "http://h.test/#only-frag-%254",
+		"http://aa%0@0.0.0.0/":        "http://aa%250@0.0.0.0/",
+		"http://u:p%@h.test":          "http://u:p%25@h.test",
+		"http://u%41:p@h.test/x%":     "http://u%41:p@h.test/x%25",
 	} {
 		got := RequestHref(in)
 		if got != want {
