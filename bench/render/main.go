@@ -8,6 +8,9 @@
 //     its spare contexts ready), with the medians of the render step's
 //     phases (opening a context, loading to DOMContentLoaded, the
 //     quiet-wait, serialising the DOM), then rendered calls back to back;
+//     Chromium's own share (navigation to DOMContentLoaded) as the floor;
+//     and Playwright MCP's warm browser_navigate to the same page (one
+//     server, its browser launched; -peer-warm);
 //
 //   - the time to the first rendered extract in a fresh process (`gatehouse
 //     extract --render always`, built once, which launches Chromium) against
@@ -53,6 +56,7 @@ func main() {
 	pause := flag.Duration("pause", 700*time.Millisecond, "pause between warm rendered calls")
 	debug := flag.Bool("debug", false, "log the render phases (debug level)")
 	fresh := flag.Bool("first", true, "also time the first rendered extract in a fresh process, and the peer's")
+	peerWarm := flag.Bool("peer-warm", true, "also time Playwright MCP's warm browser_navigate to the same page")
 	flag.Parse()
 	level := slog.LevelWarn
 	if *debug {
@@ -73,7 +77,9 @@ func main() {
 		w.Write(page)
 	}))
 	defer srv.Close()
-	chromium, err := backend.FindChromium("")
+	// The binary the Manager runs (the headless shell when installed), for the
+	// peers too: the same engine on both sides.
+	chromium, err := backend.FindBrowser("", false)
 	if err != nil {
 		fatal(err)
 	}
@@ -144,6 +150,29 @@ func main() {
 	fmt.Printf("CPU time per call (this process and Chromium's, medians): plain %v, rendered %v (with its context's disposal and the next one's preparation) = %.2fx\n",
 		median(plainCPU), median(warmCPU), ratio(median(warmCPU), median(plainCPU)))
 	fmt.Printf("rendered extract, back to back: %v median = %.2fx plain\n", b, ratio(b, p))
+	// The floor: Chromium's own share of a rendered call (the document
+	// request to DOMContentLoaded in its fresh context, phase "load"), as
+	// a ratio to the plain fetch; no render step can cost less than it.
+	if lm := phases.median("load_ms"); lm > 0 {
+		fmt.Printf("Chromium's own load of the page (navigation to DOMContentLoaded, in the render step): %v median = %.2fx plain, %.0f%% of the rendered call\n",
+			lm, ratio(lm, p), 100*ratio(lm, w))
+	}
+	// The peer, warm: Playwright MCP's browser_navigate to the same page in
+	// a running server (its browser launched), the same pause before each.
+	if *peerWarm {
+		peer := exec.Command("node", "bench/render/peer/warm.mjs", srv.URL+"/p", chromium, fmt.Sprint(*rounds), fmt.Sprint(pause.Milliseconds()))
+		if out, err := peer.Output(); err != nil {
+			fmt.Printf("peer: Playwright MCP not run (%v); run npm install in bench/browser/peer\n", err)
+		} else {
+			var pr struct {
+				WarmNavigateMS float64 `json:"warm_navigate_ms"`
+			}
+			json.Unmarshal(out, &pr)
+			pw := time.Duration(pr.WarmNavigateMS * float64(time.Millisecond))
+			fmt.Printf("Playwright MCP warm browser_navigate, same page: %v median = %.2fx plain; Gatehouse rendered extract / Playwright warm navigate = %.2fx\n",
+				pw, ratio(pw, p), ratio(w, pw))
+		}
+	}
 
 	if !*fresh {
 		return
@@ -233,6 +262,16 @@ func (h *phaseLog) start() {
 	h.mu.Lock()
 	h.on, h.runs = true, map[string][]time.Duration{}
 	h.mu.Unlock()
+}
+
+// median returns the median of the collected phase key (0 when none).
+func (h *phaseLog) median(key string) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if v := h.runs[key]; len(v) > 0 {
+		return median(v)
+	}
+	return 0
 }
 
 // take stops collecting and formats the medians.
