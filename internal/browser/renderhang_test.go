@@ -37,3 +37,30 @@ func TestRenderOfSpinningShellIsBoundedAndReported(t *testing.T) {
 		t.Errorf("the render of a spinning page cost %v", took)
 	}
 }
+
+// A page whose script never ends, rendered under a call deadline
+// (web.extract_timeout): the render stops before the deadline and the page
+// comes back as fetched, instead of an empty extract_timeout row
+// (breaker6 D13).
+func TestRenderUnderDeadlineKeepsTheFetchedPage(t *testing.T) {
+	srv := newSPAServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html><head><title>Loop</title></head><body><article><h1>Before the loop</h1><p>This paragraph was sent by the server before the script that never ends; it is the page as fetched and must reach the agent.</p></article><script>while(true){}</script></body></html>`)
+	})
+	_, d := renderSetup(t, srv, provider.RenderAlways)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	start := time.Now()
+	p := d.FetchMode(ctx, srv.url("loop.test", "/page"), provider.RenderAlways)
+	took := time.Since(start)
+	t.Logf("took %v: err=%v unavailable=%q notes=%v", took, p.Err, p.RenderUnavailable, p.Notes)
+	if p.Err != nil || !strings.Contains(p.Content, "sent by the server before the script") {
+		t.Fatalf("err=%v content=%.200q: want the page as fetched", p.Err, p.Content)
+	}
+	if p.Rendered || p.RenderUnavailable != string(reason.ExtractTimeout) {
+		t.Errorf("rendered=%v render_unavailable=%q, want false and %q", p.Rendered, p.RenderUnavailable, reason.ExtractTimeout)
+	}
+	if took >= 6*time.Second {
+		t.Errorf("the page came back after %v, at or past the call's deadline", took)
+	}
+}

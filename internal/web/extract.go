@@ -654,7 +654,7 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, opts pro
 			rows[j.idx] = errRow(j.u.Href, interrupted(j.u.Href))
 		case pctx.Err() != nil && cutOff:
 			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.ExtractTimeout, "",
-				"The %s backend did not finish %s within web.extract_timeout (%.0f s; %.1f s elapsed, including a %.0f s grace for finished pages). Raise web.extract_timeout or try again.",
+				"The %s backend did not finish %s within web.extract_timeout (%.0f s; %.1f s elapsed; pages it finished within a %.0f s grace after the timeout are kept). Raise web.extract_timeout or try again.",
 				ext.Name(), j.u.Href, timeout.Seconds(), s.d.Now().Sub(began).Seconds(), extractGrace.Seconds()))
 		case !ok:
 			rows[j.idx] = errRow(j.u.Href, reason.Newf(reason.NoResultForURL, "", "The %s backend returned nothing for this URL.", ext.Name()))

@@ -317,7 +317,18 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, page *Fetched
 	}
 	if why == nil {
 		start := time.Now()
-		r, err := d.o.Renderer.Render(ctx, orURL(p.FinalURL, p.URL), d.o.Guard, page)
+		// The render ends before the call's own deadline (web.extract_timeout)
+		// by renderReserve (at most a quarter of the time left), so that a
+		// page whose script never yields still comes back as fetched
+		// instead of blanking its row (breaker6 D13).
+		rctx := ctx
+		if dl, ok := ctx.Deadline(); ok {
+			reserve := min(renderReserve, time.Until(dl)/4)
+			var cancel context.CancelFunc
+			rctx, cancel = context.WithDeadline(ctx, dl.Add(-reserve))
+			defer cancel()
+		}
+		r, err := d.o.Renderer.Render(rctx, orURL(p.FinalURL, p.URL), d.o.Guard, page)
 		if err == nil {
 			if r.Done != nil {
 				defer r.Done()
@@ -349,6 +360,9 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, page *Fetched
 			return content.Document{}, ctxErr(ctx, p.URL)
 		}
 		why = err
+		if rctx.Err() != nil {
+			why = reason.Wrap(reason.ExtractTimeout, "", fmt.Sprintf("the render did not finish in the %.1f s that web.extract_timeout left for it", time.Since(start).Seconds()), err)
+		}
 	}
 	e := reason.As(why)
 	if e == nil {
@@ -369,6 +383,11 @@ func (d *Direct) render(ctx context.Context, p *Page, mode string, page *Fetched
 	}
 	return fdoc, ferr
 }
+
+// renderReserve is how long before the call's deadline (web.extract_timeout)
+// the render step is stopped, so that the fetched page can still be
+// returned; at most a quarter of the time left when the render starts.
+const renderReserve = time.Second
 
 // Values of Page.RenderDiscarded (see PreferFetched).
 const (
