@@ -85,6 +85,7 @@ const (
 	ClickIntercepted Code = "click_intercepted"
 	NotEditable      Code = "not_editable"
 	NotVisible       Code = "element_not_visible"
+	ElementDisabled  Code = "element_disabled"
 	InvalidDirection Code = "invalid_direction"
 	InvalidKey       Code = "invalid_key"
 	NoHistory        Code = "no_history"
@@ -184,6 +185,7 @@ var codes = map[Code]string{
 	StaleRef:         "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
 	ClickIntercepted: "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",
 	NotVisible:       "the ref names an element that has no visible box to click (hidden, collapsed or zero-sized); scroll or open its container, then snapshot again",
+	ElementDisabled:  "browser_click was given a ref to a disabled form control (the disabled attribute, also through a disabled <fieldset>): the browser delivers no click to it, so nothing was clicked; fill in what the page needs to enable it, then snapshot again",
 	NotEditable:      "browser_type was given a ref that is not a text field or editable element",
 	InvalidDirection: "browser_scroll direction is not up or down (case-sensitive, spec §B2)",
 	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
