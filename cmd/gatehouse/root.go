@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -194,6 +195,8 @@ func (a *app) refuse(asJSON bool, err error) error {
 }
 
 // newLogger logs to stderr; GATEHOUSE_LOG_LEVEL=debug|info|warn|error (default info).
+// Every line passes through the secret redaction (web.RedactLogger,
+// urlsafe.RedactLog), whichever package logs it.
 func newLogger(w io.Writer) *slog.Logger {
 	level := slog.LevelInfo
 	switch strings.ToLower(os.Getenv("GATEHOUSE_LOG_LEVEL")) {
@@ -207,7 +210,7 @@ func newLogger(w io.Writer) *slog.Logger {
 	if os.Getenv("GATEHOUSE_DEBUG") == "1" {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return web.RedactLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
 // signalContext is cancelled on SIGINT or SIGTERM: the interrupt of a running

@@ -172,6 +172,10 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 		html(w, "Fields", `<h1>Fields</h1><label>Open <input value=o></label>
 <label>Locked <input readonly value=ro></label><label>Off <input disabled value=d></label>
 <fieldset disabled><label>Inside <input value=f></label></fieldset><label for=nt>Notes</label><textarea id=nt readonly>n</textarea>`)
+	case "/disabled":
+		html(w, "Disabled", `<button disabled onclick="document.getElementById('o').textContent='pay clicked'">Pay</button>
+<fieldset disabled><button onclick="document.getElementById('o').textContent='inner clicked'">Inner</button></fieldset>
+<button onclick="document.getElementById('o').textContent='live clicked'">Live</button><p id=o>not yet</p>`)
 	case "/trap":
 		html(w, "Trap", `<p>trap</p>`)
 	case "/a":

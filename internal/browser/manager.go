@@ -27,6 +27,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
 //go:embed page.js
@@ -155,7 +156,9 @@ func New(o Options) (*Manager, []string) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	lg := o.Logger
+	// The browser's logs (proxy refusals, launch failures, page URLs) pass
+	// through the secret redaction like every Gatehouse log.
+	lg := web.RedactLogger(o.Logger)
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}

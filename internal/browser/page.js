@@ -401,6 +401,10 @@ function (op, arg) {
     case 'point': {
       const el = resolve(arg.ref);
       if (!el) return { stale: true, next: G.next };
+      // A disabled control (also through a disabled <fieldset>) gets no
+      // click from the browser: clicking it would report success while
+      // nothing happened.
+      if (el.matches && el.matches(':disabled')) return { disabled: true, by: describe(el), next: G.next };
       const vw = innerWidth, vh = innerHeight;
       let rs = el.getClientRects();
       if (!rs.length) return { hidden: true, next: G.next };

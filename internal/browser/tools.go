@@ -434,6 +434,7 @@ func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) S
 type pointData struct {
 	Stale       bool    `json:"stale"`
 	Hidden      bool    `json:"hidden"`
+	Disabled    bool    `json:"disabled"` // a :disabled form control: the browser delivers it no click
 	Intercepted string  `json:"intercepted"`
 	By          string  `json:"by"`
 	X           float64 `json:"x"`
@@ -468,6 +469,10 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 		switch {
 		case pt.Stale:
 			return staleErr(in.Ref)
+		case pt.Disabled:
+			return reason.Newf(reason.ElementDisabled, "",
+				"Ref %s is %s, which is disabled: the browser delivers no click to it, so nothing was clicked. Do what the page needs to enable it (fill in the form, tick a box), then take a new browser_snapshot.",
+				NormalizeRef(in.Ref), pt.By)
 		case pt.Hidden:
 			return reason.Newf(reason.NotVisible, "", "Ref %s has no visible box to click.", NormalizeRef(in.Ref))
 		case pt.Intercepted != "":

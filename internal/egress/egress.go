@@ -441,6 +441,9 @@ func (s schemeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := s.rt.RoundTrip(r.WithContext(WithScheme(r.Context(), r.URL.Scheme)))
+	if err == nil {
+		escapeLocation(r.URL, resp)
+	}
 	if err != nil && r.Response != nil {
 		// A redirect hop refused at connect time (its host does not
 		// resolve, or resolves to a refused address) names the hop like
@@ -455,6 +458,31 @@ func (s schemeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, err
+}
+
+// escapeLocation rewrites a redirect's Location header that net/url cannot
+// parse against base only because of a stray '%' (one that starts no
+// percent-encoded octet: "/100%", "/a%zz") into the form urlsafe.RequestHref
+// gives a first URL ('%' sent as "%25"), so that the redirect is followed as
+// a browser follows it (the WHATWG URL Standard keeps such a '%'; net/http
+// would fail with "invalid URL escape"). Every other Location is left as is;
+// the hop is judged in CheckRedirect like any other.
+func escapeLocation(base *url.URL, resp *http.Response) {
+	if resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return
+	}
+	loc := resp.Header.Get("Location")
+	if loc == "" || !strings.Contains(loc, "%") {
+		return
+	}
+	if _, err := base.Parse(loc); err == nil {
+		return
+	}
+	if esc := urlsafe.RequestHref(loc); esc != loc {
+		if _, err := base.Parse(esc); err == nil {
+			resp.Header.Set("Location", esc)
+		}
+	}
 }
 
 // CloseIdleConnections closes idle pooled connections.

@@ -288,6 +288,10 @@ func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBo
 		return false
 	}
 	w.id = id // converted SDK errors echo it
+	if msg := checkParams(t); msg != "" {
+		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidParams, msg)
+		return false
+	}
 	if sid == "" {
 		var m struct {
 			Method string `json:"method"`

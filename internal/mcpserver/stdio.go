@@ -54,6 +54,9 @@ const maxDepth = 512
 //     null; an empty batch, a batch with an invalid member or a repeated id
 //     → -32600, id null (the whole batch is refused with one reply). Batches
 //     in 2025-03-26 sessions are passed on and answered as a batch;
+//   - a call to initialize, tools/call or resources/read whose params are
+//     missing, null, or hold a field of the wrong type → -32602 "Invalid
+//     params" naming the field and the JSON type expected (checkParams);
 //   - a response whose id is null or missing is dropped (JSON-RPC 2.0 §5: a
 //     response is never answered);
 //   - blank lines are skipped; a line with leading or trailing blanks is
@@ -303,6 +306,9 @@ func checkLine(line []byte, st *lineState) (reply, pass []byte) {
 			return nil, nil
 		case why != "":
 			return errorReply(id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+why, nil), nil
+		}
+		if msg := checkParams(t); msg != "" {
+			return errorReply(id, jsonrpc.CodeInvalidParams, msg, nil), nil
 		}
 		return nil, t
 	}

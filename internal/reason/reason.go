@@ -85,6 +85,7 @@ const (
 	ClickIntercepted Code = "click_intercepted"
 	NotEditable      Code = "not_editable"
 	NotVisible       Code = "element_not_visible"
+	ElementDisabled  Code = "element_disabled"
 	InvalidDirection Code = "invalid_direction"
 	InvalidKey       Code = "invalid_key"
 	NoHistory        Code = "no_history"
@@ -134,7 +135,7 @@ var codes = map[Code]string{
 	InvalidURL:             "the URL cannot be parsed the way a browser would parse it (WHATWG URL Standard), or has no host",
 	UnsupportedScheme:      "only http and https URLs are fetched (spec §A6.1)",
 	SecretInURL:            "a credential-shaped token (API key prefix, spec §A7) appears somewhere in the URL, also percent-encoded; a JSON Web Token (three base64url parts, eyJ….eyJ….…) counts too, a Gatehouse extension (§A7 leaves JWTs to output redaction, but a JWT handed to a reader is a credential)",
-	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers. Names are compared decoded to a fixed point, case-folded, with '-', '.' and ' ' read as '_' (api-key = api_key), and a credential-named parameter nested in another's value (a URL or query, percent-encoded to any depth: next=%2Fcb%3Faccess_token%3D…) counts too; and refresh_token, id_token, x-goog-signature, x-goog-credential, x-api-key, private_token, bearer and bearer_token are refused as well (the spec leaves the first three to log redaction only); all three are Gatehouse extensions",
+	SensitiveQueryParam:    "a credential-named query or fragment parameter (spec §A6.7) carries a value; refused for third-party readers. Names are compared decoded to a fixed point, case-folded, with '-', '.' and ' ' read as '_' (api-key = api_key), and a credential-named parameter nested in another's value (a URL or query, percent-encoded to any depth: next=%2Fcb%3Faccess_token%3D…) counts too, and so does a path parameter (/a;token=…, which output redaction removes too: one rule for both); and refresh_token, id_token, x-goog-signature, x-goog-credential, x-api-key, private_token, bearer and bearer_token are refused as well (the spec leaves the first three to log redaction only); all four are Gatehouse extensions",
 	CredentialsInURL:       "the URL carries a password in its userinfo (user:pass@host), or a redirect target carries any userinfo",
 	SSRFPrivate:            "the host resolves to a private, loopback, link-local, CGNAT, reserved, multicast or unspecified address (spec §A6.2, §A6.4); localhost and *.localhost names are loopback without DNS (RFC 6761 §6.3)",
 	SSRFMetadata:           "the host is a cloud metadata endpoint (spec §A6.1); never overridable",
@@ -184,6 +185,7 @@ var codes = map[Code]string{
 	StaleRef:         "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
 	ClickIntercepted: "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",
 	NotVisible:       "the ref names an element that has no visible box to click (hidden, collapsed or zero-sized); scroll or open its container, then snapshot again",
+	ElementDisabled:  "browser_click was given a ref to a disabled form control (the disabled attribute, also through a disabled <fieldset>): the browser delivers no click to it, so nothing was clicked; fill in what the page needs to enable it, then snapshot again",
 	NotEditable:      "browser_type was given a ref that is not a text field or editable element",
 	InvalidDirection: "browser_scroll direction is not up or down (case-sensitive, spec §B2)",
 	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",

@@ -386,6 +386,9 @@ func extensionParam(raw string, u *URL) string {
 		if name, _ := nestedCredential(joinFragment(query, frag), extensionParams, nonEmpty); name != "" {
 			return name
 		}
+		if name := sensitivePathParam(pathParams(raw), extensionParams); name != "" {
+			return name
+		}
 	}
 	if u != nil && (u.Scheme == "http" || u.Scheme == "https") {
 		name, _ := nestedCredential(joinFragment(u.RawQuery, u.Fragment), extensionParams, nonEmpty)
@@ -438,7 +441,43 @@ func SensitiveQueryParam(raw string) string {
 	if !ok {
 		return ""
 	}
-	return sensitiveIn(query, frag)
+	if name := sensitiveIn(query, frag); name != "" {
+		return name
+	}
+	return sensitivePathParam(pathParams(raw), sensitiveParams)
+}
+
+// pathParams returns the text of an http(s) URL's path parameters: what
+// follows the first ';' before the query or fragment (RFC 3986 §3.3
+// "matrix" parameters, "/a;token=abc/b" → "token=abc/b"), or "". Redact
+// removes a credential-named ";name=value" wherever it stands, so the gate
+// reads these pairs as it reads query parameters: one rule for both.
+func pathParams(raw string) string {
+	s := removeTabNewline(strings.TrimSpace(raw))
+	n := schemeLen(s)
+	if n == 0 {
+		return ""
+	}
+	if sc := strings.ToLower(s[:n]); sc != "http" && sc != "https" {
+		return ""
+	}
+	rest, _, _ := strings.Cut(s[n+1:], "#")
+	rest, _, _ = strings.Cut(rest, "?")
+	if _, after, ok := strings.Cut(rest, ";"); ok {
+		return after
+	}
+	return ""
+}
+
+// sensitivePathParam is the first credential-named pair (names, paramKey
+// form) with a value in path-parameter text p, top-level (split on ';' and
+// '&', as query pairs) or nested in a value; or "".
+func sensitivePathParam(p string, names map[string]bool) string {
+	if p == "" {
+		return ""
+	}
+	name, _ := nestedCredential(p, names, nonEmpty)
+	return name
 }
 
 func sensitiveIn(query, fragment string) string {
@@ -615,8 +654,8 @@ func formDecode(s string) string {
 // secret), in order: FindSecret on raw (and on u.Href, the form actually
 // sent) → secret_in_url; a password in the userinfo → credentials_in_url;
 // then, only when extract is true (web_extract hands URLs to third-party
-// readers), a credential-named query or fragment parameter →
-// sensitive_query_param. u may be nil (raw unparseable): then only the
+// readers), a credential-named query, fragment or path (";name=value")
+// parameter → sensitive_query_param. u may be nil (raw unparseable): then only the
 // string checks run. It returns nil when the URL carries no secret.
 func CheckSecrets(raw string, u *URL, extract bool) *reason.Error {
 	if err := FindSecret(raw); err != nil {

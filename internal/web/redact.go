@@ -87,7 +87,17 @@ func redactContent(r *Result) {
 // broader log list: also code, sig, key, session and auth values) before l's
 // handler sees it: nothing Gatehouse logs carries a secret. Wrapping twice is
 // a no-op.
-func newRedactLogger(l *slog.Logger) *slog.Logger {
+func newRedactLogger(l *slog.Logger) *slog.Logger { return RedactLogger(l) }
+
+// RedactLogger returns l with the message and every string, error and
+// Stringer attribute passed through urlsafe.RedactLog before l's handler
+// sees it (the rule of every Gatehouse log: the CLI's root logger, the
+// browser's, the extract pipeline's, the MCP server's). Wrapping twice is
+// a no-op; nil stays nil.
+func RedactLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return nil
+	}
 	if slogmap.Wraps(l.Handler(), "redact") {
 		return l
 	}
