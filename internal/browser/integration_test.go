@@ -228,7 +228,15 @@ root.querySelector('button').onclick = () => { document.title = 'shadow clicked'
 		html(w, "Overlay", `<button onclick="document.title='clicked under'">Buy</button>
 <div role=dialog aria-label="Cookie banner" style="position:fixed;inset:0;background:rgba(0,0,0,.5)"><button onclick="this.parentNode.remove()">Accept cookies</button></div>`)
 	case "/busy":
-		html(w, "Busy", `<p id=c>0</p><button onclick="setInterval(()=>{document.getElementById('c').textContent=Date.now()},5)">Start</button>`)
+		// Busy by the DOM (a 5 ms interval) and by the network (a request
+		// that never completes): a renderer starved under load may skip
+		// its timers for the quiet window, an open request stays open.
+		html(w, "Busy", `<p id=c>0</p><button onclick="setInterval(()=>{document.getElementById('c').textContent=Date.now()},5); fetch('/stall').catch(()=>{})">Start</button>`)
+	case "/stall":
+		select {
+		case <-r.Context().Done():
+		case <-time.After(15 * time.Second):
+		}
 	case "/egress":
 		ps.egressPage(w, q.Get("target"))
 	case "/swpage":
