@@ -181,7 +181,8 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 // (provider.RenderAuto when ""). Errors are *reason.Error: the egress codes
 // (ssrf_*, dns_*, too_many_redirects, fetch_failed, fetch_timeout), http_status,
 // content's unsupported_content_type / binary_payload / empty_content, and
-// the render step's (see render).
+// the render step's (see render). A short meta refresh on an interstitial
+// page is followed as one more redirect hop (refreshHop).
 func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	p := Page{URL: rawURL}
 	ctx = traceHandshake(ctx) // requestError names a server that does not speak TLS
