@@ -252,6 +252,8 @@ root.querySelector('button').onclick = () => { document.title = 'shadow clicked'
 		ps.websocket(w, r)
 	case "/page", "/r/site.css", "/frame-secret", "/frame-shown":
 		serveHiddenPage(w, r)
+	case "/hiddenattr":
+		serveHiddenAttrPage(w, r)
 	case "/snapctl":
 		html(w, "Controls", `<style>.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap }</style>
 <a class="sr-only" href="#main">Skip-to-content</a>

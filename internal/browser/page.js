@@ -179,12 +179,16 @@ function (op, arg) {
     }
     return squash(el.getAttribute('title'));
   };
-  // boxed: el is rendered at all (not aria-hidden, not hidden, has a box
-  // and is not in a skipped subtree such as a closed <details>); whether a
-  // sighted reader sees it is then visibility.judge's.
+  // boxed: el is rendered at all (not aria-hidden, has a box and is not in
+  // a skipped subtree such as a closed <details>); whether a sighted reader
+  // sees it is then visibility.judge's. The hidden attribute is judged by
+  // the computed style, as it hides only through the UA sheet's
+  // [hidden]{display:none}, which any author display rule beats (CSS
+  // Cascade 4 §6.1): a page that shows it shows it. hidden="until-found"
+  // (content-visibility hidden, shown only by find-in-page) stays hidden.
   const boxed = (el) => {
     if (el.getAttribute('aria-hidden') === 'true') return false;
-    if (el.hidden) return false;
+    if (el.hidden === 'until-found' || (el.getAttribute('hidden') || '').trim().toLowerCase() === 'until-found') return false;
     if (el.checkVisibility) {
       if (el.checkVisibility()) return true;
       // display: contents has no box but its children do.

@@ -59,6 +59,11 @@ function () {
     }
     let open = '<' + tag;
     for (const a of n.attributes) {
+      // An element judged shown whose hidden attribute the page's CSS
+      // overrides ([hidden]{display:block}) loses the attribute, which
+      // the content pipeline would otherwise drop it for (the page's
+      // styles are not serialised); hidden="until-found" keeps it.
+      if (a.name === 'hidden' && cst && a.value.trim().toLowerCase() !== 'until-found') continue;
       if (/^[^\s"'>\/=]+$/.test(a.name)) open += ' ' + a.name + '="' + attr(a.value) + '"';
     }
     push(open + '>');

@@ -13,7 +13,9 @@ import (
 // prompt injections are slipped to agents, so it never reaches the markdown:
 //
 //   - an element with the hidden attribute (HTML §6.1), unless its inline
-//     style sets another display; hidden="until-found" is dropped whatever
+//     style or a page <style> rule sets another display (any author rule
+//     beats the UA sheet's [hidden]{display:none}: CSS Cascade 4 §6.1);
+//     hidden="until-found" is dropped whatever
 //     its style: the UA style sheet gives it content-visibility:hidden
 //     (HTML §15.3.1), so it is not displayed until the reader happens to
 //     search for its exact words, and it has no visible control of its own;
@@ -185,6 +187,11 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 			}
 		}
 		if kind == hideNone {
+			if _, ok := attr(n, "hidden"); ok {
+				// The page's CSS shows it (hideKind): the extractors,
+				// which drop any element with the attribute, must not.
+				removeAttr(n, "hidden")
+			}
 			if n.DataAtom == atom.Dialog {
 				n.DataAtom, n.Data = atom.Div, "div" // an open dialog is rendered
 			}
@@ -515,7 +522,11 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 		if strings.EqualFold(strings.TrimSpace(v), "until-found") {
 			return hideOther
 		}
-		if d, set := st["display"]; !set || d == "none" {
+		// Any author display (inline, or a page rule: stylesheet.go)
+		// beats the UA sheet's [hidden]{display:none}, which is not
+		// !important (CSS Cascade 4 §6.1; HTML §15.3.1); revert goes
+		// back to it.
+		if d, set := st["display"]; !set || d == "none" || d == "revert" || d == "revert-layer" {
 			return hideOther
 		}
 	}

@@ -183,7 +183,9 @@ func computeStyles(doc *html.Node) *pageStyles {
 }
 
 // parseSheet returns the rules of a stylesheet text, or nil when none of
-// them has a hiding value (nothing on the page can be hidden by it).
+// them has a hiding value (nothing on the page can be hidden by it) and
+// none sets display (nothing hidden by the hidden attribute can be shown
+// by it: see hideKind).
 func parseSheet(text string) *styleSheet {
 	p := css.NewParser(parse.NewInputString(text), false)
 	sh := &styleSheet{byID: map[string][]*cssRule{}, byClass: map[string][]*cssRule{}, byTag: map[string][]*cssRule{}}
@@ -192,7 +194,9 @@ func parseSheet(text string) *styleSheet {
 	var sels [][]css.Token
 	var decls []cssDecl
 	inRule := false
-	anyHides := false
+	// anyHides: some rule has a hiding value; anyDisplay: some rule sets
+	// display, which can show an element with the hidden attribute.
+	anyHides, anyDisplay := false, false
 	order := 0
 	for steps := 0; steps < 4*maxStyleBytes; steps++ {
 		gt, _, data := p.Next()
@@ -267,11 +271,14 @@ func parseSheet(text string) *styleSheet {
 				order++
 				r.order, r.decls, r.hides, r.conditional = order, ds, hides, kind == mediaSometimes
 				anyHides = anyHides || hides
+				for _, d := range ds {
+					anyDisplay = anyDisplay || d.prop == "display"
+				}
 				sh.add(r, toks)
 			}
 		}
 	}
-	if !anyHides {
+	if !anyHides && !anyDisplay {
 		return nil
 	}
 	return sh
@@ -538,7 +545,11 @@ func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
 		}
 	}
 	inline := parseInlineDecls(n)
-	full := len(hit) > 0 || restore
+	// An element with the hidden attribute gets its full cascade: an
+	// author rule setting display beats the UA sheet's [hidden]{display:
+	// none} (CSS Cascade 4 §6.1; hideKind).
+	_, hiddenAttr := attr(n, "hidden")
+	full := len(hit) > 0 || restore || hiddenAttr
 	for _, d := range inline {
 		full = full || hidingValue(d.prop, d.val)
 	}

@@ -181,7 +181,8 @@ func (d *Direct) Fetch(ctx context.Context, rawURL string) Page {
 // (provider.RenderAuto when ""). Errors are *reason.Error: the egress codes
 // (ssrf_*, dns_*, too_many_redirects, fetch_failed, fetch_timeout), http_status,
 // content's unsupported_content_type / binary_payload / empty_content, and
-// the render step's (see render).
+// the render step's (see render). A short meta refresh on an interstitial
+// page is followed as one more redirect hop (refreshHop).
 func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	p := Page{URL: rawURL}
 	ctx = traceHandshake(ctx) // requestError names a server that does not speak TLS
@@ -202,32 +203,54 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 	req.Header.Set("Accept-Encoding", "gzip, deflate, br")
 	req.Header.Set("Accept-Language", "en;q=0.9, *;q=0.5")
 	resp, err := d.client.Do(req)
-	if err != nil {
-		p.Err = requestError(ctx, rawURL, err)
-		return p
-	}
-	defer resp.Body.Close()
-	final := resp.Request.URL
-	p.FinalURL = final.String()
-	if reqURL != rawURL && p.FinalURL == reqURL {
-		p.FinalURL = rawURL // not redirected: the URL as asked, not its request form
-	}
-	if resp.StatusCode >= 400 {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		p.Err = reason.Newf(reason.HTTPStatus, "", "The server answered HTTP %s for %s. Check the URL, or try again later if the site is down.", resp.Status, p.FinalURL)
-		return p
-	}
-	body, capped, short, err := readBody(resp, d.o.MaxBodyBytes)
-	if err != nil {
-		p.Err = requestError(ctx, rawURL, err)
-		return p
-	}
-	if capped {
-		p.Notes = append(p.Notes, fmt.Sprintf("body capped at %d bytes", d.o.MaxBodyBytes))
-	}
-	if short {
-		p.Notes = append(p.Notes, fmt.Sprintf("transfer incomplete: the server closed the connection after %d bytes; the page may be cut short", len(body)))
-		p.NoCache = true
+	var body []byte
+	var final *url.URL
+	for hop := req; ; {
+		if err != nil {
+			p.Err = requestError(ctx, rawURL, err)
+			return p
+		}
+		defer resp.Body.Close()
+		final = resp.Request.URL
+		p.FinalURL = final.String()
+		if reqURL != rawURL && p.FinalURL == reqURL {
+			p.FinalURL = rawURL // not redirected: the URL as asked, not its request form
+		}
+		if resp.StatusCode >= 400 {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			p.Err = reason.Newf(reason.HTTPStatus, "", "The server answered HTTP %s for %s. Check the URL, or try again later if the site is down.", resp.Status, p.FinalURL)
+			return p
+		}
+		var capped, short bool
+		body, capped, short, err = readBody(resp, d.o.MaxBodyBytes)
+		if err != nil {
+			p.Err = requestError(ctx, rawURL, err)
+			return p
+		}
+		if capped {
+			p.Notes = append(p.Notes, fmt.Sprintf("body capped at %d bytes", d.o.MaxBodyBytes))
+		}
+		if short {
+			p.Notes = append(p.Notes, fmt.Sprintf("transfer incomplete: the server closed the connection after %d bytes; the page may be cut short", len(body)))
+			p.NoCache = true
+		}
+		next, note := d.refreshHop(hop, resp, body)
+		if next == nil {
+			if note != "" {
+				p.Notes = append(p.Notes, note)
+			}
+			break
+		}
+		// Followed as a redirect hop: judged by the client's own
+		// CheckRedirect (scheme, SSRF, secrets, website policy, the
+		// redirect count over the whole chain) before anything is sent,
+		// and at dial time by the transport like an HTTP hop.
+		if rerr := d.client.CheckRedirect(next, chain(resp)); rerr != nil {
+			p.Err = rerr // named like a refused HTTP hop (egress hopError)
+			return p
+		}
+		resp, err = d.client.Do(next)
+		hop = next
 	}
 	var doc content.Document
 	ct := resp.Header.Get("Content-Type")
@@ -270,6 +293,39 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 		p.Links = append(p.Links, provider.Link{URL: l.URL, Text: l.Text, Main: l.Main})
 	}
 	return p
+}
+
+// refreshHop returns the request for the target of a page's
+// <meta http-equiv="refresh"> when the direct backend follows it as a
+// redirect hop, as browsers do: an HTML page (declaredHTML) whose refresh
+// delay is at most maxRefreshDelay seconds and whose own text is under
+// minOwnContent characters (an interstitial: "Redirecting…", or nothing).
+// Otherwise it returns nil and, when the page has a refresh target, a note
+// naming it. The request is the previous one's (hop) headers, marked as a
+// redirect hop (Response set) so that the client's transport judges it as
+// one; the caller runs CheckRedirect on it.
+func (d *Direct) refreshHop(hop *http.Request, resp *http.Response, body []byte) (*http.Request, string) {
+	ct := resp.Header.Get("Content-Type")
+	if !declaredHTML(ct) {
+		return nil, ""
+	}
+	delay, target, ok := metaRefresh(body, resp.Request.URL)
+	if !ok {
+		return nil, ""
+	}
+	why := ""
+	if delay > maxRefreshDelay {
+		why = fmt.Sprintf("its delay is over %d s", maxRefreshDelay)
+	} else if doc, err := content.Convert(body, ct, resp.Request.URL); err == nil && textSize(doc.Markdown) >= minOwnContent {
+		why = "the page has content of its own"
+	}
+	if why != "" {
+		return nil, fmt.Sprintf("the page asks to be replaced by %s after %d s (meta refresh), not followed: %s; fetch that URL to read it", urlsafe.Redact(target.String()), delay, why)
+	}
+	next := hop.Clone(hop.Context())
+	next.URL, next.Host, next.Response = target, "", resp
+	next.URL.User = nil
+	return next, ""
 }
 
 // declaredHTML reports whether a Content-Type value declares HTML or XHTML.
