@@ -242,18 +242,37 @@ func extractTool(svc *web.Service) *Tool {
 		},
 		// Items of URLItemSchema become strings; an item that is no URL
 		// (a number, null, an object without a url/href string) costs its
-		// own row (invalid_item, spec §A3 step 1), not the call.
-		Prepare: func(args map[string]any) {
+		// own row (invalid_item, spec §A3 step 1), not the call. Such an
+		// item is validated as "" and put back after validation, so the
+		// web layer's row says what it was ("a number", "null"), not "a
+		// blank string" (breaker6 D5).
+		Prepare: func(args map[string]any) func(map[string]any) {
 			items, ok := args["urls"].([]any)
 			if !ok {
-				return
+				return nil
 			}
+			aside := map[int]any{}
 			for i, it := range items {
 				if _, isString := it.(string); isString {
 					continue
 				}
-				u, _ := web.NormalizeItem(it)
-				items[i] = u // "" when it carries no URL string: an invalid_item row
+				u, ok := web.NormalizeItem(it)
+				if !ok {
+					aside[i] = it
+				}
+				items[i] = u
+			}
+			if len(aside) == 0 {
+				return nil
+			}
+			return func(args map[string]any) {
+				if items, ok := args["urls"].([]any); ok {
+					for i, it := range aside {
+						if i < len(items) {
+							items[i] = it
+						}
+					}
+				}
 			}
 		},
 	}, func(ctx context.Context, c *Call, in ExtractInput) (*ExtractOutput, error) {
