@@ -299,7 +299,9 @@ type ReadInput struct {
 }
 
 // ReadOutput is the result of web_read, or a refusal with a reason code
-// (read_outside_store, read_symlink, read_not_regular, read_not_found).
+// (read_outside_store, read_symlink, read_not_regular, read_not_found,
+// read_past_end). Lines are counted as truncate.Read does: a stored line
+// longer than truncate.ReadLineWidth chars counts as several.
 type ReadOutput struct {
 	Outcome
 	Path       string `json:"path,omitempty"`        // store file name
@@ -307,7 +309,7 @@ type ReadOutput struct {
 	Lines      int    `json:"lines,omitempty"`       // lines returned
 	TotalLines int    `json:"total_lines,omitempty"` // lines in the stored page
 	NextOffset int    `json:"next_offset,omitempty"` // offset to read on; absent at the end
-	Cut        bool   `json:"cut,omitempty"`         // the last line was cut at 100000 chars
+	Cut        bool   `json:"cut,omitempty"`         // the last line was cut at 100000 chars (cannot happen while lines are at most truncate.ReadLineWidth chars)
 	Content    string `json:"content"`
 }
 
@@ -361,6 +363,12 @@ func readTool(store *truncate.Store) *Tool {
 		}
 		if !c.MayRead(r.Name) {
 			return &ReadOutput{Outcome: Refusal(NotThisSession(r.Name))}, nil
+		}
+		if r.Lines == 0 && r.Offset > r.TotalLines && r.TotalLines > 0 {
+			// A structured refusal, not an empty read, so the CLI exits 1
+			// and an agent sees why (breaker6 D10).
+			return &ReadOutput{Outcome: Refusal(reason.Newf(reason.ReadPastEnd, "",
+				"offset %d is past the end: the stored page has %d lines; pass an offset from 1 to %d.", r.Offset, r.TotalLines, r.TotalLines))}, nil
 		}
 		return &ReadOutput{Path: r.Name, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines,
 			NextOffset: r.NextOffset, Cut: r.Cut, Content: r.Content}, nil
