@@ -171,10 +171,11 @@ func TestExtractFooterPagesThroughGatehouseRead(t *testing.T) {
 	if !strings.Contains(errs, "read on: gatehouse read "+m[1]+" --offset ") {
 		t.Errorf("no read-on hint on stderr: %s", errs)
 	}
-	// Past the end: nothing printed, and stderr says how long the page is;
+	// Past the end: nothing printed, a read_past_end refusal on stderr
+	// saying how long the page is, exit 1 (breaker6 D10);
 	// --offset 0 and --limit 0 are usage errors like --offset -5, not
 	// silently 1 and 200 (breaker5 D24).
-	if code, got, errs := cli(t, home, "read", m[1], "--offset", "999999"); code != 0 || got != "" || !regexp.MustCompile(`--offset 999999 is past the end: the page has \d+ lines`).MatchString(errs) {
+	if code, got, errs := cli(t, home, "read", m[1], "--offset", "999999"); code != 1 || got != "" || !regexp.MustCompile(`REFUSED \[read_past_end\]: offset 999999 is past the end: the stored page has \d+ lines`).MatchString(errs) {
 		t.Errorf("past the end: exit %d %q %q", code, got, errs)
 	}
 	for _, bad := range [][]string{{"--offset", "0"}, {"--limit", "0"}, {"--offset", "-5"}} {

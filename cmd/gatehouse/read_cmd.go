@@ -66,9 +66,6 @@ Exit status: 0 on success, 1 when the read was refused, 2 on a usage error.`,
 				if out.Content != "" && !strings.HasSuffix(out.Content, "\n") {
 					fmt.Fprintln(a.stdout)
 				}
-				if out.Lines == 0 && out.Offset > out.TotalLines {
-					fmt.Fprintf(a.stderr, "gatehouse: --offset %d is past the end: the page has %d lines\n", out.Offset, out.TotalLines)
-				}
 				if out.NextOffset > 0 {
 					fmt.Fprintf(a.stderr, "gatehouse: lines %d–%d of %d; read on: gatehouse read %s --offset %d\n",
 						out.Offset, out.Offset+out.Lines-1, out.TotalLines, args[0], out.NextOffset)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -100,7 +101,14 @@ func Load(home string) (*Config, []Warning, error) {
 	return parseConfig(path, home, data)
 }
 
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte-order mark.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // readLimited reads a settings file, refusing one larger than maxFileBytes.
+// A UTF-8 byte-order mark at the start is dropped (YAML 1.2 §5.2 allows one
+// at the start of a stream; Notepad writes one), so every reader of
+// config.yaml (Load, doctor, `gatehouse config set`, which writes the file
+// back without it) and of .env sees the same text; breaker6 D7.
 func readLimited(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -114,7 +122,7 @@ func readLimited(path string) ([]byte, error) {
 	if len(data) > maxFileBytes {
 		return nil, fmt.Errorf("config: %s is larger than %d bytes; refusing to parse it", path, maxFileBytes)
 	}
-	return data, nil
+	return bytes.TrimPrefix(data, utf8BOM), nil
 }
 
 // parseYAML parses data, turning a parser error into a *SyntaxError. The

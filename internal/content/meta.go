@@ -2,6 +2,7 @@ package content
 
 import (
 	"encoding/json"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"net/url"
 	"strings"
 	"time"
@@ -523,6 +524,7 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 		if u == self {
 			return true
 		}
+		u = linkFormURL(u)
 		text := linkText(n)
 		if i, seen := idx[u]; seen {
 			if all[i].Text == "" {
@@ -535,6 +537,25 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 		return true
 	})
 	return all
+}
+
+// mdURLEscaper is the percent-encoding html-to-markdown applies to every
+// link destination it writes (converter/url.go percentEncodingReplacer).
+var mdURLEscaper = strings.NewReplacer(" ", "%20", "[", "%5B", "]", "%5D", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E")
+
+// linkFormURL returns u (an absolute URL as absHTTP returns it) in the form
+// the markdown writer gives the same link: the query re-encoded as
+// converter.ParseAndEncodeQuery does ("+" as "%20"), then space, brackets,
+// parentheses and angle brackets percent-encoded, IPv6 host brackets kept
+// (restoreIPv6Hosts). links[].url is in this one canonical form, so it is
+// the URL the content shows and main-content links are found by it
+// ("…/Foo_(bar)" is "…/Foo_%28bar%29" in both; breaker6 D8).
+func linkFormURL(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.RawQuery != "" {
+		pu.RawQuery = strings.ReplaceAll(converter.ParseAndEncodeQuery(pu.RawQuery), "+", "%20")
+		u = pu.String()
+	}
+	return restoreIPv6Hosts(mdURLEscaper.Replace(u))
 }
 
 // linkText returns the anchor text of a link element: its text, else its

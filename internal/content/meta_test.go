@@ -216,3 +216,33 @@ func TestHeadlineKeptWhenTitleOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksEscapedURLsStayMain: a main-content link whose URL holds ( ) [ ]
+// keeps main:true and its place with the other main links, and links[].url
+// is the URL the markdown shows (the writer percent-encodes those
+// characters; breaker6 D8, page as in its repro).
+func TestLinksEscapedURLsStayMain(t *testing.T) {
+	page := `<html><head><title>LK</title></head><body><nav><a href="http://127.0.0.1:8701/nav">Nav link</a></nav><article><h1>Links</h1>
+<p>Body paragraph long enough to be the main content of this article page for extraction purposes, with <a href="http://127.0.0.1:8701/wiki/Foo_(bar)">paren link</a>, <a href="http://127.0.0.1:8701/a%20b">encoded space</a>, <a href="http://127.0.0.1:8701/q?x=[1]">brackets</a>, <a href="http://127.0.0.1:8701/plain">plain</a>, <a href="http://127.0.0.1:8701/é">unicode path</a> and <a href="HTTP://127.0.0.1:8701/UPPER">upper scheme</a>.</p>
+<p>More body text here so that the article is clearly the main content of the page and not boilerplate at all.</p></article>
+<footer><a href="http://127.0.0.1:8701/foot">Footer</a></footer></body></html>`
+	doc, err := Convert([]byte(page), "text/html", mustURL(t, "http://127.0.0.1:8701/lk.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := 0
+	for i, l := range doc.Links {
+		if l.Main {
+			if i != main {
+				t.Errorf("main link %s listed at %d after a non-main link", l.URL, i)
+			}
+			main++
+			if !strings.Contains(doc.Markdown, "("+l.URL+")") {
+				t.Errorf("links[].url %s is not the markdown's URL:\n%s", l.URL, doc.Markdown)
+			}
+		}
+	}
+	if main != 6 {
+		t.Fatalf("%d main links, want 6: %+v", main, doc.Links)
+	}
+}

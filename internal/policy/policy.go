@@ -276,7 +276,10 @@ func ruleAddr(s string) netip.Addr {
 // Steps, in order: trim and lower-case; a rule containing "://" is reduced
 // to its URL hostname; a schemeless rule containing ":" or "@" is re-parsed
 // as an authority (dropping port and userinfo; a bare IPv6 literal such as
-// "2001:db8::1" is kept whole, a Gatehouse fix: urlsplit would read "2001"); anything from the first "/" is cut; trailing dots and one leading
+// "2001:db8::1" is kept whole, a Gatehouse fix: urlsplit would read "2001"); anything from the first "/" is cut; trailing dots, leading
+// dots (a Gatehouse extension: ".example.com", the curl/no_proxy/cookie
+// spelling, becomes "example.com", which blocks the domain and its
+// subdomains; under spec §A8 it would match no host) and one leading
 // "www." are removed. A rule that still contains "@" is dropped. "*."
 // wildcards are kept. Non-ASCII hosts are converted to their IDNA ASCII
 // form (a Gatehouse addition, so a Unicode rule matches the canonical
@@ -319,6 +322,11 @@ func normalizeRule(s string) (string, bool) {
 	}
 	value = strings.TrimSpace(value)
 	value = strings.TrimRight(value, ".")
+	// A Gatehouse extension (spec §A8 strips trailing dots only, so there
+	// ".example.com" matches no host): a leading dot is the curl, no_proxy
+	// and cookie-domain spelling of "this domain and its subdomains",
+	// which a bare rule already means (breaker6 D6).
+	value = strings.TrimLeft(value, ".")
 	value = strings.TrimPrefix(value, "www.")
 	if value == "" {
 		return "", false

@@ -393,3 +393,25 @@ func TestIPRuleMatchesEveryNotation(t *testing.T) {
 		}
 	}
 }
+
+// TestLeadingDotRule: ".localhost" (the curl/no_proxy/cookie spelling of
+// "the domain and its subdomains") blocks the apex and its subdomains, a
+// Gatehouse extension of spec §A8 under which it matched nothing and Lint
+// said nothing (breaker6 D6).
+func TestLeadingDotRule(t *testing.T) {
+	p, warns := Load(true, []string{".localhost", "..Example.COM."}, nil, t.TempDir())
+	if len(warns) != 0 {
+		t.Errorf("warnings %v", warns)
+	}
+	for _, u := range []string{"http://localhost:8701/", "http://foo.localhost:8701/", "https://example.com/", "https://a.b.example.com/"} {
+		if p.Check(u) == nil {
+			t.Errorf("%s allowed, want blocked by the leading-dot rule", u)
+		}
+	}
+	if b := p.Check("https://notexample.com/"); b != nil {
+		t.Errorf("notexample.com blocked: %v", b)
+	}
+	if got, ok := NormalizeRule(".www.example.com"); !ok || got != "example.com" {
+		t.Errorf("NormalizeRule(.www.example.com) = %q, %v", got, ok)
+	}
+}

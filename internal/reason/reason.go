@@ -127,6 +127,7 @@ const (
 	ReadSymlink      Code = "read_symlink"
 	ReadNotRegular   Code = "read_not_regular"
 	ReadNotFound     Code = "read_not_found"
+	ReadPastEnd      Code = "read_past_end"
 	ToolFailed       Code = "tool_failed"
 )
 
@@ -216,6 +217,7 @@ var codes = map[Code]string{
 	ReadSymlink:      "web_read refuses symlinks, even inside the store directory",
 	ReadNotRegular:   "web_read reads only regular files (not directories, FIFOs or devices)",
 	ReadNotFound:     "no stored page has that name (the store keeps truncated pages; re-run web_extract to store it again)",
+	ReadPastEnd:      "web_read was given an offset past the last line of the stored page; the message says how many lines it has",
 	ToolFailed:       "the tool broke instead of answering (a bug, not a refusal); the message says where, the server log has the details",
 }
 

@@ -58,6 +58,8 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/safetext"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // Annotations are the MCP tool hints (MCP spec 2025-06-18, "Tool annotations").
@@ -100,9 +102,13 @@ type Spec struct {
 	// Prepare, if non-nil, adjusts the decoded arguments object before it is
 	// validated: the place for documented leniency, such as web_extract
 	// turning its {url:…} items (published in its schema) into strings and
-	// other non-string items into "", so each fails as its own row instead
-	// of failing the call. It must not add capability the schema denies.
-	Prepare func(args map[string]any)
+	// setting other items aside, so each fails as its own row instead of
+	// failing the call. The restore func it returns (nil for none) runs on
+	// the validated arguments, before they are decoded, to put back what it
+	// set aside (web_extract's items that are no URL, so the row can say
+	// what each was; breaker6 D5). It must not add capability the schema
+	// denies.
+	Prepare func(args map[string]any) (restore func(args map[string]any))
 	// Available reports whether the tool is usable in this process; nil means
 	// always. The error text says why not and names the fix ("Chromium not
 	// found: apt-get install chromium or set browser.executable_path").
@@ -273,9 +279,14 @@ type Outcome struct {
 func (o Outcome) Refused() bool { return o.Success != nil && !*o.Success }
 
 // Refusal returns an Outcome refusing the call with e's code and message.
+// The message passes through urlsafe.Redact (and safetext.Escape) here, the
+// one constructor of a whole-call refusal, because such messages echo the
+// caller's own arguments (a schema validator quoting a value, an enum
+// refusal naming it): a key the caller pasted is never sent back
+// (README "Secrets never reach the output"; breaker6 D3).
 func Refusal(e *reason.Error) Outcome {
 	f := false
-	return Outcome{Success: &f, Error: e.Message, Reason: e.Code}
+	return Outcome{Success: &f, Error: safetext.Escape(urlsafe.Redact(e.Message)), Reason: e.Code}
 }
 
 // Result is what Registry.Call returns: the tool's result value (the handler's
@@ -513,40 +524,57 @@ func refused(e *reason.Error) *Result {
 	return &Result{Value: Refusal(e), Refused: true}
 }
 
+// invalidArgs is the one constructor of an invalid_arguments error. The
+// validator's message quotes the caller's value, so it is redacted here
+// (urlsafe.Redact, the one redaction function) as well as by Refusal: the
+// *reason.Error itself never carries a pasted key (breaker6 D3).
 func invalidArgs(tool string, err error) *reason.Error {
 	msg := err.Error()
 	// Keep the message short and free of Go type names the model cannot act on.
 	if i := strings.Index(msg, "\n"); i > 0 {
 		msg = msg[:i]
 	}
-	msg = readableSchemaError(msg)
+	msg = urlsafe.Redact(readableSchemaError(msg))
 	return reason.Newf(reason.InvalidArguments, "", "Invalid arguments for %s: %s. Check the tool's input schema.", tool, msg)
 }
 
 // schemaNoise are the parts of a JSON Schema validator message a model (or
 // a person at the CLI) cannot act on: the "validating root: validating
-// /properties/" path prefixes (the property name is kept), rationals printed
-// as "-5/1" and floats printed as "0.000000".
+// /properties/" path prefixes (the property name is kept) and, in a
+// minimum/maximum clause only (schemaBound), rationals printed as "-5/1"
+// and floats printed as "0.000000". Nothing rewrites text elsewhere, so a
+// value the validator quotes (an URL "http://127.0.0.1/1") stays verbatim
+// (breaker6 D4).
 var schemaNoise = []struct {
 	re   *lazyregexp.Regexp
 	with string
 }{
 	{lazyregexp.New(`validating root: `), ""},
 	{lazyregexp.New(`validating /properties/([^:]+): `), "$1: "},
-	{lazyregexp.New(`(-?\d+)/1\b`), "$1"},
-	{lazyregexp.New(`(-?\d+)\.0+\b`), "$1"},
-	{lazyregexp.New(`: (minimum|maximum): (\S+) is (less|greater) than (\S+)`), ": $2 is $3 than the $1 $4"},
 	{lazyregexp.New(`: enum: (.*) does not equal any of: `), ": $1 is not one of "},
 }
 
-// readableSchemaError rewrites a schema validator's message with schemaNoise:
-// "validating root: validating /properties/max_age_s: minimum: -5/1 is less
-// than 0.000000" becomes "max_age_s: -5 is less than the minimum 0".
+// schemaBound is the validator's minimum/maximum clause, whose two operands
+// are numbers it prints as "-5/1" and "0.000000" (schemaNumber).
+var schemaBound = lazyregexp.New(`: (minimum|maximum): (-?[0-9./]+) is (less|greater) than (-?[0-9./]+)`)
+
+// schemaNumber is one number of schemaBound: an integer rational "-5/1" or
+// an integral float "2000.000000", both meaning the integer.
+var schemaNumber = lazyregexp.New(`^(-?\d+)(?:/1|\.0+)$`)
+
+// readableSchemaError rewrites a schema validator's message with schemaNoise
+// and schemaBound: "validating root: validating /properties/max_age_s:
+// minimum: -5/1 is less than 0.000000" becomes "max_age_s: -5 is less than
+// the minimum 0".
 func readableSchemaError(msg string) string {
 	for _, n := range schemaNoise {
 		msg = n.re.ReplaceAllString(msg, n.with)
 	}
-	return msg
+	num := func(s string) string { return schemaNumber.ReplaceAllString(s, "$1") }
+	return schemaBound.ReplaceAllStringFunc(msg, func(m string) string {
+		p := schemaBound.FindStringSubmatch(m)
+		return fmt.Sprintf(": %s is %s than the %s %s", num(p[2]), p[3], p[1], num(p[4]))
+	})
 }
 
 // validate applies defaults and validates args against the input schema,
@@ -558,8 +586,9 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 			return nil, invalidArgs(t.Name(), errors.New("arguments must be a JSON object"))
 		}
 	}
+	var restore func(map[string]any)
 	if t.spec.Prepare != nil {
-		t.spec.Prepare(v)
+		restore = t.spec.Prepare(v)
 	}
 	if rerr := t.enumRefusal(v); rerr != nil {
 		return nil, rerr
@@ -570,6 +599,9 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 	}
 	if err := resolved.Validate(v); err != nil {
 		return nil, invalidArgs(t.Name(), err)
+	}
+	if restore != nil {
+		restore(v)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

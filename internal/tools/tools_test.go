@@ -328,11 +328,11 @@ func TestReadRefusals(t *testing.T) {
 	if ro := res.Value.(*tools.ReadOutput); res.Refused || ro.Content != "two" || ro.NextOffset != 3 || ro.TotalLines != 3 {
 		t.Fatalf("absolute store path: %+v", ro)
 	}
-	// Past the end: zero lines, said as a zero (not an absent field); a
-	// refusal has no line counts.
+	// Past the end: a read_past_end refusal naming the page's length
+	// (breaker6 D10); a refusal has no line counts.
 	res = call(t, r, tools.WebRead, `{"path":"ok-0123456789.md","offset":9}`, tools.Options{})
 	j, _ := res.JSON(false)
-	if res.Refused || !strings.Contains(string(j), `"lines":0`) || !strings.Contains(string(j), `"total_lines":3`) {
+	if !res.Refused || reasonOf(t, res) != reason.ReadPastEnd || !strings.Contains(string(j), "has 3 lines") || strings.Contains(string(j), `"lines"`) {
 		t.Fatalf("read past the end: %s", j)
 	}
 	res = call(t, r, tools.WebRead, `{"path":"nope-0123456789.md"}`, tools.Options{})

@@ -242,18 +242,37 @@ func extractTool(svc *web.Service) *Tool {
 		},
 		// Items of URLItemSchema become strings; an item that is no URL
 		// (a number, null, an object without a url/href string) costs its
-		// own row (invalid_item, spec §A3 step 1), not the call.
-		Prepare: func(args map[string]any) {
+		// own row (invalid_item, spec §A3 step 1), not the call. Such an
+		// item is validated as "" and put back after validation, so the
+		// web layer's row says what it was ("a number", "null"), not "a
+		// blank string" (breaker6 D5).
+		Prepare: func(args map[string]any) func(map[string]any) {
 			items, ok := args["urls"].([]any)
 			if !ok {
-				return
+				return nil
 			}
+			aside := map[int]any{}
 			for i, it := range items {
 				if _, isString := it.(string); isString {
 					continue
 				}
-				u, _ := web.NormalizeItem(it)
-				items[i] = u // "" when it carries no URL string: an invalid_item row
+				u, ok := web.NormalizeItem(it)
+				if !ok {
+					aside[i] = it
+				}
+				items[i] = u
+			}
+			if len(aside) == 0 {
+				return nil
+			}
+			return func(args map[string]any) {
+				if items, ok := args["urls"].([]any); ok {
+					for i, it := range aside {
+						if i < len(items) {
+							items[i] = it
+						}
+					}
+				}
 			}
 		},
 	}, func(ctx context.Context, c *Call, in ExtractInput) (*ExtractOutput, error) {
@@ -280,7 +299,9 @@ type ReadInput struct {
 }
 
 // ReadOutput is the result of web_read, or a refusal with a reason code
-// (read_outside_store, read_symlink, read_not_regular, read_not_found).
+// (read_outside_store, read_symlink, read_not_regular, read_not_found,
+// read_past_end). Lines are counted as truncate.Read does: a stored line
+// longer than truncate.ReadLineWidth chars counts as several.
 type ReadOutput struct {
 	Outcome
 	Path       string `json:"path,omitempty"`        // store file name
@@ -288,7 +309,7 @@ type ReadOutput struct {
 	Lines      int    `json:"lines,omitempty"`       // lines returned
 	TotalLines int    `json:"total_lines,omitempty"` // lines in the stored page
 	NextOffset int    `json:"next_offset,omitempty"` // offset to read on; absent at the end
-	Cut        bool   `json:"cut,omitempty"`         // the last line was cut at 100000 chars
+	Cut        bool   `json:"cut,omitempty"`         // the last line was cut at 100000 chars (cannot happen while lines are at most truncate.ReadLineWidth chars)
 	Content    string `json:"content"`
 }
 
@@ -342,6 +363,12 @@ func readTool(store *truncate.Store) *Tool {
 		}
 		if !c.MayRead(r.Name) {
 			return &ReadOutput{Outcome: Refusal(NotThisSession(r.Name))}, nil
+		}
+		if r.Lines == 0 && r.Offset > r.TotalLines && r.TotalLines > 0 {
+			// A structured refusal, not an empty read, so the CLI exits 1
+			// and an agent sees why (breaker6 D10).
+			return &ReadOutput{Outcome: Refusal(reason.Newf(reason.ReadPastEnd, "",
+				"offset %d is past the end: the stored page has %d lines; pass an offset from 1 to %d.", r.Offset, r.TotalLines, r.TotalLines))}, nil
 		}
 		return &ReadOutput{Path: r.Name, Offset: r.Offset, Lines: r.Lines, TotalLines: r.TotalLines,
 			NextOffset: r.NextOffset, Cut: r.Cut, Content: r.Content}, nil

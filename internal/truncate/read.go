@@ -17,7 +17,35 @@ const (
 	DefaultReadLines = 200     // lines per Read when limit is 0 (the footer's limit=200)
 	MaxReadLines     = 2000    // larger limits are lowered
 	MaxReadChars     = 100_000 // chars per Read; longer output is cut on a line boundary (a single longer line is cut)
+	// ReadLineWidth is the longest line Read counts: a stored line longer
+	// than this many chars (a one-line JSON API response, minified text)
+	// is read as several lines of ReadLineWidth chars, the last one
+	// shorter, so line paging reaches every char of the stored page; the
+	// footer's offset (Window.ReadOffset) counts lines the same way. The
+	// file itself is not changed (breaker6 D10).
+	ReadLineWidth = 10_000
 )
+
+// readLines splits text into the lines Read counts: lines ending in "\n"
+// (kept), a final line without one, and every line longer than
+// ReadLineWidth chars split into pieces of ReadLineWidth chars (on rune
+// boundaries; the "\n" stays with the last piece).
+func readLines(text string) []string {
+	lines := strings.SplitAfter(text, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	out := lines[:0:0]
+	for _, ln := range lines {
+		for countValid(strings.TrimSuffix(ln, "\n")) > ReadLineWidth {
+			i := byteOffsetFromStart(ln, ReadLineWidth)
+			out = append(out, ln[:i])
+			ln = ln[i:]
+		}
+		out = append(out, ln)
+	}
+	return out
+}
 
 // ReadResult is one window of a stored file.
 type ReadResult struct {
@@ -25,7 +53,7 @@ type ReadResult struct {
 	Content    string // the lines offset … offset+Lines−1, joined by "\n"
 	Offset     int    // 1-based first line returned
 	Lines      int    // number of lines returned
-	TotalLines int    // lines in the file (a final line without "\n" counts)
+	TotalLines int    // lines in the file (a final line without "\n" counts; an overlong one counts per ReadLineWidth chars)
 	NextOffset int    // line to pass as offset to read on; 0 at end of file
 	Cut        bool   // the last line returned was cut at MaxReadChars
 }
@@ -64,7 +92,8 @@ const StoreNameHint = `stored pages are named <host>-<10 hex digits>.md (truncat
 //     a FIFO cannot block);
 //   - no such file → read_not_found.
 //
-// offset < 1 is read as 1; limit 0 means DefaultReadLines, larger than
+// Lines are counted as readLines does: a line longer than ReadLineWidth
+// chars counts as several. offset < 1 is read as 1; limit 0 means DefaultReadLines, larger than
 // MaxReadLines means MaxReadLines. Output is at most MaxReadChars chars. An
 // offset past the end returns no lines and NextOffset 0. Errors are
 // *reason.Error values whose messages never show host paths.
@@ -189,10 +218,7 @@ func window(name, text string, offset, limit int) ReadResult {
 	case limit > MaxReadLines:
 		limit = MaxReadLines
 	}
-	lines := strings.SplitAfter(text, "\n")
-	if n := len(lines); n > 0 && lines[n-1] == "" {
-		lines = lines[:n-1]
-	}
+	lines := readLines(text)
 	r := ReadResult{Name: name, Offset: offset, TotalLines: len(lines)}
 	if offset > len(lines) {
 		return r

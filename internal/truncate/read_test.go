@@ -1,6 +1,7 @@
 package truncate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,14 +36,26 @@ func TestWindow(t *testing.T) {
 	if r := window("x.md", "a\nb", 2, 5); r.Content != "b" || r.TotalLines != 2 {
 		t.Fatalf("%+v", r)
 	}
-	// Output cap: lines stop before MaxReadChars; one overlong line is cut.
-	long := strings.Repeat("x", MaxReadChars-10) + "\n" + strings.Repeat("y", 50) + "\nz\n"
-	if r := window("x.md", long, 1, 10); r.Lines != 1 || r.NextOffset != 2 || r.Cut {
+	// Output cap: lines stop before MaxReadChars.
+	long := strings.Repeat(strings.Repeat("x", ReadLineWidth-1)+"\n", 11) + "z\n"
+	if r := window("x.md", long, 1, 20); r.Lines != 10 || r.NextOffset != 11 || r.Cut {
 		t.Fatalf("cap: lines=%d next=%d cut=%v", r.Lines, r.NextOffset, r.Cut)
 	}
+	// A line longer than ReadLineWidth is read as lines of ReadLineWidth
+	// chars: paging reaches every char of a one-line page (breaker6 D10).
 	huge := strings.Repeat("é", MaxReadChars+5) + "\nnext\n"
-	if r := window("x.md", huge, 1, 10); r.Lines != 1 || !r.Cut || CountChars(r.Content) != MaxReadChars || r.NextOffset != 2 {
-		t.Fatalf("overlong line: lines=%d cut=%v chars=%d next=%d", r.Lines, r.Cut, CountChars(r.Content), r.NextOffset)
+	r := window("x.md", huge, 1, 10)
+	if r.Lines != 10 || r.Cut || CountChars(r.Content) != MaxReadChars || r.NextOffset != 11 || r.TotalLines != 12 {
+		t.Fatalf("overlong line: lines=%d cut=%v chars=%d next=%d total=%d", r.Lines, r.Cut, CountChars(r.Content), r.NextOffset, r.TotalLines)
+	}
+	var got strings.Builder
+	for off := 1; off != 0; {
+		r := window("x.md", huge, off, 3)
+		got.WriteString(r.Content)
+		off = r.NextOffset
+	}
+	if strings.ReplaceAll(got.String(), "\n", "") != strings.ReplaceAll(huge, "\n", "") {
+		t.Fatalf("paging a long line lost chars: %d of %d", CountChars(got.String()), CountChars(huge))
 	}
 	if r := window("x.md", text, 1, MaxReadLines+100); r.Lines != 5 {
 		t.Fatal("limit above the max")
@@ -141,5 +154,39 @@ func TestIsStoreNameScheme(t *testing.T) {
 	_, err := Store{Dir: dir}.Read("notes.txt", 1, 1)
 	if reason.Of(err) != reason.ReadOutsideStore || !strings.Contains(err.Error(), StoreNameHint) {
 		t.Fatalf("copied file: %v", err)
+	}
+}
+
+// TestFooterOffsetOnOneLinePage: a one-line page (a JSON API response)
+// cut to a head and tail gets a footer offset that Read can serve, and
+// reading on from it reaches the omitted middle and the end (breaker6 D10).
+func TestFooterOffsetOnOneLinePage(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 480_000; i++ {
+		fmt.Fprintf(&b, `{"id":%d,"name":"item %d"},`, i, i)
+	}
+	page := b.String()
+	w := Cut(page, 15_000)
+	if !w.Truncated {
+		t.Fatal("not truncated")
+	}
+	r := window("x.md", page, w.ReadOffset, 200)
+	if r.Lines == 0 {
+		t.Fatalf("footer offset %d is past the end (%d lines)", w.ReadOffset, r.TotalLines)
+	}
+	var got strings.Builder
+	start := (w.ReadOffset - 1) * ReadLineWidth
+	for off := w.ReadOffset; off != 0; {
+		r := window("x.md", page, off, 200)
+		got.WriteString(r.Content)
+		off = r.NextOffset
+	}
+	if start > CountChars(w.Head) || got.String() != page[start:] {
+		t.Fatalf("reading on from offset %d (char %d, head %d chars) gave %d chars, want %d", w.ReadOffset, start, CountChars(w.Head), got.Len(), len(page)-start)
+	}
+	// Short lines keep the spec §A10.3 offset: newlines in the head + 2.
+	lines := strings.Repeat("a line of text\n", 3000)
+	if w := Cut(lines, 2000); w.ReadOffset != strings.Count(w.Head, "\n")+2 {
+		t.Fatalf("short lines: offset %d, head newlines %d", w.ReadOffset, strings.Count(w.Head, "\n"))
 	}
 }

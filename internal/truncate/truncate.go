@@ -70,7 +70,8 @@ func (w Window) TailChars() int { return CountChars(w.Tail) }
 //     that newline's index is greater than head budget × 0.5;
 //   - the tail is snapped forward past its first "\n" if that index is less
 //     than tail budget × 0.5;
-//   - ReadOffset = newlines in the shown head + 2, the 1-based line of the
+//   - ReadOffset = newlines in the shown head + 2 (in Read's lines; see
+//     readOffset for a head ending inside a line longer than ReadLineWidth), the 1-based line of the
 //     full text where the first omitted line starts (when the head was not
 //     snapped, the partially shown line is skipped: a known nit of the
 //     described system, kept for compatibility).
@@ -112,8 +113,33 @@ func cut(content string, limit int) Window {
 		}
 	}
 	w.Head, w.Tail = head, tail
-	w.ReadOffset = strings.Count(head, "\n") + 2
+	w.ReadOffset = readOffset(head, content)
 	return w
+}
+
+// readOffset is the footer's offset for a shown head (a prefix of
+// content), in the lines Read counts (readLines): the spec §A10.3
+// "newlines in the shown head + 2" when the line the head ends in is at
+// most ReadLineWidth chars. When the head ends inside a longer line, the
+// offset is the Read line holding the head's end (or the next one when the
+// head ends on a Read line boundary), so the rest of that long line (the
+// omitted middle of a one-line page) is read from there, neither skipped
+// nor past the end (breaker6 D10).
+func readOffset(head, content string) int {
+	n := len(readLines(head)) // Read lines the head touches
+	last := head[strings.LastIndexByte(head, '\n')+1:]
+	if last == "" {
+		return n + 2 // the head ends on a newline: the spec's count + 2
+	}
+	rest := content[len(head):]
+	if k := strings.IndexByte(rest, '\n'); k >= 0 {
+		rest = rest[:k]
+	}
+	shown := countValid(last)
+	if rest == "" || shown+countValid(rest) <= ReadLineWidth || shown%ReadLineWidth == 0 {
+		return n + 1
+	}
+	return n
 }
 
 // byteOffsetFromStart returns the byte index at which rune number n of s
