@@ -537,16 +537,26 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if visuallyHidden(st) || zoomHides(st["zoom"]) {
 		return hideOther
 	}
+	if sameColorText(st) && !hasDescendant(n, sty.paintedAgain) {
+		return hideOther // white on white (faint.go)
+	}
+	if n.Namespace == "svg" && (svgViewportHides(n, st) || svgTextAway(n) || svgUnpainted(n, sty)) {
+		return hideOther // svgstyle.go
+	}
 	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
 		return hideOther
 	}
 	if scripted {
 		return hideWidget // a panel a script opens
 	}
-	if collapsed(st) {
+	var parent map[string]string
+	if n.Parent != nil && n.Parent.Type == html.ElementNode {
+		parent = sty.of(n.Parent)
+	}
+	if collapsed(st) || narrowClipped(n, st, parent) {
 		return hideAnimated // an accordion panel a script opens by its height, or text clipped away
 	}
-	if (zeroOpacity(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
+	if (faintOpacityValue(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
 		return hideAnimated
 	}
 	if v := st["visibility"]; (v == "hidden" || v == "collapse") && !hasDescendant(n, sty.visibleAgain) {
@@ -652,6 +662,9 @@ func hasDescendant(n *html.Node, pred func(*html.Node) bool) bool {
 // normal ones). Nil when there is no style.
 func parseInlineStyle(n *html.Node) map[string]string {
 	decls := inlineDecls(n)
+	if pres := presentationDecls(n); pres != nil {
+		decls = append(pres, decls...) // below the inline style (svgstyle.go)
+	}
 	if decls == nil {
 		return nil
 	}
@@ -691,7 +704,7 @@ func visuallyHidden(st map[string]string) bool {
 			return true
 		}
 	}
-	if farNegative(st["text-indent"]) || insetClip(st["clip-path"]) || transformHides(st["transform"]) || farNegativeMargin(st) {
+	if farNegative(st["text-indent"]) || indentedAway(st) || insetClip(st["clip-path"]) || transformHides(st["transform"]) || farNegativeMargin(st) {
 		return true
 	}
 	if st["overflow"] == "hidden" || st["overflow"] == "clip" {
