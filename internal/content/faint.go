@@ -221,11 +221,27 @@ func rgbColor(v string) (rgb [3]int, ok bool) {
 	return rgb, true
 }
 
-// paintedAgain reports whether n's style sets a colour or a background of
-// its own, which may show text inside a white-on-white parent.
-func (s *pageStyles) paintedAgain(n *html.Node) bool {
-	st := s.of(n)
-	return st["color"] != "" || st["background"] != "" || st["background-color"] != "" || st["-webkit-text-fill-color"] != ""
+// plainText reports whether n's text is its own: its only child elements
+// are <br> and unstyled emphasis (b, i, em, strong without attributes). A
+// white-on-white element with other children is kept: a child can be
+// coloured by a rule Gatehouse does not see (an external stylesheet, a tag
+// rule), as a WordPress section whose colour matches its background holds
+// paragraphs coloured by their class (wcxb-dev page 0288).
+func plainText(n *html.Node) bool {
+	ok := true
+	for c := n.FirstChild; c != nil && ok; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		switch c.DataAtom {
+		case atom.Br:
+		case atom.B, atom.I, atom.Em, atom.Strong:
+			ok = len(c.Attr) == 0 && plainText(c)
+		default:
+			ok = false
+		}
+	}
+	return ok
 }
 
 // ruleHides reports whether a rule's declarations together hide an element

@@ -24,19 +24,28 @@ import (
 //     modal one, role="dialog" or aria-modal="true", is still an overlay
 //     for preClean);
 //   - an element whose style (inline, or from the page's own <style>
-//     rules: stylesheet.go) says display:none, content-visibility:hidden or
-//     opacity:0 or filter:opacity(0); visibility:hidden or
+//     rules: stylesheet.go; an SVG element's presentation attributes
+//     count as styles, svgstyle.go) says display:none,
+//     content-visibility:hidden, an opacity under 0.05 (faint.go) or
+//     filter:opacity(0); visibility:hidden or
 //     visibility:collapse (unless a descendant turns visibility back on:
 //     then the rest is dropped and the visible descendant kept); a font
 //     size of at most 1px (likewise, unless a descendant sets a font size
 //     of its own, the inline-block row trick); a transparent text colour
 //     (color or -webkit-text-fill-color; likewise, unless a descendant
 //     sets a colour; gradient text, background-clip:text, is kept); zoom
-//     of at most 5 %;
+//     of at most 5 %; text the colour of its own background (sameColorText,
+//     on an element holding only its own text: plainText); SVG text that
+//     paints nothing (fill none, no stroke), an <svg> of zero width or
+//     height, SVG text anchored far outside its svg's viewport
+//     (svgstyle.go);
 //   - an element whose style hides it from sight while it stays in the page
 //     (see visuallyHidden): moved far off screen (by position, transform
-//     or margin), text-indent far negative, clipped to nothing, a 1px box
-//     with overflow hidden (the "sr-only" pattern), scaled to zero.
+//     or margin), text-indent far negative, or far positive with nowrap
+//     and overflow hidden (image replacement), clipped to nothing, a 1px
+//     box with overflow hidden (the "sr-only" pattern), scaled to zero or
+//     turned edge on (rotateY(90deg)). A box of zero width (or max-width)
+//     with overflow hidden is judged like a zero height (narrowClipped).
 //     Screen-reader text ("skip to content") is
 //     lost with it, a small price: a sighted reader does not see it, and
 //     the same patterns carry injected instructions;
@@ -537,7 +546,7 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if visuallyHidden(st) || zoomHides(st["zoom"]) {
 		return hideOther
 	}
-	if sameColorText(st) && !hasDescendant(n, sty.paintedAgain) {
+	if sameColorText(st) && plainText(n) {
 		return hideOther // white on white (faint.go)
 	}
 	if n.Namespace == "svg" && (svgViewportHides(n, st) || svgTextAway(n) || svgUnpainted(n, sty)) {

@@ -135,6 +135,7 @@ func TestHiddenTextDropped(t *testing.T) {
 		{"rotateY 90deg", `<p style="transform:rotateY(90deg)">` + secret + `</p>`},
 		{"stylesheet rotateX quarter turn", `<style>.r{transform:perspective(500px) rotateX(.25turn)}</style><p class=r>` + secret + `</p>`},
 		{"white on white inline", `<p style="color:#FFFFFF;background-color:#ffffff">` + secret + `</p>`},
+		{"white on white with emphasis", `<p style="color:white;background:#fff">` + secret + ` <b>now</b></p>`},
 		{"stylesheet white on white", `<style>.ww{color:#fff;background:#fff}</style><p class=ww>` + secret + `</p>`},
 		{"black on black rgb", `<p style="color:rgb(0, 0, 0);background:black">` + secret + `</p>`},
 		// D12: SVG presentation attributes are styles (SVG 2 §6.6).
@@ -225,6 +226,7 @@ func TestRenderedTextKept(t *testing.T) {
 		{"rotate 90deg flat", `<p style="transform:rotate(90deg)">` + phrase + `.</p>`},
 		{"rotateY 180deg mirrored", `<p style="transform:rotateY(180deg)">` + phrase + `.</p>`},
 		{"white on white with a dark child", `<div style="color:#fff;background:#fff"><p style="background:#222">` + phrase + `.</p></div>`},
+		{"same colour section, paragraph coloured by an unseen rule", `<div style="background-color:#A7D2FF;color:#A7D2FF"><p class="has-gray-color">` + phrase + `.</p></div>`},
 		{"white text on an image", `<p style="color:#fff;background:#fff url(hero.jpg)">` + phrase + `.</p>`},
 		{"near white on white", `<p style="color:#fffffe;background:#fff">` + phrase + `.</p>`},
 		{"svg text painted", `<svg width="300" height="20"><text x="5" y="15" fill="#333">` + phrase + `.</text></svg>`},
