@@ -126,6 +126,10 @@ function (op, arg) {
     if (d.startsWith('inline') || d === 'table-cell' || d === 'table-caption') return 'gap';
     return 'block';
   };
+  // closedDetails: the text directly in a closed <details> (outside its
+  // <summary>) is in the skipped content slot, as its elements are
+  // (boxed); a text node has no checkVisibility of its own.
+  const closedDetails = (node) => node.tagName === 'DETAILS' && !node.open;
   // textOf returns the text of el's content a sighted reader sees: vs is
   // el's visibility state (visibility.judge; judged alone when omitted),
   // descendants are judged on their own.
@@ -135,7 +139,7 @@ function (op, arg) {
     if (!vs) return '';
     let s = '';
     for (const n of el.childNodes) {
-      if (n.nodeType === 3) { if (!vs.hideText) s += n.data; }
+      if (n.nodeType === 3) { if (!vs.hideText && !closedDetails(el)) s += n.data; }
       else if (n.nodeType === 1) {
         if (n.getAttribute('aria-hidden') === 'true' || n.tagName === 'SCRIPT' || n.tagName === 'STYLE') continue;
         const c = visibility.judge(n, n.ownerDocument.defaultView.getComputedStyle(n), vs);
@@ -232,7 +236,7 @@ function (op, arg) {
     const walk = (node, depth, st, vs) => {
       for (const n of childrenOf(node)) {
         if (n.nodeType === 3) {
-          if (!vs.hideText) st.text += n.data;
+          if (!vs.hideText && !closedDetails(node)) st.text += n.data;
           continue;
         }
         if (n.nodeType !== 1) continue;

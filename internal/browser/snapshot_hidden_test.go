@@ -52,7 +52,9 @@ func TestSnapshotLeavesOutHiddenText(t *testing.T) {
 // its drawn box, an opacity-0 file input over a styled button) keep a ref,
 // marked [visually hidden] and without their value; a visually hidden link
 // (skip link) is left out. An SVG's text is its own line, not joined with
-// the next paragraph; a textarea's text is its value, listed once.
+// the next paragraph; a textarea's text is its value, listed once. The
+// content of a closed <details>, bare text included, is left out; its
+// summary and an open one's content are listed.
 func TestSnapshotHiddenControlsAndLines(t *testing.T) {
 	m, ps := manager(t)
 	task := "snapshot-controls-task"
@@ -64,12 +66,15 @@ func TestSnapshotHiddenControlsAndLines(t *testing.T) {
 		`- textbox "Secret note" [visually hidden] [ref=`,
 		`- checkbox "Shown box" [ref=`,
 		"  - Drawn words\n", "  - Visible after the drawing.\n",
+		"Closed summary", "Open summary", "Open details words",
 	} {
 		if !strings.Contains("\n"+snap+"\n", want) {
 			t.Errorf("snapshot lacks %q:\n%s", want, snap)
 		}
 	}
-	for _, gone := range []string{"Skip-to-content", "Hidden-value", "Hidden-button"} {
+	// The text directly in a closed <details> is left out like its
+	// elements (hostile review session 6, D11).
+	for _, gone := range []string{"Skip-to-content", "Hidden-value", "Hidden-button", "Hidden-details-bare", "Hidden-details-p"} {
 		if strings.Contains(snap, gone) {
 			t.Errorf("snapshot holds %q:\n%s", gone, snap)
 		}

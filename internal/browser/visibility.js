@@ -27,7 +27,10 @@
 // text colour (color or -webkit-text-fill-color, unless clipped to a
 // background: gradient text), or when the text's own layout boxes lie
 // entirely off the page (text-indent: -9999px, margin-left: -9999px) or
-// outside the element's box that clips them. invisible: the element's own
+// outside the element's box that clips them, or SVG text that paints
+// nothing (fill none or transparent and no stroke). Nothing drawn in an
+// <svg> at most 1px wide or high that clips its overflow (width="0") is
+// seen either. invisible: the element's own
 // visibility is not visible (it takes no clicks; an image or field with it
 // shows nothing).
 //
@@ -36,6 +39,13 @@ function () {
   // Replaced and form elements: their boxes clip by nature, and an image
   // refused by the render context is 0×0 yet keeps its alt text.
   const REPLACED = new Set(['img', 'picture', 'video', 'audio', 'canvas', 'svg', 'embed', 'object', 'input', 'select', 'textarea', 'button', 'progress', 'meter']);
+  // SVG text paints its glyphs with fill and stroke, not color.
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  const SVG_TEXT = new Set(['text', 'tspan', 'textPath']);
+  const unpainted = (cs) => {
+    const paints = (p, o) => p && p !== 'none' && alpha(p) >= 0.05 && !(parseFloat(o) < 0.05);
+    return !paints(cs.fill, cs.fillOpacity) && !(paints(cs.stroke, cs.strokeOpacity) && parseFloat(cs.strokeWidth) > 0);
+  };
   const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr']);
 
   // alpha returns the alpha of a computed colour ("rgb(…)", "rgba(…)",
@@ -183,6 +193,11 @@ function () {
       } else if ((r.width <= 1 || r.height <= 1) && !REPLACED.has(tag) && tag !== 'body' && display !== 'inline') {
         if ((r.width <= 1 && clips(cs.overflowX)) || (r.height <= 1 && clips(cs.overflowY))) return null;
       }
+      // An <svg> viewport at most 1px wide or high that clips its overflow
+      // (the UA sheet's svg:not(:root) { overflow: hidden }): nothing drawn
+      // in it is seen. (An <svg> is replaced and inline, so the rule above
+      // passes it by.)
+      if (tag === 'svg' && (r.width <= 1 || r.height <= 1) && (clips(cs.overflowX) || clips(cs.overflowY))) return null;
       if (clipped(cs, r)) return null;
     }
     const isVoid = VOID.has(tag);
@@ -190,7 +205,8 @@ function () {
     const invisible = cs.visibility !== 'visible';
     if (isVoid) return { op, zoom, hideText: invisible, invisible };
     let hideText = invisible || parseFloat(cs.fontSize) * zoom <= 1 ||
-      (alpha(cs.webkitTextFillColor || cs.color) < 0.05 && cs.backgroundClip !== 'text' && cs.webkitBackgroundClip !== 'text');
+      (alpha(cs.webkitTextFillColor || cs.color) < 0.05 && cs.backgroundClip !== 'text' && cs.webkitBackgroundClip !== 'text') ||
+      (SVG_TEXT.has(tag) && el.namespaceURI === SVGNS && unpainted(cs));
     if (!hideText && r) {
       // Only where the text can lie away from the page or its box: the box
       // reaches off the page, a negative text-indent reaches past its left,

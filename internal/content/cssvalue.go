@@ -69,6 +69,10 @@ func transformHides(v string) bool {
 			if len(a) > 0 && (zero(a[0]) || len(a) > 1 && zero(a[1])) {
 				return true
 			}
+		case "rotatex", "rotatey":
+			if edgeOnRotation(f) {
+				return true
+			}
 		case "scalex", "scaley":
 			if len(a) == 1 && zero(a[0]) {
 				return true

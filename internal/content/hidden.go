@@ -26,19 +26,28 @@ import (
 //     modal one, role="dialog" or aria-modal="true", is still an overlay
 //     for preClean);
 //   - an element whose style (inline, or from the page's own <style>
-//     rules: stylesheet.go) says display:none, content-visibility:hidden or
-//     opacity:0 or filter:opacity(0); visibility:hidden or
+//     rules: stylesheet.go; an SVG element's presentation attributes
+//     count as styles, svgstyle.go) says display:none,
+//     content-visibility:hidden, an opacity under 0.05 (faint.go) or
+//     filter:opacity(0); visibility:hidden or
 //     visibility:collapse (unless a descendant turns visibility back on:
 //     then the rest is dropped and the visible descendant kept); a font
 //     size of at most 1px (likewise, unless a descendant sets a font size
 //     of its own, the inline-block row trick); a transparent text colour
 //     (color or -webkit-text-fill-color; likewise, unless a descendant
 //     sets a colour; gradient text, background-clip:text, is kept); zoom
-//     of at most 5 %;
+//     of at most 5 %; text the colour of its own background (sameColorText,
+//     on an element holding only its own text: plainText); SVG text that
+//     paints nothing (fill none, no stroke), an <svg> of zero width or
+//     height, SVG text anchored far outside its svg's viewport
+//     (svgstyle.go);
 //   - an element whose style hides it from sight while it stays in the page
 //     (see visuallyHidden): moved far off screen (by position, transform
-//     or margin), text-indent far negative, clipped to nothing, a 1px box
-//     with overflow hidden (the "sr-only" pattern), scaled to zero.
+//     or margin), text-indent far negative, or far positive with nowrap
+//     and overflow hidden (image replacement), clipped to nothing, a 1px
+//     box with overflow hidden (the "sr-only" pattern), scaled to zero or
+//     turned edge on (rotateY(90deg)). A box of zero width (or max-width)
+//     with overflow hidden is judged like a zero height (narrowClipped).
 //     Screen-reader text ("skip to content") is
 //     lost with it, a small price: a sighted reader does not see it, and
 //     the same patterns carry injected instructions;
@@ -548,16 +557,26 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if visuallyHidden(st) || zoomHides(st["zoom"]) {
 		return hideOther
 	}
+	if sameColorText(st) && plainText(n) {
+		return hideOther // white on white (faint.go)
+	}
+	if n.Namespace == "svg" && (svgViewportHides(n, st) || svgTextAway(n) || svgUnpainted(n, sty)) {
+		return hideOther // svgstyle.go
+	}
 	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
 		return hideOther
 	}
 	if scripted {
 		return hideWidget // a panel a script opens
 	}
-	if collapsed(st) {
+	var parent map[string]string
+	if n.Parent != nil && n.Parent.Type == html.ElementNode {
+		parent = sty.of(n.Parent)
+	}
+	if collapsed(st) || narrowClipped(n, st, parent) {
 		return hideAnimated // an accordion panel a script opens by its height, or text clipped away
 	}
-	if (zeroOpacity(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
+	if (faintOpacityValue(st["opacity"]) || filterHides(st["filter"])) && !animationStart(st) {
 		return hideAnimated
 	}
 	if v := st["visibility"]; (v == "hidden" || v == "collapse") && !hasDescendant(n, sty.visibleAgain) {
@@ -663,6 +682,9 @@ func hasDescendant(n *html.Node, pred func(*html.Node) bool) bool {
 // normal ones). Nil when there is no style.
 func parseInlineStyle(n *html.Node) map[string]string {
 	decls := inlineDecls(n)
+	if pres := presentationDecls(n); pres != nil {
+		decls = append(pres, decls...) // below the inline style (svgstyle.go)
+	}
 	if decls == nil {
 		return nil
 	}
@@ -702,7 +724,7 @@ func visuallyHidden(st map[string]string) bool {
 			return true
 		}
 	}
-	if farNegative(st["text-indent"]) || insetClip(st["clip-path"]) || transformHides(st["transform"]) || farNegativeMargin(st) {
+	if farNegative(st["text-indent"]) || indentedAway(st) || insetClip(st["clip-path"]) || transformHides(st["transform"]) || farNegativeMargin(st) {
 		return true
 	}
 	if st["overflow"] == "hidden" || st["overflow"] == "clip" {

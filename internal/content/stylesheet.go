@@ -73,6 +73,11 @@ var hideProps = map[string]bool{
 	// Not hiding, but they tell an entrance animation's start state from
 	// hidden text (animationStart).
 	"transition": true, "animation": true, "animation-name": true,
+	// White on white (sameColorText), image replacement (indentedAway),
+	// a flex item's width (narrowClipped), unpainted SVG text
+	// (unpaintedText).
+	"background": true, "background-color": true, "white-space": true,
+	"flex": true, "flex-grow": true, "fill": true, "stroke": true, "fill-opacity": true,
 }
 
 // cssDecl is one declaration: property and value lower-cased and trimmed,
@@ -172,7 +177,7 @@ func computeStyles(doc *html.Node) *pageStyles {
 	if len(sheets) == 0 {
 		return out
 	}
-	sh := parseSheet(strings.Join(sheets, "\n"))
+	sh := parseSheet(strings.Join(sheets, "\n"), svgHidesByAttribute(doc))
 	if sh == nil {
 		return out
 	}
@@ -185,8 +190,10 @@ func computeStyles(doc *html.Node) *pageStyles {
 // parseSheet returns the rules of a stylesheet text, or nil when none of
 // them has a hiding value (nothing on the page can be hidden by it) and
 // none sets display (nothing hidden by the hidden attribute can be shown
-// by it: see hideKind).
-func parseSheet(text string) *styleSheet {
+// by it: see hideKind) and keep is false. keep: the page has SVG
+// presentation attributes with a hiding value, which any rule overrides
+// (svgstyle.go).
+func parseSheet(text string, keep bool) *styleSheet {
 	p := css.NewParser(parse.NewInputString(text), false)
 	sh := &styleSheet{byID: map[string][]*cssRule{}, byClass: map[string][]*cssRule{}, byTag: map[string][]*cssRule{}}
 	// stack of the enclosing at-rules' applicability
@@ -220,15 +227,11 @@ func parseSheet(text string) *styleSheet {
 			if !inRule {
 				continue
 			}
-			prop := strings.ToLower(string(data))
+			prop := strings.ToLower(cssUnescape(string(data)))
 			if !hideProps[prop] {
 				continue
 			}
-			var b strings.Builder
-			for _, v := range p.Values() {
-				b.Write(v.Data)
-			}
-			val, imp := importance(strings.ToLower(strings.TrimSpace(b.String())))
+			val, imp := declValue(p.Values())
 			decls = append(decls, cssDecl{prop: prop, val: val, important: imp})
 		case css.EndRulesetGrammar:
 			if !inRule {
@@ -260,6 +263,7 @@ func parseSheet(text string) *styleSheet {
 			for _, d := range ds {
 				hides = hides || hidingValue(d.prop, d.val)
 			}
+			hides = hides || kind != mediaSometimes && ruleHides(ds)
 			for _, toks := range sels {
 				if hides && sh.nHides >= maxStyleRules || !hides && sh.n-sh.nHides >= maxStyleRules {
 					break
@@ -278,7 +282,7 @@ func parseSheet(text string) *styleSheet {
 			}
 		}
 	}
-	if !anyHides && !anyDisplay {
+	if !anyHides && !anyDisplay && !keep {
 		return nil
 	}
 	return sh
@@ -469,7 +473,9 @@ func hidingValue(prop, val string) bool {
 	case "content-visibility":
 		return val == "hidden"
 	case "opacity":
-		return zeroOpacity(val)
+		return faintOpacityValue(val)
+	case "fill":
+		return val == "none" || transparentColor(val)
 	case "font-size":
 		return tinyFont(val)
 	case "left", "top", "right", "bottom", "text-indent", "margin-left", "margin-top":
@@ -549,8 +555,9 @@ func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
 	// author rule setting display beats the UA sheet's [hidden]{display:
 	// none} (CSS Cascade 4 §6.1; hideKind).
 	_, hiddenAttr := attr(n, "hidden")
+	pres := presentationDecls(n)
 	full := len(hit) > 0 || restore || hiddenAttr
-	for _, d := range inline {
+	for _, d := range append(pres, inline...) {
 		full = full || hidingValue(d.prop, d.val)
 	}
 	if !full {
@@ -570,6 +577,9 @@ func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
 	sort.SliceStable(hit, func(i, j int) bool { return hit[i].spec.Less(hit[j].spec) })
 	st := map[string]string{}
 	src := map[string]bool{} // true: the value came from a rule
+	for _, d := range pres { // SVG presentation attributes: below every rule
+		st[d.prop], src[d.prop] = d.val, false
+	}
 	for _, r := range hit {
 		for _, d := range r.decls {
 			if !d.important {
@@ -664,28 +674,72 @@ func parseInlineDecls(n *html.Node) []cssDecl {
 	return out
 }
 
-// inlineDecls returns every declaration of n's style attribute in order:
-// property and value lower-cased and trimmed, "!important" removed and
-// recorded. Nil when there is no style.
+// inlineDecls returns every declaration of n's style attribute in order,
+// tokenized and parsed by tdewolff/parse/v2/css as a declaration list (CSS
+// Syntax §5.3.7: comments dropped, a semicolon inside a string or url()
+// is no separator, an invalid declaration is skipped) and normalised by
+// declValue like a stylesheet's declarations: property and value
+// lower-cased, CSS escapes decoded, "!important" removed and recorded. Nil
+// when there is no style.
 func inlineDecls(n *html.Node) []cssDecl {
 	s, ok := attr(n, "style")
 	if !ok || strings.TrimSpace(s) == "" {
 		return nil
 	}
 	var out []cssDecl
-	for _, decl := range strings.Split(s, ";") {
-		prop, val, ok := strings.Cut(decl, ":")
-		if !ok {
+	p := css.NewParser(parse.NewInputString(s), true)
+	for steps := 0; steps <= len(s); steps++ {
+		gt, _, data := p.Next()
+		if gt == css.ErrorGrammar {
+			if !p.HasParseError() {
+				break // EOF
+			}
+			continue // an invalid declaration: skipped, as a browser does
+		}
+		if gt != css.DeclarationGrammar && gt != css.CustomPropertyGrammar {
 			continue
 		}
-		prop = strings.ToLower(strings.TrimSpace(prop))
+		prop := strings.ToLower(strings.TrimSpace(cssUnescape(string(data))))
 		if prop == "" {
 			continue
 		}
-		val, imp := importance(strings.ToLower(strings.TrimSpace(val)))
+		val, imp := declValue(p.Values())
 		out = append(out, cssDecl{prop: prop, val: val, important: imp})
 	}
 	return out
+}
+
+// declValue is the one normalisation of a declaration value, shared by
+// inline styles and stylesheet rules, so that every rule judging a value
+// (hidingValue, hideKind, visuallyHidden) sees the value a browser
+// computes from: the tokens joined with comments dropped (the parser
+// drops them) and runs of white space made one space, CSS escapes in
+// identifiers, function names, units and hashes decoded (CSS Syntax
+// §4.3.7: display:\6e one is display:none), lower-cased and trimmed,
+// and a trailing "!important" split off.
+func declValue(toks []css.Token) (string, bool) {
+	var b strings.Builder
+	space := false
+	for _, t := range toks {
+		switch t.TokenType {
+		case css.CommentToken:
+			continue
+		case css.WhitespaceToken:
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		switch t.TokenType {
+		case css.IdentToken, css.FunctionToken, css.DimensionToken, css.HashToken, css.AtKeywordToken:
+			b.WriteString(cssUnescape(string(t.Data)))
+		default:
+			b.Write(t.Data)
+		}
+	}
+	return importance(strings.ToLower(b.String()))
 }
 
 // importance splits a trailing "!important" (any spacing) off a lower-case
