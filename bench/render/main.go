@@ -160,15 +160,7 @@ func main() {
 	// The peer, warm: Playwright MCP's browser_navigate to the same page in
 	// a running server (its browser launched), the same pause before each.
 	if *peerWarm {
-		peer := exec.Command("node", "bench/render/peer/warm.mjs", srv.URL+"/p", chromium, fmt.Sprint(*rounds), fmt.Sprint(pause.Milliseconds()))
-		if out, err := peer.Output(); err != nil {
-			fmt.Printf("peer: Playwright MCP not run (%v); run npm install in bench/browser/peer\n", err)
-		} else {
-			var pr struct {
-				WarmNavigateMS float64 `json:"warm_navigate_ms"`
-			}
-			json.Unmarshal(out, &pr)
-			pw := time.Duration(pr.WarmNavigateMS * float64(time.Millisecond))
+		if pw, ok := runPeer("warm.mjs", "warm_navigate_ms", srv.URL+"/p", chromium, fmt.Sprint(*rounds), fmt.Sprint(pause.Milliseconds())); ok {
 			fmt.Printf("Playwright MCP warm browser_navigate, same page: %v median = %.2fx plain; Gatehouse rendered extract / Playwright warm navigate = %.2fx\n",
 				pw, ratio(pw, p), ratio(w, pw))
 		}
@@ -199,18 +191,27 @@ func main() {
 	}
 	f := median(first)
 	fmt.Printf("first rendered extract, fresh process (gatehouse extract --render always): %v median of 5\n", f)
-	peer := exec.Command("node", "bench/render/peer/first.mjs", srv.URL+"/first", chromium, "5")
-	if out, err := peer.Output(); err != nil {
-		fmt.Printf("peer: Playwright MCP not run (%v); run npm install in bench/browser/peer\n", err)
-	} else {
-		var pr struct {
-			FirstNavigateMS float64 `json:"first_navigate_ms"`
-		}
-		json.Unmarshal(out, &pr)
-		pf := time.Duration(pr.FirstNavigateMS * float64(time.Millisecond))
+	if pf, ok := runPeer("first.mjs", "first_navigate_ms", srv.URL+"/first", chromium, "5"); ok {
 		fmt.Printf("Playwright MCP first browser_navigate, fresh process: %v median of 5\n", pf)
 		fmt.Printf("first rendered extract / Playwright first navigate = %.2fx\n", ratio(f, pf))
 	}
+}
+
+// runPeer runs the Playwright MCP peer script bench/render/peer/SCRIPT with
+// args and returns the duration its JSON output gives under key (ms); ok is
+// false (and why printed) when the peer could not run.
+func runPeer(script, key string, args ...string) (d time.Duration, ok bool) {
+	out, err := exec.Command("node", append([]string{"bench/render/peer/" + script}, args...)...).Output()
+	if err != nil {
+		fmt.Printf("peer: Playwright MCP not run (%v); run npm install in bench/browser/peer\n", err)
+		return 0, false
+	}
+	var res map[string]float64
+	if err := json.Unmarshal(out, &res); err != nil {
+		fmt.Printf("peer: unexpected output %q\n", out)
+		return 0, false
+	}
+	return time.Duration(res[key] * float64(time.Millisecond)), true
 }
 
 // phaseLog passes records to Handler and keeps the phase durations of the

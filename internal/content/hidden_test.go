@@ -241,19 +241,7 @@ func TestRenderedTextKept(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			doc, err := html.Parse(strings.NewReader(hiddenPage(c.html)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dropHidden(doc)
-			var b strings.Builder
-			walk(doc, func(n *html.Node) bool {
-				if n.Type == html.TextNode {
-					b.WriteString(n.Data)
-				}
-				return true
-			})
-			if !strings.Contains(b.String(), phrase) {
+			if !strings.Contains(hiddenPageTreeText(t, c.html), phrase) {
 				t.Fatalf("rendered text dropped from the tree")
 			}
 		})
@@ -299,6 +287,25 @@ func TestRenderedTextReachesMarkdown(t *testing.T) {
 	if strings.Contains(doc.Markdown, "newsletter") {
 		t.Fatalf("modal dialog kept:\n%s", doc.Markdown)
 	}
+}
+
+// hiddenPageTreeText parses hiddenPage(extra), runs dropHidden on the tree
+// and returns the text left in it.
+func hiddenPageTreeText(t *testing.T, extra string) string {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(hiddenPage(extra)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropHidden(doc)
+	var b strings.Builder
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		return true
+	})
+	return b.String()
 }
 
 func hiddenPage(extra string) string {
@@ -532,22 +539,11 @@ func TestSVGPresentationAttributesHide(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			doc, err := html.Parse(strings.NewReader(hiddenPage(c.svg)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dropHidden(doc)
-			var b strings.Builder
-			walk(doc, func(n *html.Node) bool {
-				if n.Type == html.TextNode {
-					b.WriteString(n.Data)
-				}
-				return true
-			})
-			if strings.Contains(b.String(), "INJ-SVG") {
+			text := hiddenPageTreeText(t, c.svg)
+			if strings.Contains(text, "INJ-SVG") {
 				t.Fatalf("hidden SVG text left in the tree")
 			}
-			if !strings.Contains(b.String(), "lighthouse keepers") {
+			if !strings.Contains(text, "lighthouse keepers") {
 				t.Fatalf("visible text lost")
 			}
 		})
