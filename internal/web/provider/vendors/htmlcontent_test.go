@@ -36,7 +36,8 @@ func TestKeenableHTMLConverted(t *testing.T) {
 		writeJSON(w, map[string]any{"url": u, "content": doc[u[strings.LastIndex(u, "/"):]]})
 	})
 	k := NewKeenable(Options{Client: f.client(), Base: f.srv.URL}, true)
-	pages := map[int]string{}
+	// emit runs concurrently (provider.Extractor): one slot per URL.
+	var pages [2]string
 	var codes [2]reason.Code
 	k.Extract(context.Background(), []string{"https://a.example/a", "https://a.example/b"}, func(i int, p provider.Page) {
 		pages[i] = p.Content
