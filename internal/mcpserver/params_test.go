@@ -1,12 +1,8 @@
 package mcpserver_test
 
 import (
-	"context"
-	"encoding/json"
-	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
 )
@@ -35,43 +31,18 @@ func TestBadParamsInvalidParams(t *testing.T) {
 	}
 	t.Run("stdio", func(t *testing.T) {
 		f := newFixture(t, mcpserver.Options{})
-		sr, cw := io.Pipe()
-		cr, sw := io.Pipe()
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); f.srv.Run(ctx, mcpserver.NewLineTransport(sr, sw)) }()
-		t.Cleanup(func() { cw.Close(); cancel(); <-done })
-		lines := make(chan map[string]any, 8)
-		go func() {
-			dec := json.NewDecoder(cr)
-			for {
-				var m map[string]any
-				if dec.Decode(&m) != nil {
-					return
-				}
-				lines <- m
-			}
-		}()
-		next := func() map[string]any {
-			select {
-			case m := <-lines:
-				return m
-			case <-time.After(10 * time.Second):
-				t.Fatal("no reply")
-			}
-			return nil
-		}
+		send, next := stdioSession(t, f)
 		for _, tc := range cases[:5] { // tools/call before initialize is refused for that
-			io.WriteString(cw, tc.line+"\n")
-			check(t, "stdio", tc.line, tc.want, next())
+			send(tc.line)
+			check(t, "stdio", tc.line, tc.want, next(tc.line))
 		}
-		io.WriteString(cw, initBody+"\n")
-		if m := next(); m["result"] == nil {
+		send(initBody)
+		if m := next("initialize"); m["result"] == nil {
 			t.Fatalf("initialize after the refusals: %v", m)
 		}
-		io.WriteString(cw, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-		io.WriteString(cw, cases[5].line+"\n")
-		check(t, "stdio", cases[5].line, cases[5].want, next())
+		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		send(cases[5].line)
+		check(t, "stdio", cases[5].line, cases[5].want, next(cases[5].line))
 	})
 	t.Run("http", func(t *testing.T) {
 		f := newFixture(t, mcpserver.Options{})

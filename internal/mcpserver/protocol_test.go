@@ -318,11 +318,11 @@ func TestHTTPDeleteAnswersInFlightCall(t *testing.T) {
 	}
 }
 
-// TestStdioDuplicateIDAnswered: a call reusing the id of a call still in
-// flight gets -32600 with id null over the line transport (the SDK drops
-// it without a reply); the first call still gets its own answer.
-func TestStdioDuplicateIDAnswered(t *testing.T) {
-	f := newFixture(t, mcpserver.Options{})
+// stdioSession runs f's server over the line transport on pipes for the
+// test's life: send writes one JSON-RPC line, next returns the next message
+// the server writes (decoded), failing the test after 10 s without one.
+func stdioSession(t *testing.T, f *fixture) (send func(line string), next func(what string) map[string]any) {
+	t.Helper()
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -340,7 +340,7 @@ func TestStdioDuplicateIDAnswered(t *testing.T) {
 			lines <- m
 		}
 	}()
-	next := func(what string) map[string]any {
+	next = func(what string) map[string]any {
 		t.Helper()
 		select {
 		case m := <-lines:
@@ -350,7 +350,15 @@ func TestStdioDuplicateIDAnswered(t *testing.T) {
 		}
 		return nil
 	}
-	send := func(s string) { io.WriteString(cw, s+"\n") }
+	return func(line string) { io.WriteString(cw, line+"\n") }, next
+}
+
+// TestStdioDuplicateIDAnswered: a call reusing the id of a call still in
+// flight gets -32600 with id null over the line transport (the SDK drops
+// it without a reply); the first call still gets its own answer.
+func TestStdioDuplicateIDAnswered(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	send, next := stdioSession(t, f)
 	send(strings.Replace(initBody, `"id":1`, `"id":0`, 1))
 	next("initialize")
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
