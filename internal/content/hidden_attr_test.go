@@ -45,16 +45,7 @@ func TestHiddenAttributeShownByPageCSS(t *testing.T) {
 	}
 	for _, c := range hidden {
 		t.Run("hidden/"+c.name, func(t *testing.T) {
-			doc, err := HTMLToMarkdown(hiddenPage(c.html), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(doc.Markdown, "IGNORE PREVIOUS") {
-				t.Fatalf("hidden text reached the markdown:\n%s", doc.Markdown)
-			}
-			if !strings.Contains(doc.Markdown, "lighthouse keepers") {
-				t.Fatalf("visible text lost:\n%s", doc.Markdown)
-			}
+			checkHiddenDropped(t, c.html)
 		})
 	}
 }

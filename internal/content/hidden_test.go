@@ -151,17 +151,7 @@ func TestHiddenTextDropped(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			page := hiddenPage(c.hidden)
-			doc, err := HTMLToMarkdown(page, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(doc.Markdown, "IGNORE PREVIOUS") {
-				t.Fatalf("hidden text reached the markdown:\n%s", doc.Markdown)
-			}
-			if !strings.Contains(doc.Markdown, "lighthouse keepers") {
-				t.Fatalf("visible text lost:\n%s", doc.Markdown)
-			}
+			checkHiddenDropped(t, c.hidden)
 		})
 	}
 }
@@ -286,6 +276,23 @@ func TestRenderedTextReachesMarkdown(t *testing.T) {
 	}
 	if strings.Contains(doc.Markdown, "newsletter") {
 		t.Fatalf("modal dialog kept:\n%s", doc.Markdown)
+	}
+}
+
+// checkHiddenDropped converts hiddenPage(extra) and fails the test when its
+// hidden "IGNORE PREVIOUS" text reaches the markdown or the page's visible
+// text does not.
+func checkHiddenDropped(t *testing.T, extra string) {
+	t.Helper()
+	doc, err := HTMLToMarkdown(hiddenPage(extra), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(doc.Markdown, "IGNORE PREVIOUS") {
+		t.Fatalf("hidden text reached the markdown:\n%s", doc.Markdown)
+	}
+	if !strings.Contains(doc.Markdown, "lighthouse keepers") {
+		t.Fatalf("visible text lost:\n%s", doc.Markdown)
 	}
 }
 
