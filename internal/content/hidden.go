@@ -294,9 +294,8 @@ func (r *revealer) revealed(n *html.Node, kind hidden) bool {
 }
 
 // pageRunsScripts reports whether the page has anything that can run a
-// script and so undo what its styles hide: a JavaScript <script> with a src
-// or a body (HTML §4.12.1.1: no type, a JavaScript MIME type or "module";
-// JSON-LD and templates are data), or an event handler attribute (onclick,
+// script and so undo what its styles hide: a <script> that runs (runsScript),
+// or an event handler attribute (onclick,
 // onload, …). On a page without any, nothing runs the scroll animation or
 // opens the panels a loading state stands for: its elements are judged one
 // by one (breaker6: a short page hiding several injected messages passed
@@ -310,13 +309,7 @@ func pageRunsScripts(doc *html.Node) bool {
 			return !found
 		}
 		if n.DataAtom == atom.Script {
-			t, _ := attr(n, "type")
-			t = strings.ToLower(strings.TrimSpace(t))
-			if t == "" || t == "module" || strings.Contains(t, "javascript") || strings.Contains(t, "ecmascript") {
-				if src, _ := attr(n, "src"); src != "" || strings.TrimSpace(rawText(n)) != "" {
-					found = true
-				}
-			}
+			found = runsScript(n)
 			return false
 		}
 		for _, a := range n.Attr {

@@ -590,6 +590,19 @@ func linkText(n *html.Node) string {
 // jsWords are what a <noscript> asking for JavaScript says.
 var jsWords = lazyregexp.New(`(?i)javascript|\bjs\b`)
 
+// runsScript reports whether the <script> element n runs JavaScript: no
+// type, a JavaScript MIME type or "module" (HTML §4.12.1.1; JSON-LD and
+// templates are data), with a src or a body.
+func runsScript(n *html.Node) bool {
+	t, _ := attr(n, "type")
+	t = strings.ToLower(strings.TrimSpace(t))
+	if t == "" || t == "module" || strings.Contains(t, "javascript") || strings.Contains(t, "ecmascript") {
+		src, _ := attr(n, "src")
+		return src != "" || strings.TrimSpace(rawText(n)) != ""
+	}
+	return false
+}
+
 // readShell measures the structure of <body> (see Shell).
 func readShell(doc *html.Node) Shell {
 	var s Shell
@@ -600,13 +613,7 @@ func readShell(doc *html.Node) Shell {
 		}
 		switch n.DataAtom {
 		case atom.Script:
-			t, _ := attr(n, "type")
-			t = strings.ToLower(strings.TrimSpace(t))
-			if t == "" || t == "module" || strings.Contains(t, "javascript") || strings.Contains(t, "ecmascript") {
-				if src, _ := attr(n, "src"); src != "" || strings.TrimSpace(rawText(n)) != "" {
-					s.Scripts = true
-				}
-			}
+			s.Scripts = s.Scripts || runsScript(n)
 			return false
 		case atom.Noscript:
 			if jsWords.MatchString(rawText(n)) {
