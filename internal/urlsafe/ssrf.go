@@ -267,7 +267,7 @@ func IsAlwaysBlocked(host string, answers []string) bool {
 // (judgedAddrs) lies in a declared fake-IP range.
 func (o Options) fakeExcuses(a netip.Addr) bool {
 	for _, p := range judgedAddrs(a) {
-		if _, internal := internalKind(p); !internal {
+		if in, _ := internal(p); !in {
 			continue
 		}
 		in := false
