@@ -12,9 +12,10 @@ type Class uint8
 const (
 	// ClassPublic is a globally routable address: allowed.
 	ClassPublic Class = iota
-	// ClassPrivate is a private, loopback, link-local, CGNAT, reserved,
-	// documentation, benchmark, multicast or unspecified address (spec §A6.2,
-	// §A6.4). Refused unless security.allow_private_urls, the trusted-host
+	// ClassPrivate is an address IANA's special-purpose registries mark not
+	// globally reachable (private, loopback, link-local, CGNAT,
+	// documentation, benchmark, unspecified…; iana/README.md), or a reserved
+	// or multicast one (spec §A6.2, §A6.4). Refused unless security.allow_private_urls, the trusted-host
 	// rule or a declared security.fake_ip_ranges entry excuses it.
 	ClassPrivate
 	// ClassMetadata is a cloud metadata endpoint (spec §A6.1): refused by
@@ -220,9 +221,11 @@ func Unwrap4(a netip.Addr) netip.Addr {
 // ClassifyAddr returns the SSRF class of a (spec §A6.2). The zone is ignored.
 // The metadata floor (spec §A6.1: 169.254.0.0/16, 100.100.100.200,
 // 168.63.129.16, fd00:ec2::254) wins over everything, for a and for the IPv4
-// it carries (Unwrap4); then the private/internal table (spec §A6.4 ranges of
-// CPython's ipaddress, CGNAT 100.64.0.0/10, multicast, reserved,
-// unspecified) is looked up for every address of judgedAddrs(a): an
+// it carries (Unwrap4); then every address of judgedAddrs(a) is looked up in
+// IANA's IPv4 and IPv6 special-purpose registries (special_gen.go: refused
+// unless the most specific entry holding it is globally reachable) and in
+// beyondRegistry (multicast, CPython's reserved IPv6 space, all of
+// 2001::/23; iana/README.md has the table of exceptions): an
 // IPv4-mapped or IPv4-translated address is judged as its IPv4 (spec §A6.2);
 // a Teredo, IPv4-compatible, NAT64 or 6to4 address is ClassPrivate when
 // either its IPv6 prefix (2001::/23 and 2002::/16 private, ::/8 reserved in
@@ -245,8 +248,8 @@ func ClassifyAddr(a netip.Addr) Class {
 	return ClassPublic
 }
 
-// judgedAddrs returns the addresses the private/internal table is looked up
-// for when classifying a (zone removed): the embedded IPv4 alone for
+// judgedAddrs returns the addresses looked up in the registry table and
+// beyondRegistry (see internal) when classifying a (zone removed): the embedded IPv4 alone for
 // IPv4-mapped ::ffff:a.b.c.d and IPv4-translated ::ffff:0:a.b.c.d (spec
 // §A6.2 classifies those by the IPv4 for every check); a itself and its
 // embedded IPv4 for the other embeddings of Unwrap4 (spec §A6.4: CPython
@@ -335,9 +338,10 @@ func IsMetadataHost(host string) bool {
 // IsLocalDevHost reports whether host looks like a local development target
 // by name alone, without DNS (spec §A9.2, used to keep such pages out of the
 // extract cache): empty, "localhost", "*.localhost", "*.local", a single-label
-// name (no '.' and no ':'), or an IP literal that is private, loopback,
-// link-local, reserved or unspecified in CPython's terms. CGNAT and multicast
-// literals are not local. host may carry IPv6 brackets, a trailing dot and
+// name (no '.' and no ':'), or an IP literal ClassifyAddr refuses as
+// private (registry entries not globally reachable, CPython's reserved IPv6
+// space, 2001::/23), except CGNAT, multicast and site-local literals, which
+// are not local (CPython's is_private is false for them). host may carry IPv6 brackets, a trailing dot and
 // upper case; it must not carry a port.
 func IsLocalDevHost(host string) bool {
 	h := strings.ToLower(strings.TrimRight(strings.TrimSpace(host), "."))
