@@ -66,40 +66,40 @@ type specialBlock struct {
 // registry calls globally reachable (fail closed; iana/README.md).
 func (b *specialBlock) global() bool { return b.reach == reachTrue && !b.terminated }
 
-// contains reports whether a (unmapped and zone-free for IPv4) is in b.
-func (b *specialBlock) contains(a netip.Addr) bool {
-	if a.Is4() != b.is4 {
+// contains reports whether the address x (16 bytes, an IPv4 one in x[:4])
+// of family is4 is in b.
+func (b *specialBlock) contains(x *[16]byte, is4 bool) bool {
+	if is4 != b.is4 {
 		return false
 	}
+	n := int(b.bits)
+	i := 0
+	for ; n >= 8; i, n = i+1, n-8 {
+		if x[i] != b.addr[i] {
+			return false
+		}
+	}
+	m := ^byte(0xff >> n) // n < 8 leading bits of byte i
+	return n == 0 || x[i]&m == b.addr[i]&m
+}
+
+// specialEntry returns the most specific registry entry holding a (zone-free;
+// an IPv4-mapped address is IPv6 here), if any. Entries nest (192.0.0.9/32
+// inside 192.0.0.0/24, TEREDO inside 2001::/23): the most specific one is what
+// the registry says about a.
+func specialEntry(a netip.Addr) (*specialBlock, bool) {
 	var x [16]byte
-	if a.Is4() {
+	is4 := a.Is4()
+	if is4 {
 		v4 := a.As4()
 		copy(x[:], v4[:])
 	} else {
 		x = a.As16()
 	}
-	n := int(b.bits)
-	for i := 0; n > 0; i++ {
-		m := byte(0xff)
-		if n < 8 {
-			m = ^byte(0xff >> n)
-		}
-		if x[i]&m != b.addr[i]&m {
-			return false
-		}
-		n -= 8
-	}
-	return true
-}
-
-// specialEntry returns the most specific registry entry holding a, if any.
-// Entries nest (192.0.0.9/32 inside 192.0.0.0/24, TEREDO inside 2001::/23):
-// the most specific one is what the registry says about a.
-func specialEntry(a netip.Addr) (*specialBlock, bool) {
 	var best *specialBlock
 	for i := range specialPurpose {
 		b := &specialPurpose[i]
-		if (best == nil || b.bits > best.bits) && b.contains(a) {
+		if (best == nil || b.bits > best.bits) && b.contains(&x, is4) {
 			best = b
 		}
 	}
