@@ -111,16 +111,18 @@ func specialEntry(a netip.Addr) (*specialBlock, bool) {
 // false for it).
 var cgnat = mp("100.64.0.0/10")
 
-// beyondRegistry are the non-public ranges the special-purpose registries do
-// not give, or give as globally reachable while Gatehouse refuses them
-// (spec §A6.4, CPython ipaddress; iana/README.md has the table). They are
-// refused whatever the registry says about an address inside them.
+// beyondRow is one non-public range that is not (or not only) the
+// special-purpose registries' verdict, with where it comes from.
 type beyondRow struct {
 	p        netip.Prefix
 	localDev bool // counts as local development for the extract cache (spec §A9.2)
 	source   string
 }
 
+// beyondRegistry are the non-public ranges the special-purpose registries do
+// not give, or give as globally reachable while Gatehouse refuses them
+// (spec §A6.4, CPython ipaddress; iana/README.md has the table). They are
+// refused whatever the registry says about an address inside them.
 var beyondRegistry = []beyondRow{
 	{mp("224.0.0.0/4"), false, "RFC 5771 IPv4 multicast (IANA multicast registry, not special-purpose)"},
 	{mp("ff00::/8"), false, "RFC 4291 IPv6 multicast"},
