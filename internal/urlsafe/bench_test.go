@@ -3,6 +3,7 @@ package urlsafe
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,6 +106,19 @@ func BenchmarkRedactPageNested(b *testing.B) {
 	for range b.N {
 		if Redact(page) != page {
 			b.Fatal("clean page changed")
+		}
+	}
+}
+
+// BenchmarkClassifyAddr is the per-answer cost of the SSRF classification
+// (registry table, beyondRegistry, metadata floor) for a public IPv4 and IPv6
+// address, the common case: no entry holds them, so every row is looked at.
+func BenchmarkClassifyAddr(b *testing.B) {
+	v4, v6 := netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("2606:2800:220:1:248:1893:25c8:1946")
+	b.ReportAllocs()
+	for b.Loop() {
+		if ClassifyAddr(v4) != ClassPublic || ClassifyAddr(v6) != ClassPublic {
+			b.Fatal("not public")
 		}
 	}
 }

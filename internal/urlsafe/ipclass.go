@@ -12,9 +12,10 @@ type Class uint8
 const (
 	// ClassPublic is a globally routable address: allowed.
 	ClassPublic Class = iota
-	// ClassPrivate is a private, loopback, link-local, CGNAT, reserved,
-	// documentation, benchmark, multicast or unspecified address (spec §A6.2,
-	// §A6.4). Refused unless security.allow_private_urls, the trusted-host
+	// ClassPrivate is an address IANA's special-purpose registries mark not
+	// globally reachable (private, loopback, link-local, CGNAT,
+	// documentation, benchmark, unspecified…; iana/README.md), or a reserved
+	// or multicast one (spec §A6.2, §A6.4). Refused unless security.allow_private_urls, the trusted-host
 	// rule or a declared security.fake_ip_ranges entry excuses it.
 	ClassPrivate
 	// ClassMetadata is a cloud metadata endpoint (spec §A6.1): refused by
@@ -35,97 +36,119 @@ func (c Class) String() string {
 	return "unknown"
 }
 
-// rangeKind tells why a range is non-public. Every kind makes an address
-// ClassPrivate; IsLocalDevHost uses the kinds CPython's is_private,
-// is_loopback, is_link_local, is_reserved and is_unspecified report (spec §A9.2),
-// which leaves out CGNAT and multicast.
-type rangeKind uint8
+//go:generate go run ./iana/ianagen -dir iana -out special_gen.go
+
+// reachability is the Globally Reachable cell of an IANA special-purpose
+// registry entry (RFC 6890 §2.2.2, RFC 8190 §2.1), footnote marks removed.
+type reachability uint8
 
 const (
-	kindPrivate     rangeKind = iota // CPython ipaddress is_private
-	kindLoopback                     // is_loopback
-	kindLinkLocal                    // is_link_local
-	kindReserved                     // is_reserved
-	kindUnspecified                  // is_unspecified
-	kindMulticast                    // is_multicast (not "local dev")
-	kindCGNAT                        // RFC 6598 shared space (not "local dev")
-	kindSiteLocal                    // deprecated IPv6 site-local (not "local dev")
+	reachFalse reachability = iota // "False"
+	reachTrue                      // "True"
+	reachNA                        // "N/A": the registry does not say (Teredo, 6to4)
+	reachBlank                     // empty: a terminated entry (192.88.99.0/24, 2001:10::/28)
 )
 
-// localDev reports whether the kind counts as "local development" for the
-// extract cache (spec §A9.2).
-func (k rangeKind) localDev() bool { return k <= kindUnspecified }
+// specialBlock is one entry of IANA's IPv4 or IPv6 Special-Purpose Address
+// Registry. special_gen.go holds the table, generated from the copies in
+// iana/ (see iana/README.md); it is plain data, so nothing runs at start-up.
+type specialBlock struct {
+	addr       [16]byte // network address; an IPv4 block uses addr[:4]
+	bits       uint8
+	is4        bool
+	reach      reachability
+	terminated bool // the registry gives a Termination Date
+}
 
-type ipRange struct {
-	p      netip.Prefix
-	kind   rangeKind
-	source string
+// global reports whether the registry vouches for the block: Globally
+// Reachable is True and the allocation is not terminated. False, N/A and
+// terminated entries are all refused: the SSRF gate allows only what the
+// registry calls globally reachable (fail closed; iana/README.md).
+func (b *specialBlock) global() bool { return b.reach == reachTrue && !b.terminated }
+
+// contains reports whether the address x (16 bytes, an IPv4 one in x[:4])
+// of family is4 is in b.
+func (b *specialBlock) contains(x *[16]byte, is4 bool) bool {
+	if is4 != b.is4 {
+		return false
+	}
+	n := int(b.bits)
+	i := 0
+	for ; n >= 8; i, n = i+1, n-8 {
+		if x[i] != b.addr[i] {
+			return false
+		}
+	}
+	m := ^byte(0xff >> n) // n < 8 leading bits of byte i
+	return n == 0 || x[i]&m == b.addr[i]&m
+}
+
+// specialEntry returns the most specific registry entry holding a (zone-free;
+// an IPv4-mapped address is IPv6 here), if any. Entries nest (192.0.0.9/32
+// inside 192.0.0.0/24, TEREDO inside 2001::/23): the most specific one is what
+// the registry says about a.
+func specialEntry(a netip.Addr) (*specialBlock, bool) {
+	var x [16]byte
+	is4 := a.Is4()
+	if is4 {
+		v4 := a.As4()
+		copy(x[:], v4[:])
+	} else {
+		x = a.As16()
+	}
+	var best *specialBlock
+	for i := range specialPurpose {
+		b := &specialPurpose[i]
+		if (best == nil || b.bits > best.bits) && b.contains(&x, is4) {
+			best = b
+		}
+	}
+	return best, best != nil
+}
+
+// cgnat is RFC 6598 shared address space: refused (registry: not globally
+// reachable) but not "local development" (spec §A9.2: CPython's is_private is
+// false for it).
+var cgnat = mp("100.64.0.0/10")
+
+// beyondRow is one non-public range that is not (or not only) the
+// special-purpose registries' verdict, with where it comes from.
+type beyondRow struct {
+	p        netip.Prefix
+	localDev bool // counts as local development for the extract cache (spec §A9.2)
+	source   string
+}
+
+// beyondRegistry are the non-public ranges the special-purpose registries do
+// not give, or give as globally reachable while Gatehouse refuses them
+// (spec §A6.4, CPython ipaddress; iana/README.md has the table). They are
+// refused whatever the registry says about an address inside them.
+var beyondRegistry = []beyondRow{
+	{mp("224.0.0.0/4"), false, "RFC 5771 IPv4 multicast (IANA multicast registry, not special-purpose)"},
+	{mp("ff00::/8"), false, "RFC 4291 IPv6 multicast"},
+	{mp("fec0::/10"), false, "RFC 3879 deprecated site-local (stricter than CPython)"},
+	{mp("2001::/23"), true, "CPython 3.11.7 is_private covers all of 2001::/23 (spec §A6.4); the registry's globally reachable entries inside it (2001:1::1-3, 2001:3::/32, 2001:4:112::/48, 2001:20::/28, 2001:30::/28) stay refused"},
+	// CPython is_reserved (IPv6 address space "Reserved by IETF"). ::/8 holds
+	// IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96 (registry: globally
+	// reachable; refused here, see README.md).
+	{mp("::/8"), true, "RFC 4291 reserved; CPython is_reserved"},
+	{mp("100::/8"), true, "CPython is_reserved"},
+	{mp("200::/7"), true, "CPython is_reserved"},
+	{mp("400::/6"), true, "CPython is_reserved"},
+	{mp("800::/5"), true, "CPython is_reserved"},
+	{mp("1000::/4"), true, "CPython is_reserved"},
+	{mp("4000::/3"), true, "CPython is_reserved"},
+	{mp("6000::/3"), true, "CPython is_reserved"},
+	{mp("8000::/3"), true, "CPython is_reserved"},
+	{mp("a000::/3"), true, "CPython is_reserved"},
+	{mp("c000::/3"), true, "CPython is_reserved"},
+	{mp("e000::/4"), true, "CPython is_reserved"},
+	{mp("f000::/5"), true, "CPython is_reserved"},
+	{mp("f800::/6"), true, "CPython is_reserved"},
+	{mp("fe00::/9"), true, "CPython is_reserved"},
 }
 
 func mp(s string) netip.Prefix { return netip.MustParsePrefix(s) }
-
-// internalRanges is the private/internal table (spec §A6.4, CPython 3.11.7
-// ipaddress plus the explicit CGNAT rule of §A6.1). Where newer CPython
-// releases widened a range, the wider one is used (union of both tables).
-// IPv4-mapped and IPv4-translated addresses never reach this table as IPv6:
-// ClassifyAddr judges them by their embedded IPv4 only (spec §A6.2). Every
-// other IPv6 address carrying an IPv4 (Teredo, IPv4-compatible, NAT64, 6to4)
-// is looked up both as itself and as that IPv4 (see judgedAddrs).
-var internalRanges = []ipRange{
-	// IPv4
-	{mp("0.0.0.0/32"), kindUnspecified, "RFC 1122 §3.2.1.3 this host"},
-	{mp("0.0.0.0/8"), kindPrivate, "RFC 791 this network; CPython is_private"},
-	{mp("10.0.0.0/8"), kindPrivate, "RFC 1918"},
-	{mp("100.64.0.0/10"), kindCGNAT, "RFC 6598 CGNAT; spec §A6.1 explicit block"},
-	{mp("127.0.0.0/8"), kindLoopback, "RFC 1122 loopback"},
-	{mp("169.254.0.0/16"), kindLinkLocal, "RFC 3927 link-local (also metadata floor, spec §A6.1)"},
-	{mp("172.16.0.0/12"), kindPrivate, "RFC 1918"},
-	{mp("192.0.0.0/29"), kindPrivate, "RFC 7335 IPv4 service continuity; CPython 3.11.7"},
-	{mp("192.0.0.170/31"), kindPrivate, "RFC 7050 NAT64 discovery; CPython 3.11.7"},
-	{mp("192.0.0.0/24"), kindPrivate, "RFC 6890 IETF protocol assignments; newer CPython (minus .9, .10, see publicCarveOuts)"},
-	{mp("192.0.2.0/24"), kindPrivate, "RFC 5737 TEST-NET-1"},
-	{mp("192.168.0.0/16"), kindPrivate, "RFC 1918"},
-	{mp("198.18.0.0/15"), kindPrivate, "RFC 2544 benchmarking (fake-IP DNS space, spec §A6.4)"},
-	{mp("198.51.100.0/24"), kindPrivate, "RFC 5737 TEST-NET-2"},
-	{mp("203.0.113.0/24"), kindPrivate, "RFC 5737 TEST-NET-3"},
-	{mp("224.0.0.0/4"), kindMulticast, "RFC 5771 multicast"},
-	{mp("255.255.255.255/32"), kindPrivate, "RFC 919 limited broadcast"},
-	{mp("240.0.0.0/4"), kindReserved, "RFC 1112 class E reserved"},
-	// IPv6
-	{mp("::/128"), kindUnspecified, "RFC 4291 unspecified"},
-	{mp("::1/128"), kindLoopback, "RFC 4291 loopback"},
-	{mp("100::/64"), kindPrivate, "RFC 6666 discard-only"},
-	{mp("2001::/23"), kindPrivate, "RFC 2928 IETF protocol assignments (holds Teredo 2001::/32); CPython 3.11.7"},
-	{mp("2002::/16"), kindPrivate, "RFC 3056 6to4; newer CPython is_private"},
-	{mp("64:ff9b:1::/48"), kindPrivate, "RFC 8215 local-use NAT64; newer CPython is_private"},
-	{mp("2001:db8::/32"), kindPrivate, "RFC 3849 documentation"},
-	{mp("fc00::/7"), kindPrivate, "RFC 4193 unique local"},
-	{mp("fe80::/10"), kindLinkLocal, "RFC 4291 link-local"},
-	{mp("fec0::/10"), kindSiteLocal, "RFC 3879 deprecated site-local (stricter than CPython)"},
-	{mp("ff00::/8"), kindMulticast, "RFC 4291 multicast"},
-	{mp("::/8"), kindReserved, "RFC 4291 reserved (holds IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96); CPython is_reserved"},
-	{mp("100::/8"), kindReserved, "CPython is_reserved"},
-	{mp("200::/7"), kindReserved, "CPython is_reserved"},
-	{mp("400::/6"), kindReserved, "CPython is_reserved"},
-	{mp("800::/5"), kindReserved, "CPython is_reserved"},
-	{mp("1000::/4"), kindReserved, "CPython is_reserved"},
-	{mp("4000::/3"), kindReserved, "CPython is_reserved"},
-	{mp("6000::/3"), kindReserved, "CPython is_reserved"},
-	{mp("8000::/3"), kindReserved, "CPython is_reserved"},
-	{mp("a000::/3"), kindReserved, "CPython is_reserved"},
-	{mp("c000::/3"), kindReserved, "CPython is_reserved"},
-	{mp("e000::/4"), kindReserved, "CPython is_reserved"},
-	{mp("f000::/5"), kindReserved, "CPython is_reserved"},
-	{mp("f800::/6"), kindReserved, "CPython is_reserved"},
-	{mp("fe00::/9"), kindReserved, "CPython is_reserved"},
-}
-
-// publicCarveOuts are globally reachable anycast addresses inside a range of
-// internalRanges (newer CPython; IANA special-purpose registry).
-var publicCarveOuts = []netip.Addr{
-	netip.MustParseAddr("192.0.0.9"),  // RFC 7723 PCP anycast
-	netip.MustParseAddr("192.0.0.10"), // RFC 8155 TURN anycast
-}
 
 // metadataAddrs and metadataNets are the never-overridable floor (spec §A6.1,
 // plus Azure's wire server 168.63.129.16 named in the issue).
@@ -200,9 +223,11 @@ func Unwrap4(a netip.Addr) netip.Addr {
 // ClassifyAddr returns the SSRF class of a (spec §A6.2). The zone is ignored.
 // The metadata floor (spec §A6.1: 169.254.0.0/16, 100.100.100.200,
 // 168.63.129.16, fd00:ec2::254) wins over everything, for a and for the IPv4
-// it carries (Unwrap4); then the private/internal table (spec §A6.4 ranges of
-// CPython's ipaddress, CGNAT 100.64.0.0/10, multicast, reserved,
-// unspecified) is looked up for every address of judgedAddrs(a): an
+// it carries (Unwrap4); then every address of judgedAddrs(a) is looked up in
+// IANA's IPv4 and IPv6 special-purpose registries (special_gen.go: refused
+// unless the most specific entry holding it is globally reachable) and in
+// beyondRegistry (multicast, CPython's reserved IPv6 space, all of
+// 2001::/23; iana/README.md has the table of exceptions): an
 // IPv4-mapped or IPv4-translated address is judged as its IPv4 (spec §A6.2);
 // a Teredo, IPv4-compatible, NAT64 or 6to4 address is ClassPrivate when
 // either its IPv6 prefix (2001::/23 and 2002::/16 private, ::/8 reserved in
@@ -218,15 +243,15 @@ func ClassifyAddr(a netip.Addr) Class {
 		return ClassMetadata
 	}
 	for _, p := range judgedAddrs(a) {
-		if _, internal := internalKind(p); internal {
+		if in, _ := internal(p); in {
 			return ClassPrivate
 		}
 	}
 	return ClassPublic
 }
 
-// judgedAddrs returns the addresses the private/internal table is looked up
-// for when classifying a (zone removed): the embedded IPv4 alone for
+// judgedAddrs returns the addresses looked up in the registry table and
+// beyondRegistry (see internal) when classifying a (zone removed): the embedded IPv4 alone for
 // IPv4-mapped ::ffff:a.b.c.d and IPv4-translated ::ffff:0:a.b.c.d (spec
 // §A6.2 classifies those by the IPv4 for every check); a itself and its
 // embedded IPv4 for the other embeddings of Unwrap4 (spec §A6.4: CPython
@@ -275,26 +300,24 @@ func isMetadataAddr(a netip.Addr) bool {
 	return false
 }
 
-// internalKind returns the kind of the most specific matching local-dev row,
-// or any other matching row, and whether a is in the internal table at all.
-// a must already be unwrapped and zone-free.
-func internalKind(a netip.Addr) (rangeKind, bool) {
-	for _, c := range publicCarveOuts {
-		if a == c {
-			return 0, false
-		}
-	}
-	found := false
-	var kind rangeKind
-	for _, r := range internalRanges {
+// internal reports whether a (already unwrapped and zone-free, see
+// judgedAddrs) is non-public: the most specific special-purpose registry entry
+// holding it is not globally reachable (specialBlock.global), or a
+// beyondRegistry row holds it. localDev tells whether it also counts as local
+// development (spec §A9.2): every refused registry entry but shared address
+// space, and the beyondRegistry rows so marked.
+func internal(a netip.Addr) (isInternal, localDev bool) {
+	for _, r := range beyondRegistry {
 		if r.p.Contains(a) {
-			if r.kind.localDev() {
-				return r.kind, true
-			}
-			found, kind = true, r.kind
+			isInternal = true
+			localDev = localDev || r.localDev
 		}
 	}
-	return kind, found
+	if b, ok := specialEntry(a); ok && !b.global() {
+		isInternal = true
+		localDev = localDev || !cgnat.Contains(a)
+	}
+	return isInternal, localDev
 }
 
 // metadataHosts are the always-blocked hostnames (spec §A6.1).
@@ -317,9 +340,10 @@ func IsMetadataHost(host string) bool {
 // IsLocalDevHost reports whether host looks like a local development target
 // by name alone, without DNS (spec §A9.2, used to keep such pages out of the
 // extract cache): empty, "localhost", "*.localhost", "*.local", a single-label
-// name (no '.' and no ':'), or an IP literal that is private, loopback,
-// link-local, reserved or unspecified in CPython's terms. CGNAT and multicast
-// literals are not local. host may carry IPv6 brackets, a trailing dot and
+// name (no '.' and no ':'), or an IP literal ClassifyAddr refuses as
+// private (registry entries not globally reachable, CPython's reserved IPv6
+// space, 2001::/23), except CGNAT, multicast and site-local literals, which
+// are not local (CPython's is_private is false for them). host may carry IPv6 brackets, a trailing dot and
 // upper case; it must not carry a port.
 func IsLocalDevHost(host string) bool {
 	h := strings.ToLower(strings.TrimRight(strings.TrimSpace(host), "."))
@@ -331,7 +355,7 @@ func IsLocalDevHost(host string) bool {
 	}
 	if a, err := netip.ParseAddr(h); err == nil {
 		for _, p := range judgedAddrs(a) {
-			if kind, internal := internalKind(p); internal && kind.localDev() {
+			if in, local := internal(p); in && local {
 				return true
 			}
 		}

@@ -16,7 +16,8 @@ const TrustedPrivateHost = "multimedia.nt.qq.com.cn"
 // or a secret.
 const (
 	msgPrivate = "Blocked: URL targets a private or internal network address " +
-		"(private, loopback, link-local, CGNAT, reserved or multicast). " +
+		"(private, loopback, link-local, CGNAT, documentation, reserved or multicast: " +
+		"not globally reachable in IANA's special-purpose registries). " +
 		"To fix: set security.allow_private_urls: true if this is intended, " +
 		"or declare a fake-IP DNS range in security.fake_ip_ranges."
 	msgMetadata = "Blocked: URL targets a cloud metadata endpoint (instance credentials live there). " +
@@ -267,7 +268,7 @@ func IsAlwaysBlocked(host string, answers []string) bool {
 // (judgedAddrs) lies in a declared fake-IP range.
 func (o Options) fakeExcuses(a netip.Addr) bool {
 	for _, p := range judgedAddrs(a) {
-		if _, internal := internalKind(p); !internal {
+		if in, _ := internal(p); !in {
 			continue
 		}
 		in := false
