@@ -72,8 +72,7 @@ Exit status: 0 on success, 1 when the (last) call failed, 2 on a usage error.`,
 			} else if out, ok := res.Value.(*tools.NavigateOutput); ok && !res.Refused {
 				fmt.Fprintf(a.stdout, "# %s — %s\n%s\n", out.URL, out.Title, out.Snapshot)
 			} else {
-				b, _ := res.JSON(false)
-				fmt.Fprintf(a.stderr, "gatehouse: browse refused: %s", b)
+				return toolFailure(tools.BrowserNavigate, res, cmd.CommandPath())
 			}
 			if c := exitCode(); c != 0 {
 				return exitError{c}

@@ -48,7 +48,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 			}
 			reg, err := a.checkRegistry()
 			if err != nil {
-				return a.refuse(asJSON, err) // config_invalid: fail closed, as JSON with --json
+				return err // config_invalid: fail closed (run prints it)
 			}
 			ctx, cancel, _ := signalContextAfter(quickSignalDelay)
 			defer cancel()

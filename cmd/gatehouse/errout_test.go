@@ -69,7 +69,7 @@ func TestUsageErrorsUnderJSON(t *testing.T) {
 	// Without --json, the text form on stderr stays.
 	for _, args := range [][]string{{"check"}, {"check", "--json=false"}} {
 		code, out, errs := cli(t, home, args...)
-		if code != 2 || out != "" || !strings.Contains(errs, "gatehouse: missing") {
+		if code != 2 || out != "" || !strings.HasPrefix(errs, "FAILED [usage_error]: missing") {
 			t.Errorf("%v: exit %d out %q err %q", args, code, out, errs)
 		}
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +53,9 @@ config_invalid until it is fixed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := mcpLimitsValid(maxCalls, maxBody, idle); err != nil {
+				return err
+			}
+			if err := httpAddrValid(httpAddr); err != nil {
 				return err
 			}
 			if reload < 0 {
@@ -144,6 +149,27 @@ func mcpLimitsValid(maxCalls int, maxBody int64, idle time.Duration) error {
 		return usageError{fmt.Errorf("--max-body-bytes %d: want at least 1 (largest HTTP request body in bytes; default %d)", maxBody, mcpserver.DefaultMaxBodyBytes)}
 	case idle <= 0:
 		return usageError{fmt.Errorf("--session-idle %v: want a positive duration such as 30m (default %v)", idle, mcpserver.DefaultSessionIdle)}
+	}
+	return nil
+}
+
+// httpAddrValid refuses an --http value that is not HOST:PORT with a port
+// from 0 to 65535 (a usage error: exit status 2), before anything starts:
+// the listener would otherwise fail later with the resolver's words
+// ("lookup tcp/notaport: unknown port"), and a service name such as "http"
+// would be looked up in /etc/services. "" (stdio) is valid; HOST may be
+// empty (all interfaces, which then needs a token).
+func httpAddrValid(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	const want = "give HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:8765"
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError{fmt.Errorf("--http %q is not HOST:PORT: %s", addr, want)}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return usageError{fmt.Errorf("--http %q: the port %q is not a number from 0 to 65535: %s", addr, port, want)}
 	}
 	return nil
 }

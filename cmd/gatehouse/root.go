@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
-	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
@@ -122,7 +120,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%s\nRun '%s --help' for usage.", flagErrorText(err), c.CommandPath())}
 	})
 	subs, all := a.reachable(args)
 	for _, s := range subs {
@@ -173,25 +171,6 @@ func (a *app) load() error {
 	}
 	a.cfg = cfg
 	return nil
-}
-
-// refuse reports a whole-command refusal carrying a reason code (e.g.
-// config_invalid): as {"success":false,"error":…,"reason":…} on stdout with
-// --json, else on stderr; exit status 1. Other errors are returned as they are.
-func (a *app) refuse(asJSON bool, err error) error {
-	rerr := reason.As(err)
-	if rerr == nil {
-		return err
-	}
-	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(map[string]any{"success": false, "error": rerr.Message, "reason": rerr.Code})
-	} else {
-		fmt.Fprintf(a.stderr, "gatehouse: REFUSED [%s]: %s\n", rerr.Code, rerr.Message)
-	}
-	return exitError{1}
 }
 
 // newLogger logs to stderr; GATEHOUSE_LOG_LEVEL=debug|info|warn|error (default info).

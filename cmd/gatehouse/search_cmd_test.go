@@ -153,9 +153,9 @@ func TestSearchCommandAndExtractBackend(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "search_only_backend") {
 		t.Fatalf("extract --backend xai: %d %s", code, out)
 	}
-	code, out, _ = cli(t, home, "extract", "--backend", "nosuch", "https://93.184.216.34/")
-	if code != 1 || !strings.Contains(out, "unknown_backend") {
-		t.Fatalf("extract --backend nosuch: %d %s", code, out)
+	code, _, errs = cli(t, home, "extract", "--backend", "nosuch", "https://93.184.216.34/")
+	if code != 1 || !strings.HasPrefix(errs, "FAILED [unknown_backend]: ") {
+		t.Fatalf("extract --backend nosuch: %d %s", code, errs)
 	}
 }
 
