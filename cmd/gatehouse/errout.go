@@ -71,10 +71,14 @@ func writeErrorJSON(w io.Writer, err error, usage bool) bool {
 // of printing bare lines. An http.Server whose ErrorLog is nil logs there
 // too. The returned function restores the previous defaults (run is called
 // repeatedly in one process by the tests).
-func routeStdlibLog(stderr io.Writer) (restore func()) {
+func routeStdlibLog(l *logs) (restore func()) {
 	prev, prevOut, prevFlags, prevPrefix := slog.Default(), log.Writer(), log.Flags(), log.Prefix()
-	slog.SetDefault(newLogger(stderr))
+	slog.SetDefault(l.logger)
+	// A dependency's log.Printf is usually a failure ("http: TLS handshake
+	// error"): it is logged at warn, so the default level keeps it.
+	prevLevel := slog.SetLogLoggerLevel(slog.LevelWarn)
 	return func() {
+		slog.SetLogLoggerLevel(prevLevel)
 		slog.SetDefault(prev)
 		log.SetOutput(prevOut)
 		log.SetFlags(prevFlags)
@@ -146,9 +150,9 @@ func refusal(res *tools.Result) (reason.Code, string) {
 // names what to change on the command line ("--render"), not a schema
 // property ("render") or a Go type.
 var cliNames = map[string]map[string]string{
-	tools.WebExtract: {"urls": "URL", "char_limit": "--char-limit", "render": "--render", "include_links": "--links", "max_age_s": "--max-age"},
-	tools.WebSearch:  {"query": "QUERY", "limit": "--limit"},
-	tools.WebRead:    {"path": "PATH", "offset": "--offset", "limit": "--limit"},
+	tools.WebExtract:      {"urls": "URL", "char_limit": "--char-limit", "render": "--render", "include_links": "--links", "max_age_s": "--max-age"},
+	tools.WebSearch:       {"query": "QUERY", "limit": "--limit"},
+	tools.WebRead:         {"path": "PATH", "offset": "--offset", "limit": "--limit"},
 	tools.BrowserNavigate: {"url": "URL"},
 }
 

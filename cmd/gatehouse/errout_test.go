@@ -98,7 +98,7 @@ func TestWantsJSON(t *testing.T) {
 func TestStdlibLogIsStructured(t *testing.T) {
 	var stderr lockedBuffer // the server logs from its own goroutine
 	origOut, origFlags := log.Writer(), log.Flags()
-	restore := routeStdlibLog(&stderr)
+	restore := routeStdlibLog(newLogs(&stderr))
 
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	srv.Config.ErrorLog = nil // net/http then logs through the log package

@@ -31,9 +31,10 @@ func main() {
 // object on stdout (errout.go), with the same exit status; any other error
 // as "gatehouse: message" on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
-	defer routeStdlibLog(stderr)()
+	logs := newLogs(stderr)
+	defer routeStdlibLog(logs)()
 	testHookRun()
-	root := newRoot(stdout, stderr, args)
+	root := newRootLogs(stdout, stderr, logs, args)
 	err := root.Execute()
 	if err == nil {
 		return 0

@@ -193,8 +193,14 @@ func (a *app) printToolAvailability() {
 	}
 	if u := reg.Unavailable(); len(u) > 0 {
 		b.WriteString("Not served here:\n")
-		for _, x := range u {
-			fmt.Fprintf(&b, "  %-*s  %s\n", w, x.Name, x.Why)
+		for _, g := range groupUnusable(u) {
+			if len(g.Names) == 1 {
+				fmt.Fprintf(&b, "  %-*s  %s\n", w, g.Names[0], g.Why)
+				continue
+			}
+			// One reason for several tools (Chromium missing: the
+			// twelve browser tools) is printed once, under their names.
+			fmt.Fprintf(&b, "  %s\n  %-*s  %s\n", strings.Join(g.Names, ", "), w, "", g.Why)
 		}
 	}
 	fmt.Fprint(a.stdout, b.String())
