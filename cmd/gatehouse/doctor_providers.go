@@ -104,6 +104,9 @@ func printProviders(w io.Writer, r *provider.Report) {
 			continue
 		}
 		fmt.Fprintf(w, "%-8s → %s (%s): %s\n", c.name, c.st.Backend, c.st.Mode, c.st.Why)
+		if c.st.Notice != "" {
+			fmt.Fprintf(w, "  note: %s\n", c.st.Notice)
+		}
 	}
 	onoff := map[bool]string{true: "on", false: "off"}
 	fmt.Fprintf(w, "keyless  → fallback %s, rescue %s, ring %s\n", onoff[r.Keyless.Fallback], onoff[r.Keyless.Rescue], strings.Join(r.Keyless.Ring, " → "))

@@ -126,5 +126,8 @@ func (a *app) printSearch(res *tools.Result) {
 			facts = append(facts, "rescued from "+m.RescuedFrom+": "+m.BackendError)
 		}
 		fmt.Fprintf(w, "(%d results, %s)\n", len(r.Data.Web), strings.Join(facts, ", "))
+		if m.Notice != "" {
+			fmt.Fprintf(w, "note: %s\n", m.Notice)
+		}
 	}
 }
