@@ -153,6 +153,7 @@ var cliNames = map[string]map[string]string{
 	tools.WebExtract:      {"urls": "URL", "char_limit": "--char-limit", "render": "--render", "include_links": "--links", "max_age_s": "--max-age"},
 	tools.WebSearch:       {"query": "QUERY", "limit": "--limit"},
 	tools.WebRead:         {"path": "PATH", "offset": "--offset", "limit": "--limit"},
+	tools.WebCheck:        {"urls": "URL", "for": "--for", "backend": "--backend"},
 	tools.BrowserNavigate: {"url": "URL"},
 }
 
