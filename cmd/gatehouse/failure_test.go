@@ -41,6 +41,8 @@ func TestTextModeFailuresOneFormat(t *testing.T) {
 		{"search limit not a number", "", []string{"search", "--limit", "1.5", "golang"}, 2, "usage_error", "--limit"},
 		{"read offset", "", []string{"read", "--offset", "0", "x.md"}, 2, "usage_error", "--offset"},
 		{"read outside the store", "", []string{"read", "nope"}, 1, "read_outside_store", "path"},
+		{"read an empty path", "", []string{"read", ""}, 2, "usage_error", "PATH: is empty"},
+		{"mcp port out of range", "", []string{"mcp", "--http", ":99999"}, 2, "usage_error", "--http"},
 		{"secret in an extract URL", "", []string{"extract", "http://x.test/?k=sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}, 1, "secret_in_url", "URL"},
 		{"missing URL", "", []string{"check"}, 2, "usage_error", "URL"},
 	} {

@@ -163,13 +163,12 @@ func httpAddrValid(addr string) error {
 	if addr == "" {
 		return nil
 	}
-	const want = "give HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:8765"
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usageError{fmt.Errorf("--http %q is not HOST:PORT: %s", addr, want)}
+		return usageError{fmt.Errorf("--http %q is not HOST:PORT: give a host and a port from 0 to 65535, e.g. 127.0.0.1:8765", addr)}
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return usageError{fmt.Errorf("--http %q: the port %q is not a number from 0 to 65535: %s", addr, port, want)}
+		return usageError{fmt.Errorf("--http %q: the port %q is not a number from 0 to 65535; give HOST:PORT, e.g. 127.0.0.1:8765", addr, port)}
 	}
 	return nil
 }
