@@ -72,8 +72,7 @@ Exit status: 0 on success, 1 when the (last) call failed, 2 on a usage error.`,
 			} else if out, ok := res.Value.(*tools.NavigateOutput); ok && !res.Refused {
 				fmt.Fprintf(a.stdout, "# %s — %s\n%s\n", out.URL, out.Title, out.Snapshot)
 			} else {
-				b, _ := res.JSON(false)
-				fmt.Fprintf(a.stderr, "gatehouse: browse refused: %s", b)
+				return toolFailure(tools.BrowserNavigate, res, cmd.CommandPath())
 			}
 			if c := exitCode(); c != 0 {
 				return exitError{c}
@@ -106,7 +105,7 @@ var replUsage = map[string]string{
 	tools.BrowserClick: "click REF", tools.BrowserType: "type REF TEXT",
 	tools.BrowserScroll: "scroll up|down", tools.BrowserBack: "back",
 	tools.BrowserPress: "press KEY", tools.BrowserConsole: "console [EXPR|clear]",
-	tools.BrowserGetImages: "images", tools.BrowserVision: "vision [--annotate] [QUESTION]",
+	tools.BrowserGetImages: "images", tools.BrowserVision: "vision [--annotate] QUESTION",
 	tools.BrowserDialog: "dialog accept|dismiss [PROMPT TEXT]", tools.BrowserClose: "close",
 }
 
@@ -190,7 +189,10 @@ func replCall(line string) (tool string, args map[string]any, err error) {
 			rest = strings.TrimSpace(strings.TrimPrefix(rest, "--annotate"))
 		}
 		if rest == "" {
-			rest = "screenshot"
+			// browser_vision's question is required (spec browser_vision
+			// row; the tool's input schema): the REPL asks for it as an
+			// MCP client must give it, instead of making one up.
+			return "", nil, fmt.Errorf("usage: %s (QUESTION, what to look for, is required)", replUsage[tools.BrowserVision])
 		}
 		return tools.BrowserVision, map[string]any{"question": rest, "annotate": annotate}, nil
 	case "close":

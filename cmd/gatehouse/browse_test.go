@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,6 +54,11 @@ func TestReplCall(t *testing.T) {
 		{"press Enter", tools.BrowserPress, map[string]any{"key": "Enter"}, false},
 		{"scroll down", tools.BrowserScroll, map[string]any{"direction": "down"}, false},
 		{"vision --annotate where is the cart?", tools.BrowserVision, map[string]any{"question": "where is the cart?", "annotate": true}, false},
+		{"screenshot what is shown?", tools.BrowserVision, map[string]any{"question": "what is shown?", "annotate": false}, false},
+		// browser_vision's question is required, over MCP (the tool's
+		// schema) and in the REPL alike (issue 16 item 13).
+		{"vision", "", nil, true},
+		{"vision --annotate", "", nil, true},
 		{"images", tools.BrowserGetImages, map[string]any{}, false},
 		{"close", tools.BrowserClose, map[string]any{}, false},
 		{"dialog accept Ada Lovelace", tools.BrowserDialog, map[string]any{"action": "accept", "prompt_text": "Ada Lovelace"}, false},
@@ -183,5 +189,23 @@ func TestBrowseHelpListsEveryBrowserTool(t *testing.T) {
 	}
 	if n < 12 || !strings.Contains(out, "dialog accept|dismiss") {
 		t.Errorf("%d browser tools; help:\n%s", n, out)
+	}
+}
+
+// TestVisionQuestionRequiredEverywhere: browser_vision's question is
+// required by the tool's input schema (what MCP clients see; spec
+// browser_vision row) and by the REPL's vision command alike.
+func TestVisionQuestionRequiredEverywhere(t *testing.T) {
+	reg, _ := tools.Default(tools.Env{Web: webtest.New(t).Env()})
+	defer reg.Close()
+	tool, ok := reg.Lookup(tools.BrowserVision)
+	if !ok || !slices.Contains(tool.InputSchema().Required, "question") {
+		t.Fatalf("browser_vision's schema does not require question")
+	}
+	if _, _, err := replCall("vision"); err == nil || !strings.Contains(err.Error(), "QUESTION") {
+		t.Errorf("REPL vision without a question: %v, want a usage error naming QUESTION", err)
+	}
+	if u := replUsage[tools.BrowserVision]; strings.Contains(u, "[QUESTION]") {
+		t.Errorf("REPL usage %q shows the question as optional", u)
 	}
 }

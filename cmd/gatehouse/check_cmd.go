@@ -48,7 +48,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 			}
 			reg, err := a.checkRegistry()
 			if err != nil {
-				return a.refuse(asJSON, err) // config_invalid: fail closed, as JSON with --json
+				return err // config_invalid: fail closed (run prints it)
 			}
 			ctx, cancel, _ := signalContextAfter(quickSignalDelay)
 			defer cancel()
@@ -62,8 +62,7 @@ Exit status: 0 when every URL is allowed, 1 when any is refused, 2 on a usage er
 				}
 				out, ok := res.Value.(*tools.CheckOutput)
 				if !ok {
-					b, _ := res.JSON(false)
-					return fmt.Errorf("web_check refused: %s", b)
+					return toolFailure(tools.WebCheck, res, cmd.CommandPath())
 				}
 				results = append(results, out.Results...)
 				args = args[n:]

@@ -174,7 +174,11 @@ func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
 	}
 	printProviders(w, rep.Web)
 	if rep.Chromium.Found {
-		fmt.Fprintf(w, "chromium → %s\n\n", rep.Chromium.Path)
+		fmt.Fprintf(w, "chromium → %s\n", rep.Chromium.Path)
+		if rep.Chromium.NoSandbox {
+			fmt.Fprintln(w, "  sandbox off: Gatehouse runs as root, where Chromium cannot sandbox its renderers (the egress proxy stays the network boundary); run as an unprivileged user to keep it on")
+		}
+		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintf(w, "chromium → not found: %s\n\n", rep.Chromium.Fix)
 	}
@@ -192,8 +196,15 @@ func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, u := range rep.Unavailable {
-		fmt.Fprintf(w, "tool %s is unavailable: %s\n", u.Name, u.Why)
+	for _, g := range groupUnusable(rep.Unavailable) {
+		if c := rep.Chromium; c != nil && !c.Found && strings.HasPrefix(c.Fix, g.Why) {
+			g.Why = "no Chromium (see chromium above)"
+		}
+		if len(g.Names) == 1 {
+			fmt.Fprintf(w, "tool %s is unavailable: %s\n", g.Names[0], g.Why)
+			continue
+		}
+		fmt.Fprintf(w, "%d tools are unavailable (%s): %s\n", len(g.Names), strings.Join(g.Names, ", "), g.Why)
 	}
 	if len(rep.Unavailable) > 0 {
 		fmt.Fprintln(w)

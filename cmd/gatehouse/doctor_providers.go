@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
 
@@ -14,6 +16,10 @@ type ChromiumStatus struct {
 	Found bool   `json:"found"`
 	Path  string `json:"path,omitempty"`
 	Fix   string `json:"fix,omitempty"`
+	// NoSandbox is set when the local Chromium runs without its sandbox
+	// because this process runs as root (Chromium cannot sandbox as
+	// root): said here once instead of at every browser start.
+	NoSandbox bool `json:"no_sandbox,omitempty"`
 }
 
 // findChromium reports the binary the browser tools would run, with the same
@@ -25,7 +31,31 @@ func findChromium(configured string, headed bool) ChromiumStatus {
 	if err != nil {
 		return ChromiumStatus{Fix: err.Error() + " (browser tools need it; web_search and web_extract do not)"}
 	}
-	return ChromiumStatus{Found: true, Path: p}
+	return ChromiumStatus{Found: true, Path: p, NoSandbox: os.Geteuid() == 0}
+}
+
+// unusableGroup is the tools that are unavailable for the same reason.
+type unusableGroup struct {
+	Names []string
+	Why   string
+}
+
+// groupUnusable groups the unavailable tools by their reason, in the order
+// each reason first appears: the twelve browser tools share one ("Chromium
+// was not found; …"), which is then printed once, not once per tool.
+func groupUnusable(us []tools.Unusable) []unusableGroup {
+	var out []unusableGroup
+	at := map[string]int{}
+	for _, u := range us {
+		i, ok := at[u.Why]
+		if !ok {
+			i = len(out)
+			at[u.Why] = i
+			out = append(out, unusableGroup{Why: u.Why})
+		}
+		out[i].Names = append(out[i].Names, u.Name)
+	}
+	return out
 }
 
 // doctorProviders builds the provider section of `gatehouse doctor` from the
@@ -74,6 +104,9 @@ func printProviders(w io.Writer, r *provider.Report) {
 			continue
 		}
 		fmt.Fprintf(w, "%-8s → %s (%s): %s\n", c.name, c.st.Backend, c.st.Mode, c.st.Why)
+		if c.st.Notice != "" {
+			fmt.Fprintf(w, "  note: %s\n", c.st.Notice)
+		}
 	}
 	onoff := map[bool]string{true: "on", false: "off"}
 	fmt.Fprintf(w, "keyless  → fallback %s, rescue %s, ring %s\n", onoff[r.Keyless.Fallback], onoff[r.Keyless.Rescue], strings.Join(r.Keyless.Ring, " → "))

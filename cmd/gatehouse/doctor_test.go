@@ -55,10 +55,10 @@ func TestBrokenConfigFailsClosed(t *testing.T) {
 					t.Errorf("%v: message lacks position %s or fix: %s", args, c.where, got.Error)
 				}
 			}
-			// Text mode: every tool command says REFUSED [config_invalid] on stderr.
+			// Text mode: every tool command says FAILED [config_invalid] on stderr.
 			for _, args := range [][]string{{"check", "https://example.com/"}, {"extract", "https://example.com/"}, {"search", "some query"}} {
 				code, _, errs := cli(t, home, args...)
-				if code != 1 || !strings.Contains(errs, "REFUSED [config_invalid]") || !strings.Contains(errs, c.where) {
+				if code != 1 || !strings.Contains(errs, "FAILED [config_invalid]") || !strings.Contains(errs, c.where) {
 					t.Errorf("text %v: exit %d stderr %s", args, code, errs)
 				}
 			}
@@ -301,7 +301,7 @@ func TestRefusedConfigPrintsNoDroppedWarning(t *testing.T) {
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("security:\n  website_blocklist:\n    enabled: true\n    domains: [evil.example, 3]\n"), 0o600)
 	code, _, errs := cli(t, home, "check", "https://example.com/")
-	if code != 1 || !strings.Contains(errs, "REFUSED [config_invalid]") || strings.Contains(errs, "dropped") || strings.Contains(errs, "warning:") {
+	if code != 1 || !strings.Contains(errs, "FAILED [config_invalid]") || strings.Contains(errs, "dropped") || strings.Contains(errs, "warning:") {
 		t.Errorf("exit %d stderr:\n%s", code, errs)
 	}
 }

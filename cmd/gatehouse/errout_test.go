@@ -69,7 +69,7 @@ func TestUsageErrorsUnderJSON(t *testing.T) {
 	// Without --json, the text form on stderr stays.
 	for _, args := range [][]string{{"check"}, {"check", "--json=false"}} {
 		code, out, errs := cli(t, home, args...)
-		if code != 2 || out != "" || !strings.Contains(errs, "gatehouse: missing") {
+		if code != 2 || out != "" || !strings.HasPrefix(errs, "FAILED [usage_error]: missing") {
 			t.Errorf("%v: exit %d out %q err %q", args, code, out, errs)
 		}
 	}
@@ -98,7 +98,7 @@ func TestWantsJSON(t *testing.T) {
 func TestStdlibLogIsStructured(t *testing.T) {
 	var stderr lockedBuffer // the server logs from its own goroutine
 	origOut, origFlags := log.Writer(), log.Flags()
-	restore := routeStdlibLog(&stderr)
+	restore := routeStdlibLog(newLogs(&stderr))
 
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	srv.Config.ErrorLog = nil // net/http then logs through the log package

@@ -53,7 +53,7 @@ interrupted).`,
 			}
 			reg, err := a.registry()
 			if err != nil {
-				return a.refuse(asJSON, err) // config_invalid: fail closed, as JSON with --json
+				return err // config_invalid: fail closed (run prints it)
 			}
 			in := tools.ExtractInput{}
 			for _, u := range args {
@@ -77,8 +77,8 @@ interrupted).`,
 				return err
 			}
 			out, ok := res.Value.(*tools.ExtractOutput)
-			if !ok { // refused before the handler ran: a flag value the schema refuses
-				return argsUsageError(res)
+			if !ok || res.Refused && !asJSON { // refused as a whole (before the handler ran: a flag value the schema refuses)
+				return toolFailure(tools.WebExtract, res, cmd.CommandPath())
 			}
 			resp := out.ExtractResponse
 			if asJSON {
@@ -172,12 +172,10 @@ func (a *app) progress(n int) (report func(done, total int, msg string), stop fu
 	return report, func() { close(done); <-exited }
 }
 
+// printMarkdown prints the rows of a web_extract result that was not
+// refused as a whole (a whole-call refusal is toolFailure's).
 func (a *app) printMarkdown(resp *web.ExtractResponse) {
 	w := a.stdout
-	if resp.Success != nil && !*resp.Success {
-		fmt.Fprintf(w, "REFUSED [%s]: %s\n", resp.Reason, resp.Error)
-		return
-	}
 	for i, r := range resp.Results {
 		if i > 0 {
 			fmt.Fprintln(w)

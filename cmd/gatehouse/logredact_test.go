@@ -15,7 +15,7 @@ func TestRootLoggerRedacts(t *testing.T) {
 	t.Setenv("GATEHOUSE_LOG_LEVEL", "debug")
 	const key = "sk-proj0123456789abcdefABCDEF" // OpenAI-shaped, fake
 	var buf bytes.Buffer
-	lg := newLogger(&buf)
+	lg := newLogs(&buf).logger
 	lg.Debug("fetching https://x.example/a?k=" + key)
 	lg.Debug("fetch", "url", "https://x.example/cb?access_token=s3cr3tvalue", slog.Group("hop", "to", "https://x.example/"+key))
 	out := buf.String()

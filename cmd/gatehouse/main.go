@@ -26,12 +26,15 @@ func main() {
 }
 
 // run executes the CLI with args and returns the exit status.
-// Under --json a usage error (or an error with a reason code) is printed as
-// a JSON error object on stdout (errout.go), with the same exit status.
+// A usage error or an error with a reason code is printed by printFailure
+// ("FAILED [reason]: message" on stderr), or under --json as a JSON error
+// object on stdout (errout.go), with the same exit status; any other error
+// as "gatehouse: message" on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
-	defer routeStdlibLog(stderr)()
+	logs := newLogs(stderr)
+	defer routeStdlibLog(logs)()
 	testHookRun()
-	root := newRoot(stdout, stderr, args)
+	root := newRootLogs(stdout, stderr, logs, args)
 	err := root.Execute()
 	if err == nil {
 		return 0
@@ -41,8 +44,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	usage := isUsage(err)
-	if !wantsJSON(args) || !writeErrorJSON(stdout, err, usage) {
+	switch code := failureCode(err, usage); {
+	case code == "":
 		fmt.Fprintln(stderr, "gatehouse:", err)
+	case wantsJSON(args):
+		writeErrorJSON(stdout, err, usage)
+	default:
+		printFailure(stderr, code, failureMessage(err))
 	}
 	if usage {
 		return 2

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +53,9 @@ config_invalid until it is fixed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := mcpLimitsValid(maxCalls, maxBody, idle); err != nil {
+				return err
+			}
+			if err := httpAddrValid(httpAddr); err != nil {
 				return err
 			}
 			if reload < 0 {
@@ -148,6 +153,26 @@ func mcpLimitsValid(maxCalls int, maxBody int64, idle time.Duration) error {
 	return nil
 }
 
+// httpAddrValid refuses an --http value that is not HOST:PORT with a port
+// from 0 to 65535 (a usage error: exit status 2), before anything starts:
+// the listener would otherwise fail later with the resolver's words
+// ("lookup tcp/notaport: unknown port"), and a service name such as "http"
+// would be looked up in /etc/services. "" (stdio) is valid; HOST may be
+// empty (all interfaces, which then needs a token).
+func httpAddrValid(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageError{fmt.Errorf("--http %q is not HOST:PORT: give a host and a port from 0 to 65535, e.g. 127.0.0.1:8765", addr)}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return usageError{fmt.Errorf("--http %q: the port %q is not a number from 0 to 65535; give HOST:PORT, e.g. 127.0.0.1:8765", addr, port)}
+	}
+	return nil
+}
+
 // printToolAvailability lists the tools this process would serve and, for
 // the others, why not (help text; `doctor` reads the same registry).
 func (a *app) printToolAvailability() {
@@ -167,8 +192,14 @@ func (a *app) printToolAvailability() {
 	}
 	if u := reg.Unavailable(); len(u) > 0 {
 		b.WriteString("Not served here:\n")
-		for _, x := range u {
-			fmt.Fprintf(&b, "  %-*s  %s\n", w, x.Name, x.Why)
+		for _, g := range groupUnusable(u) {
+			if len(g.Names) == 1 {
+				fmt.Fprintf(&b, "  %-*s  %s\n", w, g.Names[0], g.Why)
+				continue
+			}
+			// One reason for several tools (Chromium missing: the
+			// twelve browser tools) is printed once, under their names.
+			fmt.Fprintf(&b, "  %s\n  %-*s  %s\n", strings.Join(g.Names, ", "), w, "", g.Why)
 		}
 	}
 	fmt.Fprint(a.stdout, b.String())

@@ -39,7 +39,7 @@ Exit status: 0 on success, 1 when the read was refused, 2 on a usage error.`,
 			}
 			reg, err := a.registry()
 			if err != nil {
-				return a.refuse(asJSON, err)
+				return err // config_invalid: fail closed (run prints it)
 			}
 			in := tools.ReadInput{Path: args[0], Offset: offset, Limit: limit}
 			ctx, cancel, sigExit := signalContext()
@@ -50,8 +50,8 @@ Exit status: 0 on success, 1 when the read was refused, 2 on a usage error.`,
 				return err
 			}
 			out, ok := res.Value.(*tools.ReadOutput)
-			if !ok { // refused before the handler ran: a flag value the schema refuses
-				return argsUsageError(res)
+			if !ok || res.Refused && !asJSON { // refused as a whole (before the handler ran: a flag value the schema refuses)
+				return toolFailure(tools.WebRead, res, cmd.CommandPath())
 			}
 			if asJSON {
 				b, err := res.JSON(true)
@@ -59,8 +59,6 @@ Exit status: 0 on success, 1 when the read was refused, 2 on a usage error.`,
 					return err
 				}
 				a.stdout.Write(b)
-			} else if out.Refused() {
-				fmt.Fprintf(a.stderr, "gatehouse: REFUSED [%s]: %s\n", out.Reason, out.Error)
 			} else {
 				fmt.Fprint(a.stdout, out.Content)
 				if out.Content != "" && !strings.HasSuffix(out.Content, "\n") {

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,9 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
-	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
-	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -32,6 +28,7 @@ type app struct {
 	home           string
 	cfg            *config.Config
 	logger         *slog.Logger
+	logs           *logs // the process's stderr logging (level, warnings printed once)
 	// override, if set, adjusts the loaded config for this process only
 	// (per-call flags such as extract --backend).
 	override func(*config.Config)
@@ -83,13 +80,13 @@ func (a *app) subcommands() []subcommand {
 //   - args[0] names a subcommand: that one only (cobra dispatches on the
 //     first argument, and the root has no flags of its own that take a
 //     value); its help and errors read the same, since they name only it;
-//   - args is only --version or -v: none (the root prints the version
-//     before it looks at subcommands);
+//   - args is only --version: none (the root prints the version before it
+//     looks at subcommands);
 //   - anything else (no arguments, --help, help, completion, __complete, a
 //     mistyped name that gets "Did you mean"): all of them.
 func (a *app) reachable(args []string) (subs []subcommand, all bool) {
 	subs = a.subcommands()
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
+	if len(args) == 1 && args[0] == "--version" {
 		return nil, false
 	}
 	if len(args) > 0 {
@@ -103,9 +100,16 @@ func (a *app) reachable(args []string) (subs []subcommand, all bool) {
 }
 
 // newRoot builds the root command for the command line args (only the
-// subcommands args can reach: reachable).
+// subcommands args can reach: reachable), logging to stderr.
 func newRoot(stdout, stderr io.Writer, args []string) *cobra.Command {
-	a := &app{stdout: stdout, stderr: stderr}
+	return newRootLogs(stdout, stderr, newLogs(stderr), args)
+}
+
+// newRootLogs is newRoot with the process's logging l (run shares it with
+// the log package's default logger).
+func newRootLogs(stdout, stderr io.Writer, l *logs, args []string) *cobra.Command {
+	a := &app{stdout: stdout, stderr: stderr, logs: l}
+	var verbose bool
 	root := &cobra.Command{
 		Use:   "gatehouse",
 		Short: "Web-access layer for AI agents: gated extract, URL checks, config",
@@ -119,10 +123,16 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 		SilenceUsage:  true,
 		Version:       version,
 	}
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "also log info lines on stderr (cache hits, browser sessions, MCP tool calls); default: warnings and errors only, each once")
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		if verbose {
+			l.verbose()
+		}
+	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return usageError{fmt.Errorf("%s\nRun '%s --help' for usage.", flagErrorText(err), c.CommandPath())}
 	})
 	subs, all := a.reachable(args)
 	for _, s := range subs {
@@ -163,7 +173,7 @@ func (a *app) load() error {
 		return err
 	}
 	a.home = home
-	a.logger = newLogger(a.stderr)
+	a.logger = a.logs.logger
 	cfg, warns, err := config.Load(home)
 	for _, w := range warns {
 		a.warn(w.String())
@@ -173,44 +183,6 @@ func (a *app) load() error {
 	}
 	a.cfg = cfg
 	return nil
-}
-
-// refuse reports a whole-command refusal carrying a reason code (e.g.
-// config_invalid): as {"success":false,"error":…,"reason":…} on stdout with
-// --json, else on stderr; exit status 1. Other errors are returned as they are.
-func (a *app) refuse(asJSON bool, err error) error {
-	rerr := reason.As(err)
-	if rerr == nil {
-		return err
-	}
-	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(map[string]any{"success": false, "error": rerr.Message, "reason": rerr.Code})
-	} else {
-		fmt.Fprintf(a.stderr, "gatehouse: REFUSED [%s]: %s\n", rerr.Code, rerr.Message)
-	}
-	return exitError{1}
-}
-
-// newLogger logs to stderr; GATEHOUSE_LOG_LEVEL=debug|info|warn|error (default info).
-// Every line passes through the secret redaction (web.RedactLogger,
-// urlsafe.RedactLog), whichever package logs it.
-func newLogger(w io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	switch strings.ToLower(os.Getenv("GATEHOUSE_LOG_LEVEL")) {
-	case "debug":
-		level = slog.LevelDebug
-	case "warn", "warning":
-		level = slog.LevelWarn
-	case "error":
-		level = slog.LevelError
-	}
-	if os.Getenv("GATEHOUSE_DEBUG") == "1" {
-		level = slog.LevelDebug
-	}
-	return web.RedactLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
 }
 
 // signalContext is cancelled on SIGINT or SIGTERM: the interrupt of a running

@@ -56,9 +56,12 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 			}
 			reg, err := a.registry()
 			if err != nil {
-				return a.refuse(asJSON, err) // config_invalid: fail closed, as extract and check do
+				return err // config_invalid: fail closed (run prints it)
 			}
 			in := tools.SearchInput{Query: strings.Join(args, " ")}
+			if strings.TrimSpace(in.Query) == "" {
+				return usageError{fmt.Errorf("QUERY is empty: give the words to search for, e.g. %s golang generics", cmd.CommandPath())}
+			}
 			if cmd.Flags().Changed("limit") {
 				in.Limit = limit
 			}
@@ -68,6 +71,9 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 			reg.EndTask(cliTask())
 			if err != nil {
 				return err
+			}
+			if _, ok := res.Value.(*tools.SearchOutput); !ok || res.Refused && !asJSON {
+				return toolFailure(tools.WebSearch, res, cmd.CommandPath())
 			}
 			if asJSON {
 				b, _ := res.JSON(true)
@@ -90,19 +96,15 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 	return c
 }
 
+// printSearch prints the rows of a web_search result that was not refused
+// (a refusal is toolFailure's).
 func (a *app) printSearch(res *tools.Result) {
 	w := a.stdout
 	out, ok := res.Value.(*tools.SearchOutput)
 	if !ok || out.SearchResponse == nil {
-		b, _ := res.JSON(true)
-		w.Write(b)
 		return
 	}
 	r := out.SearchResponse
-	if !r.Success {
-		fmt.Fprintf(w, "FAILED [%s]: %s\n", r.Reason, r.Error)
-		return
-	}
 	for _, row := range r.Data.Web {
 		fmt.Fprintf(w, "%d. %s\n   %s\n", row.Position, row.Title, row.URL)
 		if row.UnsafeURL != nil {
@@ -124,5 +126,8 @@ func (a *app) printSearch(res *tools.Result) {
 			facts = append(facts, "rescued from "+m.RescuedFrom+": "+m.BackendError)
 		}
 		fmt.Fprintf(w, "(%d results, %s)\n", len(r.Data.Web), strings.Join(facts, ", "))
+		if m.Notice != "" {
+			fmt.Fprintf(w, "note: %s\n", m.Notice)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
+	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
 
 func writeHome(t *testing.T, config, dotenv string) string {
@@ -153,9 +158,9 @@ func TestSearchCommandAndExtractBackend(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "search_only_backend") {
 		t.Fatalf("extract --backend xai: %d %s", code, out)
 	}
-	code, out, _ = cli(t, home, "extract", "--backend", "nosuch", "https://93.184.216.34/")
-	if code != 1 || !strings.Contains(out, "unknown_backend") {
-		t.Fatalf("extract --backend nosuch: %d %s", code, out)
+	code, _, errs = cli(t, home, "extract", "--backend", "nosuch", "https://93.184.216.34/")
+	if code != 1 || !strings.HasPrefix(errs, "FAILED [unknown_backend]: ") {
+		t.Fatalf("extract --backend nosuch: %d %s", code, errs)
 	}
 }
 
@@ -223,5 +228,36 @@ func TestSearchKeepsTypedSelectionErrors(t *testing.T) {
 		if code != 1 || !strings.Contains(out, `"reason": "`+c.want+`"`) && !strings.Contains(out, `"reason":"`+c.want+`"`) {
 			t.Errorf("%q: exit %d, want reason %s\nout: %s\nerr: %s", c.yaml, code, c.want, out, errs)
 		}
+	}
+}
+
+// TestAutoKeylessSearchDisclosedInCLI: doctor says, before any search, that
+// an unconfigured search goes to a keyless third party picked
+// automatically; a search result chosen that way prints a note naming the
+// vendor; `config set web.auto_keyless_search false` makes search refuse
+// with no_provider (issue 16 item 12).
+func TestAutoKeylessSearchDisclosedInCLI(t *testing.T) {
+	home := writeHome(t, "", "")
+	code, out, errs := cli(t, home, "doctor")
+	if code != 0 || !strings.Contains(out, "note: No search backend is configured, so every search query goes to a keyless third-party free service picked automatically") {
+		t.Errorf("doctor: exit %d\n%s%s", code, out, errs)
+	}
+	var b bytes.Buffer
+	a := &app{stdout: &b}
+	a.printSearch(&tools.Result{Value: &tools.SearchOutput{SearchResponse: &web.SearchResponse{Success: true,
+		Data: &web.SearchData{Web: []web.SearchRow{{Title: "T", URL: "https://t.example/", Position: 1}}},
+		Meta: &web.SearchMeta{Provider: "keyless", ServedBy: "exa", AutoSelected: "keyless", Notice: provider.AutoKeylessNotice("exa")}}}})
+	if !strings.Contains(b.String(), "note: No search backend is configured, so this query went to exa's keyless free search service") {
+		t.Errorf("search text:\n%s", b.String())
+	}
+	if code, _, errs := cli(t, home, "config", "set", "web.auto_keyless_search", "false"); code != 0 {
+		t.Fatalf("config set: exit %d %s", code, errs)
+	}
+	code, out, errs = cli(t, home, "search", "golang")
+	if code != 1 || out != "" || !strings.HasPrefix(errs, "FAILED [no_provider]: ") || !strings.Contains(errs, "web.auto_keyless_search is false") {
+		t.Errorf("search with auto keyless off: exit %d\n%s%s", code, out, errs)
+	}
+	if _, out, _ := cli(t, home, "doctor"); strings.Contains(out, "note: No search backend") {
+		t.Errorf("doctor with auto keyless off still says queries go to a keyless service:\n%s", out)
 	}
 }

@@ -147,6 +147,13 @@ type Web struct {
 	// KeylessFallback enables the keyless tier; KeylessRescue the one-shot
 	// keyless retry after a keyed failure (spec §A5).
 	KeylessFallback, KeylessRescue bool
+	// AutoKeylessSearch (web.auto_keyless_search, default true: spec
+	// §A4.2's autodetect) lets search fall back on the keyless free-tier
+	// ring when no search backend is configured and no vendor key is set.
+	// False: such a search is refused (no_provider) instead of sending the
+	// query to a third party nobody chose; a keyless vendor named in
+	// web.search_backend, and the one-shot rescue, are not affected.
+	AutoKeylessSearch bool
 	// ProviderTier maps a lower-cased vendor name to TierFree, TierPaid or
 	// TierAuto (spec §A5.2). Never nil.
 	ProviderTier map[string]string
@@ -306,6 +313,7 @@ func Default() *Config {
 			ExtractCharLimit:  DefaultExtractCharLimit,
 			KeylessFallback:   true,
 			KeylessRescue:     true,
+			AutoKeylessSearch: true,
 			ProviderTier:      map[string]string{},
 			CacheEnabled:      true,
 			CacheTTLMinutes:   DefaultCacheTTLMinutes,

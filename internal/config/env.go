@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 )
 
@@ -22,8 +23,10 @@ import (
 //
 // A malformed line (no "=", bad key name, unterminated quote, text after a
 // closing quote) is skipped with a Warning carrying its line. A file that
-// others can read gives a Warning naming chmod 600 (not on Windows). Values
-// are never put in warnings.
+// others can read and that holds secrets (secretEnvNames: API keys, tokens,
+// passwords) gives a Warning naming those variables and chmod 600 (not on
+// Windows); one holding only endpoints and settings does not. Values are
+// never put in warnings.
 //
 // A missing file gives an empty map and no error; an unreadable file, or one
 // over 1 MiB, is an error. The returned map is never nil.
@@ -38,12 +41,6 @@ func LoadEnv(home string) (map[string]string, []Warning, error) {
 		return nil, nil, err
 	}
 	var warns []Warning
-	if runtime.GOOS != "windows" {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-			warns = append(warns, Warning{File: path, Message: fmt.Sprintf(
-				"file holds API keys but is readable by other users (mode %04o); run chmod 600 %s", fi.Mode().Perm(), path)})
-		}
-	}
 	text := strings.TrimPrefix(string(data), "\ufeff")
 	for i, line := range strings.Split(text, "\n") {
 		key, val, msg := parseEnvLine(line)
@@ -55,7 +52,54 @@ func LoadEnv(home string) (map[string]string, []Warning, error) {
 			env[key] = val
 		}
 	}
+	if runtime.GOOS != "windows" {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			if names := secretEnvNames(env); len(names) > 0 {
+				warns = append([]Warning{{File: path, Message: fmt.Sprintf(
+					"file holds secrets (%s) but is readable by other users (mode %04o); run chmod 600 %s",
+					strings.Join(names, ", "), fi.Mode().Perm(), path)}}, warns...)
+			}
+		}
+	}
 	return env, warns, nil
+}
+
+// secretEnvNames returns, sorted, the names of the variables of env whose
+// value is a secret: a non-empty value of a variable named like a
+// credential (…KEY, …TOKEN, …SECRET, …PASSWORD, …AUTH…, …CREDENTIAL…,
+// which covers every vendor key variable: TAVILY_API_KEY,
+// BRAVE_SEARCH_API_KEY, GATEHOUSE_MCP_TOKEN), or a URL carrying a password
+// in its userinfo (SEARXNG_URL=https://user:pass@host). A file holding
+// only endpoints and settings holds nothing to hide, and gets no
+// permission warning. Only names are returned, never values.
+func secretEnvNames(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		if v == "" {
+			continue
+		}
+		u := strings.ToUpper(k)
+		named := strings.HasSuffix(u, "KEY") || strings.Contains(u, "TOKEN") || strings.Contains(u, "SECRET") ||
+			strings.Contains(u, "PASSWORD") || strings.Contains(u, "PASSWD") || strings.Contains(u, "AUTH") || strings.Contains(u, "CREDENTIAL")
+		if named || urlHasPassword(v) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// urlHasPassword reports whether v looks like "scheme://user:password@host…".
+func urlHasPassword(v string) bool {
+	_, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return false
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndexByte(rest, '@')
+	return at >= 0 && strings.Contains(rest[:at], ":")
 }
 
 // parseEnvLine parses one .env line. It returns key "" for a blank or

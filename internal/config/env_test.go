@@ -78,16 +78,35 @@ func TestLoadEnvMissingAndPerms(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		return
 	}
-	home := t.TempDir()
-	if err := os.WriteFile(EnvPath(home), []byte("K=v\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(EnvPath(home), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, w, err = LoadEnv(home)
-	if err != nil || len(w) != 1 || !strings.Contains(w[0].Message, "chmod 600") {
-		t.Errorf("world-readable .env warnings = %v, %v", w, err)
+	// A world-readable .env is warned about when it holds a secret, naming
+	// the variables (never the values); one holding only endpoints and
+	// settings is not said to hold API keys (issue 16 item 13).
+	for _, c := range []struct{ body, names string }{
+		{"K=v\n", ""},
+		{"SEARXNG_URL=http://10.0.0.2:8080\nGATEHOUSE_LOG_LEVEL=info\n", ""},
+		{"EXA_API_KEY=\n", ""},
+		{"TAVILY_API_KEY=tvly-secretvalue\nSEARXNG_URL=http://s.lan/\n", "(TAVILY_API_KEY)"},
+		{"SEARXNG_URL=https://me:hunter2@s.lan/\nGATEHOUSE_MCP_TOKEN=tok\n", "(GATEHOUSE_MCP_TOKEN, SEARXNG_URL)"},
+	} {
+		home := t.TempDir()
+		if err := os.WriteFile(EnvPath(home), []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(EnvPath(home), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, w, err = LoadEnv(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case c.names == "" && len(w) != 0:
+			t.Errorf("%q: warnings %v, want none (no secret in the file)", c.body, w)
+		case c.names != "" && (len(w) != 1 || !strings.Contains(w[0].Message, "chmod 600") || !strings.Contains(w[0].Message, "holds secrets "+c.names)):
+			t.Errorf("%q: warnings %v, want one naming %s and chmod 600", c.body, w, c.names)
+		case len(w) == 1 && (strings.Contains(w[0].Message, "secretvalue") || strings.Contains(w[0].Message, "hunter2")):
+			t.Errorf("%q: a value leaked into %q", c.body, w[0].Message)
+		}
 	}
 }
 

@@ -102,6 +102,7 @@ var schema = &field{name: "", children: []*field{
 		charLimitField(),
 		boolean("keyless_fallback", func(c *Config) *bool { return &c.Web.KeylessFallback }),
 		boolean("keyless_rescue", func(c *Config) *bool { return &c.Web.KeylessRescue }),
+		boolean("auto_keyless_search", func(c *Config) *bool { return &c.Web.AutoKeylessSearch }),
 		providerTierField(),
 		boolean("cache_enabled", func(c *Config) *bool { return &c.Web.CacheEnabled }),
 		cacheTTLField(),

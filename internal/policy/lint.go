@@ -26,17 +26,23 @@ import (
 //   - any other character a host name cannot hold.
 func Lint(raw string) string {
 	pat, ok := normalizeRule(raw)
-	return lint(raw, pat, ok)
+	return lint(raw, pat, ok, false)
 }
 
 // lint is Lint with raw already normalised (normalizeRule's pat and ok),
-// so Load judges each rule with one normalisation.
-func lint(raw, pat string, ok bool) string {
+// so Load judges each rule with one normalisation. inFile says the rule is
+// a line of a shared blocklist file, whose format is one host or pattern
+// per line ("#" starts a comment): the advice then names that format, not
+// a YAML list of security.website_blocklist.domains.
+func lint(raw, pat string, ok, inFile bool) string {
 	v := strings.TrimSpace(raw)
 	if v == "" || strings.HasPrefix(v, "#") {
 		return ""
 	}
 	if strings.ContainsAny(v, ", \t") {
+		if inFile {
+			return fmt.Sprintf("blocklist line %q holds several entries; it is one rule that matches no host. A shared blocklist file takes one host or \"*.\" pattern per line: write %s on lines of their own", raw, strings.Join(splitEntries(v), ", "))
+		}
 		return fmt.Sprintf("website_blocklist rule %q holds several entries; it is one rule that matches no host. Write a list: [%s]", raw, strings.Join(splitEntries(v), ", "))
 	}
 	if !ok {

@@ -1,6 +1,9 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,5 +44,42 @@ func TestLint(t *testing.T) {
 	_, warns := Load(true, []string{"127.0.0.1, 10.0.0.1", "ok.example"}, nil, t.TempDir())
 	if len(warns) != 1 || !strings.Contains(warns[0], "several entries") {
 		t.Errorf("Load warnings: %q", warns)
+	}
+}
+
+// TestSharedFileLineAdvice: a bad line of a shared blocklist file gets
+// advice about that file's format (one host or pattern per line), naming
+// the file and the line, never the YAML list advice meant for
+// security.website_blocklist.domains (issue 16 item 13); a bad entry of
+// the config list keeps the YAML advice.
+func TestSharedFileLineAdvice(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, "blocklist.txt")
+	os.WriteFile(path, []byte("# shared list\nads.example, tracker.example\nok.example\nads.*\n10.0.0.0/8\n"), 0o600)
+	_, warns := Load(true, []string{"a.example b.example"}, []string{"blocklist.txt"}, home)
+	real, _ := filepath.EvalSymlinks(path)
+	want := map[string]string{
+		real + ":2: ": "one host or \"*.\" pattern per line: write ads.example, tracker.example on lines of their own",
+		real + ":4: ": "matches no host",
+		real + ":5: ": "CIDR",
+	}
+	for prefix, text := range want {
+		found := false
+		for _, w := range warns {
+			if strings.HasPrefix(w, prefix) {
+				found = true
+				if !strings.Contains(w, text) || strings.Contains(w, "Write a list") || strings.Contains(w, "[") {
+					t.Errorf("%q: want the file format's advice (%q), no YAML list", w, text)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no warning starts with %q: %q", prefix, warns)
+		}
+	}
+	if !slices.ContainsFunc(warns, func(w string) bool {
+		return strings.Contains(w, "Write a list: [a.example, b.example]") && strings.HasSuffix(w, "(from config)")
+	}) {
+		t.Errorf("the config entry lost its YAML advice: %q", warns)
 	}
 }

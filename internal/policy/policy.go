@@ -116,15 +116,27 @@ func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []
 	p := &Policy{enabled: enabled}
 	var warnings []string
 	seen := make(map[Rule]bool)
-	add := func(raw, source string) {
+	// add adds one rule; line is its 1-based line in the shared file
+	// source, 0 for a rule of the config file. A warning about a file's
+	// line starts with "FILE:LINE: " and gives the file format's advice.
+	add := func(raw, source string, line int) {
+		where := func(w string) string {
+			if line == 0 {
+				return w + " (from " + source + ")"
+			}
+			return fmt.Sprintf("%s:%d: %s", source, line, w)
+		}
 		pat, ok := normalizeRule(raw)
 		if ok {
-			if w := lint(raw, pat, true); w != "" {
-				warnings = append(warnings, w+" (from "+source+")")
+			if w := lint(raw, pat, true, line > 0); w != "" {
+				warnings = append(warnings, where(w))
 			}
 		}
 		if !ok {
 			if pat != "" {
+				if line > 0 {
+					pat = where(pat)
+				}
 				warnings = append(warnings, pat)
 			}
 			return
@@ -148,7 +160,7 @@ func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []
 		p.rules = append(p.rules, cr)
 	}
 	for _, d := range domains {
-		add(d, SourceConfig)
+		add(d, SourceConfig, 0)
 	}
 	for _, f := range sharedFiles {
 		if strings.TrimSpace(f) == "" {
@@ -171,8 +183,8 @@ func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []
 		}
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		sc.Buffer(make([]byte, 0, 4096), len(data)+1)
-		for sc.Scan() {
-			add(sc.Text(), path)
+		for n := 1; sc.Scan(); n++ {
+			add(sc.Text(), path, n)
 		}
 	}
 	return p, warnings

@@ -542,7 +542,8 @@ func invalidArgs(tool string, err error) *reason.Error {
 // a person at the CLI) cannot act on: the "validating root: validating
 // /properties/" path prefixes (the property name is kept) and, in a
 // minimum/maximum clause only (schemaBound), rationals printed as "-5/1"
-// and floats printed as "0.000000". Nothing rewrites text elsewhere, so a
+// and floats printed as "0.000000"; minLength/maxLength clauses are said in
+// words ("query: is empty"). Nothing rewrites text elsewhere, so a
 // value the validator quotes (an URL "http://127.0.0.1/1") stays verbatim
 // (breaker6 D4).
 var schemaNoise = []struct {
@@ -552,6 +553,11 @@ var schemaNoise = []struct {
 	{lazyregexp.New(`validating root: `), ""},
 	{lazyregexp.New(`validating /properties/([^:]+): `), "$1: "},
 	{lazyregexp.New(`: enum: (.*) does not equal any of: `), ": $1 is not one of "},
+	// String lengths, in the validator's "Unicode code points": an empty
+	// string is said to be empty; a too-long value is not echoed back.
+	{lazyregexp.New(`: minLength: "" contains 0 Unicode code points, fewer than \d+$`), ": is empty"},
+	{lazyregexp.New(`: minLength: (".*") contains \d+ Unicode code points, fewer than (\d+)$`), ": $1 is shorter than the minimum of $2 characters"},
+	{lazyregexp.New(`: maxLength: ".*" contains (\d+) Unicode code points, more than (\d+)$`), ": is $1 characters long, more than the maximum of $2"},
 }
 
 // schemaBound is the validator's minimum/maximum clause, whose two operands

@@ -73,6 +73,14 @@ type SearchMeta struct {
 	// keyless ring answered instead (spec §A5.5); such results are never memoised.
 	RescuedFrom  string `json:"rescued_from,omitempty"`
 	BackendError string `json:"backend_error,omitempty"`
+	// AutoSelected is "keyless" when nobody chose the backend: no search
+	// backend is configured and no vendor key is set, so autodetection
+	// (spec §A4.2) sent the query to the keyless free-tier ring, and
+	// ServedBy names the third party that got it. Notice then says so in
+	// a sentence, with the two ways to change it (a configured backend,
+	// or web.auto_keyless_search: false). Both are omitted otherwise.
+	AutoSelected string `json:"auto_selected,omitempty"`
+	Notice       string `json:"notice,omitempty"`
 }
 
 // SearchResponse is the web_search tool result: {"success": true, "data":
@@ -222,9 +230,13 @@ func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *Sea
 	}
 	s.d.Logger.Debug("web_search", "provider", res.Name, "query_sha256", fp, "rows", len(rows), "cached", hit,
 		"served_by", out.ServedBy, "rescued_from", out.RescuedFrom)
-	return &SearchResponse{Success: true, Data: &SearchData{Web: rows}, Meta: &SearchMeta{
+	meta := &SearchMeta{
 		Provider: res.Name, Cached: hit, ServedBy: out.ServedBy, RescuedFrom: out.RescuedFrom, BackendError: out.BackendError,
-	}}
+	}
+	if res.AutoKeyless() {
+		meta.AutoSelected, meta.Notice = string(provider.ModeKeyless), provider.AutoKeylessNotice(out.ServedBy)
+	}
+	return &SearchResponse{Success: true, Data: &SearchData{Web: rows}, Meta: meta}
 }
 
 // redactQuery replaces the raw query (and its percent-encoded form) in an

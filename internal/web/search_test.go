@@ -355,3 +355,43 @@ func TestSearchRefusesSecretInQuery(t *testing.T) {
 		t.Fatalf("%+v calls %d", r, f.calls.Load())
 	}
 }
+
+// TestSearchSaysKeylessWasAutoSelected: with no search backend configured
+// and no vendor key, the query goes to the keyless ring (reduced here to
+// Firecrawl's keyless tier), and the result says so: meta.auto_selected
+// "keyless", meta.served_by the vendor, and a notice naming it and how to
+// change it, on fresh and memoised answers alike. A backend chosen by name
+// carries neither. With web.auto_keyless_search: false the same search is
+// refused with no_provider and nothing is sent (issue 16 item 12).
+func TestSearchSaysKeylessWasAutoSelected(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.Web.ProviderTier = map[string]string{"exa": "paid", "parallel": "paid", "keenable": "paid"}
+	fc := &firecrawlKeylessFake{}
+	h.vendor("firecrawl/keyless", fc.handler)
+	h.open()
+	for i := range 2 {
+		r := h.svc.Search(context.Background(), web.SearchRequest{Query: "q"})
+		if !r.Success || r.Meta.Provider != "keyless" || r.Meta.ServedBy != "firecrawl" || r.Meta.AutoSelected != "keyless" ||
+			!strings.Contains(r.Meta.Notice, "firecrawl's keyless free search service") || !strings.Contains(r.Meta.Notice, "web.auto_keyless_search false") {
+			t.Fatalf("call %d: %+v %+v", i, r, r.Meta)
+		}
+	}
+
+	h = newHarness(t)
+	h.cfg.Web.SearchBackend = "firecrawl"
+	fc = &firecrawlKeylessFake{}
+	h.vendor("firecrawl/keyless", fc.handler)
+	h.open()
+	if r := h.svc.Search(context.Background(), web.SearchRequest{Query: "q"}); !r.Success || r.Meta.AutoSelected != "" || r.Meta.Notice != "" {
+		t.Errorf("firecrawl chosen by name: %+v %+v; no automatic-choice notice", r, r.Meta)
+	}
+
+	h = newHarness(t)
+	h.cfg.Web.AutoKeylessSearch = false
+	fc = &firecrawlKeylessFake{}
+	h.vendor("firecrawl/keyless", fc.handler)
+	h.open()
+	if r := h.svc.Search(context.Background(), web.SearchRequest{Query: "q"}); r.Success || r.Reason != reason.NoProvider || fc.search.Load() != 0 {
+		t.Errorf("auto keyless off: %+v, %d searches sent; want no_provider and none", r, fc.search.Load())
+	}
+}

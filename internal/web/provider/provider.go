@@ -149,6 +149,10 @@ type Spec struct {
 // Direct is the name of Gatehouse's embedded extract backend.
 const Direct = "direct"
 
+// Keyless is the name a search resolved to the keyless ring by
+// autodetection carries (Resolution.Name, meta.provider).
+const Keyless = "keyless"
+
 var specs = []Spec{
 	{Name: Direct, Label: "Gatehouse direct fetcher", Extract: true, Embedded: true},
 	{Name: "firecrawl", Label: "Firecrawl", Search: true, Extract: true, Ring: true, KeyEnv: "FIRECRAWL_API_KEY", URLEnv: "FIRECRAWL_API_URL"},

@@ -473,3 +473,42 @@ func TestResolveErrorsNeverEchoASecret(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoKeylessDisclosedAndRefusable: with nothing configured and no key
+// set, search autodetects the keyless ring (spec §A4.2) and the resolution
+// says it was an automatic choice; doctor's report carries the notice; with
+// web.auto_keyless_search: false (RefuseAutoKeyless) the same settings are
+// a typed no_provider refusal naming how to configure a backend, while a
+// keyless vendor chosen by name still works (issue 16 item 12).
+func TestAutoKeylessDisclosedAndRefusable(t *testing.T) {
+	s := settings(nil)
+	r, err := provider.Resolve(provider.CapSearch, s)
+	if err != nil || r.Name != provider.Keyless || !r.AutoKeyless() || !strings.Contains(r.Why, "chosen automatically") {
+		t.Fatalf("default: %+v %v; want the keyless ring, marked automatic", r, err)
+	}
+	rep := provider.Doctor(s, true)
+	if !rep.Search.AutoKeyless || !strings.Contains(rep.Search.Notice, "web.auto_keyless_search false") {
+		t.Errorf("doctor: %+v; want the automatic keyless notice", rep.Search)
+	}
+	if n := provider.AutoKeylessNotice("exa"); !strings.Contains(n, "exa's keyless free search service") || !strings.Contains(n, "picked automatically") {
+		t.Errorf("notice %q does not name the service", n)
+	}
+	for _, named := range []provider.Settings{
+		{SearchBackend: "exa", KeylessFallback: true, Env: envOf(nil)},
+		{SearchBackend: "exa", KeylessFallback: true, RefuseAutoKeyless: true, Env: envOf(nil)},
+		settings(map[string]string{"TAVILY_API_KEY": "t"}),
+	} {
+		r, err := provider.Resolve(provider.CapSearch, named)
+		if err != nil || r.AutoKeyless() {
+			t.Errorf("%+v: %+v %v; a chosen or keyed backend is not an automatic keyless choice", named, r, err)
+		}
+	}
+	s.RefuseAutoKeyless = true
+	if _, err := provider.Resolve(provider.CapSearch, s); err == nil || err.Code != reason.NoProvider ||
+		!strings.Contains(err.Message, "web.auto_keyless_search is false") || !strings.Contains(err.Message, "gatehouse config set web.search_backend") {
+		t.Errorf("auto keyless off: %v; want no_provider naming how to configure a backend", err)
+	}
+	if rep := provider.Doctor(s, true); rep.Search.Reason != reason.NoProvider || rep.Search.AutoKeyless {
+		t.Errorf("doctor, auto keyless off: %+v", rep.Search)
+	}
+}

@@ -38,12 +38,16 @@ type ProviderStatus struct {
 
 // ResolvedStatus is what a capability resolves to right now, and why.
 type ResolvedStatus struct {
-	Backend    string      `json:"backend,omitempty"`
-	Mode       Mode        `json:"mode,omitempty"`
-	Why        string      `json:"why,omitempty"`
-	Configured bool        `json:"configured"` // from a stored selection
-	Reason     reason.Code `json:"reason,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	Backend    string `json:"backend,omitempty"`
+	Mode       Mode   `json:"mode,omitempty"`
+	Why        string `json:"why,omitempty"`
+	Configured bool   `json:"configured"` // from a stored selection
+	// AutoKeyless: search goes to the keyless free-tier ring because
+	// nothing was configured (Resolution.AutoKeyless); Notice says so.
+	AutoKeyless bool        `json:"auto_keyless,omitempty"`
+	Notice      string      `json:"notice,omitempty"`
+	Reason      reason.Code `json:"reason,omitempty"`
+	Error       string      `json:"error,omitempty"`
 }
 
 // Advice is a misconfiguration found before it bites, with the fix as a command.
@@ -205,6 +209,12 @@ func resolved(c Capability, s Settings) ResolvedStatus {
 		return st
 	}
 	st.Backend, st.Mode, st.Why = res.Name, res.Mode, res.Why
+	if c == CapSearch && res.AutoKeyless() {
+		st.AutoKeyless = true
+		st.Notice = "No search backend is configured, so every search query goes to a keyless third-party free service picked automatically (" +
+			strings.Join(RingOrder, " → ") + ", a different one per call). Choose one with `gatehouse config set web.search_backend NAME`, " +
+			"or refuse automatic keyless search with `gatehouse config set web.auto_keyless_search false`."
+	}
 	return st
 }
 

@@ -40,7 +40,11 @@ type Settings struct {
 	SearchFrom, ExtractFrom        string
 	Disabled                       []string
 	KeylessFallback, KeylessRescue bool
-	KeyedBackstop                  bool
+	// RefuseAutoKeyless is web.auto_keyless_search: false: autodetection
+	// never picks the keyless ring for search (config.Web.AutoKeylessSearch);
+	// the zero value keeps spec §A4.2's autodetect.
+	RefuseAutoKeyless bool
+	KeyedBackstop     bool
 	// Tier maps a vendor to config.TierFree / TierPaid / TierAuto.
 	Tier map[string]string
 	// Env returns a credential or endpoint variable ("" = unset): the
@@ -56,9 +60,10 @@ func SettingsFrom(cfg *config.Config, dotenv map[string]string) Settings {
 		SearchFrom: w.SearchBackendFrom, ExtractFrom: w.ExtractBackendFrom,
 		Disabled:        w.DisabledProviders,
 		KeylessFallback: w.KeylessFallback, KeylessRescue: w.KeylessFallback && w.KeylessRescue,
-		KeyedBackstop: w.KeyedBackstop,
-		Tier:          w.ProviderTier,
-		Env:           func(k string) string { return config.Lookup(dotenv, k) },
+		RefuseAutoKeyless: !w.AutoKeylessSearch,
+		KeyedBackstop:     w.KeyedBackstop,
+		Tier:              w.ProviderTier,
+		Env:               func(k string) string { return config.Lookup(dotenv, k) },
 	}
 }
 
@@ -96,6 +101,28 @@ type Resolution struct {
 	// Pinned: the name was configured, so a keyless walk starts at it and the
 	// ring cursor is not advanced (spec §A5.3).
 	Pinned bool
+}
+
+// AutoKeyless reports whether r is the keyless ring chosen by
+// autodetection: nothing was configured and no vendor key is set, so each
+// query goes to a third-party free tier nobody chose by name (results and
+// doctor say so; web.auto_keyless_search: false refuses instead).
+func (r Resolution) AutoKeyless() bool { return r.Mode == ModeKeyless && r.Source == "" && !r.Pinned }
+
+// AutoKeylessNotice is the sentence that discloses an automatic keyless
+// choice to the person or agent reading a search result or doctor's
+// report: which kind of service got the query, that it was not chosen by
+// anyone, and the two ways to change it.
+func AutoKeylessNotice(servedBy string) string {
+	who := "a keyless third-party free search service"
+	if servedBy != "" && servedBy != Keyless {
+		who = servedBy + "'s keyless free search service (a third party)"
+	}
+	return "No search backend is configured, so this query went to " + who +
+		", picked automatically from the free-tier ring (" + strings.Join(RingOrder, " → ") +
+		"; the next query may go to another). Choose one with `gatehouse config set web.search_backend NAME`" +
+		" (e.g. ddgs, or searxng with SEARXNG_URL, or a vendor whose API key you set)," +
+		" or refuse automatic keyless search with `gatehouse config set web.auto_keyless_search false`."
 }
 
 // Configured reports whether a stored selection exists for capability c.
@@ -197,11 +224,17 @@ func autodetect(c Capability, s Settings) (Resolution, *reason.Error) {
 			return Resolution{Name: n, Mode: m, Why: fmt.Sprintf("autodetected: %s is set", v)}, nil
 		}
 	}
+	if s.KeylessFallback && s.RefuseAutoKeyless {
+		return Resolution{}, reason.New(reason.NoProvider, "",
+			"No search backend is configured and no vendor API key is set, and web.auto_keyless_search is false, so the query is not sent to a keyless third-party service picked automatically. "+
+				"Choose a backend: `gatehouse config set web.search_backend ddgs` (embedded, no key), searxng with SEARXNG_URL, a vendor key such as TAVILY_API_KEY / EXA_API_KEY / BRAVE_SEARCH_API_KEY in $GATEHOUSE_HOME/.env, "+
+				"or a free tier by name (`gatehouse config set web.search_backend exa`).")
+	}
 	if s.KeylessFallback {
 		walk := RingWalk("", false, 0, s.paidPinned())
 		if len(walk) > 0 {
-			return Resolution{Name: "keyless", Mode: ModeKeyless,
-				Why: "no key for any search vendor: the keyless free tier ring (" + strings.Join(RingOrder, " → ") + "), rotating from a per-process cursor"}, nil
+			return Resolution{Name: Keyless, Mode: ModeKeyless,
+				Why: "chosen automatically (no search backend configured, no vendor key set): each query goes to a third-party keyless free tier of the ring (" + strings.Join(RingOrder, " → ") + "), a different one per call from a per-process cursor; web.auto_keyless_search: false refuses instead"}, nil
 		}
 		return Resolution{}, reason.New(reason.KeylessExhausted, "",
 			"No search backend is configured and all keyless web providers are pinned to paid tiers (web.provider_tier). Set an API key, or `gatehouse config set web.search_backend ddgs`.")

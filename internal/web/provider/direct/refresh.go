@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // maxRefreshDelay is the longest <meta http-equiv="refresh"> delay the
@@ -62,50 +64,84 @@ func metaRefresh(body []byte, base *url.URL) (delay int, target *url.URL, ok boo
 	}
 }
 
-// parseRefresh parses a refresh content value (see metaRefresh).
-func parseRefresh(v string, base *url.URL) (int, *url.URL, bool) {
-	s := strings.TrimLeft(v, " \t\n\f\r")
+// parseRefresh parses a refresh content value v by the HTML Standard's
+// shared declarative refresh steps (§7.11.1) and resolves its URL against
+// base with the project's WHATWG URL parser (urlsafe.ParseRef), as a
+// browser does: "N", "N; url=U", "N, U", "N U", "N;URL='U'", the delay's
+// fraction ("1.5") ignored, only ASCII white space skipped. A URL with a
+// '%' that starts no percent-encoded octet ("/100%", "/a%zz") is kept as
+// the standard keeps it and returned in the form net/http sends
+// (urlsafe.RequestHref: the stray '%' as "%25").
+//
+// delay is in seconds, never negative; a delay too large for an int is
+// reported as maxRefreshDelay+1 (never followed). ok is false when v does
+// not parse, names no URL (a reload of the same page), or its URL does not
+// parse.
+func parseRefresh(v string, base *url.URL) (delay int, target *url.URL, ok bool) {
+	const ws = " \t\n\f\r" // ASCII white space (Infra)
+	s := strings.TrimLeft(v, ws)
 	i := 0
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9') {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
 	if i == 0 && (len(s) == 0 || s[0] != '.') {
 		return 0, nil, false
 	}
-	delay, err := strconv.Atoi(s[:i])
-	if err != nil && i > 0 {
-		delay = maxRefreshDelay + 1 // absurdly long: never followed
+	if i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil || n > maxRefreshDelay {
+			n = maxRefreshDelay + 1 // absurdly long: never followed
+		}
+		delay = n
 	}
-	s = s[i:]
-	for len(s) > 0 && (s[0] >= '0' && s[0] <= '9' || s[0] == '.') {
-		s = s[1:]
+	s = strings.TrimLeft(s[i:], "0123456789.")
+	if s == "" {
+		return 0, nil, false // no URL: a reload of the same page
 	}
-	s = strings.TrimLeft(s, " \t\n\f\r")
-	if len(s) == 0 || s[0] != ';' && s[0] != ',' {
+	if !strings.ContainsRune(ws+",;", rune(s[0])) {
 		return 0, nil, false
 	}
-	s = strings.TrimLeft(s[1:], " \t\n\f\r")
-	if len(s) >= 3 && strings.EqualFold(s[:3], "url") {
-		if r := strings.TrimLeft(s[3:], " \t\n\f\r"); strings.HasPrefix(r, "=") {
-			s = strings.TrimLeft(r[1:], " \t\n\f\r")
-		}
-	}
-	if len(s) > 0 && (s[0] == '"' || s[0] == '\'') {
-		q := s[0]
+	s = strings.TrimLeft(s, ws)
+	if s != "" && (s[0] == ';' || s[0] == ',') {
 		s = s[1:]
-		if j := strings.IndexByte(s, q); j >= 0 {
-			s = s[:j]
-		}
 	}
-	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, ws)
 	if s == "" {
 		return 0, nil, false
 	}
-	u, err := base.Parse(s)
+	urlString := s
+	if len(s) >= 3 && strings.EqualFold(s[:3], "url") {
+		r := strings.TrimLeft(s[3:], ws)
+		if strings.HasPrefix(r, "=") {
+			s = strings.TrimLeft(r[1:], ws)
+			if s != "" && (s[0] == '"' || s[0] == '\'') {
+				q := s[0]
+				s = s[1:]
+				if j := strings.IndexByte(s, q); j >= 0 {
+					s = s[:j]
+				}
+			}
+			urlString = s
+		}
+	} else if s[0] == '"' || s[0] == '\'' {
+		q := s[0]
+		urlString = s[1:]
+		if j := strings.IndexByte(urlString, q); j >= 0 {
+			urlString = urlString[:j]
+		}
+	}
+	if strings.Trim(urlString, ws) == "" {
+		return 0, nil, false // an empty URL string resolves to the page itself
+	}
+	u, rerr := urlsafe.ParseRef(base.String(), urlString)
+	if rerr != nil {
+		return 0, nil, false
+	}
+	t, err := url.Parse(urlsafe.RequestHref(u.Href))
 	if err != nil {
 		return 0, nil, false
 	}
-	return delay, u, true
+	return delay, t, true
 }
 
 // chain returns the requests that led to resp, first to last (the first

@@ -123,3 +123,40 @@ func TestMetaRefreshFollowedAsRedirectHop(t *testing.T) {
 		t.Errorf("a refresh that is not followed was fetched")
 	}
 }
+
+// TestMetaRefreshStrayPercentFollowed: a refresh target with a '%' that
+// starts no percent-encoded octet ("/100%", "/a%zz") is followed as
+// browsers follow it (the WHATWG URL Standard keeps such a '%'), the '%'
+// sent as "%25" like a redirect's Location (issue 16 item 9). Before, the
+// target went through net/url, which refused it, and the interstitial was
+// returned instead of the page.
+func TestMetaRefreshStrayPercentFollowed(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if strings.HasPrefix(r.URL.Path, "/start/") {
+			target := strings.TrimPrefix(r.URL.Path, "/start")
+			fmt.Fprint(w, `<html><head><meta http-equiv="refresh" content='0;URL="`+target+`"'></head><body>Redirecting</body></html>`)
+			return
+		}
+		mu.Lock()
+		got = append(got, r.URL.EscapedPath())
+		mu.Unlock()
+		fmt.Fprint(w, story)
+	}))
+	t.Cleanup(srv.Close)
+	sap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	d := direct.New(direct.Options{Guard: egress.New(egress.Options{AllowAddrPorts: []netip.AddrPort{sap}, MaxRedirects: 3})})
+	for target, wantPath := range map[string]string{"/100%": "/100%25", "/a%zz": "/a%25zz", "/ok%20x": "/ok%20x"} {
+		p := d.Fetch(context.Background(), srv.URL+"/start"+target)
+		if p.Err != nil || !strings.Contains(p.Content, "storm broke the lamp") || p.FinalURL != srv.URL+wantPath {
+			t.Errorf("refresh to %s: err=%v final=%q notes=%q; want the story at %s", target, p.Err, p.FinalURL, p.Notes, wantPath)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Errorf("server saw %q, want the three refresh targets", got)
+	}
+}
