@@ -147,8 +147,8 @@ function (op, arg) {
   // el's visibility state (visibility.judge; judged alone when omitted),
   // descendants are judged on their own.
   // The text is cut once it passes TEXT_MAX chars (a name is capped far
-  // below that) or the snapshot's budget is spent (spent): a control
-  // wrapping a huge subtree costs no more than its name needs.
+  // below that) or the snapshot's time is up (late): a control wrapping a
+  // huge subtree costs no more than its name needs.
   const TEXT_MAX = 4000;
   const textOf = (el, depth, vs) => {
     if (depth > 20) return '';
@@ -156,7 +156,7 @@ function (op, arg) {
     if (!vs) return '';
     let s = '';
     for (const n of el.childNodes) {
-      if (s.length > TEXT_MAX || spent()) break;
+      if (s.length > TEXT_MAX || late()) break;
       if (n.nodeType === 3) { if (!vs.hideText && !closedDetails(el)) s += n.data; }
       else if (n.nodeType === 1) {
         if (n.getAttribute('aria-hidden') === 'true' || n.tagName === 'SCRIPT' || n.tagName === 'STYLE') continue;
@@ -245,9 +245,15 @@ function (op, arg) {
     if (!B) return false;
     if (B.stopped) return true;
     if (performance.now() > B.end) B.stopped = 'time';
-    else if (B.walked > B.nodes) B.stopped = 'nodes';
+    else if (B.walked >= B.nodes) B.stopped = 'nodes';
     else if (B.chars > B.maxChars) B.stopped = 'size';
     return !!B.stopped;
+  };
+  // late reports whether the snapshot's time budget is spent.
+  const late = () => {
+    if (!B) return false;
+    if (!B.stopped && performance.now() > B.end) B.stopped = 'time';
+    return B.stopped === 'time';
   };
   // above: in a page of more elements than the node budget (B.windowed), a
   // box lying entirely above the viewport of the top document was scrolled
@@ -415,8 +421,8 @@ function (op, arg) {
     try {
       if (document.body) walk(document.body, 0, st, visibility.root);
       flush(st, 0);
-      const walk_ = B.stopped || B.above ? { stopped: B.stopped, elements: B.walked, total: B.total, above: B.above } : null;
-      return { snapshot: lines.join('\n'), refs, next: G.next, title: document.title, url: location.href, walk: walk_ };
+      const walked = { stopped: B.stopped, elements: B.walked, total: B.total, above: B.above };
+      return { snapshot: lines.join('\n'), refs, next: G.next, title: document.title, url: location.href, walk: walked };
     } finally {
       B = null;
     }
