@@ -174,6 +174,6 @@ func (m *Manager) renderCovered(ctx context.Context, text string, c SnapshotCove
 	if utf8.RuneCountInString(full) <= th {
 		return full, false
 	}
-	out, truncated, _ = m.renderAt(ctx, full, max(th-utf8.RuneCountInString(note)-1, th/2))
+	out, truncated, _ = m.renderAt(ctx, full, max(th-utf8.RuneCountInString(note)-1, 200))
 	return out + "\n" + note, truncated
 }

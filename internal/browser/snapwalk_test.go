@@ -44,6 +44,14 @@ func TestPartialSnapshotNoteShownAndStored(t *testing.T) {
 		t.Fatalf("web_read %s: %v\n%s", wr[1], err, r.Content)
 	}
 
+	// At the smallest threshold, with the longest note.
+	small := &Manager{cfg: config.Default(), store: m.store}
+	small.cfg.Browser.SnapshotThreshold = config.MinSnapshotThreshold
+	long := (&walkData{Stopped: "time", Elements: 29_999, Total: 2_000_000, Above: 1_999_999}).coverage(29_999)
+	if out, _ := small.renderCovered(context.Background(), text, long); utf8.RuneCountInString(out) > config.MinSnapshotThreshold || !strings.HasSuffix(out, walkNote(long)) {
+		t.Fatalf("threshold %d: %d chars:\n%s", config.MinSnapshotThreshold, utf8.RuneCountInString(out), out)
+	}
+
 	// Short enough: the note is added, nothing is stored.
 	out, truncated = m.renderCovered(context.Background(), "- button \"B0\" [ref=e1]", cov)
 	if truncated || out != "- button \"B0\" [ref=e1]\n\n"+note {
