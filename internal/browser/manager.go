@@ -127,6 +127,7 @@ type Session struct {
 	nextRef  int
 	lastSnap string
 	lastDoc  int64
+	lastCut  bool // lastSnap lists only part of the page (snapwalk.go)
 
 	// Frames of another origin (same process, or another site's process
 	// through its own CDP target) are snapshotted in their own isolated
@@ -560,30 +561,39 @@ func (s *Session) callJS(ctx context.Context, op string, arg any, out any) error
 }
 
 type snapData struct {
-	Snapshot string `json:"snapshot"`
-	Refs     int    `json:"refs"`
-	Next     int    `json:"next"`
-	Title    string `json:"title"`
-	URL      string `json:"url"`
+	Snapshot string    `json:"snapshot"`
+	Refs     int       `json:"refs"`
+	Next     int       `json:"next"`
+	Title    string    `json:"title"`
+	URL      string    `json:"url"`
+	Walk     *walkData `json:"walk"` // how far the walk went (snapwalk.go)
 }
+
+// Coverage returns how much of the page the snapshot covers (snapwalk.go).
+func (d snapData) Coverage() SnapshotCoverage { return d.Walk.coverage(d.Refs) }
 
 // snapshot takes an in-page accessibility snapshot and advances the tab-wide
 // ref counter; it records the text for deltas.
 func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 	doc := s.tab.Activity().DocSeq
 	var d snapData
-	if err := s.callJS(ctx, "snapshot", map[string]any{"full": full, "base": s.nextRef}, &d); err != nil {
+	budget, _ := walkBudgetFor(ctx, time.Time{}, SnapshotNodeBudget)
+	end := time.Now().Add(time.Duration(budget.MS) * time.Millisecond)
+	if err := s.callJS(ctx, "snapshot", map[string]any{"full": full, "base": s.nextRef, "budget": budget}, &d); err != nil {
 		return d, err
+	}
+	if d.Walk == nil {
+		d.Walk = &walkData{}
 	}
 	s.nextRef = max(s.nextRef, d.Next)
 	// safetext: a page's control characters (ESC, BEL, C1) never reach a
 	// terminal or a model through a snapshot.
 	d.Snapshot, d.Title, d.URL = redactText(safetext.Clean(d.Snapshot)), redactText(safetext.Line(d.Title)), redactText(safetext.Escape(d.URL))
 	if strings.Contains(d.Snapshot, crossOriginMarker) {
-		s.expandFrames(ctx, &d, full)
+		s.expandFrames(ctx, &d, full, end)
 	}
 	if !full {
-		s.lastSnap, s.lastDoc = d.Snapshot, doc
+		s.lastSnap, s.lastDoc, s.lastCut = d.Snapshot, doc, d.Coverage().SnapshotTruncated
 	}
 	return d, nil
 }
@@ -604,7 +614,10 @@ type frameRefData struct {
 // out-of-process iframe under site isolation) through a CDP session attached
 // to its target (backend.Tab.CallIsolatedFrame). A frame that cannot be
 // entered (gone, or its target not attachable) keeps the marker.
-func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
+//
+// The frames share the walk's budget, which ends at end: a frame met when
+// it is spent keeps the marker.
+func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool, end time.Time) {
 	frames, err := s.tab.Frames(ctx)
 	if err != nil {
 		return
@@ -636,11 +649,22 @@ func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool) {
 			s.frameK[f.ID], s.frameOf[k] = k, f.ID
 			s.frameRef[k] = 1
 		}
+		budget, ok := walkBudgetFor(ctx, end, SnapshotNodeBudget-d.Walk.Elements)
+		if !ok {
+			if d.Walk.Stopped == "" {
+				d.Walk.Stopped = "time"
+				if d.Walk.Elements >= SnapshotNodeBudget {
+					d.Walk.Stopped = "nodes"
+				}
+			}
+			break
+		}
 		var fd snapData
-		raw, err = s.tab.CallIsolatedFrame(ctx, f.ID, pageJS(), "snapshot", map[string]any{"full": full, "base": s.frameRef[k], "prefix": fmt.Sprintf("f%de", k)})
+		raw, err = s.tab.CallIsolatedFrame(ctx, f.ID, pageJS(), "snapshot", map[string]any{"full": full, "base": s.frameRef[k], "prefix": fmt.Sprintf("f%de", k), "budget": budget})
 		if err != nil || json.Unmarshal(raw, &fd) != nil {
 			continue // gone, or its target could not be attached
 		}
+		d.Walk.merge(fd.Walk)
 		s.frameRef[k] = max(s.frameRef[k], fd.Next)
 		indent := strings.Repeat(" ", len(lines[at])-len(strings.TrimLeft(lines[at], " "))+2)
 		var sub []string
@@ -699,7 +723,11 @@ func (s *Session) callRef(ctx context.Context, ref, op string, arg map[string]an
 // (web.agent_visible_paths), or by its store name when ctx says the caller
 // cannot see this disk (WithStoreNames: MCP), as web_extract's footer does.
 func (m *Manager) render(ctx context.Context, text string) (out string, truncated bool, stored string) {
-	th := SnapshotThreshold(m.cfg.Browser.SnapshotThreshold)
+	return m.renderAt(ctx, text, SnapshotThreshold(m.cfg.Browser.SnapshotThreshold))
+}
+
+// renderAt is render at threshold th chars.
+func (m *Manager) renderAt(ctx context.Context, text string, th int) (out string, truncated bool, stored string) {
 	if len(text) <= th { // bytes ≥ chars: a cheap pre-check
 		return text, false, ""
 	}

@@ -108,7 +108,20 @@ function (op, arg) {
     return '';
   };
   const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
-  const cap = (s, n) => s.length > n ? s.slice(0, n - 1) + '…' : s;
+  // cap cuts s to n UTF-16 units, '…' last, never between the halves of a
+  // surrogate pair.
+  const cap = (s, n) => {
+    if (s.length <= n) return s;
+    let k = n - 1;
+    const c = s.charCodeAt(k - 1);
+    if (c >= 0xd800 && c <= 0xdbff) k--;
+    return s.slice(0, k) + '…';
+  };
+  // jsonQuote writes s as a JSON string literal, each lone UTF-16 surrogate of
+  // the page's text as U+FFFD: JSON.stringify writes one as a "\ud83d"
+  // escape, six characters the agent would read as text.
+  const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+  const jsonQuote = (s) => JSON.stringify(s.toWellFormed ? s.toWellFormed() : s.replace(LONE, '\ufffd'));
   // seen returns visibility.judge's state for el judged alone (its
   // ancestors' opacity not counted), or null when it is not seen.
   const seen = (el) => visibility.judge(el, el.ownerDocument.defaultView.getComputedStyle(el), visibility.root);
@@ -133,12 +146,17 @@ function (op, arg) {
   // textOf returns the text of el's content a sighted reader sees: vs is
   // el's visibility state (visibility.judge; judged alone when omitted),
   // descendants are judged on their own.
+  // The text is cut once it passes TEXT_MAX chars (a name is capped far
+  // below that) or the snapshot's time is up (late): a control wrapping a
+  // huge subtree costs no more than its name needs.
+  const TEXT_MAX = 4000;
   const textOf = (el, depth, vs) => {
     if (depth > 20) return '';
     if (vs === undefined) vs = seen(el);
     if (!vs) return '';
     let s = '';
     for (const n of el.childNodes) {
+      if (s.length > TEXT_MAX || late()) break;
       if (n.nodeType === 3) { if (!vs.hideText && !closedDetails(el)) s += n.data; }
       else if (n.nodeType === 1) {
         if (n.getAttribute('aria-hidden') === 'true' || n.tagName === 'SCRIPT' || n.tagName === 'STYLE') continue;
@@ -215,11 +233,51 @@ function (op, arg) {
     return false;
   };
 
-  const snapshot = (full) => {
+  // The snapshot's budget (snapshot(full, budget)): the walk stops when it
+  // has examined budget.nodes elements, spent budget.ms milliseconds of
+  // wall time or written budget.chars chars of lines, whichever comes
+  // first; what it listed so far is returned with walk.stopped naming the
+  // budget ('nodes', 'time', 'size'). A ref is only given to an element
+  // listed, so every ref shown names its element (the ref contract). B is
+  // null outside a snapshot (no budget).
+  let B = null;
+  const spent = () => {
+    if (!B) return false;
+    if (B.stopped) return true;
+    if (performance.now() > B.end) B.stopped = 'time';
+    else if (B.walked >= B.nodes) B.stopped = 'nodes';
+    else if (B.chars > B.maxChars) B.stopped = 'size';
+    return !!B.stopped;
+  };
+  // late reports whether the snapshot's time budget is spent.
+  const late = () => {
+    if (!B) return false;
+    if (!B.stopped && performance.now() > B.end) B.stopped = 'time';
+    return B.stopped === 'time';
+  };
+  // above: in a page of more elements than the node budget (B.windowed), a
+  // box lying entirely above the viewport of the top document was scrolled
+  // past; it is left out with everything in it, so a snapshot taken after
+  // scrolling lists the part of a huge page in view and below it.
+  const above = (el) => {
+    if (!B || !B.windowed || el.ownerDocument !== document) return false;
+    const r = el.getBoundingClientRect();
+    return r.height > 0 && r.bottom < 0;
+  };
+
+  const snapshot = (full, budget) => {
     const lines = [];
     let refs = 0;
-    const emit = (depth, s) => { lines.push('  '.repeat(depth) + s); };
-    const q = (s) => JSON.stringify(s);
+    budget = budget || {};
+    const num = (v, d) => (typeof v === 'number' && v > 0 ? v : d);
+    B = {
+      end: performance.now() + num(budget.ms, 5000), nodes: num(budget.nodes, 30000), maxChars: num(budget.chars, 2000000),
+      walked: 0, chars: 0, above: 0, stopped: '', windowed: false, total: 0,
+    };
+    B.total = document.getElementsByTagName('*').length;
+    B.windowed = B.total > B.nodes && scrollY > 0;
+    const emit = (depth, s) => { lines.push('  '.repeat(depth) + s); B.chars += s.length + depth * 2 + 1; };
+    const q = jsonQuote;
     const childrenOf = (node) => {
       if (node.shadowRoot) return node.shadowRoot.childNodes;
       if (node.tagName === 'SLOT') {
@@ -235,6 +293,7 @@ function (op, arg) {
     // hiddenControl), text whose element hides it is left out.
     const walk = (node, depth, st, vs) => {
       for (const n of childrenOf(node)) {
+        if (spent()) return;
         if (n.nodeType === 3) {
           if (!vs.hideText && !closedDetails(node)) st.text += n.data;
           continue;
@@ -244,12 +303,16 @@ function (op, arg) {
         const tag = el.tagName;
         if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'NOSCRIPT' || tag === 'TEMPLATE' || tag === 'HEAD') continue;
         if (!boxed(el)) continue;
+        if (above(el)) { B.above++; continue; }
+        B.walked++;
         const cs = el.ownerDocument.defaultView.getComputedStyle(el);
         const block = BLOCK.test(tag) || !/^(inline|contents|ruby)/.test(cs.display);
         const cvs = visibility.judge(el, cs, vs);
         if (!cvs) {
           const ctl = CONTROL.has(tag) ? [el] : (el.querySelectorAll ? el.querySelectorAll('input,select,textarea') : []);
           for (const c of ctl) {
+            if (spent()) break;
+            B.walked++;
             if (!hiddenControl(c) || !boxed(c)) continue;
             flush(st, depth);
             elementLine(c, c.tagName, roleOf(c), depth, visibility.root, true);
@@ -339,6 +402,7 @@ function (op, arg) {
       if (value) line += ': ' + q(cap(squash(value), 200));
       else if (lines.length > start + 1) line += ':';
       lines[start] = '  '.repeat(depth) + line;
+      B.chars += line.length + depth * 2 + 1;
     };
     // Text is a bare list item ("- Plain text"), unquoted as YAML allows,
     // and quoted when it needs quoting to stay one scalar or could be read as
@@ -354,9 +418,14 @@ function (op, arg) {
       }
     };
     const st = { text: '' };
-    if (document.body) walk(document.body, 0, st, visibility.root);
-    flush(st, 0);
-    return { snapshot: lines.join('\n'), refs, next: G.next, title: document.title, url: location.href };
+    try {
+      if (document.body) walk(document.body, 0, st, visibility.root);
+      flush(st, 0);
+      const walked = { stopped: B.stopped, elements: B.walked, total: B.total, above: B.above };
+      return { snapshot: lines.join('\n'), refs, next: G.next, title: document.title, url: location.href, walk: walked };
+    } finally {
+      B = null;
+    }
   };
 
   // frameOffset returns the offset of el's document's viewport within the top
@@ -400,12 +469,12 @@ function (op, arg) {
   const describe = (el) => {
     const r = roleOf(el);
     const n = nameOf(el, r) || squash(textOf(el, 0));
-    return (r || el.tagName.toLowerCase()) + (n ? ' ' + JSON.stringify(cap(n, 80)) : '');
+    return (r || el.tagName.toLowerCase()) + (n ? ' ' + jsonQuote(cap(n, 80)) : '');
   };
 
   switch (op) {
     case 'snapshot':
-      return snapshot(!!arg.full);
+      return snapshot(!!arg.full, arg.budget);
     case 'point': {
       const el = resolve(arg.ref);
       if (!el) return { stale: true, next: G.next };

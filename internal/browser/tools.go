@@ -51,6 +51,9 @@ type Change struct {
 	Snapshot     string `json:"snapshot,omitempty"`
 	ElementCount *int   `json:"element_count,omitempty"`
 	Delta        string `json:"delta,omitempty"` // "+ added", "- removed", "~ changed" lines; "" = no change
+	// SnapshotCoverage: the snapshot lists only part of a huge page
+	// (snapwalk.go); a delta is never given then.
+	SnapshotCoverage
 }
 
 // Settle caps (issue 8: a hard cap under 1 s, never a fixed sleep).
@@ -75,6 +78,7 @@ type NavigateResult struct {
 	BotDetectionWarning string        `json:"bot_detection_warning,omitempty"`
 	BlockedByPolicy     *policy.Block `json:"blocked_by_policy,omitempty"`
 	BackendInfo                       // which backend served it; a cloud fallback (manager_cloud.go)
+	SnapshotCoverage                  // the snapshot lists only part of a huge page (snapwalk.go)
 	// UsedRealProfile: the page loaded in the copy of the user's browser
 	// profile (browser.use_real_profile, spec §B10; profile.go).
 	UsedRealProfile bool `json:"used_real_profile,omitempty"`
@@ -92,6 +96,9 @@ type SnapshotResult struct {
 	ElementCount  int              `json:"element_count"`
 	Truncated     bool             `json:"truncated,omitempty"`
 	RecentDialogs []backend.Dialog `json:"recent_dialogs,omitempty"` // the tab's latest dialogs (spec §B12)
+
+	// SnapshotCoverage: the snapshot lists only part of a huge page (snapwalk.go).
+	SnapshotCoverage
 }
 
 // RefInput names one element by a ref from the latest snapshot.
@@ -400,7 +407,8 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		return r
 	}
 	r.Success = true
-	r.Snapshot, r.Truncated, _ = m.render(ctx, d.Snapshot)
+	r.SnapshotCoverage = d.Coverage()
+	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.SnapshotCoverage)
 	r.ElementCount = d.Refs
 	r.BotDetectionWarning = BotDetectionWarning(nr.Title)
 	return r
@@ -426,7 +434,8 @@ func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) S
 		return r
 	}
 	r.Success = true
-	r.Snapshot, r.Truncated, _ = m.render(ctx, d.Snapshot)
+	r.SnapshotCoverage = d.Coverage()
+	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.SnapshotCoverage)
 	r.ElementCount = d.Refs
 	return r
 }
@@ -527,7 +536,7 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 		return // no snapshot while a dialog blocks the page (dialogs.go)
 	}
 	doc := s.tab.Activity().DocSeq
-	prev, prevDoc := s.lastSnap, s.lastDoc
+	prev, prevDoc, prevCut := s.lastSnap, s.lastDoc, s.lastCut
 	d, err := s.snapshot(ctx, false)
 	if err != nil {
 		if reason.Of(err) == reason.CommandTimeout {
@@ -543,9 +552,13 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 		m.errOf(s, p, err)
 		return
 	}
-	if navigated || doc != prevDoc || prev == "" {
+	// A partial snapshot (snapwalk.go) is given whole: a delta against
+	// another partial one would list the lines past either's end as
+	// removed or added.
+	c.SnapshotCoverage = d.Coverage()
+	if navigated || doc != prevDoc || prev == "" || prevCut || c.SnapshotTruncated {
 		c.Navigated = navigated || doc != prevDoc
-		c.Snapshot, _, _ = m.render(ctx, d.Snapshot)
+		c.Snapshot, _ = m.renderCovered(ctx, d.Snapshot, c.SnapshotCoverage)
 		n := d.Refs
 		c.ElementCount = &n
 		return

@@ -430,7 +430,7 @@ func remoteText(a *runtime.RemoteObject) string {
 		if json.Unmarshal(a.Value, &s) == nil {
 			return s
 		}
-		return string(a.Value)
+		return string(remoteValue(a.Value))
 	}
 	if a.UnserializableValue != "" {
 		return string(a.UnserializableValue)
@@ -788,7 +788,7 @@ func (t *Tab) callOn(ctx, rctx context.Context, ec runtime.ExecutionContextID, f
 	if len(res.Result.Value) == 0 {
 		return json.RawMessage("null"), nil
 	}
-	return json.RawMessage(res.Result.Value), nil
+	return remoteValue(res.Result.Value), nil
 }
 
 func exceptionText(d *runtime.ExceptionDetails) string {
@@ -963,7 +963,7 @@ func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (Eva
 		out.Description = string(o.UnserializableValue)
 		return out, nil
 	case o.ObjectID == "" && len(o.Value) > 0: // string, number, boolean, null
-		out.Value = json.RawMessage(o.Value)
+		out.Value = remoteValue(o.Value)
 		return out, nil
 	case o.Subtype == runtime.RemoteObjectSubtypeNull:
 		out.Value = json.RawMessage("null")
@@ -976,7 +976,7 @@ func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (Eva
 			FunctionDeclaration: "function () { return this; }", ObjectID: o.ObjectID, ReturnByValue: &yes, Silent: &yes,
 		})
 		if err == nil && r.ExceptionDetails == nil && r.Result != nil && len(r.Result.Value) > 0 {
-			out.Value = json.RawMessage(r.Result.Value)
+			out.Value = remoteValue(r.Result.Value)
 			return out, nil
 		}
 		// The call's own context shares ctx's deadline but not its timer:
@@ -993,7 +993,7 @@ func (t *Tab) evalValue(rctx, ctx context.Context, o *runtime.RemoteObject) (Eva
 			FunctionDeclaration: describeNonJSON, ObjectID: o.ObjectID, ReturnByValue: &yes, Silent: &yes,
 		})
 		if err == nil && r.ExceptionDetails == nil && r.Result != nil && len(r.Result.Value) > 0 {
-			out.Value = json.RawMessage(r.Result.Value)
+			out.Value = remoteValue(r.Result.Value)
 			out.Description = "values JSON cannot hold are described in place as \"[kind] …\" strings (functions, BigInts, Symbols, undefined, cycles as \"[cycle]\")"
 			return out, nil
 		}
@@ -1368,7 +1368,7 @@ func (t *Tab) CallOnFrameOwner(ctx context.Context, frame, parent cdp.FrameID, f
 	if res.Result == nil || len(res.Result.Value) == 0 {
 		return json.RawMessage("null"), nil
 	}
-	return json.RawMessage(res.Result.Value), nil
+	return remoteValue(res.Result.Value), nil
 }
 
 // callArgs marshals args as Runtime.callFunctionOn arguments (by value).

@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 )
 
 // Client talks to one Camofox server.
@@ -258,13 +260,17 @@ func (c *Client) Back(ctx context.Context, tabID, userID string) (Page, error) {
 }
 
 // Evaluate is POST /tabs/{tabId}/evaluate {userId, expression}; it returns
-// the JSON result. A server without the endpoint fails with an error for
+// the JSON result, lone UTF-16 surrogates of its strings as U+FFFD
+// (safetext.JSON). A server without the endpoint fails with an error for
 // which Unsupported is true.
 func (c *Client) Evaluate(ctx context.Context, tabID, userID, expression string) (json.RawMessage, error) {
 	var r struct {
 		Result json.RawMessage `json:"result"`
 	}
 	err := c.do(ctx, "evaluate", http.MethodPost, "/tabs/"+url.PathEscape(tabID)+"/evaluate", nil, map[string]any{"userId": userID, "expression": expression}, &r)
+	if len(r.Result) > 0 {
+		r.Result = safetext.JSON(r.Result)
+	}
 	return r.Result, err
 }
 

@@ -1,0 +1,156 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// hugeButtons is the number of buttons of the huge test page (issue 16 item 5).
+const hugeButtons = 200_000
+
+// serveHugePage serves a page whose own script makes hugeButtons buttons
+// ("B0" … ); clicking button i sets the title to "clicked i".
+func serveHugePage(w http.ResponseWriter, _ *http.Request) {
+	html(w, "Huge", fmt.Sprintf(`<h1>Huge</h1><div id=c></div><script>
+const c = document.getElementById('c'), f = document.createDocumentFragment();
+for (let i = 0; i < %d; i++) {
+  const b = document.createElement('button');
+  b.textContent = 'B' + i;
+  b.onclick = () => { document.title = 'clicked ' + i; };
+  f.appendChild(b);
+}
+c.appendChild(f);
+</script>`, hugeButtons))
+}
+
+// callWithin is a tool call that must return within 20 s, not counting
+// what the page's own work took (own: the page's load time, measured in the
+// page; the machine may be loaded).
+func callWithin[R any](t *testing.T, what string, own time.Duration, call func() R) R {
+	t.Helper()
+	start := time.Now()
+	r := call()
+	took := time.Since(start)
+	if d, ok := any(r).(time.Duration); ok {
+		took = d // measured by the caller
+	}
+	t.Logf("%s took %v (the page's own load %v)", what, took.Round(time.Millisecond), own.Round(time.Millisecond))
+	if took-own > 20*time.Second {
+		t.Errorf("%s took %v, past 20 s plus the page's own load (%v)", what, took, own)
+	}
+	return r
+}
+
+var webReadNote = regexp.MustCompile(`web_read path="([^"]+)" offset=(\d+)`)
+
+// A page of 200 000 elements made by script: browser_navigate and
+// browser_snapshot return within 20 s (plus what the page's own load took)
+// with a partial snapshot that says so (snapshot_truncated, snapshot_walk, a
+// note naming the fix), the walked part stored and readable on with
+// web_read; the session is kept (no command_timeout, no recycle); after
+// scrolling far down, the snapshot lists the buttons in view, and a ref it
+// shows clicks. Before the walk had budgets, its snapshot took 10–30 s of
+// the renderer and failed with command_timeout (here 10 s, the walk alone
+// needs that on an idle machine), which marked the session for recycling.
+func TestHugePageSnapshotIsBoundedAndKeepsTheSession(t *testing.T) {
+	m, _ := manager(t)
+	srv := httptest.NewServer(http.HandlerFunc(serveHugePage))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	savedTO := m.timeouts
+	m.timeouts.Command = 10
+	defer func() { m.timeouts = savedTO }()
+	ctx := WithStoreNames(context.Background()) // as over MCP
+	task := "huge-page-task"
+	defer m.CloseTask(task)
+
+	start := time.Now()
+	nav := m.Navigate(ctx, task, NavigateInput{URL: "http://huge.test:" + port + "/"})
+	navTook := time.Since(start)
+	if !nav.Success {
+		t.Fatalf("navigate after %v: %s (%s)", navTook, nav.Error, nav.Reason)
+	}
+	var own time.Duration
+	if r := m.Console(ctx, task, ConsoleInput{Expression: "performance.getEntriesByType('navigation')[0].loadEventEnd"}); r.Success {
+		ms, _ := strconv.ParseFloat(string(r.Result), 64)
+		own = time.Duration(ms * float64(time.Millisecond))
+	}
+	callWithin(t, "browser_navigate", own, func() time.Duration { return navTook })
+	navJSON := mustJSON(t, nav)
+	if !nav.SnapshotTruncated || nav.SnapshotWalk == nil || !strings.Contains(navJSON, `"snapshot_truncated":true`) {
+		t.Fatalf("navigate: the snapshot does not say it is partial: %s", navJSON[:min(len(navJSON), 600)])
+	}
+	w := nav.SnapshotWalk
+	t.Logf("navigate: %+v, %d chars shown", *w, utf8.RuneCountInString(nav.Snapshot))
+	if w.StoppedBy == "" || w.ElementsTotal < hugeButtons || w.ElementsWalked >= w.ElementsTotal || w.RefsShown != nav.ElementCount || nav.ElementCount < 100 {
+		t.Errorf("navigate: snapshot_walk %+v, element_count %d", *w, nav.ElementCount)
+	}
+	if !nav.Truncated || utf8.RuneCountInString(nav.Snapshot) > SnapshotThreshold(m.cfg.Browser.SnapshotThreshold) ||
+		!strings.Contains(nav.Snapshot, "[Partial snapshot:") || !strings.Contains(nav.Snapshot, "browser_snapshot again") {
+		t.Errorf("navigate: the shown snapshot is not cut at the threshold with the walk's note:\n…%s", nav.Snapshot[max(0, len(nav.Snapshot)-700):])
+	}
+
+	// web_read of the stored snapshot goes on where the shown one stops.
+	wr := webReadNote.FindStringSubmatch(nav.Snapshot)
+	if wr == nil {
+		t.Fatalf("navigate: no web_read note:\n…%s", nav.Snapshot[max(0, len(nav.Snapshot)-700):])
+	}
+	off, _ := strconv.Atoi(wr[2])
+	page, err := m.store.Read(wr[1], off+1000, 200)
+	if err != nil {
+		t.Fatalf("web_read %s offset %d: %v", wr[1], off+1000, err)
+	}
+	later := regexp.MustCompile(`- button "(B\d+)" \[ref=e\d+\]`).FindStringSubmatch(page.Content)
+	if later == nil || strings.Contains(nav.Snapshot, `"`+later[1]+`"`) {
+		t.Errorf("web_read of the stored snapshot gave no later buttons:\n%.300s", page.Content)
+	}
+
+	key := nav.SessionKey
+	m.mu.Lock()
+	s0 := m.sessions[key]
+	m.mu.Unlock()
+	// Far down the page: the snapshot starts at the viewport, and the refs
+	// it shows click.
+	const far = 150_000
+	if r := m.Console(ctx, task, ConsoleInput{Expression: fmt.Sprintf("document.querySelectorAll('#c > button')[%d].scrollIntoView({block: 'start'}); scrollY", far)}); !r.Success {
+		t.Fatalf("scrolling: %s (%s)", r.Error, r.Reason)
+	}
+	down := callWithin(t, "browser_snapshot", 0, func() SnapshotResult { return m.Snapshot(ctx, task, SnapshotInput{}) })
+	if !down.Success || !down.SnapshotTruncated || down.Recycled != "" || down.SessionKey != key {
+		t.Fatalf("snapshot: success=%v reason=%s truncated=%v recycled=%q: %s", down.Success, down.Reason, down.SnapshotTruncated, down.Recycled, down.Error)
+	}
+	if down.SnapshotWalk.AboveViewport == 0 || !strings.Contains(down.Snapshot, "above the viewport") {
+		t.Errorf("scrolled snapshot: nothing left out above the viewport: %+v", *down.SnapshotWalk)
+	}
+	t.Logf("scrolled: %+v", *down.SnapshotWalk)
+	name := fmt.Sprintf("B%d", far+10)
+	ref := refOf(t, down.Snapshot, "button", name)
+	cl := callWithin(t, "browser_click", 0, func() ClickResult { return m.Click(ctx, task, RefInput{Ref: ref}) })
+	if !cl.Success || cl.Title != fmt.Sprintf("clicked %d", far+10) {
+		t.Errorf("click %s (%s): success=%v title=%q reason=%s %s", ref, name, cl.Success, cl.Title, cl.Reason, cl.Error)
+	}
+	if !cl.SnapshotTruncated || cl.Delta != "" || cl.Snapshot == "" {
+		t.Errorf("click on the huge page: a partial snapshot is given whole, never as a delta: truncated=%v delta=%.200q", cl.SnapshotTruncated, cl.Delta)
+	}
+
+	m.mu.Lock()
+	s1 := m.sessions[key]
+	m.mu.Unlock()
+	if s1 == nil || s1 != s0 || s1.suspect.Load() || cl.Recycled != "" {
+		t.Errorf("the session was not kept: before %p, after %p, suspect=%v, recycled=%q", s0, s1, s1 != nil && s1.suspect.Load(), cl.Recycled)
+	}
+	b, _ := json.Marshal(cl)
+	if !utf8.Valid(b) {
+		t.Error("click result is not valid UTF-8")
+	}
+}
