@@ -424,7 +424,7 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 	}
 	user, pass := p.Credentials()
 	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
-		OnTopLevel: topLevelReporter(p),
+		OnTopLevel:   topLevelReporter(p),
 		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap})
 	if err != nil {
