@@ -25,10 +25,8 @@ import (
 func topLevelReporter(p *egress.ProxySession) func(backend.TopLevel) {
 	return func(e backend.TopLevel) {
 		switch e.Phase {
-		case backend.TopLevelNavigating:
-			p.TopLevelNavigating(e.Target)
 		case backend.TopLevelCommitted:
-			p.TopLevelCommitted(e.Target, e.URL)
+			p.TopLevelCommitted(e.Target, e.URL, e.Opener)
 		case backend.TopLevelGone:
 			p.TopLevelGone(e.Target)
 		}
@@ -42,42 +40,45 @@ const pnaBlankWait = 5 * time.Second
 // returns the function that ends the preparation (call it once the
 // navigation returned, whatever its outcome).
 //
-//   - The main frame counts as public from now until the new document
-//     commits, so a public page that follows a private one never inherits its
-//     access.
-//   - When the session's documents are not all private and u's host is
-//     private (an IP literal, a localhost name, or a name resolving into the
-//     private network), the tab first goes to about:blank: the old public
-//     page's scripts stop before the allowance below exists, so they cannot
-//     use it. (A popup the old page opened keeps running; it could reach
-//     exactly that host:port while the navigation is pending.)
-//   - Requests to exactly u's host:port are allowed until the navigation
-//     commits or returns (egress.ProxySession.AllowNavigation): the
-//     document and its own sub-resources on that origin. A redirect hop to
-//     another host:port is judged by the documents as usual, so a public URL
-//     that redirects into the private network is refused
-//     (private_network_from_public).
+//   - u's host is public: the main frame counts as public from now on, so
+//     neither the new page nor a redirect hop of it inherits the access of
+//     a private page the tab was on.
+//   - u's host is private (an IP literal, a localhost name, or a name
+//     resolving into the private network) and the session's documents are
+//     all private already: nothing changes; the new document's commit
+//     places the session.
+//   - u's host is private and the session is public: the tab first goes to
+//     about:blank, so the old public page's scripts stop before the
+//     allowance below exists and cannot use it (a popup that page opened
+//     keeps running; it could reach exactly that host:port while the
+//     navigation is pending). Then requests to exactly u's host:port are
+//     allowed until the navigation commits or returns
+//     (egress.ProxySession.AllowNavigation): the document and its own
+//     sub-resources on that origin. A redirect hop to another host:port is
+//     refused (private_network_from_public).
 //
 // Sessions whose browser does not use the proxy (cloud) and configurations
 // that allow private URLs need none of it.
 func (m *Manager) beginNavigation(ctx context.Context, s *Session, u *urlsafe.URL) (done func()) {
+	nothing := func() {}
 	if s.cloud != nil || m.gates.AllowPrivate {
-		return func() {}
+		return nothing
 	}
 	id := string(s.tab.MainFrame())
-	wasPrivate := s.proxy.PrivateDocuments()
-	s.proxy.TopLevelNavigating(id)
-	if !wasPrivate && m.privateTarget(ctx, u) {
-		if cur, err := s.tab.Current(ctx); err == nil && cur.URL != "about:blank" && cur.URL != "" {
-			bctx, cancel := context.WithTimeout(ctx, pnaBlankWait)
-			s.tab.Navigate(bctx, "about:blank") //nolint:errcheck // best effort; the allowance is narrow either way
-			cancel()
-			s.proxy.TopLevelNavigating(id) // the blank page's commit must not count
-		}
+	if !m.privateTarget(ctx, u) {
+		s.proxy.TopLevelNavigating(id)
+		return nothing
+	}
+	if s.proxy.PrivateDocuments() {
+		return nothing
+	}
+	if cur, err := s.tab.Current(ctx); err == nil && cur.URL != "about:blank" && cur.URL != "" {
+		bctx, cancel := context.WithTimeout(ctx, pnaBlankWait)
+		s.tab.Navigate(bctx, "about:blank") //nolint:errcheck // best effort; the allowance is narrow either way
+		cancel()
 	}
 	return s.proxy.AllowNavigation(id, u.Host, egress.PortOf(u))
 }
-
 // privateTarget reports whether u's host is in the private network as the
 // strict gate sees it (DNS resolved; a lookup failure is not private).
 func (m *Manager) privateTarget(ctx context.Context, u *urlsafe.URL) bool {

@@ -47,7 +47,10 @@ import (
 
 // TopLevelNavigating records that top-level document id (a tab or popup
 // target) is navigating away: until its new document commits it counts as
-// public. The browser side calls it when a main-frame navigation starts.
+// public. The browser side calls it when the agent's own navigation to a
+// public URL starts (page-initiated navigations keep their initiator's space
+// until the new document commits, as PNA judges a navigation by its
+// initiator).
 func (s *ProxySession) TopLevelNavigating(id string) {
 	s.mu.Lock()
 	s.tops[id] = false
@@ -58,13 +61,19 @@ func (s *ProxySession) TopLevelNavigating(id string) {
 
 // TopLevelCommitted records the URL of the document now committed in
 // top-level frame id. rawURL is placed as the package comment says; a
-// non-http(s) URL is public. A commit of an http(s) document in the frame
-// of a pending AllowNavigation ends that allowance.
-func (s *ProxySession) TopLevelCommitted(id, rawURL string) {
+// non-http(s) URL is public, except the initial empty document ("" or
+// about:blank) of a frame with an opener (a popup), which belongs to its
+// opener's address space (as HTML gives it its creator's origin). A commit
+// of an http(s) document in the frame of a pending AllowNavigation ends
+// that allowance.
+func (s *ProxySession) TopLevelCommitted(id, rawURL, opener string) {
 	private, web := s.urlPrivate(rawURL)
 	s.mu.Lock()
 	if web && s.nav != nil && s.nav.id == id {
 		s.nav = nil
+	}
+	if (rawURL == "" || rawURL == "about:blank") && opener != "" {
+		private = s.tops[opener] // unknown opener: public
 	}
 	s.tops[id] = private
 	cut := s.publicCutLocked()

@@ -84,7 +84,7 @@ func TestPNADecision(t *testing.T) {
 	r.wantGet(t, "public site always reachable", "http://"+r.pub+"/", 200, "")
 
 	// A public top-level document: refused.
-	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/page")
+	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/page", "")
 	r.wantGet(t, "public document", privURL, 403, refused)
 	r.wantGet(t, "localhost name from a public document", fmt.Sprintf("http://localhost:%d/", r.privPort), 403, refused)
 
@@ -98,28 +98,34 @@ func TestPNADecision(t *testing.T) {
 
 	// The commit of an http(s) document in the allowance's frame ends it.
 	r.p.AllowNavigation("tab", "127.0.0.1", r.privPort)
-	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/redirected")
+	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/redirected", "")
 	r.wantGet(t, "allowance consumed by a commit", privURL, 403, refused)
 
 	// A private top-level document: its requests into the private network go through.
-	r.p.TopLevelCommitted("tab", privURL)
+	r.p.TopLevelCommitted("tab", privURL, "")
 	if !r.p.PrivateDocuments() {
 		t.Fatal("PrivateDocuments false after a private commit")
 	}
 	r.wantGet(t, "private document", privURL, 200, "")
 	r.wantConnect(t, "private document (tunnel)", r.priv, 200)
 
+	// A popup's initial about:blank belongs to its opener: private here.
+	r.p.TopLevelCommitted("popup", "about:blank", "tab")
+	r.wantGet(t, "blank popup of a private opener", privURL, 200, "")
 	// A popup on a public page makes the whole session public (fail closed).
-	r.p.TopLevelCommitted("popup", "about:blank")
+	r.p.TopLevelCommitted("popup", "http://"+r.pub+"/", "tab")
 	r.wantGet(t, "public popup in the session", privURL, 403, refused)
+	r.p.TopLevelCommitted("popup2", "about:blank", "popup")
 	r.p.TopLevelGone("popup")
-	r.wantGet(t, "popup closed", privURL, 200, "")
+	r.wantGet(t, "blank popup of a public opener", privURL, 403, refused)
+	r.p.TopLevelGone("popup2")
+	r.wantGet(t, "popups closed", privURL, 200, "")
 
 	// A navigation away starts public, before its document commits.
 	r.p.TopLevelNavigating("tab")
 	r.wantGet(t, "navigating", privURL, 403, refused)
 
-	wantHits := int64(3) // the three allowed GETs (tunnels sent nothing)
+	wantHits := int64(4) // the four allowed GETs (tunnels sent nothing)
 	if got := r.hits(); got != wantHits {
 		t.Errorf("private target hits = %d, want %d", got, wantHits)
 	}
@@ -129,8 +135,8 @@ func TestPNADecision(t *testing.T) {
 			n++
 		}
 	}
-	if n != 9 {
-		t.Errorf("private_network_from_public refusals = %d, want 9: %+v", n, r.p.Refusals())
+	if n != 10 {
+		t.Errorf("private_network_from_public refusals = %d, want 10: %+v", n, r.p.Refusals())
 	}
 }
 
@@ -143,20 +149,20 @@ func TestPNAJudgesDialedIP(t *testing.T) {
 	r := newPNARig(t, false)
 	r.res.set("rebind.test", []string{"127.0.0.1"})
 	name := fmt.Sprintf("http://rebind.test:%d/", r.privPort)
-	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/")
+	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/", "")
 	r.wantGet(t, "name resolving to loopback, public document", name, 403, reason.PrivateNetworkFromPublic)
 
-	r.p.TopLevelCommitted("tab", "http://"+r.priv+"/")
+	r.p.TopLevelCommitted("tab", "http://"+r.priv+"/", "")
 	r.wantGet(t, "same name, private document", name, 200, "")
 	// A document at that name is placed by the proxy's dial: private.
-	r.p.TopLevelCommitted("tab", name+"app")
+	r.p.TopLevelCommitted("tab", name+"app", "")
 	if !r.p.PrivateDocuments() {
 		t.Error("a document at a name last dialed to loopback is not private")
 	}
-	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/")
+	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/", "")
 	r.wantGet(t, "pooled upstream connection, public document", name, 403, reason.PrivateNetworkFromPublic)
 	// A name the proxy never dialed places a document as public.
-	r.p.TopLevelCommitted("tab", "http://never-dialed.test/")
+	r.p.TopLevelCommitted("tab", "http://never-dialed.test/", "")
 	if r.p.PrivateDocuments() {
 		t.Error("a document at a never-dialed name is private")
 	}
@@ -170,7 +176,7 @@ func TestPNAJudgesDialedIP(t *testing.T) {
 // for the public page that follows.
 func TestPNACutsPrivateTunnels(t *testing.T) {
 	r := newPNARig(t, false)
-	r.p.TopLevelCommitted("tab", "http://"+r.priv+"/")
+	r.p.TopLevelCommitted("tab", "http://"+r.priv+"/", "")
 	st, conn, br := connect(t, r.p, r.priv)
 	if st != 200 {
 		t.Fatalf("CONNECT from a private document = %d", st)
@@ -202,7 +208,7 @@ func isTimeout(err error) bool {
 // TestPNAOffWithAllowPrivate: security.allow_private_urls turns the rule off.
 func TestPNAOffWithAllowPrivate(t *testing.T) {
 	r := newPNARig(t, true)
-	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/")
+	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/", "")
 	r.wantGet(t, "allow_private_urls", "http://"+r.priv+"/", 200, "")
 	r.wantConnect(t, "allow_private_urls (tunnel)", r.priv, 200)
 }

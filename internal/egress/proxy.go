@@ -110,6 +110,11 @@ const maxRefusals = 64
 // forwarded by a reverse proxy whose transport dials through the Guard; CONNECT
 // tunnels (https, wss) are dialed through the Guard and spliced. The proxy never
 // follows redirects: the browser asks for each hop, and each hop is decided anew.
+// On top of both halves, a request whose destination is private must come from
+// a session whose top-level documents are private (Private Network Access,
+// pna.go: TopLevelCommitted, AllowNavigation; off with
+// ProxyOptions.AllowPrivateFromPublic), else it is refused with
+// private_network_from_public.
 //
 // A ProxySession is safe for concurrent use. Close stops the listener and cuts
 // every open tunnel.

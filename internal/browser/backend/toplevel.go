@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 )
@@ -10,43 +9,38 @@ import (
 type TopLevelPhase int
 
 const (
-	// TopLevelNavigating: a main-frame navigation started (its document
-	// request is about to be sent); the old document is on its way out.
-	TopLevelNavigating TopLevelPhase = iota + 1
 	// TopLevelCommitted: URL is now the document of that top-level frame.
-	TopLevelCommitted
+	TopLevelCommitted TopLevelPhase = iota + 1
 	// TopLevelGone: the tab or popup closed.
 	TopLevelGone
 )
 
 // TopLevel reports a change of one top-level document of a tab's
 // BrowserContext (TabOptions.OnTopLevel): the tab's own main frame (from its
-// page events, at navigation start and at commit) and every other page
-// target of the context — popups and tabs the page opened — (from the
-// browser's target events, at creation, URL change and destruction).
-// Target is the CDP target id (the main frame id of a page target).
+// page events, at each commit) and every other page target of the context —
+// popups and tabs the page opened — (from the browser's target events, at
+// creation, URL change and destruction). Target is the CDP target id (the
+// main frame id of a page target).
 type TopLevel struct {
 	Target string
 	Phase  TopLevelPhase
 	URL    string // TopLevelCommitted only
+	// Opener is the target that opened this one (a popup), "" for the
+	// tab's own frame: a popup's initial about:blank document belongs to
+	// its opener (HTML's "creator" of an initial empty document).
+	Opener string
 }
 
-// topLevelPageLocked reports the tab's own main-frame navigation start and
-// commit to TabOptions.OnTopLevel; it runs in onEvent, under t.mu.
+// topLevelPageLocked reports each commit of the tab's own main frame to
+// TabOptions.OnTopLevel; it runs in onEvent, under t.mu. (Page.frameNavigated
+// is sent by the renderer when it commits, before the new document's parser
+// asks for anything.)
 func (t *Tab) topLevelPageLocked(ev any) {
-	fn := t.onTop
-	if fn == nil {
+	if t.onTop == nil {
 		return
 	}
-	switch e := ev.(type) {
-	case *network.EventRequestWillBeSent:
-		if e.Type == network.ResourceTypeDocument && e.FrameID == t.frame {
-			fn(TopLevel{Target: string(t.frame), Phase: TopLevelNavigating})
-		}
-	case *page.EventFrameNavigated:
-		if e.Frame != nil && e.Frame.ID == t.frame && e.Frame.ParentID == "" {
-			fn(TopLevel{Target: string(t.frame), Phase: TopLevelCommitted, URL: e.Frame.URL})
-		}
+	if e, ok := ev.(*page.EventFrameNavigated); ok && e.Frame != nil && e.Frame.ID == t.frame && e.Frame.ParentID == "" {
+		t.onTop(TopLevel{Target: string(t.frame), Phase: TopLevelCommitted, URL: e.Frame.URL})
 	}
 }
 
@@ -76,5 +70,5 @@ func (t *Tab) topLevelInfo(fn func(TopLevel), info *target.Info) {
 		t.bctx == "" || info.BrowserContextID != t.bctx {
 		return
 	}
-	fn(TopLevel{Target: string(info.TargetID), Phase: TopLevelCommitted, URL: info.URL})
+	fn(TopLevel{Target: string(info.TargetID), Phase: TopLevelCommitted, URL: info.URL, Opener: string(info.OpenerID)})
 }
