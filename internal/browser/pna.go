@@ -79,6 +79,7 @@ func (m *Manager) beginNavigation(ctx context.Context, s *Session, u *urlsafe.UR
 	}
 	return s.proxy.AllowNavigation(id, u.Host, egress.PortOf(u))
 }
+
 // privateTarget reports whether u's host is in the private network as the
 // strict gate sees it (DNS resolved; a lookup failure is not private).
 func (m *Manager) privateTarget(ctx context.Context, u *urlsafe.URL) bool {

@@ -21,8 +21,8 @@ import (
 //
 //   - ProxyOptions.AllowPrivateFromPublic is set (security.allow_private_urls), or
 //   - every top-level document of the session is itself private (the
-//     browser side reports them: TopLevelNavigating, TopLevelCommitted,
-//     TopLevelGone), or
+//     browser side reports them: TopLevelCommitted, TopLevelGone, and
+//     TopLevelNavigating for the agent's own navigation to a public URL), or
 //   - it targets exactly the host:port of the agent's own pending
 //     navigation (AllowNavigation), until that navigation commits or ends.
 //
@@ -32,18 +32,26 @@ import (
 // does not trust request headers to learn a request's initiator (a CONNECT
 // tunnel has none to read); it keeps the address space of the session's
 // top-level documents instead, and fails closed: no known document, a
-// document it cannot place (about:blank, data:, an error page, a host it
-// never dialed) and any public top-level document anywhere in the session
-// (another tab, a popup) make the session public. A document is private when
-// its URL's host is a private IP literal or a localhost name, or when the
-// proxy's last dial to its host:port reached a private IP.
+// document it cannot place (about:blank without an opener, data:, an error
+// page, a host it never dialed) and any public top-level document anywhere
+// in the session (another tab, a popup) make the session public. A document
+// is private when its URL's host is a private IP literal or a localhost
+// name, or when the proxy's last dial to its host:port reached a private IP.
+//
+// A navigation a page starts is judged by that page (its initiator), as
+// PNA does: the state changes when the new document commits. The commit
+// is reported by the renderer before the new document's parser asks for
+// anything, but it reaches the proxy through CDP: a public page that a
+// private page navigated to could in principle have a request reach the
+// proxy before its commit is seen. That window only opens from a private
+// page the user navigated to.
 //
 // The check runs twice: when a request or tunnel arrives (so a pooled
 // upstream connection to a host:port once dialed privately is not reused by
 // a public page), and on every candidate IP at dial time (DNS rebinding).
-// When the session turns public, open CONNECT tunnels to private addresses
-// are cut, so a tunnel the browser pooled for a private page is not reused
-// by the public one that follows.
+// When no private request is allowed any more, open CONNECT tunnels to
+// private addresses are cut, so a tunnel the browser pooled for a private
+// page is not reused by the public one that follows.
 
 // TopLevelNavigating records that top-level document id (a tab or popup
 // target) is navigating away: until its new document commits it counts as
