@@ -80,22 +80,24 @@ const (
 	NavigationFailed Code = "navigation_failed"
 	RedirectPrivate  Code = "redirect_private"
 	RedirectMetadata Code = "redirect_metadata"
+
 	// PrivateNetworkFromPublic is the egress proxy's Private Network Access
 	// refusal (issue 16): a request into the private network caused by a
 	// public document.
 	PrivateNetworkFromPublic Code = "private_network_from_public"
-	PageBlocked              Code = "page_blocked"
-	StaleRef                 Code = "stale_ref"
-	ClickIntercepted         Code = "click_intercepted"
-	NotEditable              Code = "not_editable"
-	NotVisible               Code = "element_not_visible"
-	ElementDisabled          Code = "element_disabled"
-	InvalidDirection         Code = "invalid_direction"
-	InvalidKey               Code = "invalid_key"
-	NoHistory                Code = "no_history"
-	EvalFailed               Code = "eval_failed"
-	EvalDenylist             Code = "eval_denylist"
-	EvalURLLiteral           Code = "eval_private_literal"
+
+	PageBlocked      Code = "page_blocked"
+	StaleRef         Code = "stale_ref"
+	ClickIntercepted Code = "click_intercepted"
+	NotEditable      Code = "not_editable"
+	NotVisible       Code = "element_not_visible"
+	ElementDisabled  Code = "element_disabled"
+	InvalidDirection Code = "invalid_direction"
+	InvalidKey       Code = "invalid_key"
+	NoHistory        Code = "no_history"
+	EvalFailed       Code = "eval_failed"
+	EvalDenylist     Code = "eval_denylist"
+	EvalURLLiteral   Code = "eval_private_literal"
 
 	// Browser lifecycle and backends (spec §B4–§B7, §B10–§B12).
 	SessionExpired      Code = "session_expired"
@@ -180,25 +182,27 @@ var codes = map[Code]string{
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
 	ConfigInvalid:          "config.yaml cannot be read or parsed, or would silently weaken the website blocklist (a problem inside security.website_blocklist, a misplaced security key); every web tool refuses until it is fixed (fail closed, a departure from spec §A8, which falls back to defaults)",
 
-	ChromiumMissing:          "no Chromium binary was found (browser.executable_path, CHROME_PATH, /usr/lib/chromium/chromium, PATH); install it, e.g. apt-get install -y chromium",
-	BrowserFailed:            "the browser or its session could not be started, or the tab crashed; the session is dropped and the next call starts a fresh one",
-	CommandTimeout:           "a browser command exceeded browser.command_timeout (navigation: max(timeout, 60 s), spec §B5)",
-	NavigationFailed:         "the browser could not load the page (connection refused, DNS failure, refused by the egress proxy, …)",
-	RedirectPrivate:          "the navigation's redirect chain ended on a private/internal address; the tab was reset to about:blank (spec §B8.1 step 6)",
-	RedirectMetadata:         "the navigation's redirect chain ended on a cloud metadata endpoint; the tab was reset to about:blank (spec §B8.1 step 6)",
+	ChromiumMissing:  "no Chromium binary was found (browser.executable_path, CHROME_PATH, /usr/lib/chromium/chromium, PATH); install it, e.g. apt-get install -y chromium",
+	BrowserFailed:    "the browser or its session could not be started, or the tab crashed; the session is dropped and the next call starts a fresh one",
+	CommandTimeout:   "a browser command exceeded browser.command_timeout (navigation: max(timeout, 60 s), spec §B5)",
+	NavigationFailed: "the browser could not load the page (connection refused, DNS failure, refused by the egress proxy, …)",
+	RedirectPrivate:  "the navigation's redirect chain ended on a private/internal address; the tab was reset to about:blank (spec §B8.1 step 6)",
+	RedirectMetadata: "the navigation's redirect chain ended on a cloud metadata endpoint; the tab was reset to about:blank (spec §B8.1 step 6)",
+
 	PrivateNetworkFromPublic: "a public page (or a redirect or navigation it started) asked for a private address (loopback, RFC 1918, link-local, CGNAT, ULA, …); the local browser's egress proxy lets a request into the private network through only when every top-level document of the session is itself private, or for the agent's own browser_navigate to that host:port, or with security.allow_private_urls: true (Private Network Access; docs/browser.md)",
-	PageBlocked:              "the tab's current page URL is refused by the gates (a script may have navigated it); content withheld and input refused (spec §B8.2)",
-	StaleRef:                 "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
-	ClickIntercepted:         "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",
-	NotVisible:               "the ref names an element that has no visible box to click (hidden, collapsed or zero-sized); scroll or open its container, then snapshot again",
-	ElementDisabled:          "browser_click was given a ref to a disabled form control (the disabled attribute, also through a disabled <fieldset>): the browser delivers no click to it, so nothing was clicked; fill in what the page needs to enable it, then snapshot again",
-	NotEditable:              "browser_type was given a ref that is not a text field or editable element",
-	InvalidDirection:         "browser_scroll direction is not up or down (case-sensitive, spec §B2)",
-	InvalidKey:               "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
-	NoHistory:                "browser_back has no earlier history entry in this tab",
-	EvalFailed:               "browser_console's expression threw or could not be serialised",
-	EvalDenylist:             "browser.restrict_evaluate is on and the expression names a sensitive primitive (cookies, storage, network, form values; spec §B8.3)",
-	EvalURLLiteral:           "the expression contains an http(s) URL literal the gates refuse (private address or metadata endpoint; spec §B8.3 pre-screen)",
+
+	PageBlocked:      "the tab's current page URL is refused by the gates (a script may have navigated it); content withheld and input refused (spec §B8.2)",
+	StaleRef:         "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
+	ClickIntercepted: "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",
+	NotVisible:       "the ref names an element that has no visible box to click (hidden, collapsed or zero-sized); scroll or open its container, then snapshot again",
+	ElementDisabled:  "browser_click was given a ref to a disabled form control (the disabled attribute, also through a disabled <fieldset>): the browser delivers no click to it, so nothing was clicked; fill in what the page needs to enable it, then snapshot again",
+	NotEditable:      "browser_type was given a ref that is not a text field or editable element",
+	InvalidDirection: "browser_scroll direction is not up or down (case-sensitive, spec §B2)",
+	InvalidKey:       "browser_press was given a key name it does not know (Enter, Tab, Escape, ArrowDown, a single character, …)",
+	NoHistory:        "browser_back has no earlier history entry in this tab",
+	EvalFailed:       "browser_console's expression threw or could not be serialised",
+	EvalDenylist:     "browser.restrict_evaluate is on and the expression names a sensitive primitive (cookies, storage, network, form values; spec §B8.3)",
+	EvalURLLiteral:   "the expression contains an http(s) URL literal the gates refuse (private address or metadata endpoint; spec §B8.3 pre-screen)",
 
 	SessionExpired:      "the task's browser session was closed by the janitor after browser.inactivity_timeout of idleness; call browser_navigate to start a fresh one (spec §B7)",
 	ProxyAuthRequired:   "a request reached a browser session's egress proxy without that session's proxy credential (Proxy-Authorization, RFC 7235 §4.4): it came from outside that session's BrowserContext; answered 407 and counted for the session",
