@@ -226,7 +226,7 @@ func (s *ProxySession) arrivalRefusal(scheme, host string, port uint16) *reason.
 		return nil
 	}
 	private := false
-	if a, err := netip.ParseAddr(host); err == nil {
+	if a, err := netip.ParseAddr(originHost(host)); err == nil {
 		private = s.guard.isPrivate(scheme, host, a, port)
 	} else if urlsafe.IsLocalhostName(host) {
 		private = s.guard.isPrivate(scheme, host, urlsafe.LocalhostAddrs[0], port)

@@ -87,6 +87,7 @@ func TestPNADecision(t *testing.T) {
 	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/page", "")
 	r.wantGet(t, "public document", privURL, 403, refused)
 	r.wantGet(t, "localhost name from a public document", fmt.Sprintf("http://localhost:%d/", r.privPort), 403, refused)
+	r.wantConnect(t, "IPv6 loopback literal from a public document", fmt.Sprintf("[::1]:%d", r.privPort), 403)
 
 	// The agent's own navigation: exactly that host:port, until it commits.
 	done := r.p.AllowNavigation("tab", "127.0.0.1", r.privPort)
@@ -135,8 +136,8 @@ func TestPNADecision(t *testing.T) {
 			n++
 		}
 	}
-	if n != 10 {
-		t.Errorf("private_network_from_public refusals = %d, want 10: %+v", n, r.p.Refusals())
+	if n != 11 {
+		t.Errorf("private_network_from_public refusals = %d, want 11: %+v", n, r.p.Refusals())
 	}
 }
 
