@@ -14,7 +14,7 @@ import (
 )
 
 // Gates holds the browser's URL gates (spec §B8). Open allows private
-// addresses (a local backend, a ::local sidecar, browser.allow_private_urls)
+// addresses (a local backend, a ::local sidecar, security.allow_private_urls)
 // but never metadata endpoints; Strict refuses private addresses too. The same
 // Gates value decides browser_navigate, the page checks of the other tools, the
 // egress proxy of every session and `gatehouse check --for browser`, so they
@@ -23,8 +23,10 @@ type Gates struct {
 	Open   *egress.Guard
 	Strict *egress.Guard
 	Policy *policy.Policy // nil: no website policy
-	// AllowPrivate is browser.allow_private_urls (or security.allow_private_urls):
-	// the SSRF guard is off for every backend (spec §B8.1 3b).
+	// AllowPrivate is security.allow_private_urls (or the legacy
+	// browser.allow_private_urls in a file): the SSRF guard is off for every
+	// backend (spec §B8.1 3b), and so is Private Network Access in the local
+	// sessions' egress proxies (pna.go).
 	AllowPrivate bool
 }
 
@@ -217,7 +219,7 @@ func (g *Gates) RedirectRefusal(requested, final string, active bool) *reason.Er
 			"Blocked: the redirect landed on a cloud metadata endpoint; the tab was reset to about:blank.", rerr)
 	case reason.SSRFPrivate:
 		return reason.Wrap(reason.RedirectPrivate, reason.GateSSRF,
-			"Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank. Set browser.allow_private_urls: true if this is intended.", rerr)
+			"Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank. Set security.allow_private_urls: true if this is intended.", rerr)
 	}
 	return rerr
 }

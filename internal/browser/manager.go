@@ -417,12 +417,15 @@ func (m *Manager) localSession(ctx context.Context, key string, realProfile bool
 func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool) (*Session, error) {
 	// The port attributes the session's requests; the credential makes sure
 	// only this session's BrowserContext can use that port.
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Logger: m.logger, Authenticate: true})
+	// Private Network Access (pna.go) applies unless private URLs are allowed.
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "(starting)", Guard: m.gates.Guard(active), Logger: m.logger, Authenticate: true,
+		AllowPrivateFromPublic: m.gates.AllowPrivate})
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the session's egress proxy.", err)
 	}
 	user, pass := p.Credentials()
 	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
+		OnTopLevel:   topLevelReporter(p),
 		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap})
 	if err != nil {

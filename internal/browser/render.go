@@ -453,7 +453,11 @@ func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *eg
 		}
 		return nil
 	})
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: policy, Logger: m.logger})
+	// Private Network Access (egress/pna.go): the render tab reports no
+	// documents, so the proxy treats it as public; private addresses pass
+	// only where web_extract's guard allows them (security.allow_private_urls).
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: policy, Logger: m.logger,
+		AllowPrivateFromPublic: guard.Options().Gate.AllowPrivate})
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the render step's egress proxy.", err)
 	}

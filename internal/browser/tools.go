@@ -350,7 +350,9 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
 	start := time.Now()
+	pnaDone := m.beginNavigation(nctx, s, u) // the agent's own navigation (pna.go)
 	nr, err := s.tab.Navigate(nctx, u.Href)
+	pnaDone()
 	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
 	if err != nil {
 		m.errOf(s, &r.Page, err)

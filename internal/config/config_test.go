@@ -164,10 +164,12 @@ func TestNormalizedClamps(t *testing.T) {
 	}
 }
 
-// The §B13 key list, kept by hand as an oracle for the key table.
+// The §B13 key list, kept by hand as an oracle for the key table. The legacy
+// allow_private_urls is left out: its one key is security.allow_private_urls
+// (issue 16, TestAllowPrivateURLsOneKey).
 var b13Keys = []string{
 	"backend", "executable_path" /* Gatehouse addition, issue 8 */, "inactivity_timeout", "command_timeout", "snapshot_threshold", "record_sessions", "headed",
-	"allow_private_urls", "engine", "auto_local_for_private_urls", "cdp_url", "use_real_profile",
+	"engine", "auto_local_for_private_urls", "cdp_url", "use_real_profile",
 	"real_profile_autoclose", "real_profile_pin", "allow_unsafe_evaluate", "restrict_evaluate", "dialog_policy",
 	"dialog_timeout_s", "camofox", "extension_control", "cloud_provider",
 }
@@ -704,6 +706,47 @@ func TestLegacyAllowPrivateURLs(t *testing.T) {
 				t.Errorf("AllowPrivateURLs = %t, want %t", c.Security.AllowPrivateURLs, tt.want)
 			}
 		})
+	}
+}
+
+// TestAllowPrivateURLsOneKey: the key `config get` shows is the key `config
+// set` takes (issue 16: `get browser` showed allow_private_urls, which set
+// refused as legacy). The legacy spelling is still read from files.
+func TestAllowPrivateURLsOneKey(t *testing.T) {
+	home := t.TempDir()
+	out, err := Get(home, "browser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "allow_private_urls") {
+		t.Errorf("get browser shows allow_private_urls, which set refuses:\n%s", out)
+	}
+	if slices.Contains(Keys(), "browser.allow_private_urls") {
+		t.Error("Keys lists the legacy browser.allow_private_urls")
+	}
+	for _, k := range Keys() {
+		if err := Set(home, k, "true"); err != nil && strings.Contains(err.Error(), "legacy") {
+			t.Errorf("Keys lists %s, which Set refuses as legacy: %v", k, err)
+		}
+	}
+	for _, op := range []func() error{
+		func() error { _, err := Get(home, "browser.allow_private_urls"); return err },
+		func() error { return Set(home, "browser.allow_private_urls", "true") },
+	} {
+		if err := op(); err == nil || !strings.Contains(err.Error(), "security.allow_private_urls") {
+			t.Errorf("legacy key: err = %v, want one naming security.allow_private_urls", err)
+		}
+	}
+	if err := Set(home, "security.allow_private_urls", "true"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Get(home, "security.allow_private_urls"); err != nil || v != "true" {
+		t.Errorf("get security.allow_private_urls = %q, %v; want true", v, err)
+	}
+	// A file written for the described system still loads the legacy key.
+	c, _ := mustLoad(t, writeConfig(t, "browser:\n  allow_private_urls: true\n"))
+	if !c.Security.AllowPrivateURLs {
+		t.Error("legacy browser.allow_private_urls no longer read")
 	}
 }
 

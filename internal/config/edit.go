@@ -50,6 +50,9 @@ func resolveKey(key string) (keyRef, error) {
 			return keyRef{}, fmt.Errorf("config: unknown key %q; valid keys in %s: %s", key, strings.Join(path, "."), strings.Join(cur.childNames(), ", "))
 		}
 		path = append(path, seg)
+		if ch.successor != "" {
+			return keyRef{}, fmt.Errorf("config: %s is a legacy key that Load only honours, with a warning, in existing files; get and set %s instead (it governs the browser too)", strings.Join(path, "."), ch.successor)
+		}
 		cur = ch
 	}
 	return keyRef{f: cur, path: path}, nil
@@ -172,7 +175,7 @@ func marshalValue(v any) (string, error) {
 // for a non-string key, and any value that [Load] would warn about (wrong
 // type, out of range, unknown enum value), so the file only ever receives
 // values that load cleanly; a legacy key (browser.allow_private_urls) is
-// refused in favour of its successor. Entries of map keys are set as key.<entry>
+// refused in favour of its successor, as Get refuses it. Entries of map keys are set as key.<entry>
 // ("web.provider_tier.exa free").
 //
 // The file is edited through the goccy/go-yaml AST, so other keys, comments
@@ -208,9 +211,6 @@ func Set(home, key, value string) error {
 	key = strings.Join(ref.path, ".")
 	if ref.hasEnt {
 		key += "." + ref.entry
-	}
-	if now, ok := legacyKeys[key]; ok {
-		return fmt.Errorf("config: %s is a legacy key that Load only honours with a warning; set %s instead", key, now)
 	}
 	v, err := decodeSetValue(ref, value)
 	if err != nil {
@@ -294,11 +294,6 @@ func Set(home, key, value string) error {
 // policy.Lint for the blocklist (config cannot import policy: policy's
 // tests import config).
 var EntryCheck func(key, entry string) string
-
-// legacyKeys are keys Load still reads, with a warning, for files written
-// for the described system (spec §A6.5); Set writes their successor
-// instead.
-var legacyKeys = map[string]string{"browser.allow_private_urls": "security.allow_private_urls"}
 
 // lockPath is the lock file that serialises Sets on one home.
 func lockPath(home string) string { return filepath.Join(home, ".config.yaml.lock") }

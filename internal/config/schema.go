@@ -34,6 +34,11 @@ type field struct {
 	// canonical marks a leaf whose file value Set writes in the form Load
 	// keeps (an enum: "AUTO_DISMISS" is written auto_dismiss).
 	canonical bool
+	// successor marks a legacy leaf (spec §A6.5): Load still reads it
+	// from existing files, with a warning, but Get, Set, Keys and the
+	// rendered blocks know only the successor key named here, so the key a
+	// user reads is the key a user can write.
+	successor string
 }
 
 // problem describes why a value was not used exactly as written: msg says
@@ -73,10 +78,13 @@ func (f *field) child(name string) *field {
 	return nil
 }
 
+// childNames lists the block's keys, legacy leaves left out.
 func (f *field) childNames() []string {
-	out := make([]string, len(f.children))
-	for i, c := range f.children {
-		out[i] = c.name
+	out := make([]string, 0, len(f.children))
+	for _, c := range f.children {
+		if c.successor == "" {
+			out = append(out, c.name)
+		}
 	}
 	return out
 }
@@ -88,6 +96,9 @@ func (f *field) render(c *Config) any {
 	}
 	ms := make(yaml.MapSlice, 0, len(f.children))
 	for _, ch := range f.children {
+		if ch.successor != "" {
+			continue // a legacy key: its value shows under its successor
+		}
 		ms = append(ms, yaml.MapItem{Key: ch.name, Value: ch.render(c)})
 	}
 	return ms
@@ -144,7 +155,7 @@ var schema = &field{name: "", children: []*field{
 		intFloor("snapshot_threshold", func(c *Config) *int { return &c.Browser.SnapshotThreshold }, DefaultSnapshotThreshold, MinSnapshotThreshold),
 		boolean("record_sessions", func(c *Config) *bool { return &c.Browser.RecordSessions }),
 		boolean("headed", func(c *Config) *bool { return &c.Browser.Headed }),
-		boolean("allow_private_urls", func(c *Config) *bool { return &c.Browser.AllowPrivateURLs }),
+		legacy(boolean("allow_private_urls", func(c *Config) *bool { return &c.Browser.AllowPrivateURLs }), "security.allow_private_urls"),
 		enum("engine", func(c *Config) *string { return &c.Browser.Engine }, EngineAuto, EngineChrome, EngineLightpanda),
 		boolean("auto_local_for_private_urls", func(c *Config) *bool { return &c.Browser.AutoLocalForPrivateURLs }),
 		str("cdp_url", func(c *Config) *string { return &c.Browser.CDPURL }, strings.TrimSpace),
@@ -176,6 +187,14 @@ var schema = &field{name: "", children: []*field{
 
 func block(name string, children ...*field) *field {
 	return &field{name: name, typ: "mapping", children: children}
+}
+
+// legacy marks leaf f as a legacy key whose successor is the dotted key
+// successor: files written for the described system still load, but Get,
+// Set, Keys and rendered blocks name only the successor.
+func legacy(f *field, successor string) *field {
+	f.successor = successor
+	return f
 }
 
 func lowerTrim(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -620,7 +639,7 @@ func Keys() []string {
 			}
 			if ch.isBlock() {
 				walk(k, ch)
-			} else {
+			} else if ch.successor == "" {
 				out = append(out, k)
 			}
 		}

@@ -258,6 +258,14 @@ func schemeFrom(ctx context.Context) string {
 // Errors are *reason.Error (ssrf_private, ssrf_metadata, dns_unresolvable,
 // dns_bad_answer, fetch_failed, fetch_timeout) wrapping the cause.
 func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return g.dial(ctx, network, addr, nil)
+}
+
+// dial is DialContext with an extra judgement of every candidate IP (nil:
+// none), run after the guard's own: the first refusal refuses the dial
+// (fail closed, as for the guard's own judgement). The browser's egress
+// proxy passes its Private Network Access check (pna.go).
+func (g *Guard) dial(ctx context.Context, network, addr string, extra func(host string, a netip.Addr, port uint16) *reason.Error) (net.Conn, error) {
 	switch network {
 	case "tcp", "tcp4", "tcp6":
 	default:
@@ -299,6 +307,13 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	candidates = dedupe(candidates)
 	if len(candidates) > MaxDialCandidates {
 		candidates = candidates[:MaxDialCandidates]
+	}
+	if extra != nil {
+		for _, a := range candidates {
+			if rerr := extra(host, a, port); rerr != nil {
+				return nil, rerr
+			}
+		}
 	}
 	vetted := make(map[netip.Addr]bool, len(candidates))
 	for _, a := range candidates {

@@ -110,6 +110,11 @@ const maxRefusals = 64
 // forwarded by a reverse proxy whose transport dials through the Guard; CONNECT
 // tunnels (https, wss) are dialed through the Guard and spliced. The proxy never
 // follows redirects: the browser asks for each hop, and each hop is decided anew.
+// On top of both halves, a request whose destination is private must come from
+// a session whose top-level documents are private (Private Network Access,
+// pna.go: TopLevelCommitted, AllowNavigation; off with
+// ProxyOptions.AllowPrivateFromPublic), else it is refused with
+// private_network_from_public.
 //
 // A ProxySession is safe for concurrent use. Close stops the listener and cuts
 // every open tunnel.
@@ -130,9 +135,16 @@ type ProxySession struct {
 
 	mu       sync.Mutex
 	refusals []Refusal
-	failures []Refusal // allowed requests whose upstream could not be reached (FailedSince)
-	tunnels  map[net.Conn]struct{}
+	failures []Refusal         // allowed requests whose upstream could not be reached (FailedSince)
+	tunnels  map[net.Conn]bool // open CONNECT tunnel ends → leads to a private address
 	closed   bool
+
+	// Private Network Access (pna.go), under mu.
+	allowPNA    bool            // ProxyOptions.AllowPrivateFromPublic (set once)
+	tops        map[string]bool // top-level document id → private
+	nav         *navAllowance   // the agent's pending navigation (AllowNavigation)
+	lastDial    map[string]bool // "host:port" → its last dial reached a private IP
+	everPrivate map[string]bool // "host:port" → some dial reached a private IP
 }
 
 // ProxyOptions configures NewProxySession.
@@ -147,6 +159,11 @@ type ProxyOptions struct {
 	Decider HostDecider
 	// Logger receives one record per refusal; nil discards.
 	Logger *slog.Logger
+	// AllowPrivateFromPublic turns Private Network Access off (pna.go):
+	// requests into the private network no longer need a private top-level
+	// document. Set it when the user allowed private URLs
+	// (security.allow_private_urls); the zero value enforces it.
+	AllowPrivateFromPublic bool
 	// Authenticate makes NewProxySession draw a random credential
 	// (Credentials, 128 bits each for user and password) and answer every
 	// request or tunnel without it with 407 Proxy Authentication Required
@@ -170,7 +187,9 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 	}
 	s := &ProxySession{
 		guard: o.Guard, decider: o.Decider, logger: lg,
-		ln: ln, tunnels: map[net.Conn]struct{}{},
+		ln: ln, tunnels: map[net.Conn]bool{},
+		allowPNA: o.AllowPrivateFromPublic, tops: map[string]bool{},
+		lastDial: map[string]bool{}, everPrivate: map[string]bool{},
 	}
 	s.SetName(o.Name)
 	if o.Authenticate {
@@ -185,7 +204,8 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 	s.tr = &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return s.guard.DialContext(WithScheme(ctx, "http"), network, addr)
+			c, _, err := s.dial(WithScheme(ctx, "http"), network, addr)
+			return c, err
 		},
 		ForceAttemptHTTP2:      false,
 		TLSHandshakeTimeout:    10 * time.Second,
@@ -334,7 +354,7 @@ func (s *ProxySession) Close() error {
 	}
 	s.closed = true
 	tunnels := s.tunnels
-	s.tunnels = map[net.Conn]struct{}{}
+	s.tunnels = map[net.Conn]bool{}
 	s.mu.Unlock()
 	for c := range tunnels {
 		c.Close()
@@ -344,13 +364,20 @@ func (s *ProxySession) Close() error {
 	return err
 }
 
-func (s *ProxySession) track(c net.Conn) bool {
+// track registers one end of an open tunnel; private marks a tunnel to a
+// private address (cut when the session turns public, pna.go). It reports
+// false once the session is closed, or when a private tunnel is no longer
+// allowed (the session turned public while it was being dialed).
+func (s *ProxySession) track(c net.Conn, private bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	s.tunnels[c] = struct{}{}
+	if private && !s.allowPNA && !s.privateLocked() && s.nav == nil {
+		return false
+	}
+	s.tunnels[c] = private
 	return true
 }
 
@@ -444,6 +471,9 @@ func (s *ProxySession) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	host, port, rerr := s.decide(r.Context(), "http", r.URL.Host, def)
+	if rerr == nil {
+		rerr = s.arrivalRefusal("http", host, port)
+	}
 	if rerr != nil {
 		s.refuse(w, r.Method, host, port, rerr)
 		return
@@ -478,7 +508,7 @@ func (s *ProxySession) upstreamError(w http.ResponseWriter, r *http.Request, err
 func isRefusal(c reason.Code) bool {
 	switch c {
 	case reason.SSRFPrivate, reason.SSRFMetadata, reason.DNSUnresolvable, reason.DNSBadAnswer,
-		reason.PolicyBlocked, reason.UnsupportedScheme, reason.InvalidURL:
+		reason.PolicyBlocked, reason.UnsupportedScheme, reason.InvalidURL, reason.PrivateNetworkFromPublic:
 		return true
 	}
 	return false
@@ -499,13 +529,16 @@ func PortOfHost(hostport string, def uint16) uint16 {
 
 func (s *ProxySession) connect(w http.ResponseWriter, r *http.Request) {
 	host, port, rerr := s.decide(r.Context(), "", r.Host, 443)
+	if rerr == nil {
+		rerr = s.arrivalRefusal("", host, port)
+	}
 	if rerr != nil {
 		s.refuse(w, r.Method, host, port, rerr)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.guard.opts.ConnectTimeout+5*time.Second)
 	defer cancel()
-	up, err := s.guard.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
+	up, private, err := s.dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
 	if err != nil {
 		if rerr := reason.As(err); rerr != nil && isRefusal(rerr.Code) {
 			s.refuse(w, r.Method, host, port, rerr)
@@ -527,12 +560,12 @@ func (s *ProxySession) connect(w http.ResponseWriter, r *http.Request) {
 		up.Close()
 		return
 	}
-	if !s.track(down) {
+	if !s.track(down, private) {
 		down.Close()
 		up.Close()
 		return
 	}
-	if !s.track(up) {
+	if !s.track(up, private) {
 		s.untrack(down)
 		down.Close()
 		up.Close()

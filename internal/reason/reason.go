@@ -80,6 +80,12 @@ const (
 	NavigationFailed Code = "navigation_failed"
 	RedirectPrivate  Code = "redirect_private"
 	RedirectMetadata Code = "redirect_metadata"
+
+	// PrivateNetworkFromPublic is the egress proxy's Private Network Access
+	// refusal (issue 16): a request into the private network caused by a
+	// public document.
+	PrivateNetworkFromPublic Code = "private_network_from_public"
+
 	PageBlocked      Code = "page_blocked"
 	StaleRef         Code = "stale_ref"
 	ClickIntercepted Code = "click_intercepted"
@@ -182,6 +188,9 @@ var codes = map[Code]string{
 	NavigationFailed: "the browser could not load the page (connection refused, DNS failure, refused by the egress proxy, …)",
 	RedirectPrivate:  "the navigation's redirect chain ended on a private/internal address; the tab was reset to about:blank (spec §B8.1 step 6)",
 	RedirectMetadata: "the navigation's redirect chain ended on a cloud metadata endpoint; the tab was reset to about:blank (spec §B8.1 step 6)",
+
+	PrivateNetworkFromPublic: "a public page (or a redirect or navigation it started) asked for a private address (loopback, RFC 1918, link-local, CGNAT, ULA, …); the local browser's egress proxy lets a request into the private network through only when every top-level document of the session is itself private, or for the agent's own browser_navigate to that host:port, or with security.allow_private_urls: true (Private Network Access; docs/browser.md)",
+
 	PageBlocked:      "the tab's current page URL is refused by the gates (a script may have navigated it); content withheld and input refused (spec §B8.2)",
 	StaleRef:         "the ref names no element of the current document (the page navigated, the element was removed, or the ref was never issued); take a new browser_snapshot",
 	ClickIntercepted: "another element (a cookie banner, an overlay) covers the target and would receive the click; the result names that element's ref",

@@ -37,7 +37,7 @@ func browser(t *testing.T) *backend.Local {
 			return
 		}
 		g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
-		sharedP, err = egress.NewProxySession(egress.ProxyOptions{Name: "default", Guard: g})
+		sharedP, err = egress.NewProxySession(egress.ProxyOptions{Name: "default", Guard: g, AllowPrivateFromPublic: true})
 		if err != nil {
 			initErr = err
 			return
@@ -102,7 +102,7 @@ func TestMain(m *testing.M) {
 func newTab(t *testing.T, l *backend.Local) *backend.Tab {
 	t.Helper()
 	g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: t.Name(), Guard: g})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: t.Name(), Guard: g, AllowPrivateFromPublic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,12 +187,12 @@ func TestProxyCredentialAttributesRequests(t *testing.T) {
 	defer srv.Close()
 	count := func(p string) int { mu.Lock(); defer mu.Unlock(); return hits[p] }
 	g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
-	mine, err := egress.NewProxySession(egress.ProxyOptions{Name: "mine", Guard: g, Authenticate: true})
+	mine, err := egress.NewProxySession(egress.ProxyOptions{Name: "mine", Guard: g, Authenticate: true, AllowPrivateFromPublic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mine.Close()
-	other, err := egress.NewProxySession(egress.ProxyOptions{Name: "other", Guard: g, Authenticate: true})
+	other, err := egress.NewProxySession(egress.ProxyOptions{Name: "other", Guard: g, Authenticate: true, AllowPrivateFromPublic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestNewTabsNeverTakeEachOtherAsPopups(t *testing.T) {
 	var wg sync.WaitGroup
 	for round := 0; round < 2; round++ {
 		for i := 0; i < n; i++ {
-			p, err := egress.NewProxySession(egress.ProxyOptions{Name: fmt.Sprint(t.Name(), i), Guard: g, Authenticate: true})
+			p, err := egress.NewProxySession(egress.ProxyOptions{Name: fmt.Sprint(t.Name(), i), Guard: g, Authenticate: true, AllowPrivateFromPublic: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func TestOwnerHelperProcess(t *testing.T) {
 		os.Exit(2)
 	}
 	g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "helper", Guard: g})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "helper", Guard: g, AllowPrivateFromPublic: true})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(2)

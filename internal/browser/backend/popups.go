@@ -54,6 +54,7 @@ func (t *Tab) startExt(ctx context.Context, o TabOptions, setBehavior bool) erro
 // onBrowserEvent runs on the browser's message loop: it must not block or
 // call CDP.
 func (t *Tab) onBrowserEvent(ev any) {
+	t.topLevelTarget(ev) // toplevel.go
 	switch e := ev.(type) {
 	case *target.EventTargetCreated:
 		info := e.TargetInfo
@@ -130,7 +131,7 @@ func (t *Tab) Adopt(ctx context.Context, p Popup) (*Tab, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	n := &Tab{l: t.l, bctx: t.bctx, policy: t.policy, dialogTimeout: t.dialogTimeout,
+	n := &Tab{l: t.l, bctx: t.bctx, policy: t.policy, dialogTimeout: t.dialogTimeout, onTop: t.onTop,
 		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	n.ctx, n.cancel = chromedp.NewContext(t.ctx, chromedp.WithTargetID(p.TargetID), chromedp.WithListener(n.onEvent))
 	n.frame = cdp.FrameID(p.TargetID)

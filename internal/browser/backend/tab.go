@@ -72,6 +72,11 @@ type TabOptions struct {
 	DownloadDir string
 	// DownloadCap is the size cap per download in bytes; 0 = DefaultDownloadCap.
 	DownloadCap int64
+	// OnTopLevel, when set, is told of every top-level document change in
+	// the tab's BrowserContext (toplevel.go): the session's egress proxy
+	// places requests into the private network by it (Private Network
+	// Access). It runs on a CDP message loop: it must not block or call CDP.
+	OnTopLevel func(TopLevel)
 }
 
 // ConsoleMessage is one console API call or uncaught exception of the page.
@@ -143,7 +148,8 @@ type Tab struct {
 	bctx   cdp.BrowserContextID // the session's own BrowserContext; "" for the default one (Unproxied)
 	policy string
 
-	onClose              func() // TabOptions.OnClose; run once by close
+	onClose              func()         // TabOptions.OnClose; run once by close
+	onTop                func(TopLevel) // TabOptions.OnTopLevel (toplevel.go); set once at creation
 	proxyUser, proxyPass string
 	priming              bool // primeProxyAuth's Fetch domain is on: onEvent answers its pauses
 	dialogTimeout        time.Duration
@@ -196,7 +202,7 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 		}))
 	}
 	tctx, cancel := chromedp.NewContext(l.browserCtx, copts...)
-	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose, proxyUser: o.ProxyUser, proxyPass: o.ProxyPass,
+	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose, onTop: o.OnTopLevel, proxyUser: o.ProxyUser, proxyPass: o.ProxyPass,
 		dialogTimeout: o.DialogTimeout,
 		inflight:      map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	done := make(chan error, 1)
@@ -295,6 +301,7 @@ func (t *Tab) bumpLocked() {
 func (t *Tab) onEvent(ev any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.topLevelPageLocked(ev) // toplevel.go
 	switch e := ev.(type) {
 	case *runtime.EventConsoleAPICalled:
 		var parts []string
