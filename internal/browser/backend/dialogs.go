@@ -235,4 +235,3 @@ func article(word string) string {
 	}
 	return "A"
 }
-
