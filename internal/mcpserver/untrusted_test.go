@@ -48,8 +48,9 @@ func jsString(s string) string {
 	return string(b)
 }
 
-// tokRe finds the tags of hostile strings.
-var tokRe = regexp.MustCompile(`INJ-[a-z]+`)
+// tokRe finds the tags of hostile strings, in any case (a refusal may
+// quote a header lower-cased).
+var tokRe = regexp.MustCompile(`(?i)INJ-[a-z]+`)
 
 // untrustedFixture is newFixture's server on a hostile site (every page
 // string carries hostile text) and a keyed search vendor whose results do.
@@ -76,6 +77,16 @@ func untrustedFixture(t *testing.T, opts mcpserver.Options) *fixture {
 		defer conn.Close()
 		fmt.Fprintf(buf, "HTTP/1.1 404 %s\r\nContent-Type: text/html\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno", strings.ReplaceAll(hostile("INJ-status"), "\n", " "))
 		buf.Flush()
+	})
+	// Headers a refusal used to quote: a Content-Type and a Content-Encoding.
+	mux.HandleFunc("/ctype", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-thing "+strings.ReplaceAll(hostile("INJ-ctype"), "\n", " "))
+		w.Write([]byte("\x00\x01\x02\x03 binary"))
+	})
+	mux.HandleFunc("/cenc", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", strings.ReplaceAll(hostile("INJ-cenc"), "\n", " "))
+		w.Write([]byte("<p>x</p>"))
 	})
 	mux.Handle("/long", webtest.Page(webtest.LongArticle("Long", 400)))
 	// The browser page: every kind of page-derived string a browser tool returns.
@@ -164,7 +175,7 @@ func checkUntrusted(t *testing.T, f *fixture, call string, res *mcp.CallToolResu
 			t.Errorf("%s: %s keeps a live marker inside: %q", call, path, inner)
 		}
 		for _, tok := range toks {
-			seen[tok] = true
+			seen["INJ-"+strings.ToLower(tok[4:])] = true
 		}
 	}
 	walk = func(path string, x any) {
@@ -227,11 +238,16 @@ func TestPageStringsInsideBoundaryOverMCP(t *testing.T) {
 		return res, seen, v
 	}
 
-	_, seen, v := call("web_extract", map[string]any{"urls": []string{f.site.URL("/page"), f.site.URL("/status")}, "include_links": true})
+	_, seen, v := call("web_extract", map[string]any{"urls": []string{f.site.URL("/page"), f.site.URL("/status"), f.site.URL("/ctype"), f.site.URL("/cenc")}, "include_links": true})
 	wantTags(t, "web_extract", seen, "INJ-title", "INJ-description", "INJ-author", "INJ-sitename", "INJ-lang", "INJ-content", "INJ-link")
 	rows := v["results"].([]any)
 	if r := rows[1].(map[string]any); r["reason"] != string(reason.HTTPStatus) || !strings.Contains(r["error"].(string), "HTTP 404 Not Found") {
 		t.Errorf("the status row names the code and its standard text: %v", r)
+	}
+	for _, r := range rows[2:] {
+		if r := r.(map[string]any); r["reason"] != string(reason.UnsupportedContentType) {
+			t.Errorf("a header refusal: %v", r)
+		}
 	}
 
 	// A truncated page: stored_path and the footer give the store name.

@@ -21,9 +21,10 @@ import (
 // stays outside), title, meta.description, meta.author, meta.published,
 // meta.language, meta.site_name, links[].text (wrapped); url (the caller's
 // input), meta.final_url, meta.canonical_url, links[].url (URL); meta.notes
-// (ours; may quote a refresh target URL: escaped); error (ours: an HTTP
-// status is quoted by code and standard text, never the server's reason
-// phrase); reason, gate, blocked_by_policy, meta.provider, cached, age_s,
+// (ours; may quote a refresh target URL: escaped); error (ours, escaped: an
+// HTTP status is quoted by code and standard text, never the server's
+// reason phrase; a Content-Type or Content-Encoding only when it is a
+// token); reason, gate, blocked_by_policy, meta.provider, cached, age_s,
 // truncated, original_chars, served_by, rescued_from, render_*,
 // links_total, pages, links[].allowed/reason/gate/main (ours);
 // meta.stored_path (ours: over MCP the store name web_read takes, never a
@@ -77,6 +78,7 @@ func (o *ExtractOutput) Pages() []Page {
 	for i := range o.Results {
 		r := &o.Results[i]
 		if !r.OK() {
+			out = append(out, escaped(r.Error)...) // ours, but never a live marker
 			continue
 		}
 		p := Page{Text: &r.Content, URL: r.URL}
@@ -144,6 +146,8 @@ func browserPages(p *browser.Page, bodies ...*string) []Page {
 	out = append(out, escaped(&p.URL)...)
 	if pageQuoting[p.Reason] {
 		out = append(out, field(&p.Error)...)
+	} else {
+		out = append(out, escaped(&p.Error)...) // ours, but never a live marker
 	}
 	out = append(out, dialogPages(p.Dialogs)...)
 	out = append(out, dialogPages(p.PendingDialogs)...)

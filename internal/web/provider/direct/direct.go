@@ -547,7 +547,10 @@ func readBody(resp *http.Response, max int64) (body []byte, capped, short bool, 
 	case "br":
 		r = brotli.NewReader(resp.Body)
 	default:
-		return nil, false, false, reason.Newf(reason.UnsupportedContentType, "", "The server used an unsupported Content-Encoding %q.", enc)
+		if !content.HeaderToken(enc, false) {
+			enc = "that is no token" // the server's words are not quoted (issue 16 item 4)
+		}
+		return nil, false, false, reason.Newf(reason.UnsupportedContentType, "", "The server used an unsupported Content-Encoding %s.", enc)
 	}
 	buf, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil && !(errors.Is(err, io.ErrUnexpectedEOF) && len(buf) > 0) {
