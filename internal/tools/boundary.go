@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -35,10 +37,15 @@ type Page struct {
 	// Field marks a page-derived string that is not a page body (see the
 	// type's doc): wrapped without a URL label, never linked.
 	Field bool
-	// Escape marks a page-chosen URL kept outside any boundary: WrapPages
-	// escapes forged marker text in it (EscapeMarkers) instead of wrapping,
-	// so it stays a URL a tool accepts.
+	// Escape marks a string kept outside any boundary: a page-chosen URL
+	// (so it stays a URL a tool accepts) or Gatehouse's own text that may
+	// quote one (an error, a note). WrapPages escapes forged marker text in
+	// it (EscapeMarkers) instead of wrapping.
 	Escape bool
+	// IsURL marks an Escape page that holds a URL: one that is not
+	// URL-shaped (urlShaped: free text a page or vendor put where a URL
+	// belongs) is wrapped as a field instead.
+	IsURL bool
 	// Set, when non-nil, receives the wrapped text instead of *Text: for a
 	// value that is not held as a Go string (browser_console's result, a
 	// JSON value; Text then points at its text form).
@@ -64,7 +71,7 @@ func field(ptrs ...*string) []Page {
 	return out
 }
 
-// escaped returns the non-empty strings of ptrs (page-chosen URLs) as
+// escaped returns the non-empty strings of ptrs (Gatehouse's own text) as
 // Escape pages.
 func escaped(ptrs ...*string) []Page {
 	var out []Page
@@ -72,6 +79,16 @@ func escaped(ptrs ...*string) []Page {
 		if p != nil && *p != "" {
 			out = append(out, Page{Text: p, Escape: true})
 		}
+	}
+	return out
+}
+
+// urls returns the non-empty strings of ptrs (page-chosen URLs) as Escape
+// pages marked IsURL.
+func urls(ptrs ...*string) []Page {
+	out := escaped(ptrs...)
+	for i := range out {
+		out[i].IsURL = true
 	}
 	return out
 }
@@ -144,7 +161,8 @@ var urlLabel = strings.NewReplacer(">", "%3E", "\n", "", "\r", "")
 
 // WrapPages wraps every page of v (if v is Paged) in place, with one nonce
 // for the whole call: bodies with their URL label and footer handling,
-// fields whole, URLs (Escape) only escaped. Empty strings stay empty (no
+// fields whole, URLs (Escape) only escaped (one that is not URL-shaped,
+// urlShaped, is wrapped as a field). Empty strings stay empty (no
 // page text, no markers). It returns the wrapped bodies (for resource
 // links).
 func (b *Boundary) WrapPages(v any) []Page {
@@ -170,7 +188,7 @@ func (b *Boundary) WrapPages(v any) []Page {
 		}
 		var out string
 		switch {
-		case pg.Escape:
+		case pg.Escape && (!pg.IsURL || urlShaped(*pg.Text)):
 			out = EscapeMarkers(*pg.Text)
 		case pg.Field:
 			out = b.Wrap(*pg.Text, "", false)
@@ -185,6 +203,23 @@ func (b *Boundary) WrapPages(v any) []Page {
 		}
 	}
 	return wrapped
+}
+
+// urlShaped reports whether s can stay bare as a URL: no whitespace or
+// control character (a URL parser percent-encodes them) and at most 8192
+// bytes. A "URL" a page or a vendor wrote that fails this is free text, and
+// WrapPages wraps it like a field. (A well-formed URL can still spell words
+// in its path; it is kept bare because the agent passes it back to a tool.)
+func urlShaped(s string) bool {
+	if len(s) > 8192 {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {
+			return false
+		}
+	}
+	return true
 }
 
 // Unwrap returns the text inside one boundary of s (as Wrap wrote it,

@@ -14,7 +14,8 @@ import (
 // a vendor relaying a page, wrote, so that the MCP surface (WrapPages) puts
 // each inside a boundary of the call's nonce. The verdicts, field by field
 // (JSON names; "wrapped" = inside the boundary over MCP, "URL" = kept bare
-// with forged markers escaped, because the agent passes it back to a tool,
+// with forged markers escaped, because the agent passes it back to a tool
+// (wrapped instead when it is not URL-shaped: whitespace or control chars),
 // "ours" = written by Gatehouse or the caller, no page text):
 //
 // web_extract, per row: content (wrapped, url label; the truncation footer
@@ -92,14 +93,14 @@ func (o *ExtractOutput) Pages() []Page {
 		out = append(out, field(&r.Title)...)
 		if m := r.Meta; m != nil {
 			out = append(out, field(&m.Description, &m.Author, &m.Published, &m.Language, &m.SiteName)...)
-			out = append(out, escaped(&m.FinalURL, &m.CanonicalURL)...)
+			out = append(out, urls(&m.FinalURL, &m.CanonicalURL)...)
 			for j := range m.Notes {
 				out = append(out, escaped(&m.Notes[j])...)
 			}
 		}
 		for j := range r.Links {
 			out = append(out, field(&r.Links[j].Text)...)
-			out = append(out, escaped(&r.Links[j].URL)...)
+			out = append(out, urls(&r.Links[j].URL)...)
 		}
 	}
 	return out
@@ -116,7 +117,7 @@ func (o *SearchOutput) Pages() []Page {
 	for i := range o.Data.Web {
 		r := &o.Data.Web[i]
 		out = append(out, field(&r.Title, &r.Description)...)
-		out = append(out, escaped(&r.URL)...)
+		out = append(out, urls(&r.URL)...)
 	}
 	return out
 }
@@ -143,7 +144,7 @@ func browserPages(p *browser.Page, bodies ...*string) []Page {
 		}
 	}
 	out = append(out, field(&p.Title)...)
-	out = append(out, escaped(&p.URL)...)
+	out = append(out, urls(&p.URL)...)
 	if pageQuoting[p.Reason] {
 		out = append(out, field(&p.Error)...)
 	} else {
@@ -152,12 +153,12 @@ func browserPages(p *browser.Page, bodies ...*string) []Page {
 	out = append(out, dialogPages(p.Dialogs)...)
 	out = append(out, dialogPages(p.PendingDialogs)...)
 	if p.Popup != nil {
-		out = append(out, escaped(&p.Popup.URL)...)
+		out = append(out, urls(&p.Popup.URL)...)
 	}
 	for i := range p.Downloads {
 		d := &p.Downloads[i]
 		out = append(out, field(&d.Name, &d.Path)...) // the path ends with the name
-		out = append(out, escaped(&d.URL)...)
+		out = append(out, urls(&d.URL)...)
 	}
 	return out
 }
@@ -253,7 +254,7 @@ func (o *ImagesOutput) Pages() []Page {
 	out := browserPages(&o.Page)
 	for i := range o.Images {
 		out = append(out, field(&o.Images[i].Alt)...)
-		out = append(out, escaped(&o.Images[i].Src)...)
+		out = append(out, urls(&o.Images[i].Src)...)
 	}
 	return out
 }
