@@ -9,9 +9,12 @@
 // per-task state is released and a later session can never reach it.
 //
 // Tool results are the tool's JSON result as one text content item, with
-// isError set on a whole-call refusal. Page text is wrapped in content
-// boundaries with a per-call nonce unless Options.DisableContentBoundaries is
-// set; truncated pages name web_read in their footer and carry a
+// isError set on a whole-call refusal. Page text, and every other string a
+// page wrote (tools.Paged; internal/tools/pages.go lists the fields), is
+// wrapped in content boundaries with a per-call nonce unless
+// Options.DisableContentBoundaries is set. No reply names a path under the
+// server's home: tools give store names, and the server shows anything else
+// under it as $GATEHOUSE_HOME (paths.go). Truncated pages name web_read in their footer and carry a
 // resource_link to the stored full text, which is readable as an MCP resource
 // (template gatehouse://store/{name}; resources/list lists the session's own
 // stored pages). Every JSON-RPC error carries a standard code (JSON-RPC 2.0

@@ -190,7 +190,7 @@ func (b *Boundary) WrapPages(v any) []Page {
 		switch {
 		case pg.Escape && (!pg.IsURL || urlShaped(*pg.Text)):
 			out = EscapeMarkers(*pg.Text)
-		case pg.Field:
+		case pg.Field || pg.Escape: // (an Escape page here is a URL that is no URL)
 			out = b.Wrap(*pg.Text, "", false)
 		default:
 			out = b.Wrap(*pg.Text, pg.URL, pg.Truncated)
