@@ -356,8 +356,10 @@ func TestMCPServesWithBrokenConfig(t *testing.T) {
 			t.Fatalf("%s: %v", call.Name, err)
 		}
 		txt := res.Content[0].(*mcp.TextContent).Text
-		if !res.IsError || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, cfgPath+":3:1") || !strings.Contains(txt, "Fix the file") {
-			t.Errorf("%s: want a config_invalid refusal naming %s:3:1 and the fix, got isError=%v %s", call.Name, cfgPath, res.IsError, txt)
+		// Over MCP the file is named under $GATEHOUSE_HOME, never by the
+		// server's own path (issue 16 item 4).
+		if !res.IsError || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, "$GATEHOUSE_HOME/config.yaml:3:1") || strings.Contains(txt, home) || !strings.Contains(txt, "Fix the file") {
+			t.Errorf("%s: want a config_invalid refusal naming $GATEHOUSE_HOME/config.yaml:3:1 and the fix, got isError=%v %s", call.Name, res.IsError, txt)
 		}
 	}
 }
@@ -399,7 +401,7 @@ func TestMCPReloadsChangedConfig(t *testing.T) {
 		t.Fatalf("after adding a blocklist entry: %s", txt)
 	}
 	change("security:\n  allow_private_urls: true\n  website_blocklist: [oops\n")
-	if isErr, txt := extract(); !isErr || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, cfgPath) {
+	if isErr, txt := extract(); !isErr || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, "$GATEHOUSE_HOME/config.yaml") || strings.Contains(txt, home) {
 		t.Fatalf("after breaking the config: isError=%v %s", isErr, txt)
 	}
 	change("security:\n  allow_private_urls: true\n")

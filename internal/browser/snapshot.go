@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -158,8 +157,9 @@ func BotDetectionWarning(title string) string {
 	t := strings.ToLower(title)
 	for _, p := range botTitles {
 		if strings.Contains(t, p) {
-			return "The page title suggests a bot-detection or challenge page (" + strconv.Quote(title) +
-				"); the content may not be the site's. Try again later or use web_extract."
+			// The title is not quoted: it is page text, shown (inside
+			// the content boundary over MCP) in the result's title.
+			return "The page title suggests a bot-detection or challenge page; the content may not be the site's. Try again later or use web_extract."
 		}
 	}
 	return ""

@@ -61,7 +61,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -288,18 +287,41 @@ func unsupported(mediaType string) error {
 	if strings.HasPrefix(mediaType, "image/") {
 		return imageRefusal("an image (" + quoteType(mediaType) + ")")
 	}
-	return reason.Newf(reason.UnsupportedContentType, "", "the response is %q, a binary type Gatehouse does not convert to text; download it with the terminal and inspect it locally", mediaType)
+	return reason.Newf(reason.UnsupportedContentType, "", "the response is %s, a binary type Gatehouse does not convert to text; download it with the terminal and inspect it locally", quoteType(mediaType))
 }
 
-// quoteType returns a media type for a message: as is when it is printable
-// ASCII without spaces, else Go-quoted.
+// quoteType returns a media type for a message: as it is when it has the
+// shape of one (RFC 9110 tokens around a "/", at most 100 chars), else
+// "an unparseable media type". The header is the server's words, and a
+// message is Gatehouse's text outside any content boundary, so free text
+// from it is never quoted (issue 16 item 4).
 func quoteType(mt string) string {
-	for i := 0; i < len(mt); i++ {
-		if mt[i] <= ' ' || mt[i] >= 0x7f || mt[i] == '"' {
-			return strconv.Quote(mt)
+	if HeaderToken(mt, true) {
+		return mt
+	}
+	return "an unparseable media type"
+}
+
+// HeaderToken reports whether s is an HTTP token (RFC 9110 §5.6.2 tchar)
+// of 1 to 100 chars, or with slash two tokens around one "/" (a media
+// type): a header value a message may quote without quoting a server's
+// free text.
+func HeaderToken(s string, slash bool) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	slashes := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		case c == '/' && slash && i > 0 && i < len(s)-1:
+			slashes++
+		default:
+			return false
 		}
 	}
-	return mt
+	return slashes == 0 && !slash || slashes == 1
 }
 
 // imageRefusal refuses an image; what names it ("an SVG image

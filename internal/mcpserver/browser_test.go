@@ -63,7 +63,7 @@ func TestBrowserFlowsOverMCP(t *testing.T) {
 			}
 			_, nav := callTool(t, cs, "browser_navigate", map[string]any{"url": site.URL("/form")})
 			snap, _ := nav["snapshot"].(string)
-			if nav["success"] != true || nav["title"] != "Form" {
+			if nav["success"] != true || plain(nav["title"]) != "Form" {
 				t.Fatalf("navigate: %v", nav)
 			}
 			trap := ref(snap, "link", "Trap link")
@@ -71,7 +71,7 @@ func TestBrowserFlowsOverMCP(t *testing.T) {
 				t.Fatalf("type: %v", v)
 			}
 			res, v := callTool(t, cs, "browser_click", map[string]any{"ref": ref(snap, "button", "Send")})
-			if res.IsError || v["title"] != "Result" || !strings.Contains(v["snapshot"].(string), "Hello Ada") {
+			if res.IsError || plain(v["title"]) != "Result" || !strings.Contains(v["snapshot"].(string), "Hello Ada") {
 				t.Fatalf("submit: %v", v)
 			}
 			if res, v := callTool(t, cs, "browser_click", map[string]any{"ref": trap}); !res.IsError || v["reason"] != "stale_ref" {
@@ -119,7 +119,7 @@ func TestBrowserFlowsOverMCP(t *testing.T) {
 				}
 			}
 			_, c := callTool(t, cs, "browser_console", map[string]any{"expression": "document.cookie"})
-			if c["result"] != "who=Ada" {
+			if plain(c["result"]) != "who=Ada" {
 				t.Fatalf("first session lost its cookie: %v", c)
 			}
 		})

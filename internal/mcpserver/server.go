@@ -9,9 +9,12 @@
 // per-task state is released and a later session can never reach it.
 //
 // Tool results are the tool's JSON result as one text content item, with
-// isError set on a whole-call refusal. Page text is wrapped in content
-// boundaries with a per-call nonce unless Options.DisableContentBoundaries is
-// set; truncated pages name web_read in their footer and carry a
+// isError set on a whole-call refusal. Page text, and every other string a
+// page wrote (tools.Paged; internal/tools/pages.go lists the fields), is
+// wrapped in content boundaries with a per-call nonce unless
+// Options.DisableContentBoundaries is set. No reply names a path under the
+// server's home: tools give store names, and the server shows anything else
+// under it as $GATEHOUSE_HOME (paths.go). Truncated pages name web_read in their footer and carry a
 // resource_link to the stored full text, which is readable as an MCP resource
 // (template gatehouse://store/{name}; resources/list lists the session's own
 // stored pages). Every JSON-RPC error carries a standard code (JSON-RPC 2.0
@@ -92,6 +95,7 @@ type Server struct {
 	log       *slog.Logger
 	mcp       *mcp.Server
 	stdioTask string
+	paths     pathHider // the server's home, hidden from clients (paths.go)
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
@@ -126,6 +130,7 @@ func New(opts Options) *Server {
 		stdioTask: "mcp-stdio-" + randomHex(6),
 		sessions:  map[*mcp.ServerSession]*session{},
 		running:   map[string]int{},
+		paths:     newPathHider(opts.Registry.Home()),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -316,7 +321,8 @@ func (s *Server) toMCP(res *tools.Result, se *session) (*mcp.CallToolResult, err
 	if err != nil {
 		return nil, fmt.Errorf("encoding result: %w", err)
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.TrimSuffix(string(b), "\n")}}, IsError: res.Refused}
+	text := s.paths.hide(strings.TrimSuffix(string(b), "\n"))
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.Refused}
 	for _, im := range images(res.Value) {
 		out.Content = append(out.Content, im)
 	}
@@ -359,7 +365,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !s.opts.DisableContentBoundaries {
 		text = tools.NewBoundary().Wrap(text, "", false)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: s.paths.hide(text)}}}, nil
 }
 
 // CodeResourceNotFound is the JSON-RPC error code of a resource that does not
@@ -469,7 +475,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if err != nil {
-			err = rpcError(method, true, err)
+			err = s.hideInError(rpcError(method, true, err))
 		}
 		return res, err
 	}
@@ -547,4 +553,21 @@ func images(v any) []*mcp.ImageContent {
 		}
 	}
 	return out
+}
+
+// hideInError returns err with the server's home hidden (pathHider) in a
+// JSON-RPC error's message and data; other errors as they are.
+func (s *Server) hideInError(err error) error {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return err
+	}
+	msg, data := s.paths.hide(we.Message), json.RawMessage(s.paths.hide(string(we.Data)))
+	if msg == we.Message && string(data) == string(we.Data) {
+		return err
+	}
+	if len(we.Data) == 0 {
+		data = nil
+	}
+	return &jsonrpc.Error{Code: we.Code, Message: msg, Data: data}
 }

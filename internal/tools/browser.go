@@ -77,18 +77,6 @@ func (e *Env) browserGates(cfg *config.Config) *browser.Gates {
 	return g
 }
 
-// pages returns the untrusted page text of a browser result (snapshot and
-// delta are page content).
-func pages(url string, texts ...*string) []Page {
-	var out []Page
-	for _, t := range texts {
-		if t != nil && *t != "" {
-			out = append(out, Page{Text: t, URL: url})
-		}
-	}
-	return out
-}
-
 // Browser results, each the browser package's result plus the Paged/Imaged
 // hooks of this layer.
 type (
@@ -105,30 +93,6 @@ type (
 	CloseOutput    struct{ browser.CloseResult }
 	DialogOutput   struct{ browser.DialogResult }
 )
-
-// Pages implements Paged.
-func (o *NavigateOutput) Pages() []Page { return pages(o.URL, &o.Snapshot) }
-
-// Pages implements Paged.
-func (o *SnapshotOutput) Pages() []Page { return pages(o.URL, &o.Snapshot) }
-
-// Pages implements Paged.
-func (o *ClickOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
-
-// Pages implements Paged.
-func (o *TypeOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
-
-// Pages implements Paged.
-func (o *ScrollOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
-
-// Pages implements Paged.
-func (o *BackOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
-
-// Pages implements Paged.
-func (o *PressOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
-
-// Pages implements Paged.
-func (o *DialogOutput) Pages() []Page { return pages(o.URL, &o.Snapshot, &o.Delta) }
 
 // Images implements Imaged: the PNG screenshot.
 func (o *VisionOutput) Images() []Image {

@@ -328,6 +328,18 @@ type Registry struct {
 	inflight *sync.WaitGroup
 	// beforeCall, when set, runs at the start of every Call (SetBeforeCall).
 	beforeCall func()
+	// home is the Gatehouse home the tools were built on (Home).
+	home string
+}
+
+// Home returns the Gatehouse home directory the tools were built on (the
+// env.Web.Home of Default or Check), "" for a registry built otherwise. A
+// surface whose client cannot see this machine's disk (MCP) hides it in
+// what it sends.
+func (r *Registry) Home() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.home
 }
 
 // RefuseAll makes every later Call of a known tool return a refusal with e's

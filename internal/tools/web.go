@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -70,6 +69,7 @@ func (e *Env) Store() *truncate.Store {
 // sees any schema-inference panic.
 func Default(env Env) (*Registry, []string) {
 	r := NewRegistry()
+	r.home = env.Web.Home
 	var warns []string
 	if env.Browser == nil {
 		// One browser (started on first use) serves the browser tools and
@@ -119,6 +119,7 @@ func Check(env Env) (*Registry, []string) {
 	pol, pw := web.LoadPolicy(cfg, env.Web.Home)
 	_, warns := web.NewPolicyGuard(cfg, env.Web.Resolver, env.Web.AllowAddrPorts, pol)
 	r := NewRegistry()
+	r.home = env.Web.Home
 	r.Add(checkTool(&env, cfg))
 	return r, append(warns, pw...)
 }
@@ -157,42 +158,6 @@ type ExtractOutput struct {
 // Refused reports a whole-call refusal (secret in a URL, no provider).
 func (o *ExtractOutput) Refused() bool {
 	return o.ExtractResponse != nil && o.Success != nil && !*o.Success
-}
-
-// Pages returns the content of every successful row, plus its title, meta
-// strings and link texts as EscapeOnly pages.
-func (o *ExtractOutput) Pages() []Page {
-	if o.ExtractResponse == nil {
-		return nil
-	}
-	var out []Page
-	for i := range o.Results {
-		r := &o.Results[i]
-		if !r.OK() {
-			continue
-		}
-		p := Page{Text: &r.Content, URL: r.URL}
-		if r.Meta != nil {
-			p.Truncated = r.Meta.Truncated
-			if r.Meta.StoredPath != "" {
-				p.Stored = filepath.Base(r.Meta.StoredPath)
-			}
-		}
-		out = append(out, p)
-		// Page-derived strings outside the content boundary: forged
-		// markers in them are escaped.
-		esc := []*string{&r.Title}
-		if m := r.Meta; m != nil {
-			esc = append(esc, &m.Description, &m.Author, &m.Published, &m.Language, &m.CanonicalURL, &m.SiteName)
-		}
-		for j := range r.Links {
-			esc = append(esc, &r.Links[j].Text)
-		}
-		for _, e := range esc {
-			out = append(out, Page{Text: e, EscapeOnly: true})
-		}
-	}
-	return out
 }
 
 // URLItemSchema is the schema of one web_extract urls item (spec §A3 step
@@ -326,14 +291,6 @@ func (o ReadOutput) MarshalJSON() ([]byte, error) {
 		Lines      int `json:"lines"`
 		TotalLines int `json:"total_lines"`
 	}{plain(o), o.Lines, o.TotalLines})
-}
-
-// Pages returns the page text read.
-func (o *ReadOutput) Pages() []Page {
-	if o.Refused() {
-		return nil
-	}
-	return []Page{{Text: &o.Content}}
 }
 
 func readTool(store *truncate.Store) *Tool {

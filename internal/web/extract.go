@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -471,6 +472,12 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		r.Meta.Truncated = tr.Truncated
 		r.Meta.OriginalChars = tr.OriginalChars
 		r.Meta.StoredPath = tr.StoredPath
+		if req.ReadTool == truncate.ReadToolWeb && tr.StoredPath != "" {
+			// A client that pages with web_read (MCP) cannot see this
+			// disk and must not learn its layout: the store name, which
+			// web_read takes, as the footer gives it (issue 16 item 4).
+			r.Meta.StoredPath = filepath.Base(tr.StoredPath)
+		}
 		metrics = append(metrics, pageMetric{URL: r.URL, OriginalChars: tr.OriginalChars, SentChars: tr.ShownChars, Truncated: tr.Truncated, Cached: r.Meta.Cached})
 	}
 	redactRows(rows, false) // URLs and messages; content was redacted above

@@ -224,7 +224,7 @@ func (t *Tab) dialogErr(err error) error {
 		return nil
 	}
 	return reason.Newf(reason.DialogPending, "",
-		"%s %s dialog is open (%q, id %s) and blocks the page; answer it with browser_dialog (action accept or dismiss) first (browser.dialog_policy must_respond).", article(d.Type), d.Type, truncRunes(d.Message, 200), d.ID)
+		"%s %s dialog is open (id %s; its text is in pending_dialogs) and blocks the page; answer it with browser_dialog (action accept or dismiss) first (browser.dialog_policy must_respond).", article(d.Type), d.Type, d.ID)
 }
 
 // article returns the indefinite article for word ("An" before alert,
@@ -234,12 +234,4 @@ func article(word string) string {
 		return "An"
 	}
 	return "A"
-}
-
-func truncRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

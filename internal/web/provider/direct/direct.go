@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -218,7 +219,7 @@ func (d *Direct) FetchMode(ctx context.Context, rawURL, mode string) Page {
 		}
 		if resp.StatusCode >= 400 {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-			p.Err = reason.Newf(reason.HTTPStatus, "", "The server answered HTTP %s for %s. Check the URL, or try again later if the site is down.", resp.Status, p.FinalURL)
+			p.Err = reason.Newf(reason.HTTPStatus, "", "The server answered HTTP %s for %s. Check the URL, or try again later if the site is down.", statusLine(resp.StatusCode), p.FinalURL)
 			return p
 		}
 		var capped, short bool
@@ -546,7 +547,10 @@ func readBody(resp *http.Response, max int64) (body []byte, capped, short bool, 
 	case "br":
 		r = brotli.NewReader(resp.Body)
 	default:
-		return nil, false, false, reason.Newf(reason.UnsupportedContentType, "", "The server used an unsupported Content-Encoding %q.", enc)
+		if !content.HeaderToken(enc, false) {
+			enc = "that is no token" // the server's words are not quoted (issue 16 item 4)
+		}
+		return nil, false, false, reason.Newf(reason.UnsupportedContentType, "", "The server used an unsupported Content-Encoding %s.", enc)
 	}
 	buf, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil && !(errors.Is(err, io.ErrUnexpectedEOF) && len(buf) > 0) {
@@ -654,4 +658,15 @@ func safeCause(err error) string {
 		return "the server redirected to a Location that cannot be parsed (for example a percent-encoded host name); the redirect was not followed and nothing was sent to its target."
 	}
 	return "network error."
+}
+
+// statusLine is an HTTP status as the agent sees it: the code and the
+// standard text (RFC 9110) for it, never the reason phrase the server
+// sent, which is the server's own words (page-derived text outside any
+// content boundary; issue 16 item 4).
+func statusLine(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return strconv.Itoa(code) + " " + t
+	}
+	return strconv.Itoa(code)
 }
