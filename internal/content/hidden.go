@@ -216,9 +216,10 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 				// visibility:hidden element whole.
 				hiddenStyle = append(hiddenStyle, n)
 			}
-			if tinyFont(st["font-size"]) && small(n) {
-				// Likewise a descendant that sets its own font size.
-				drop = append(drop, invisibleParts(n, sty.sizedAgain)...)
+			if sty.tinyText(n) && small(n) {
+				// Likewise a descendant whose computed font size is
+				// readable again.
+				drop = append(drop, invisibleParts(n, sty.readableText)...)
 			}
 			if transparentText(st) && small(n) {
 				// Likewise a descendant that sets a colour of its own.
@@ -581,8 +582,11 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 			scripted = true
 		}
 	}
-	if tinyFont(st["font-size"]) && !hasDescendant(n, sty.sizedAgain) {
-		return hideOther
+	if sty.tinyText(n) && !hasDescendant(n, sty.readableText) {
+		return hideOther // computed.go
+	}
+	if tinyImage(n, st) {
+		return hideOther // its alt text shows nowhere (computed.go)
 	}
 	if transparentText(st) && !hasDescendant(n, sty.coloredAgain) {
 		return hideOther
@@ -590,8 +594,8 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if visuallyHidden(st) || zoomHides(st["zoom"]) {
 		return hideOther
 	}
-	if sameColorText(st) && plainText(n) {
-		return hideOther // white on white (faint.go)
+	if (sameColorText(st) || sty.lowContrastText(n)) && plainText(n) {
+		return hideOther // white on white, or nearly (faint.go, computed.go)
 	}
 	if n.Namespace == "svg" && (svgViewportHides(n, st) || svgTextAway(n) || svgUnpainted(n, sty)) {
 		return hideOther // svgstyle.go
@@ -622,24 +626,6 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 // browser renders inside a visibility:hidden parent.
 func (s *pageStyles) visibleAgain(n *html.Node) bool {
 	return s.of(n)["visibility"] == "visible"
-}
-
-// sizedAgain reports whether n's style sets a font size that is not
-// relative to its parent's (a length in px, pt, rem, vw, …, or a keyword
-// such as medium), which renders its text inside a font-size:0 parent.
-func (s *pageStyles) sizedAgain(n *html.Node) bool {
-	v := s.of(n)["font-size"]
-	if v == "" || tinyFont(v) {
-		return false
-	}
-	switch v {
-	case "inherit", "smaller", "larger", "unset", "revert", "revert-layer":
-		return false
-	}
-	if _, unit, ok := cssLength(v); ok && (unit == "em" || unit == "%" || unit == "") {
-		return false
-	}
-	return true
 }
 
 // coloredAgain reports whether n's style sets a text colour of its own
