@@ -194,39 +194,56 @@ func contrastRatio(a, b rgba) float64 {
 	return (la + 0.05) / (lb + 0.05)
 }
 
-// lowContrastText reports whether element n paints its text in a colour
-// it declares (color, or -webkit-text-fill-color, which wins) whose
-// contrast with the background behind it is under minContrast. The
-// background is composited from n's own background colour and its
-// ancestors' up to the first opaque one; a background image or gradient
-// on the way, or no opaque colour declared at all, decides nothing (the
-// page's other styles are unknown).
-func (s *pageStyles) lowContrastText(n *html.Node) bool {
-	fg, ok := textColor(s.of(n))
+// lowContrastText reports whether element n, whose declarations are st,
+// paints its text in a colour it declares (color, or
+// -webkit-text-fill-color, which wins) whose contrast with the background
+// behind it (backdrop) is under minContrast.
+func (s *pageStyles) lowContrastText(n *html.Node, st map[string]string) bool {
+	fg, ok := textColor(st)
 	if !ok {
 		return false
 	}
-	var layers []rgba // the backgrounds, nearest first
-	for p := n; p != nil && p.Type == html.ElementNode; p = p.Parent {
-		c, known, opaque := backgroundOf(s.of(p))
-		if !known {
-			return false
-		}
-		if c.a > 0 {
-			layers = append(layers, c)
-		}
-		if opaque {
-			break
+	bg, ok := s.backdrop(n)
+	return ok && contrastRatio(fg.over(bg), bg) < minContrast
+}
+
+// backdropOf is a memoised backdrop: the colour and whether it is known.
+type backdropOf struct {
+	c  rgba
+	ok bool
+}
+
+// backdrop returns the opaque colour behind element n's text: n's own
+// background colour composited over its ancestors', up to the first
+// opaque one. ok is false when a background image or gradient is on the
+// way, or no opaque colour is declared at all (the page's other styles
+// are unknown). Values are memoised per page.
+func (s *pageStyles) backdrop(n *html.Node) (rgba, bool) {
+	if s != nil {
+		if b, ok := s.bg[n]; ok {
+			return b.c, b.ok
 		}
 	}
-	if len(layers) == 0 || layers[len(layers)-1].a < 1 {
-		return false // no opaque background declared
+	var b backdropOf
+	c, known, opaque := backgroundOf(s.of(n))
+	switch {
+	case !known:
+	case opaque:
+		b = backdropOf{c, true}
+	default:
+		if p := n.Parent; p != nil && p.Type == html.ElementNode {
+			if below, ok := s.backdrop(p); ok {
+				b = backdropOf{c.over(below), true}
+			}
+		}
 	}
-	bg := layers[len(layers)-1]
-	for i := len(layers) - 2; i >= 0; i-- {
-		bg = layers[i].over(bg)
+	if s != nil {
+		if s.bg == nil {
+			s.bg = map[*html.Node]backdropOf{}
+		}
+		s.bg[n] = b
 	}
-	return contrastRatio(fg.over(bg), bg) < minContrast
+	return b.c, b.ok
 }
 
 // textColor reads the colour a style declares for its text: color, or

@@ -31,13 +31,18 @@ import (
 //     content-visibility:hidden, an opacity under 0.05 (faint.go) or
 //     filter:opacity(0); visibility:hidden or
 //     visibility:collapse (unless a descendant turns visibility back on:
-//     then the rest is dropped and the visible descendant kept); a font
-//     size of at most 1px (likewise, unless a descendant sets a font size
-//     of its own, the inline-block row trick); a transparent text colour
+//     then the rest is dropped and the visible descendant kept); a
+//     computed font size of at most 2px, relative sizes (em, %, smaller,
+//     rem) resolved down the tree from 16px (likewise, unless a
+//     descendant's computed size is readable again, the inline-block row
+//     trick: computed.go); a transparent text colour
 //     (color or -webkit-text-fill-color; likewise, unless a descendant
 //     sets a colour; gradient text, background-clip:text, is kept); zoom
-//     of at most 5 %; text the colour of its own background (sameColorText,
-//     on an element holding only its own text: plainText); SVG text that
+//     of at most 5 %; text the colour of its own background, or nearly
+//     (sameColorText; lowContrastText: a contrast ratio under 1.1 against
+//     the background declared on it or its ancestors, computed.go), on an
+//     element holding only its own text (plainText); an <img> drawn at
+//     most 1px wide or high (tinyImage: its alt text shows nowhere); SVG text that
 //     paints nothing (fill none, no stroke), an <svg> of zero width or
 //     height, SVG text anchored far outside its svg's viewport
 //     (svgstyle.go);
@@ -594,7 +599,7 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if visuallyHidden(st) || zoomHides(st["zoom"]) {
 		return hideOther
 	}
-	if (sameColorText(st) || sty.lowContrastText(n)) && plainText(n) {
+	if (sameColorText(st) || sty.lowContrastText(n, st)) && plainText(n) {
 		return hideOther // white on white, or nearly (faint.go, computed.go)
 	}
 	if n.Namespace == "svg" && (svgViewportHides(n, st) || svgTextAway(n) || svgUnpainted(n, sty)) {

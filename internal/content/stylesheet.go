@@ -124,6 +124,8 @@ type pageStyles struct {
 	// font memoises fontPx (computed.go): the computed font size of
 	// the elements asked about, in CSS px.
 	font map[*html.Node]float64
+	// bg memoises backdrop (computed.go).
+	bg map[*html.Node]backdropOf
 }
 
 // fromRule reports whether n's cascaded value of prop came from a page
