@@ -176,7 +176,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	}
 	breaksToParagraphs(doc) // breaks.go: "text<br><br>text" in a div becomes paragraphs
 	polishTree(doc)
+	inlineImages := markInlineImages(doc) // inlineimg.go
 	originals := collectOriginals(doc)
+	originals.images = inlineImages
 	if pass.recs = nil; !opt.noRecords {
 		pass.recs = findRecords(doc)
 	}

@@ -60,7 +60,7 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if strings.Contains(md, "<br") {
 		md = collapseCellBreaks(md)
 	}
-	return restoreIPv6Hosts(md), nil
+	return restoreIPv6Hosts(dropImageMarks(md)), nil
 }
 
 // leadingGap is a gapMark at the start of a line's text (after its
@@ -117,6 +117,9 @@ type originals struct {
 	// linkNames are the names of the page's links without text, by
 	// target (collectLinkNames, linkname.go).
 	linkNames map[string]string
+	// images are the page's images in running text, by the index their
+	// mark holds (markInlineImages, inlineimg.go).
+	images []*html.Node
 }
 
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
@@ -154,6 +157,7 @@ func collectOriginals(doc *html.Node) *originals {
 func restoreOriginals(root *html.Node, o *originals) {
 	restoreNesting(root, o.nest)
 	nameTextlessLinks(root, o.linkNames)
+	restoreInlineImages(root, o.images)
 	if len(o.pre) == 0 && len(o.table) == 0 {
 		return
 	}

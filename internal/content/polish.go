@@ -23,12 +23,14 @@ const (
 const gapMark = "\uE002"
 
 // textMarks turns the marks polishTree puts in the page's text back into
-// what they stand for: gapMark a space, linkLeadMark nothing.
+// what they stand for: gapMark a space, linkLeadMark nothing (image marks,
+// inlineimg.go, go too: unmarkText).
 var textMarks = strings.NewReplacer(gapMark, " ", linkLeadMark, "")
 
 // unmarkText is s, text read from the polished page (a heading, a byline,
 // an extracted title), without polishTree's marks (textMarks).
 func unmarkText(s string) string {
+	s = dropImageMarks(s)
 	if !strings.ContainsAny(s, gapMark+linkLeadMark) {
 		return s
 	}
