@@ -20,12 +20,19 @@
 // entirely right of the viewport by a negative right offset or by its own
 // transform, a box at most 1px wide or high that clips its overflow (the
 // sr-only pattern, height: 0 or max-height: 0 with overflow hidden), a
-// clip or clip-path leaving at most 1px, an iframe at most 1px wide or high.
+// clip or clip-path leaving at most 1px, an iframe at most 1px wide or high,
+// an image drawn at most 1px wide or high (its alt text shows nowhere; see
+// judge for the refused images of the render context).
 // The text directly in an element (hideText; its child elements are judged
 // on their own and may be visible again) is not seen with visibility hidden
-// or collapse, a font size of at most 1px after zoom, a fully transparent
-// text colour (color or -webkit-text-fill-color, unless clipped to a
-// background: gradient text), or when the text's own layout boxes lie
+// or collapse, a computed font size of at most 2px after zoom (relative
+// sizes, 0.1em or 5%, are computed down the cascade by the browser), a
+// fully transparent text colour (color or -webkit-text-fill-color, unless
+// clipped to a background: gradient text), a text colour nearly its
+// background's (WCAG contrast ratio under 1.1, #fefefe on #fff: the
+// background is the element's own and its ancestors' background colours
+// composited, alpha included, over the white canvas; a background image
+// on the way decides nothing), or when the text's own layout boxes lie
 // entirely off the page (text-indent: -9999px, margin-left: -9999px) or
 // outside the element's box that clips them, or SVG text that paints
 // nothing (fill none or transparent and no stroke). Nothing drawn in an
@@ -153,6 +160,151 @@ function () {
     return (cx && (t.right <= r.left || t.left >= r.right)) || (cy && (t.bottom <= r.top || t.top >= r.bottom));
   };
 
+  // rgb reads a computed colour ("rgb(r, g, b)", "rgba(r, g, b, a)",
+  // "transparent") as [r, g, b, a] with channels 0–255, or null for a
+  // form it does not read (color(), lab(), …).
+  const rgb = (c) => {
+    if (c === 'transparent') return [0, 0, 0, 0];
+    const m = /^rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+)(%?))?\s*\)$/.exec(c);
+    if (!m) return null;
+    let a = m[4] === undefined ? 1 : parseFloat(m[4]);
+    if (m[5]) a /= 100;
+    return [parseFloat(m[1]), parseFloat(m[2]), parseFloat(m[3]), a];
+  };
+  // over composites colour c over the opaque colour below.
+  const over = (c, below) => [0, 1, 2].map((i) => c[i] * c[3] + below[i] * (1 - c[3])).concat(1);
+  // contrast is the WCAG 2.2 contrast ratio of two opaque colours.
+  const lum = (c) => {
+    const l = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * l(c[0]) + 0.7152 * l(c[1]) + 0.0722 * l(c[2]);
+  };
+  const contrast = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  // backdrop returns the opaque colour behind el's text: its own
+  // background colour composited over its ancestors' (the canvas is
+  // white), or null when a background image or a colour it cannot read
+  // is on the way. Memoised per element.
+  const backdrops = new WeakMap();
+  const backdrop = (el) => {
+    if (!el || el.nodeType !== 1) return [255, 255, 255, 1];
+    if (backdrops.has(el)) return backdrops.get(el);
+    const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+    let b = null;
+    const own = rgb(cs.backgroundColor);
+    if (own && cs.backgroundImage === 'none') {
+      if (own[3] >= 1) b = own;
+      else {
+        const below = backdrop(el.parentElement);
+        b = below && over(own, below);
+      }
+    }
+    backdrops.set(el, b);
+    return b;
+  };
+  // MIN_CONTRAST: text whose contrast ratio with what is behind it is
+  // under this is the colour of its background (#fefefe on #fff is 1.01).
+  const MIN_CONTRAST = 1.1;
+  // faintText reports whether el's text colour (cs) is nearly its
+  // background's.
+  const faintText = (el, cs) => {
+    const fg = rgb(cs.webkitTextFillColor || cs.color);
+    if (!fg || fg[3] === 0) return false;
+    const bg = backdrop(el);
+    return !!bg && contrast(over(fg, bg), bg) < MIN_CONTRAST;
+  };
+  // MAX_FONT: text drawn at a computed font size (times zoom) of at most
+  // this many px is not seen.
+  const MAX_FONT = 2;
+  // Chromium draws text sized relative to the default (em, %, smaller,
+  // keywords) at no less than its minimum logical font size, 6px, so
+  // font-size: 0.1em computes to 6px where the page asked for 1.6px.
+  // Text computed at SMART_MIN or under is judged by the size the page
+  // asked for (specifiedPx).
+  const SMART_MIN = 6;
+  // rulesOf lists the style rules of doc's style sheets that apply now
+  // (same-origin sheets; @media rules whose query matches), in order.
+  const ruleLists = new WeakMap();
+  const rulesOf = (doc) => {
+    let out = ruleLists.get(doc);
+    if (out) return out;
+    out = [];
+    const add = (rules, depth) => {
+      if (depth > 8) return;
+      for (const r of rules) {
+        if (r.selectorText !== undefined && r.style) out.push(r);
+        else if (r.cssRules && (!r.media || doc.defaultView.matchMedia(r.media.mediaText).matches)) add(r.cssRules, depth + 1);
+      }
+    };
+    for (const sh of doc.styleSheets) {
+      try { add(sh.cssRules, 0); } catch (e) { /* a cross-origin sheet */ }
+    }
+    ruleLists.set(doc, out);
+    return out;
+  };
+  // declared returns el's own declaration of the property prop (a
+  // CSSStyleDeclaration name: fontSize, width): its inline style's, else
+  // the last matching rule's (specificity aside), or ''.
+  // (At most MAX_RULES rules setting prop are matched, so that a huge
+  // style sheet costs a bounded time per element asked about.)
+  const MAX_RULES = 2000;
+  const byProp = new WeakMap();
+  const declared = (el, prop) => {
+    if (el.style && el.style[prop]) return el.style[prop];
+    const doc = el.ownerDocument;
+    let lists = byProp.get(doc);
+    if (!lists) { lists = {}; byProp.set(doc, lists); }
+    if (!lists[prop]) lists[prop] = rulesOf(doc).filter((r) => r.style[prop]).slice(-MAX_RULES);
+    let v = '';
+    for (const r of lists[prop]) {
+      try { if (el.matches(r.selectorText)) v = r.style[prop]; } catch (e) { /* a selector matches() rejects */ }
+    }
+    return v;
+  };
+  const declaredFont = (el) => declared(el, 'fontSize');
+  // tinyImage reports whether img's own size (CSS width, height or their
+  // maxima, else its width or height attribute) is at most 1px.
+  const tinyImage = (img) => {
+    const tiny = (v) => /^\s*(0|0?\.\d+|1(\.0*)?)\s*(px)?\s*$/.test(v) || /^\s*0+(\.0*)?[a-z%]+\s*$/.test(v);
+    for (const [p, a] of [['width', 'width'], ['height', 'height']]) {
+      const m = declared(img, p === 'width' ? 'maxWidth' : 'maxHeight');
+      if (m && tiny(m)) return true;
+      const v = declared(img, p);
+      if (v) { if (tiny(v)) return true; continue; }
+      if (img.hasAttribute(a) && tiny(img.getAttribute(a))) return true;
+    }
+    return false;
+  };
+  const KEYWORDS = { 'xx-small': 9, 'x-small': 10, small: 13, medium: 16, large: 18, 'x-large': 24, 'xx-large': 32, 'xxx-large': 48 };
+  // specifiedPx returns the font size el's declarations ask for, in px,
+  // computed down its ancestors from the initial 16px without Chromium's
+  // minimum (an undeclared size is inherited; one it cannot read is the
+  // computed one). Memoised per element.
+  const specified = new WeakMap();
+  const specifiedPx = (el) => {
+    if (!el || el.nodeType !== 1) return 16;
+    if (specified.has(el)) return specified.get(el);
+    const parent = specifiedPx(el.parentElement);
+    const v = declaredFont(el).trim().toLowerCase();
+    let px;
+    const m = /^([\d.]+)(px|em|%|rem|pt)$/.exec(v);
+    if (!v || v === 'inherit' || v === 'unset') px = parent;
+    else if (v in KEYWORDS) px = KEYWORDS[v];
+    else if (v === 'smaller') px = parent / 1.2;
+    else if (v === 'larger') px = parent * 1.2;
+    else if (m) {
+      const f = parseFloat(m[1]);
+      px = m[2] === 'px' ? f : m[2] === 'pt' ? f * 4 / 3 : m[2] === 'em' ? f * parent : m[2] === '%' ? f * parent / 100 : f * specifiedPx(el.ownerDocument.documentElement);
+    } else px = parseFloat(el.ownerDocument.defaultView.getComputedStyle(el).fontSize);
+    specified.set(el, px);
+    return px;
+  };
+  // tinyFont reports whether el's text is drawn, or asked to be drawn, at
+  // MAX_FONT or under (zoom applied).
+  const tinyFont = (el, cs, zoom) => {
+    const px = parseFloat(cs.fontSize) * zoom;
+    if (px <= MAX_FONT) return true;
+    return px <= SMART_MIN * zoom + 0.01 && specifiedPx(el) * zoom <= MAX_FONT;
+  };
+
   const root = { op: 1, zoom: 1, hideText: false, invisible: false };
   // judge: each computed property costs a call into the browser, so the
   // ones that only matter for text are read for elements with text of their
@@ -200,13 +352,23 @@ function () {
       if (tag === 'svg' && (r.width <= 1 || r.height <= 1) && (clips(cs.overflowX) || clips(cs.overflowY))) return null;
       if (clipped(cs, r)) return null;
     }
+    // An image drawn at most 1px wide or high is not seen, nor its alt
+    // text (only images with alt text are judged: the others show
+    // nothing either way): a loaded image by its box, one that shows its alt text
+    // instead (refused by the render context, or failed to load: the
+    // text then overflows the box) by the size its attributes or CSS
+    // give it (tinyImage).
+    if (tag === 'img' && /\S/.test(el.getAttribute('alt') || '') &&
+      ((el.complete && el.naturalWidth > 0) ? r && (r.width <= 1 || r.height <= 1) : tinyImage(el))) return null;
     const isVoid = VOID.has(tag);
     if (!isVoid && !ownText(el)) return op === 1 && zoom === 1 ? root : { op, zoom, hideText: false, invisible: false };
     const invisible = cs.visibility !== 'visible';
     if (isVoid) return { op, zoom, hideText: invisible, invisible };
-    let hideText = invisible || parseFloat(cs.fontSize) * zoom <= 1 ||
-      (alpha(cs.webkitTextFillColor || cs.color) < 0.05 && cs.backgroundClip !== 'text' && cs.webkitBackgroundClip !== 'text') ||
-      (SVG_TEXT.has(tag) && el.namespaceURI === SVGNS && unpainted(cs));
+    const clipText = cs.backgroundClip === 'text' || cs.webkitBackgroundClip === 'text';
+    let hideText = invisible || tinyFont(el, cs, zoom) ||
+      (alpha(cs.webkitTextFillColor || cs.color) < 0.05 && !clipText) ||
+      (SVG_TEXT.has(tag) && el.namespaceURI === SVGNS && unpainted(cs)) ||
+      (!clipText && !SVG_TEXT.has(tag) && faintText(el, cs));
     if (!hideText && r) {
       // Only where the text can lie away from the page or its box: the box
       // reaches off the page, a negative text-indent reaches past its left,

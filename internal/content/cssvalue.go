@@ -114,9 +114,11 @@ func zoomHides(v string) bool {
 	return n >= 0 && n <= 0.05
 }
 
-// tinyFont reports whether a font size renders text no reader can make
-// out: at most 1px (0.75pt, 0.0625em or rem at the initial 16px, 6.25 %).
-// Zero (see zeroLength) is among them.
+// tinyFont reports whether a font-size value computes to at most
+// maxHiddenFontPx against the initial 16px: 2px, 1.5pt, 0.125em or rem,
+// 12.5 %. Zero (see zeroLength) is among them. (Text is judged by its
+// computed size, fontPx; this is the value on its own, for the
+// stylesheet's choice of the rules that can hide.)
 func tinyFont(v string) bool {
 	n, unit, ok := cssLength(v)
 	if !ok || strings.TrimSpace(v) == "" || n < 0 {
@@ -124,15 +126,27 @@ func tinyFont(v string) bool {
 	}
 	switch unit {
 	case "", "px":
-		return n <= 1
+		return n <= maxHiddenFontPx
 	case "pt":
-		return n <= 0.75
+		return n <= maxHiddenFontPx*0.75
 	case "em", "rem":
-		return n <= 0.0625
+		return n <= maxHiddenFontPx/float64(initialFontPx)
 	case "%":
-		return n <= 6.25
+		return n <= 100*maxHiddenFontPx/float64(initialFontPx)
 	}
 	return n == 0
+}
+
+// shrinkingFont reports whether a font-size value makes text at most half
+// its parent's size (0.5em, 50 %, smaller): two of them in a row can reach
+// maxHiddenFontPx, so a stylesheet rule setting one is cascaded like a
+// hiding rule (hidingValue) and the size is computed down the tree.
+func shrinkingFont(v string) bool {
+	if strings.TrimSpace(v) == "smaller" {
+		return true
+	}
+	n, unit, ok := cssLength(v)
+	return ok && n >= 0 && (unit == "em" && n <= 0.5 || unit == "%" && n <= 50)
 }
 
 // transparentColor reports whether a color value is fully transparent:

@@ -252,5 +252,5 @@ func ruleHides(ds []cssDecl) bool {
 	for _, d := range ds {
 		st[d.prop] = d.val
 	}
-	return sameColorText(st) || indentedAway(st)
+	return sameColorText(st) || lowContrastDecls(st) || indentedAway(st)
 }

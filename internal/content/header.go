@@ -54,7 +54,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 	if h == nil {
 		return "", "", ""
 	}
-	h1 = collapseSpace(strings.ReplaceAll(textContent(h), gapMark, " "))
+	h1 = collapseSpace(unmarkText(textContent(h)))
 	// The elements after the headline, in document order, up to the
 	// first paragraph of prose.
 	steps := 0
@@ -74,7 +74,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 			}
 			return
 		}
-		text := collapseSpace(strings.ReplaceAll(textContent(n), gapMark, " "))
+		text := collapseSpace(unmarkText(textContent(n)))
 		if n.Data == "p" && len(tokenize(text)) >= proseMinTokens {
 			stop = true
 			return

@@ -31,13 +31,18 @@ import (
 //     content-visibility:hidden, an opacity under 0.05 (faint.go) or
 //     filter:opacity(0); visibility:hidden or
 //     visibility:collapse (unless a descendant turns visibility back on:
-//     then the rest is dropped and the visible descendant kept); a font
-//     size of at most 1px (likewise, unless a descendant sets a font size
-//     of its own, the inline-block row trick); a transparent text colour
+//     then the rest is dropped and the visible descendant kept); a
+//     computed font size of at most 2px, relative sizes (em, %, smaller,
+//     rem) resolved down the tree from 16px (likewise, unless a
+//     descendant's computed size is readable again, the inline-block row
+//     trick: computed.go); a transparent text colour
 //     (color or -webkit-text-fill-color; likewise, unless a descendant
 //     sets a colour; gradient text, background-clip:text, is kept); zoom
-//     of at most 5 %; text the colour of its own background (sameColorText,
-//     on an element holding only its own text: plainText); SVG text that
+//     of at most 5 %; text the colour of its own background, or nearly
+//     (sameColorText; lowContrastText: a contrast ratio under 1.1 against
+//     the background declared on it or its ancestors, computed.go), on an
+//     element holding only its own text (plainText); an <img> drawn at
+//     most 1px wide or high (tinyImage: its alt text shows nowhere); SVG text that
 //     paints nothing (fill none, no stroke), an <svg> of zero width or
 //     height, SVG text anchored far outside its svg's viewport
 //     (svgstyle.go);
@@ -216,9 +221,10 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 				// visibility:hidden element whole.
 				hiddenStyle = append(hiddenStyle, n)
 			}
-			if tinyFont(st["font-size"]) && small(n) {
-				// Likewise a descendant that sets its own font size.
-				drop = append(drop, invisibleParts(n, sty.sizedAgain)...)
+			if sty.tinyText(n) && small(n) {
+				// Likewise a descendant whose computed font size is
+				// readable again.
+				drop = append(drop, invisibleParts(n, sty.readableText)...)
 			}
 			if transparentText(st) && small(n) {
 				// Likewise a descendant that sets a colour of its own.
@@ -581,8 +587,11 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 			scripted = true
 		}
 	}
-	if tinyFont(st["font-size"]) && !hasDescendant(n, sty.sizedAgain) {
-		return hideOther
+	if sty.tinyText(n) && !hasDescendant(n, sty.readableText) {
+		return hideOther // computed.go
+	}
+	if tinyImage(n, st) {
+		return hideOther // its alt text shows nowhere (computed.go)
 	}
 	if transparentText(st) && !hasDescendant(n, sty.coloredAgain) {
 		return hideOther
@@ -590,8 +599,8 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if visuallyHidden(st) || zoomHides(st["zoom"]) {
 		return hideOther
 	}
-	if sameColorText(st) && plainText(n) {
-		return hideOther // white on white (faint.go)
+	if (sameColorText(st) || sty.lowContrastText(n, st)) && plainText(n) {
+		return hideOther // white on white, or nearly (faint.go, computed.go)
 	}
 	if n.Namespace == "svg" && (svgViewportHides(n, st) || svgTextAway(n) || svgUnpainted(n, sty)) {
 		return hideOther // svgstyle.go
@@ -622,24 +631,6 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 // browser renders inside a visibility:hidden parent.
 func (s *pageStyles) visibleAgain(n *html.Node) bool {
 	return s.of(n)["visibility"] == "visible"
-}
-
-// sizedAgain reports whether n's style sets a font size that is not
-// relative to its parent's (a length in px, pt, rem, vw, …, or a keyword
-// such as medium), which renders its text inside a font-size:0 parent.
-func (s *pageStyles) sizedAgain(n *html.Node) bool {
-	v := s.of(n)["font-size"]
-	if v == "" || tinyFont(v) {
-		return false
-	}
-	switch v {
-	case "inherit", "smaller", "larger", "unset", "revert", "revert-layer":
-		return false
-	}
-	if _, unit, ok := cssLength(v); ok && (unit == "em" || unit == "%" || unit == "") {
-		return false
-	}
-	return true
 }
 
 // coloredAgain reports whether n's style sets a text colour of its own

@@ -176,7 +176,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	}
 	breaksToParagraphs(doc) // breaks.go: "text<br><br>text" in a div becomes paragraphs
 	polishTree(doc)
+	inlineImages := markInlineImages(doc) // inlineimg.go
 	originals := collectOriginals(doc)
+	originals.images = inlineImages
 	if pass.recs = nil; !opt.noRecords {
 		pass.recs = findRecords(doc)
 	}
@@ -266,7 +268,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			md = secondary
 		}
 	}
-	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(strings.ReplaceAll(title, gapMark, " ")), titleMarks))
+	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(unmarkText(title)), titleMarks))
 	title = chooseTitle(doc, title)
 	dropTitle := func(md string) string {
 		if opt.keepTitleH1 {
@@ -881,7 +883,7 @@ const titleMarks = "¶#§🔗 \t\n"
 // collapsed.
 func chooseTitle(doc *html.Node, extracted string) string {
 	clean := func(s string) string {
-		s = strings.ReplaceAll(s, gapMark, " ")
+		s = unmarkText(s)
 		return collapseSpace(strings.TrimRight(collapseSpace(s), titleMarks))
 	}
 	extracted = clean(extracted)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // Links without text.
@@ -319,4 +320,72 @@ func firstImage(n *html.Node) *html.Node {
 func setAttr(n *html.Node, key, val string) {
 	removeAttr(n, key)
 	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
+}
+
+// Links that open with an element.
+//
+// go-trafilatura removes every element of a paragraph whose own leading
+// text (lxml's .text: the text before its first child) is empty, keeping
+// its content: "<a href=/api><code>Client.Do</code></a>" lost its target
+// and came back as the code span alone, and so did a link around
+// emphasis, a keyboard key or any other element. So, before extraction,
+// every link with a target whose content opens with an element gets
+// linkLeadMark as its first text (markElementLinks); toMarkdown and the
+// header's text readers drop the mark. One private-use character changes
+// neither the text the extractors compare nor the link density they
+// weigh by more than the mark of a textless link does. Only links in a
+// paragraph are marked: that is where go-trafilatura's rule applies (its
+// handleParagraphs); a link alone in a list item, which it keeps, lost its
+// content to the mark ("[](…)15 Amazing Images"). The mark goes after any
+// white space that opens the link, which the converter moves out of it.
+
+// linkLeadMark is the text markElementLinks puts at the start of a link
+// whose content opens with an element (a private-use code point: clear of
+// real text and of the other marks).
+const linkLeadMark = "\uE006"
+
+// markElementLinks gives every link under doc with a target, standing in
+// a paragraph (inParagraph), whose content opens (white space aside) with
+// an element and which holds text, linkLeadMark before that element.
+// Links without text are markTextlessLinks' concern.
+func markElementLinks(doc *html.Node) {
+	var links []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if !isElem(n, "a") {
+			return true
+		}
+		if href, _ := attr(n, "href"); strings.TrimSpace(href) != "" && openingElement(n) != nil && hasText(n) && inParagraph(n) {
+			links = append(links, n)
+		}
+		return false
+	})
+	for _, a := range links {
+		a.InsertBefore(&html.Node{Type: html.TextNode, Data: linkLeadMark}, openingElement(a))
+	}
+}
+
+// openingElement returns n's first child that is not white-space text
+// when it is an element, else nil.
+func openingElement(n *html.Node) *html.Node {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch c.Type {
+		case html.TextNode:
+			if strings.TrimFunc(c.Data, isSpaceRune) != "" {
+				return nil
+			}
+		case html.ElementNode:
+			return c
+		}
+	}
+	return nil
+}
+
+// inParagraph reports whether the nearest ancestor of n that is not an
+// inline element (phrasingElements) is a <p>.
+func inParagraph(n *html.Node) bool {
+	p := n.Parent
+	for p != nil && isPhrasing(p) {
+		p = p.Parent
+	}
+	return p != nil && p.Type == html.ElementNode && p.DataAtom == atom.P
 }

@@ -30,6 +30,8 @@ var mdConverter = converter.NewConverter(
 		),
 		strikethrough.NewStrikethroughPlugin(),
 		escapePlugin{},
+		quotePlugin{},
+		supSubPlugin{},
 		table.NewTablePlugin(
 			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
 			table.WithSpanCellBehavior(table.SpanBehaviorEmpty),
@@ -54,11 +56,11 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if strings.Contains(fixed, gapMark) {
 		fixed = leadingGap.ReplaceAllString(fixed, "$1")
 	}
-	md := strings.NewReplacer(linkNameMark, "", cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixed)
+	md := strings.NewReplacer(linkNameMark, "", linkLeadMark, "", cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixed)
 	if strings.Contains(md, "<br") {
 		md = collapseCellBreaks(md)
 	}
-	return restoreIPv6Hosts(md), nil
+	return restoreIPv6Hosts(dropImageMarks(md)), nil
 }
 
 // leadingGap is a gapMark at the start of a line's text (after its
@@ -106,12 +108,18 @@ type originals struct {
 	// looseTable indexes the tables by looseKey: trafilatura drops the
 	// text after an inline element in a cell ("e.g. <code>x</code>.").
 	looseTable map[string][]*html.Node
+	// tables are the outermost tables in document order, for the match
+	// of a table that lost text (lossyTableMatch, tables.go).
+	tables []*html.Node
 	// nest indexes the page's containers holding nested blocks
 	// (restoreNesting).
 	nest nestIndex
 	// linkNames are the names of the page's links without text, by
 	// target (collectLinkNames, linkname.go).
 	linkNames map[string]string
+	// images are the page's images in running text, by the index their
+	// mark holds (markInlineImages, inlineimg.go).
+	images []*html.Node
 }
 
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
@@ -132,6 +140,7 @@ func collectOriginals(doc *html.Node) *originals {
 				o.table[k] = append(o.table[k], n)
 				lk := looseKey(k)
 				o.looseTable[lk] = append(o.looseTable[lk], n)
+				o.tables = append(o.tables, n)
 			}
 			return false
 		}
@@ -148,6 +157,7 @@ func collectOriginals(doc *html.Node) *originals {
 func restoreOriginals(root *html.Node, o *originals) {
 	restoreNesting(root, o.nest)
 	nameTextlessLinks(root, o.linkNames)
+	restoreInlineImages(root, o.images)
 	if len(o.pre) == 0 && len(o.table) == 0 {
 		return
 	}
@@ -156,6 +166,7 @@ func restoreOriginals(root *html.Node, o *originals) {
 	pools := map[string]map[string][]*html.Node{"pre": copyPool(o.pre), "table": copyPool(o.table)}
 	loose := copyPool(o.looseTable)
 	used := map[*html.Node]bool{}
+	lossy := lossyTables{page: o.tables, keys: map[*html.Node][][]string{}}
 	var swaps [][2]*html.Node
 	walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == root {
@@ -192,6 +203,9 @@ func restoreOriginals(root *html.Node, o *originals) {
 			if len(cands) > 0 {
 				loose[lk] = cands[1:]
 			}
+		}
+		if len(cands) == 0 && n.Data == "table" && k != "" {
+			cands = lossy.match(n, used)
 		}
 		if k == "" || len(cands) == 0 {
 			return true

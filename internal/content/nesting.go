@@ -2,6 +2,7 @@ package content
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,7 +23,10 @@ import (
 // unchanged, only the structure comes back, to any depth. The same holds
 // for links: go-trafilatura drops the target of a link inside a quote and
 // splits the sentence around it; a container of the page with the same
-// text and more links with a target comes back whole. And for quotes
+// text and more links with a target comes back whole, and so does one
+// holding more ordered lists that count from a number other than 1
+// (go-trafilatura drops the start attribute, renumbering "3." as "1.").
+// And for quotes
 // themselves: go-trafilatura turns a quote holding one block with a
 // <code> anywhere inside it into a code element (its port of trafilatura's
 // is_code_block_element looks for <code> among all descendants where lxml's
@@ -65,6 +69,10 @@ type nodeStat struct {
 	bag    textSig
 	blocks int // nested blocks (nestBlocks) below it
 	links  int // links with a target below it
+	// numbered counts the ordered lists that do not count from 1
+	// (numberedList), it included: go-trafilatura drops the start
+	// attribute, so "3. … 4. …" came back as "1. … 2. …".
+	numbered int
 }
 
 const sigBase = 1099511628211 // the FNV prime, as a polynomial base
@@ -105,6 +113,7 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 			s.bag.hash += cs.bag.hash
 			s.blocks += cs.blocks
 			s.links += cs.links
+			s.numbered += cs.numbered
 			if c.Type == html.ElementNode && nestBlocks[c.Data] {
 				s.blocks++
 			}
@@ -115,6 +124,9 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 			}
 		}
 		s.bag.n = s.sig.n
+		if numberedList(n) {
+			s.numbered++
+		}
 		stats[n] = s
 		return s
 	}
@@ -151,20 +163,21 @@ type nestIndex struct {
 }
 
 type nestEntry struct {
-	node          *html.Node
-	sig           textSig
-	blocks, links int
+	node                    *html.Node
+	sig                     textSig
+	blocks, links, numbered int
 }
 
 // collectNested indexes the containers (nestContainers) of doc that hold
-// at least one nested block or link, and every block quote.
+// at least one nested block, link or numbered list, and every block
+// quote.
 func collectNested(doc *html.Node) nestIndex {
 	idx := nestIndex{bySig: map[textSig][]nestEntry{}, byBag: map[textSig][]nestEntry{}}
 	stats := sigStats(doc)
 	walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && nestContainers[n.Data] {
-			if s := stats[n]; (s.blocks > 0 || s.links > 0 || n.Data == "blockquote") && s.sig.n > 0 {
-				e := nestEntry{n, s.sig, s.blocks, s.links}
+			if s := stats[n]; (s.blocks > 0 || s.links > 0 || s.numbered > 0 || n.Data == "blockquote") && s.sig.n > 0 {
+				e := nestEntry{n, s.sig, s.blocks, s.links, s.numbered}
 				idx.bySig[s.sig] = append(idx.bySig[s.sig], e)
 				idx.byBag[s.bag] = append(idx.byBag[s.bag], e)
 			}
@@ -175,7 +188,8 @@ func collectNested(doc *html.Node) nestIndex {
 }
 
 // restoreNesting replaces each element under root whose text equals that
-// of an indexed page container holding more nested blocks or links, or
+// of an indexed page container holding more nested blocks, links or
+// numbered lists, or
 // that stands for a quote of the page (lostQuote), by a copy of that
 // container (outermost first; each page container is used once).
 func restoreNesting(root *html.Node, idx nestIndex) {
@@ -223,7 +237,7 @@ func restoreOne(n *html.Node, inQuote bool, s nodeStat, idx nestIndex, used map[
 		if used[e.node] || !sameBlockKind(n, e.node) {
 			continue
 		}
-		if e.blocks <= s.blocks && e.links <= s.links && !lostQuote(n, e.node, inQuote) {
+		if e.blocks <= s.blocks && e.links <= s.links && e.numbered <= s.numbered && !lostQuote(n, e.node, inQuote) {
 			continue
 		}
 		if textKey(n) != textKey(e.node) {
@@ -319,4 +333,20 @@ func sameBlockKind(extracted, page *html.Node) bool {
 		return false // an item outside its list would lose its marker
 	}
 	return true
+}
+
+// numberedList reports whether n is an ordered list whose start
+// attribute (HTML Standard §4.4.8) is a number other than 1: the
+// markdown numbers its items from there (CommonMark 0.31 §5.3, the first
+// item's number is the list's start).
+func numberedList(n *html.Node) bool {
+	if !isElem(n, "ol") {
+		return false
+	}
+	v, ok := attr(n, "start")
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(strings.TrimSpace(v))
+	return err == nil && i != 1
 }

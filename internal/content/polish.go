@@ -22,6 +22,21 @@ const (
 // elements; toMarkdown and chooseTitle turn it into a space.
 const gapMark = "\uE002"
 
+// textMarks turns the marks polishTree puts in the page's text back into
+// what they stand for: gapMark a space, linkLeadMark nothing (image marks,
+// inlineimg.go, go too: unmarkText).
+var textMarks = strings.NewReplacer(gapMark, " ", linkLeadMark, "")
+
+// unmarkText is s, text read from the polished page (a heading, a byline,
+// an extracted title), without polishTree's marks (textMarks).
+func unmarkText(s string) string {
+	s = dropImageMarks(s)
+	if !strings.ContainsAny(s, gapMark+linkLeadMark) {
+		return s
+	}
+	return textMarks.Replace(s)
+}
+
 // captionsToParagraphs turns every non-empty <figcaption> under root into
 // an italic paragraph of class captionClass, which figuresToImages keeps
 // under the image. Only the direct rendering of a small page does this:
@@ -74,11 +89,14 @@ const captionClass = "gatehouse-figtext"
 //   - a heading holding the blocks after it (an unclosed <h1>) ends before
 //     them (splitHeadings);
 //   - a link without text gets its name (markTextlessLinks, linkname.go);
+//   - a link whose content opens with an element ("<a><code>x</code></a>")
+//     gets linkLeadMark as its first text (markElementLinks, linkname.go);
 //   - a code listing laid out as a table with line numbers becomes a code
 //     block (listingsToCode, tables.go).
 func polishTree(doc *html.Node) {
 	splitHeadings(doc)
 	markTextlessLinks(doc)
+	markElementLinks(doc)
 	listingsToCode(doc) // tables.go (the code keeps its wrappers' language)
 	captionsToParagraphs(doc, true)
 	moveCaptionsOut(doc)

@@ -121,6 +121,11 @@ type pageStyles struct {
 	// rule holds, for the elements of m, the properties whose cascaded
 	// value came from a stylesheet rule rather than the inline style.
 	rule map[*html.Node]map[string]bool
+	// font memoises fontPx (computed.go): the computed font size of
+	// the elements asked about, in CSS px.
+	font map[*html.Node]float64
+	// bg memoises backdrop (computed.go).
+	bg map[*html.Node]backdropOf
 }
 
 // fromRule reports whether n's cascaded value of prop came from a page
@@ -477,7 +482,7 @@ func hidingValue(prop, val string) bool {
 	case "fill":
 		return val == "none" || transparentColor(val)
 	case "font-size":
-		return tinyFont(val)
+		return tinyFont(val) || shrinkingFont(val)
 	case "left", "top", "right", "bottom", "text-indent", "margin-left", "margin-top":
 		return farNegative(val)
 	case "margin":

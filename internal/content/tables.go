@@ -195,3 +195,114 @@ func flattenNestedTables(root *html.Node) {
 		t.Parent.RemoveChild(t)
 	}
 }
+
+// Tables whose cells lost text.
+//
+// go-trafilatura rebuilds a table cell from the cell's leading text and
+// its child elements without their tails (lxml's .tail), and drops a
+// link and what follows it: "<td>Use <code>--force</code> to skip</td>"
+// came back as "Use `--force`", "<td><a>one</a> <a>two</a></td>" as
+// nothing, "<code>a</code> <code>b</code>" as "`a``b`". Its table then has
+// neither the text nor the letters of the page's, so the exact and loose
+// matches of restoreOriginals miss it. An extracted table that lost text
+// only is one the page's table holds cell by cell: the same rows with
+// text, and in each row the extracted cells in order, each one's text (white
+// space aside) a subsequence of a cell of the page's row that starts with
+// the same character (lossyTableMatch). One cell at least must have kept
+// its whole text, so that a table of one-letter cells matches nothing by
+// chance.
+
+// lossyTableScan bounds how many of the page's unused tables, after the
+// last one matched, an extracted table is compared with.
+const lossyTableScan = 32
+
+// cellKeys returns the textKey of each cell of each row of t, leaving out
+// the rows without text.
+func cellKeys(t *html.Node) [][]string {
+	var rows [][]string
+	for _, cells := range rowCells(t) {
+		keys := make([]string, len(cells))
+		text := false
+		for i, c := range cells {
+			keys[i] = textKey(c)
+			text = text || keys[i] != ""
+		}
+		if text {
+			rows = append(rows, keys)
+		}
+	}
+	return rows
+}
+
+// lossyTableMatch reports whether the page's table (rows of cell keys,
+// cellKeys) holds the extracted one: as many rows with text, the
+// extracted cells of each row matched in order to cells of the page's row
+// whose key starts with the same character and holds the extracted key as
+// a subsequence, and at least one non-empty cell kept whole.
+func lossyTableMatch(extracted, page [][]string) bool {
+	if len(extracted) != len(page) || len(extracted) == 0 {
+		return false
+	}
+	whole := false
+	for r, row := range extracted {
+		j := 0
+		for _, k := range row {
+			if k == "" {
+				continue
+			}
+			for j < len(page[r]) && !(page[r][j] != "" && page[r][j][0] == k[0] && isSubsequence(k, page[r][j])) {
+				j++
+			}
+			if j == len(page[r]) {
+				return false
+			}
+			whole = whole || k == page[r][j]
+			j++
+		}
+	}
+	return whole
+}
+
+// isSubsequence reports whether the bytes of s occur in t in order.
+func isSubsequence(s, t string) bool {
+	i := 0
+	for j := 0; i < len(s) && j < len(t); j++ {
+		if s[i] == t[j] {
+			i++
+		}
+	}
+	return i == len(s)
+}
+
+// lossyTables finds the page's table an extracted table that lost text
+// stands for, scanning the page's tables in document order from after the
+// last one it matched.
+type lossyTables struct {
+	page []*html.Node              // the page's outermost tables, in document order
+	keys map[*html.Node][][]string // cellKeys of the page's tables, computed on first use
+	next int                       // where the next scan starts
+}
+
+// match returns the first unused page table (at most lossyTableScan
+// looked at) that holds the extracted table t (lossyTableMatch), as a
+// one-element slice, or nil.
+func (l *lossyTables) match(t *html.Node, used map[*html.Node]bool) []*html.Node {
+	ext := cellKeys(t)
+	for i, seen := l.next, 0; i < len(l.page) && seen < lossyTableScan; i++ {
+		p := l.page[i]
+		if used[p] {
+			continue
+		}
+		seen++
+		keys, ok := l.keys[p]
+		if !ok {
+			keys = cellKeys(p)
+			l.keys[p] = keys
+		}
+		if lossyTableMatch(ext, keys) {
+			l.next = i + 1
+			return []*html.Node{p}
+		}
+	}
+	return nil
+}
