@@ -17,9 +17,9 @@ import (
 // DialContext: the address is judged when it is connected). No process is
 // started or owned: PID is 0, there is no profile dir, and Close only
 // disposes the sessions' BrowserContexts and disconnects — it never closes
-// the browser. A refusal by dial keeps its reason code (ssrf_metadata,
-// ssrf_private, dns_unresolvable, …); other errors are browser_failed
-// naming the failure.
+// the browser. A gate's refusal by dial keeps its reason code
+// (ssrf_metadata, ssrf_private, dns_unresolvable, …); other errors,
+// including a connection that fails, are browser_failed naming the failure.
 func Connect(ctx context.Context, wsURL string, dial DialFunc, lg *slog.Logger) (*Local, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -40,8 +40,8 @@ func Connect(ctx context.Context, wsURL string, dial DialFunc, lg *slog.Logger) 
 	}
 	if err != nil {
 		l.Close()
-		if rerr := reason.As(err); rerr != nil {
-			return nil, rerr
+		if rerr := reason.As(err); rerr != nil && rerr.Gate != "" {
+			return nil, rerr // a gate's refusal keeps its code
 		}
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not connect to the browser at the CDP URL: "+firstLine(err.Error()), err)
 	}
