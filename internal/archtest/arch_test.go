@@ -95,7 +95,9 @@ func TestImportDirection(t *testing.T) {
 
 // Exactly one place dials: only internal/egress builds a net.Dialer or an
 // http.Transport, and nobody uses the default client or transport (which honour
-// proxy environment variables and have no SSRF guard).
+// proxy environment variables and have no SSRF guard). This is the quick
+// check on our source text; TestNoDialBypassesEgress checks the compiled
+// program, dependencies included.
 func TestOnlyEgressDials(t *testing.T) {
 	bad := regexp.MustCompile(`net\.Dialer\{|http\.Transport\{|http\.DefaultClient|http\.DefaultTransport|http\.Get\(|http\.Post\(|http\.Head\(|net\.Dial\(|net\.DialTimeout\(`)
 	r := root(t)

@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // CDPOverride is the raw CDP override of spec §B12: BROWSER_CDP_URL, else
@@ -35,30 +36,72 @@ func (m *Manager) localBackend() bool {
 	return m.cdpOverride() == "" && !m.cloudApplies()
 }
 
-// connectCDP attaches to the CDP override: the override's host passes the
-// egress decision first (metadata floor and website policy; private hosts
-// are allowed, a CDP browser usually listens on loopback), then
-// /json/version discovery through an egress client, then CDP. Sessions keep
-// their per-context egress proxy, so a CDP browser on this host still sends
-// every request through it; a browser on another host cannot reach that
-// loopback proxy and its requests fail closed.
+// connectCDP attaches to the CDP override through the open guard: the
+// user chose the endpoint, so it may be private (a CDP browser usually
+// listens on loopback), never a cloud metadata address, and the website
+// policy applies (attachCDP). Sessions keep their per-context egress proxy,
+// so a CDP browser on this host still sends every request through it; a
+// browser on another host cannot reach that loopback proxy and its requests
+// fail closed.
 func (m *Manager) connectCDP(ctx context.Context, raw string) (*backend.Local, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return nil, reason.Newf(reason.SessionCreateFailed, "", "The CDP override %q is not a URL (set BROWSER_CDP_URL or browser.cdp_url to ws://host:port/devtools/browser/… or http://host:port).", raw)
 	}
-	if rerr := m.gates.JudgeStatic("http://"+u.Host+"/", false); rerr != nil {
-		return nil, reason.Wrap(rerr.Code, rerr.Gate, "Blocked: the CDP override's host is refused by the gates: "+rerr.Message, rerr)
-	}
-	hc := m.gates.Open.Client(egress.ClientOptions{Timeout: cloud.DiscoveryTimeout})
-	ws, derr := cloud.ResolveCDPURL(ctx, raw, hc)
-	if derr != nil {
-		m.logger.Warn("CDP discovery failed; using the raw CDP URL", "err", derr)
-	}
-	l, err := backend.Connect(ctx, ws, m.logger)
+	l, err := m.attachCDP(ctx, raw, m.gates.Open, "the CDP override")
 	if err != nil {
 		return nil, err
 	}
 	m.logger.Info("browser attached over CDP", "host", u.Host)
 	return l, nil
+}
+
+// attachCDP connects to the browser at raw (a CDP override or a cloud
+// provider's connect URL) with every connection made through g, in order:
+//
+//  1. raw's host:port passes g's decision (Guard.Decide on
+//     http://host:port/: metadata floor, private addresses as g says,
+//     website policy) before anything is dialed;
+//  2. /json/version discovery (cloud.ResolveCDPURL) uses g's HTTP client,
+//     which judges every redirect hop and the address each connection
+//     reaches; a refusal there is returned (any other discovery failure
+//     falls back to raw, spec §B12);
+//  3. the WebSocket URL that discovery names (webSocketDebuggerUrl, which
+//     may name another host) passes the same decision as raw;
+//  4. the CDP WebSocket is dialed by g.DialContext, which resolves the host
+//     and judges every answer at connect time (DNS rebinding).
+//
+// what names the URL in messages ("the CDP override"). Refusals are
+// *reason.Error with the gate's code (ssrf_metadata, ssrf_private,
+// policy_blocked, …); a failed connection is browser_failed.
+func (m *Manager) attachCDP(ctx context.Context, raw string, g *egress.Guard, what string) (*backend.Local, error) {
+	if rerr := judgeCDPHost(ctx, g, raw, what); rerr != nil {
+		return nil, rerr
+	}
+	hc := g.Client(egress.ClientOptions{Timeout: cloud.DiscoveryTimeout})
+	ws, derr := cloud.ResolveCDPURL(ctx, raw, hc)
+	if derr != nil {
+		if rerr := reason.As(derr); rerr != nil && rerr.Gate != "" {
+			return nil, reason.Wrap(rerr.Code, rerr.Gate, "Blocked: the CDP discovery of "+what+" (/json/version) was refused: "+strings.TrimPrefix(rerr.Message, "Blocked: "), rerr)
+		}
+		m.logger.Warn("CDP discovery failed; using the CDP URL as given", "what", what, "err", urlsafe.Redact(derr.Error()))
+	}
+	if ws != raw {
+		if rerr := judgeCDPHost(ctx, g, ws, what+"'s WebSocket debugger URL (from /json/version)"); rerr != nil {
+			return nil, rerr
+		}
+	}
+	return backend.Connect(ctx, ws, g.DialContext, m.logger)
+}
+
+// judgeCDPHost is step 1 of attachCDP: g's decision on raw's host:port.
+func judgeCDPHost(ctx context.Context, g *egress.Guard, raw, what string) *reason.Error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return reason.Newf(reason.InvalidURL, reason.GateParse, "Blocked: %s is not a URL with a host (ws://host:port/devtools/browser/… or http://host:port).", what)
+	}
+	if _, rerr := g.Decide(ctx, "http://"+u.Host+"/", egress.Rules{}); rerr != nil {
+		return reason.Wrap(rerr.Code, rerr.Gate, "Blocked: "+what+"'s host is refused by the gates: "+strings.TrimPrefix(rerr.Message, "Blocked: "), rerr)
+	}
+	return nil
 }

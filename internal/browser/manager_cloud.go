@@ -3,7 +3,6 @@ package browser
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"sort"
 	"sync"
 	"time"
@@ -95,9 +94,9 @@ func (m *Manager) cloudApplies() bool {
 // provider failed and the caller falls back to the local Chromium, marked
 // with fb; and an error only for a strict selection error.
 //
-// Creation: provider.Create; the CDP URL's host passes the gates' static
-// decision (metadata floor, website policy); /json/version discovery through
-// an egress client; a CDP connection; one tab in the provider browser's
+// Creation: provider.Create; the CDP URL, its /json/version discovery and
+// the CDP WebSocket all pass the normal gates (connectCloud, attachCDP; a
+// refusal falls back with the gate's code as FallbackCode); one tab in the provider browser's
 // default context with no proxy of ours (the provider's network is not ours:
 // the navigation gates are the egress control). Any failure after Create
 // releases the provider session.
@@ -126,28 +125,23 @@ func (m *Manager) cloudSession(ctx context.Context, key string) (*Session, *Back
 	s, err := m.connectCloud(ctx, key, cs)
 	if err != nil {
 		m.releaseCloud(cs)
-		return fail(reason.CloudFallback, "connect over CDP: "+err.Error())
+		code := reason.CloudFallback
+		if rerr := reason.As(err); rerr != nil && rerr.Gate != "" {
+			code = rerr.Code // the provider's CDP URL was refused by a gate
+		}
+		return fail(code, "connect over CDP: "+err.Error())
 	}
 	m.logger.Info("cloud browser session created", "provider", p.Name(), "session", key, "cloud_session_id", rec.ID)
 	return s, nil, nil
 }
 
 // connectCloud connects to the provider browser of cs and opens the
-// session's tab in it.
+// session's tab in it. The provider's connect URL is vendor data, not the
+// user's choice: it is judged with the normal gates (private addresses
+// refused unless the user allowed private URLs; metadata never), and so is
+// every connection attachCDP makes for it.
 func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloudSess) (*Session, error) {
-	u, err := url.Parse(cs.rec.CDPURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("the provider's CDP URL is not a URL")
-	}
-	if rerr := m.gates.JudgeStatic("http://"+u.Host+"/", false); rerr != nil {
-		return nil, fmt.Errorf("the provider's CDP host is refused by the gates (%s)", rerr.Code)
-	}
-	hc := m.gates.Open.Client(egress.ClientOptions{Timeout: cloud.DiscoveryTimeout})
-	ws, derr := cloud.ResolveCDPURL(ctx, cs.rec.CDPURL, hc)
-	if derr != nil {
-		m.logger.Warn("CDP discovery failed; using the provider's CDP URL as given", "provider", cs.prov.Name(), "err", urlsafe.Redact(derr.Error()))
-	}
-	conn, err := backend.Connect(ctx, ws, m.logger)
+	conn, err := m.attachCDP(ctx, cs.rec.CDPURL, m.gates.Guard(!m.gates.AllowPrivate), "the provider's CDP URL")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -116,6 +117,19 @@ func cloudManager(t *testing.T, cfg *config.Config, env map[string]string, lo Li
 	return m, logs
 }
 
+// wsAddrPort is the loopback IP:port of a test Chromium's WebSocket URL:
+// the allowance a test gives the gates so that a fake provider's connect
+// URL on loopback passes (a provider's connect URL is judged with the
+// normal gates, where loopback is private).
+func wsAddrPort(t *testing.T, ws string) netip.AddrPort {
+	t.Helper()
+	u, err := url.Parse(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return netip.MustParseAddrPort(u.Host)
+}
+
 func cloudConfig(provider string) *config.Config {
 	cfg := config.Default()
 	cfg.Browser.CloudProvider, cfg.Browser.CloudProviderSet = provider, provider != ""
@@ -143,7 +157,7 @@ func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 		return 404, map[string]any{"error": "no route"}
 	})
 	env := map[string]string{"BROWSERBASE_API_KEY": "bb_test_key_1", "BROWSERBASE_PROJECT_ID": "proj-9", "BROWSERBASE_BASE_URL": fake.URL}
-	m, logs := cloudManager(t, cloudConfig("browserbase"), env, LifecycleOptions{Tick: time.Hour})
+	m, logs := cloudManager(t, cloudConfig("browserbase"), env, LifecycleOptions{Tick: time.Hour}, wsAddrPort(t, ws))
 	ctx := context.Background()
 	task := "bb-task"
 
@@ -278,7 +292,7 @@ func TestCloudExpiryRecreatesAndSaysSo(t *testing.T) {
 		return 404, nil
 	})
 	env := map[string]string{"BROWSER_USE_API_KEY": "bu_key_7", "BROWSER_USE_BASE_URL": fake.URL + "/api/v3"}
-	m, logs := cloudManager(t, cloudConfig(""), env, LifecycleOptions{Tick: time.Hour}) // auto-detected
+	m, logs := cloudManager(t, cloudConfig(""), env, LifecycleOptions{Tick: time.Hour}, wsAddrPort(t, ws)) // auto-detected
 	ctx := context.Background()
 	pub := "http://" + cloudPublic + ":" + pages.port + "/a"
 	nr := m.Navigate(ctx, "x", NavigateInput{URL: pub})
@@ -348,7 +362,9 @@ func TestCloudFailureFallsBackToLocal(t *testing.T) {
 	cfg := cloudConfig("firecrawl")
 	cfg.Browser.AutoLocalForPrivateURLs = false // the test page is on loopback: keep it on the bare key
 	env := map[string]string{"FIRECRAWL_API_KEY": "fc-key-3", "FIRECRAWL_API_URL": fake.URL, "FIRECRAWL_BROWSER_TTL": "120"}
-	m, _ := cloudManager(t, cfg, env, LifecycleOptions{Tick: time.Hour}, ap)
+	// The dead CDP address is allowed, so the connection is tried and fails
+	// (a refusal by the gates is TestCloudConnectURLIsJudged's).
+	m, _ := cloudManager(t, cfg, env, LifecycleOptions{Tick: time.Hour}, ap, netip.MustParseAddrPort(deadAddr))
 	ctx := context.Background()
 	u := "http://fallback.test:" + pages.port + "/fb"
 	nr := m.Navigate(ctx, "f1", NavigateInput{URL: u})
@@ -429,7 +445,7 @@ func TestJanitorReleasesIdleCloudSession(t *testing.T) {
 		return 200, map[string]any{}
 	})
 	env := map[string]string{"BROWSERBASE_API_KEY": "k", "BROWSERBASE_PROJECT_ID": "p", "BROWSERBASE_BASE_URL": fake.URL}
-	m, logs := cloudManager(t, cloudConfig(""), env, LifecycleOptions{Tick: 100 * time.Millisecond, Idle: 300 * time.Millisecond})
+	m, logs := cloudManager(t, cloudConfig(""), env, LifecycleOptions{Tick: 100 * time.Millisecond, Idle: 300 * time.Millisecond}, wsAddrPort(t, ws))
 	ctx := context.Background()
 	nr := m.Navigate(ctx, "j", NavigateInput{URL: "http://" + cloudPublic + ":" + pages.port + "/"})
 	if !nr.Success || nr.CloudProvider != "browserbase" {

@@ -7,22 +7,24 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 // Connect attaches to a browser that is already running, at its WebSocket
 // debugger URL (spec §B12 CDP override; resolve it first with
-// cloud.ResolveCDPURL), over chromedp/remote. No process is started or
-// owned: PID is 0, there is no profile dir, and Close only disposes the
-// sessions' BrowserContexts and disconnects — it never closes the browser.
-// Errors are browser_failed naming the URL's failure.
-func Connect(ctx context.Context, wsURL string, lg *slog.Logger) (*Local, error) {
+// cloud.ResolveCDPURL), over a WebSocket dialed by dial (egress.Guard's
+// DialContext: the address is judged when it is connected). No process is
+// started or owned: PID is 0, there is no profile dir, and Close only
+// disposes the sessions' BrowserContexts and disconnects — it never closes
+// the browser. A gate's refusal by dial keeps its reason code
+// (ssrf_metadata, ssrf_private, dns_unresolvable, …); other errors,
+// including a connection that fails, are browser_failed naming the failure.
+func Connect(ctx context.Context, wsURL string, dial DialFunc, lg *slog.Logger) (*Local, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	allocCtx, allocCancel := remote.NewAllocator(context.Background(), wsURL, remote.NoModifyURL)
+	allocCtx, allocCancel := NewRemoteAllocator(context.Background(), wsURL, dial)
 	bctx, cancel := chromedp.NewContext(allocCtx)
 	l := &Local{logger: lg, allocCtx: allocCtx, allocCancel: allocCancel, browserCtx: bctx, cancel: cancel,
 		tabs: map[*Tab]struct{}{}, exited: make(chan struct{}), remote: true}
@@ -38,6 +40,9 @@ func Connect(ctx context.Context, wsURL string, lg *slog.Logger) (*Local, error)
 	}
 	if err != nil {
 		l.Close()
+		if rerr := reason.As(err); rerr != nil && rerr.Gate != "" {
+			return nil, rerr // a gate's refusal keeps its code
+		}
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not connect to the browser at the CDP URL: "+firstLine(err.Error()), err)
 	}
 	return l, nil

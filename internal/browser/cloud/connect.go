@@ -8,20 +8,23 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 )
 
-// Probe connects to a browser's WebSocket debugger URL over CDP (chromedp's
-// remote allocator), asks for its version and disconnects without closing
-// the browser (the provider owns it). It is how a provider's connect URL is
-// verified before a session is handed out. ctx bounds it (default 15 s).
-func Probe(ctx context.Context, wsURL string) (product string, err error) {
+// Probe connects to a browser's WebSocket debugger URL over CDP through
+// dial (egress.Guard.DialContext: the address is judged at connect time),
+// asks for its version and disconnects without closing the browser (the
+// provider owns it). It is how a provider's connect URL is verified before
+// a session is handed out. ctx bounds it (default 15 s). A refusal by dial
+// is returned wrapped (reason.As recovers its code).
+func Probe(ctx context.Context, wsURL string, dial backend.DialFunc) (product string, err error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
 	}
-	actx, acancel := remote.NewAllocator(ctx, wsURL, remote.NoModifyURL)
+	actx, acancel := backend.NewRemoteAllocator(ctx, wsURL, dial)
 	defer acancel()
 	bctx, bcancel := chromedp.NewContext(actx)
 	defer bcancel()

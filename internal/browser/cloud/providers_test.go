@@ -2,13 +2,16 @@ package cloud
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud/cloudfake"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
@@ -52,7 +55,7 @@ func TestBrowserbaseCreateConnectRelease402(t *testing.T) {
 		t.Errorf("name %q", s.Name)
 	}
 	// Connect over CDP to what the provider handed out.
-	if prod, err := Probe(context.Background(), s.CDPURL); err != nil || !strings.Contains(prod, "Chrom") {
+	if prod, err := Probe(context.Background(), s.CDPURL, testGuard().DialContext); err != nil || !strings.Contains(prod, "Chrom") {
 		t.Fatalf("connect: %q %v", prod, err)
 	}
 	if err := bb.Release(context.Background(), s); err != nil {
@@ -100,7 +103,7 @@ func TestBrowserUseCreateConnectStop(t *testing.T) {
 	if s.ID != "bu-7" || s.CDPURL != ws || s.LiveURL == "" || !s.Features["browser_use"] || !s.HasExpiry || s.ExpiresAt != 4070908800 {
 		t.Errorf("session %+v", s)
 	}
-	if _, err := Probe(context.Background(), s.CDPURL); err != nil {
+	if _, err := Probe(context.Background(), s.CDPURL, testGuard().DialContext); err != nil {
 		t.Fatal(err)
 	}
 	if err := bu.Release(context.Background(), s); err != nil {
@@ -138,7 +141,7 @@ func TestFirecrawlCreateConnectDelete(t *testing.T) {
 	if err != nil || wsURL != ws {
 		t.Fatalf("resolve %q → %q %v, want %q", s.CDPURL, wsURL, err, ws)
 	}
-	if _, err := Probe(context.Background(), wsURL); err != nil {
+	if _, err := Probe(context.Background(), wsURL, testGuard().DialContext); err != nil {
 		t.Fatal(err)
 	}
 	if err := fc.Release(context.Background(), s); err != nil {
@@ -152,6 +155,43 @@ func TestFirecrawlCreateConnectDelete(t *testing.T) {
 
 // testClient dials through the egress guard, loopback allowed (the fakes and
 // the test's Chromium listen there); metadata stays refused.
-func testClient() *http.Client {
-	return egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}}).Client(egress.ClientOptions{})
+func testClient() *http.Client { return testGuard().Client(egress.ClientOptions{}) }
+
+// testGuard is testClient's guard: loopback allowed, metadata refused.
+func testGuard() *egress.Guard {
+	return egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}})
+}
+
+// TestProbeDialsThroughTheGuard: a provider's connect URL is connected with
+// the dialer Probe is given (the egress guard in Gatehouse), never another
+// one: through a counting dialer the connection is made and counted; a
+// strict guard refuses the provider's loopback Chromium (ssrf_private) and a
+// metadata address (ssrf_metadata) before anything connects; no dialer
+// fails closed.
+func TestProbeDialsThroughTheGuard(t *testing.T) {
+	ws, _ := cloudfake.Chromium(t)
+	var dials atomic.Int32
+	counting := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return testGuard().DialContext(ctx, network, addr)
+	}
+	if _, err := Probe(context.Background(), ws, counting); err != nil || dials.Load() != 1 {
+		t.Fatalf("probe through the counting dialer: %v (%d dials)", err, dials.Load())
+	}
+	strict := egress.New(egress.Options{})
+	for _, c := range []struct {
+		url  string
+		want reason.Code
+	}{
+		{ws, reason.SSRFPrivate},
+		{"ws://169.254.169.254/devtools/browser/x", reason.SSRFMetadata},
+		{"ws://metadata.google.internal/devtools/browser/x", reason.SSRFMetadata},
+	} {
+		if _, err := Probe(context.Background(), c.url, strict.DialContext); reason.Of(err) != c.want {
+			t.Errorf("%s: %v, want %s", c.url, err, c.want)
+		}
+	}
+	if _, err := Probe(context.Background(), ws, nil); err == nil {
+		t.Error("a probe without a dialer connected")
+	}
 }
