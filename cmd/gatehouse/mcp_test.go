@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -212,7 +213,11 @@ func TestNPMClient(t *testing.T) {
 			Refused string   `json:"refused"`
 		}
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil || !sum.OK || sum.Title != "Gatehouse MCP test page" || sum.Refused != "read_outside_store" {
+		err = json.Unmarshal([]byte(lines[len(lines)-1]), &sum)
+		// Over MCP the page's title arrives inside the call's untrusted-content
+		// markers (issue 16 item 4): the npm client must see it wrapped.
+		title, _, wrapped := tools.Unwrap(sum.Title)
+		if err != nil || !sum.OK || !wrapped || title != "Gatehouse MCP test page" || sum.Refused != "read_outside_store" {
 			t.Fatalf("node client summary: %v\n%s", err, out)
 		}
 	}
