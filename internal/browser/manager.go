@@ -565,6 +565,7 @@ type snapData struct {
 	Next     int    `json:"next"`
 	Title    string `json:"title"`
 	URL      string `json:"url"`
+	rawURL   string // URL before redaction, for the gates (showDocument)
 }
 
 // snapshot takes an in-page accessibility snapshot and advances the tab-wide
@@ -576,6 +577,7 @@ func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 		return d, err
 	}
 	s.nextRef = max(s.nextRef, d.Next)
+	d.rawURL = d.URL
 	// safetext: a page's control characters (ESC, BEL, C1) never reach a
 	// terminal or a model through a snapshot.
 	d.Snapshot, d.Title, d.URL = redactText(safetext.Clean(d.Snapshot)), redactText(safetext.Line(d.Title)), redactText(safetext.Escape(d.URL))
@@ -716,9 +718,9 @@ func (m *Manager) render(ctx context.Context, text string) (out string, truncate
 
 // errOf turns err into the result's error fields, dropping a crashed session.
 func (m *Manager) errOf(s *Session, p *Page, err error) {
-	rerr := reason.As(err)
-	if rerr == nil {
-		rerr = reason.Wrap(reason.BrowserFailed, "", "The browser failed: "+err.Error(), err)
+	rerr := reason.As(backend.Failure("A browser command", err)) // never the protocol's own text
+	if cause := errors.Unwrap(rerr); cause != nil && (rerr.Code == reason.BrowserFailed || rerr.Code == reason.PageNavigated) {
+		m.logger.Debug("browser command failed", "reason", rerr.Code, "err", urlsafe.Redact(cause.Error()))
 	}
 	p.Success = false
 	p.Error = rerr.Message

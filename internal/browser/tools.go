@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
@@ -344,30 +343,28 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	before := s.tab.Activity()
 	start := time.Now()
 	nr, err := s.tab.Navigate(nctx, u.Href)
-	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
-	if err != nil {
+	if err != nil && !backend.IsNavigated(err) {
+		r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
 		m.errOf(s, &r.Page, err)
 		return r
 	}
-	r.URL, r.Title = redactText(nr.URL), redactText(nr.Title)
-	final := nr.URL
-	// What did the proxy refuse for this document's host while loading?
-	docRefusal := proxyRefusal(s, start, final)
-	redirected := final != "" && final != u.Href && !strings.HasPrefix(final, "chrome-error:")
-	rr := m.gates.RedirectRefusal(u.Href, final, active)
-	if rr == nil && docRefusal != nil && redirected {
-		switch docRefusal.Code {
-		case reason.SSRFMetadata:
-			rr = reason.New(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the redirect landed on a cloud metadata endpoint; the tab was reset to about:blank.")
-		case reason.SSRFPrivate:
-			rr = reason.New(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank.")
-		default:
-			rr = docRefusal
+	if nr.ErrorText == "" {
+		// Client redirects (meta refresh, script) settle before the landing
+		// is judged and shown (navsettle.go).
+		if m.settleNavigation(nctx, s, redirectSettleCap) || err != nil {
+			cur, cerr := s.tab.Current(nctx)
+			if cerr != nil {
+				r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
+				m.errOf(s, &r.Page, cerr)
+				return r
+			}
+			nr.URL, nr.Title = cur.URL, cur.Title
 		}
 	}
-	if rr == nil && docRefusal != nil {
-		rr = docRefusal
-	}
+	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
+	r.URL, r.Title = redactText(nr.URL), redactText(nr.Title)
+	final := nr.URL
+	rr := m.landingRefusal(s, u.Href, final, start, active)
 	if rr == nil && m.navigationDownload(ctx, s, &r, mark, nr.ErrorText) {
 		return r // a file, not a page: saved; the tab stays where it was (navcheck.go)
 	}
@@ -394,15 +391,24 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	}
 	sctx, scancel := m.cmdCtx(ctx)
 	defer scancel()
-	d, err := s.snapshot(sctx, false)
+	d, err := m.snapshotSettled(sctx, s, false)
 	if err != nil {
 		m.errOf(s, &r.Page, err)
 		return r
 	}
+	if shown := showDocument(&r.Page, d); shown != "" && shown != final {
+		// The page moved on after the landing was judged: judge the
+		// document the snapshot shows.
+		if rr := m.landingRefusal(s, u.Href, shown, start, active); rr != nil {
+			m.resetBlank(ctx, s, &r.Page)
+			r.Error, r.Reason = rr.Message, rr.Code
+			return r
+		}
+	}
 	r.Success = true
 	r.Snapshot, r.Truncated, _ = m.render(ctx, d.Snapshot)
 	r.ElementCount = d.Refs
-	r.BotDetectionWarning = BotDetectionWarning(nr.Title)
+	r.BotDetectionWarning = BotDetectionWarning(r.Title)
 	return r
 }
 
