@@ -37,7 +37,7 @@ const (
 	// navQuiet is how long no main-frame navigation event must have been
 	// seen (requested, started, committed, stopped) for the page to count as
 	// staying where it is.
-	navQuiet = quietWindow
+	navQuiet = pollEvery
 	// pendingProbeTimeout bounds one pendingJS evaluation.
 	pendingProbeTimeout = time.Second
 )
@@ -151,6 +151,22 @@ func showDocument(p *Page, d snapData) (rawURL string) {
 	}
 	p.URL, p.Title = d.URL, d.Title
 	return d.rawURL
+}
+
+// shownRefusal is showDocument for a call on the page the tab is on
+// (browser_snapshot, the snapshot after an action): p's url and title become
+// those of the snapshot's document, and when that document is not the one
+// the call's page gate judged (the page moved on meanwhile), it is judged
+// too (page_blocked).
+func (m *Manager) shownRefusal(s *Session, p *Page, d snapData) *reason.Error {
+	judged := p.URL
+	if shown := showDocument(p, d); shown != "" && d.URL != judged {
+		if rerr := m.gates.PageRefusal(shown, s.active); rerr != nil {
+			p.Title = "" // withheld, as the snapshot is
+			return rerr
+		}
+	}
+	return nil
 }
 
 // landingRefusal is the post-redirect check of where a navigation to

@@ -425,10 +425,14 @@ func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) S
 	defer release()
 	cctx, cancel := m.cmdCtx(ctx)
 	defer cancel()
-	d, err := s.snapshot(cctx, in.Full)
+	d, err := m.snapshotSettled(cctx, s, in.Full)
 	r.RecentDialogs = s.tab.RecentDialogs(5)
 	if err != nil {
 		m.errOf(s, &r.Page, err)
+		return r
+	}
+	if rerr := m.shownRefusal(s, &r.Page, d); rerr != nil {
+		m.errOf(s, &r.Page, rerr)
 		return r
 	}
 	r.Success = true
@@ -534,7 +538,13 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	}
 	doc := s.tab.Activity().DocSeq
 	prev, prevDoc := s.lastSnap, s.lastDoc
-	d, err := s.snapshot(ctx, false)
+	d, err := m.snapshotSettled(ctx, s, false)
+	if err == nil {
+		if rerr := m.shownRefusal(s, p, d); rerr != nil {
+			m.errOf(s, p, rerr)
+			return
+		}
+	}
 	if err != nil {
 		if reason.Of(err) == reason.CommandTimeout {
 			// The action happened, but the page no longer answers (a script
