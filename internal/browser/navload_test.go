@@ -6,11 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,20 +93,39 @@ func redirectServer(t *testing.T) (at func(path string) string) {
 	return func(path string) string { return "http://redirects.test:" + port + path }
 }
 
-// saturateCPUs occupies every CPU with a busy child process until the test
-// ends (the load under which issue 16 item 6 failed).
+// saturateCPUs keeps every CPU busy until the test ends (the load under which
+// issue 16 item 6 failed): one spinning goroutine per CPU, each on its own OS
+// thread, which the OS schedules against Chromium's processes like any busy
+// program (goroutines, not child processes, so nothing outlives a killed test
+// binary). GOMAXPROCS is raised by as many for the test's duration, so the
+// spinners hold no P the Manager's own goroutines need.
 func saturateCPUs(t *testing.T) {
 	t.Helper()
-	for i := 0; i < runtime.NumCPU(); i++ {
-		cmd := exec.Command("sh", "-c", "while :; do :; done")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() }) //nolint:errcheck // killed on purpose
+	n := runtime.NumCPU()
+	prev := runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			x := uint64(i)
+			for !stop.Load() {
+				for j := 0; j < 1<<16; j++ {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+			}
+			spinSink.Add(x)
+		}()
 	}
+	t.Cleanup(func() { stop.Store(true); wg.Wait(); runtime.GOMAXPROCS(prev) })
 }
 
-// snapshotNames returns the page names a snapshot's text shows ("Page 7"
+var spinSink atomic.Uint64
+
+// snapshotName finds the page names a snapshot's text shows ("Page 7"
 // for "I am page 7", "Via meta 7" for an interstitial).
 var snapshotName = regexp.MustCompile(`I am page (\S+)|(Via [a-z ]+ \S+)`)
 
