@@ -51,12 +51,24 @@ const pendingJS = `function () {
     const v = parseFloat((m.getAttribute('content') || '').trim());
     if (v >= 0) refresh = v;
   }
-  return { complete: document.readyState === 'complete', refresh };
+  return { complete: document.readyState === 'complete', refresh, url: location.href, title: document.title };
 }`
 
 type pendingNav struct {
 	Complete bool    `json:"complete"`
 	Refresh  float64 `json:"refresh"`
+	URL      string  `json:"url"`
+	Title    string  `json:"title"`
+}
+
+// settled is where settleNavigation left the tab.
+type settled struct {
+	// navigated: a main-frame navigation happened while it waited.
+	navigated bool
+	// url and title of the document the tab stays on, read by the last
+	// probe with no navigation since; "" when it did not answer (an error
+	// page, a busy page, the cap), then only Tab.Current knows.
+	url, title string
 }
 
 // settleNavigation waits, after a document loaded, until the tab stays on
@@ -66,9 +78,8 @@ type pendingNav struct {
 // in the page is the barrier: a script redirect the renderer queued before it
 // (a load handler, a 0 ms timer) shows as a navigation event before its
 // answer. It returns after limit (or ctx's end) at the latest, and at once
-// when a dialog blocks the page; navigated reports whether a main-frame
-// navigation happened meanwhile.
-func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.Duration) (navigated bool) {
+// when a dialog blocks the page.
+func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.Duration) (out settled) {
 	start := time.Now()
 	deadline := start.Add(limit)
 	first := s.tab.Activity()
@@ -77,13 +88,13 @@ func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.D
 	var waitUntil time.Time
 	for {
 		a := s.tab.Activity()
-		navigated = navigated || a.NavSeq != first.NavSeq || a.DocSeq != first.DocSeq
+		out.navigated = out.navigated || a.NavSeq != first.NavSeq || a.DocSeq != first.DocSeq
 		if _, open := s.tab.PendingDialog(); open {
-			return navigated
+			return out
 		}
 		now := time.Now()
 		if !now.Before(deadline) || ctx.Err() != nil {
-			return navigated
+			return out
 		}
 		next := now
 		if q := a.LastNav.Add(navQuiet); q.After(next) {
@@ -114,7 +125,7 @@ func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.D
 			if backend.IsNavigated(err) {
 				continue
 			}
-			return navigated // an error page, a busy page: nothing more to wait for
+			return out // an error page, a busy page: nothing more to wait for
 		}
 		switch {
 		case !p.Complete:
@@ -123,7 +134,8 @@ func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.D
 			refreshDoc, waitDoc = a.DocSeq, a.DocSeq
 			waitUntil = time.Now().Add(time.Duration(p.Refresh*float64(time.Second)) + refreshGrace)
 		default:
-			return navigated
+			out.url, out.title = p.URL, p.Title
+			return out
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
@@ -351,7 +352,12 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	if nr.ErrorText == "" {
 		// Client redirects (meta refresh, script) settle before the landing
 		// is judged and shown (navsettle.go).
-		if m.settleNavigation(nctx, s, redirectSettleCap) || err != nil {
+		st := m.settleNavigation(nctx, s, redirectSettleCap)
+		switch {
+		case !st.navigated && err == nil:
+		case st.url != "" && !strings.HasPrefix(st.url, "chrome-error:"):
+			nr.URL, nr.Title = st.url, st.title
+		default:
 			cur, cerr := s.tab.Current(nctx)
 			if cerr != nil {
 				r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
