@@ -717,6 +717,8 @@ func (m *Manager) render(ctx context.Context, text string) (out string, truncate
 }
 
 // errOf turns err into the result's error fields, dropping a crashed session.
+// An error that is not a *reason.Error goes through backend.Failure, so no
+// protocol text reaches the result; its cause is logged at debug level.
 func (m *Manager) errOf(s *Session, p *Page, err error) {
 	rerr := reason.As(backend.Failure("A browser command", err)) // never the protocol's own text
 	if cause := errors.Unwrap(rerr); cause != nil && (rerr.Code == reason.BrowserFailed || rerr.Code == reason.PageNavigated) {

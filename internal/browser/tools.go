@@ -293,10 +293,12 @@ func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (
 
 // Navigate is browser_navigate (spec §B8.1): secret floor (raw and normalized),
 // session key (hybrid routing before the gates), metadata floor, private check
-// when the SSRF guard is active, website policy; then the load, the
-// post-redirect check (a refused final URL resets the tab to about:blank and
-// leaves the binding alone), the proxy's own refusals of the document, the
-// last-active binding, and the compact snapshot.
+// when the SSRF guard is active, website policy; then the load, the page's
+// client redirects settling (meta refresh, script; navsettle.go), the
+// post-redirect check of where they ended (a refused final URL resets the
+// tab to about:blank and leaves the binding alone), the proxy's own refusals
+// of the document, the last-active binding, and the compact snapshot, whose
+// url and title are those of the document it shows.
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
 	if m.camo != nil {
 		return m.camoNavigate(ctx, task, in) // Camofox backend (camofox.go)
