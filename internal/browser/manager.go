@@ -570,6 +570,7 @@ type snapData struct {
 	Title    string    `json:"title"`
 	URL      string    `json:"url"`
 	Walk     *walkData `json:"walk"` // how far the walk went (snapwalk.go)
+	rawURL   string    // URL before redaction, for the gates (showDocument)
 }
 
 // Coverage returns how much of the page the snapshot covers (snapwalk.go).
@@ -589,6 +590,7 @@ func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 		d.Walk = &walkData{}
 	}
 	s.nextRef = max(s.nextRef, d.Next)
+	d.rawURL = d.URL
 	// safetext: a page's control characters (ESC, BEL, C1) never reach a
 	// terminal or a model through a snapshot.
 	d.Snapshot, d.Title, d.URL = redactText(safetext.Clean(d.Snapshot)), redactText(safetext.Line(d.Title)), redactText(safetext.Escape(d.URL))
@@ -746,10 +748,12 @@ func (m *Manager) renderAt(ctx context.Context, text string, th int) (out string
 }
 
 // errOf turns err into the result's error fields, dropping a crashed session.
+// An error that is not a *reason.Error goes through backend.Failure, so no
+// protocol text reaches the result; its cause is logged at debug level.
 func (m *Manager) errOf(s *Session, p *Page, err error) {
-	rerr := reason.As(err)
-	if rerr == nil {
-		rerr = reason.Wrap(reason.BrowserFailed, "", "The browser failed: "+err.Error(), err)
+	rerr := reason.As(backend.Failure("A browser command", err)) // never the protocol's own text
+	if cause := errors.Unwrap(rerr); cause != nil && (rerr.Code == reason.BrowserFailed || rerr.Code == reason.PageNavigated) {
+		m.logger.Debug("browser command failed", "reason", rerr.Code, "err", urlsafe.Redact(cause.Error()))
 	}
 	p.Success = false
 	p.Error = rerr.Message

@@ -300,10 +300,12 @@ func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (
 
 // Navigate is browser_navigate (spec §B8.1): secret floor (raw and normalized),
 // session key (hybrid routing before the gates), metadata floor, private check
-// when the SSRF guard is active, website policy; then the load, the
-// post-redirect check (a refused final URL resets the tab to about:blank and
-// leaves the binding alone), the proxy's own refusals of the document, the
-// last-active binding, and the compact snapshot.
+// when the SSRF guard is active, website policy; then the load, the page's
+// client redirects settling (meta refresh, script; navsettle.go), the
+// post-redirect check of where they ended (a refused final URL resets the
+// tab to about:blank and leaves the binding alone), the proxy's own refusals
+// of the document, the last-active binding, and the compact snapshot, whose
+// url and title are those of the document it shows.
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
 	if m.camo != nil {
 		return m.camoNavigate(ctx, task, in) // Camofox backend (camofox.go)
@@ -353,30 +355,33 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	pnaDone := m.beginNavigation(nctx, s, u) // the agent's own navigation (pna.go)
 	nr, err := s.tab.Navigate(nctx, u.Href)
 	pnaDone()
-	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
-	if err != nil {
+	if err != nil && !backend.IsNavigated(err) {
+		r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
 		m.errOf(s, &r.Page, err)
 		return r
 	}
-	r.URL, r.Title = redactText(nr.URL), redactText(nr.Title)
-	final := nr.URL
-	// What did the proxy refuse for this document's host while loading?
-	docRefusal := proxyRefusal(s, start, final)
-	redirected := final != "" && final != u.Href && !strings.HasPrefix(final, "chrome-error:")
-	rr := m.gates.RedirectRefusal(u.Href, final, active)
-	if rr == nil && docRefusal != nil && redirected {
-		switch docRefusal.Code {
-		case reason.SSRFMetadata:
-			rr = reason.New(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the redirect landed on a cloud metadata endpoint; the tab was reset to about:blank.")
-		case reason.SSRFPrivate:
-			rr = reason.New(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank.")
+	if nr.ErrorText == "" {
+		// Client redirects (meta refresh, script) settle before the landing
+		// is judged and shown (navsettle.go).
+		st := m.settleNavigation(nctx, s, redirectSettleCap)
+		switch {
+		case !st.navigated && err == nil:
+		case st.url != "" && !strings.HasPrefix(st.url, "chrome-error:"):
+			nr.URL, nr.Title = st.url, st.title
 		default:
-			rr = docRefusal
+			cur, cerr := s.tab.Current(nctx)
+			if cerr != nil {
+				r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
+				m.errOf(s, &r.Page, cerr)
+				return r
+			}
+			nr.URL, nr.Title = cur.URL, cur.Title
 		}
 	}
-	if rr == nil && docRefusal != nil {
-		rr = docRefusal
-	}
+	r.Dialogs = redactDialogs(s.tab.DialogsSince(mark))
+	r.URL, r.Title = redactText(nr.URL), redactText(nr.Title)
+	final := nr.URL
+	rr := m.landingRefusal(s, u.Href, final, start, active)
 	if rr == nil && m.navigationDownload(ctx, s, &r, mark, nr.ErrorText) {
 		return r // a file, not a page: saved; the tab stays where it was (navcheck.go)
 	}
@@ -403,16 +408,25 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	}
 	sctx, scancel := m.cmdCtx(ctx)
 	defer scancel()
-	d, err := s.snapshot(sctx, false)
+	d, err := m.snapshotSettled(sctx, s, false)
 	if err != nil {
 		m.errOf(s, &r.Page, err)
 		return r
+	}
+	if shown := showDocument(&r.Page, d); shown != "" && shown != final {
+		// The page moved on after the landing was judged: judge the
+		// document the snapshot shows.
+		if rr := m.landingRefusal(s, u.Href, shown, start, active); rr != nil {
+			m.resetBlank(ctx, s, &r.Page)
+			r.Error, r.Reason = rr.Message, rr.Code
+			return r
+		}
 	}
 	r.Success = true
 	r.SnapshotCoverage = d.Coverage()
 	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.SnapshotCoverage)
 	r.ElementCount = d.Refs
-	r.BotDetectionWarning = BotDetectionWarning(nr.Title)
+	r.BotDetectionWarning = BotDetectionWarning(r.Title)
 	return r
 }
 
@@ -429,10 +443,14 @@ func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) S
 	defer release()
 	cctx, cancel := m.cmdCtx(ctx)
 	defer cancel()
-	d, err := s.snapshot(cctx, in.Full)
+	d, err := m.snapshotSettled(cctx, s, in.Full)
 	r.RecentDialogs = s.tab.RecentDialogs(5)
 	if err != nil {
 		m.errOf(s, &r.Page, err)
+		return r
+	}
+	if rerr := m.shownRefusal(s, &r.Page, d); rerr != nil {
+		m.errOf(s, &r.Page, rerr)
 		return r
 	}
 	r.Success = true
@@ -539,7 +557,13 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	}
 	doc := s.tab.Activity().DocSeq
 	prev, prevDoc, prevCut := s.lastSnap, s.lastDoc, s.lastCut
-	d, err := s.snapshot(ctx, false)
+	d, err := m.snapshotSettled(ctx, s, false)
+	if err == nil {
+		if rerr := m.shownRefusal(s, p, d); rerr != nil {
+			m.errOf(s, p, rerr)
+			return
+		}
+	}
 	if err != nil {
 		if reason.Of(err) == reason.CommandTimeout {
 			// The action happened, but the page no longer answers (a script

@@ -77,6 +77,7 @@ const (
 	ChromiumMissing  Code = "chromium_missing"
 	BrowserFailed    Code = "browser_failed"
 	CommandTimeout   Code = "command_timeout"
+	PageNavigated    Code = "page_navigated"
 	NavigationFailed Code = "navigation_failed"
 	RedirectPrivate  Code = "redirect_private"
 	RedirectMetadata Code = "redirect_metadata"
@@ -185,6 +186,7 @@ var codes = map[Code]string{
 	ChromiumMissing:  "no Chromium binary was found (browser.executable_path, CHROME_PATH, /usr/lib/chromium/chromium, PATH); install it, e.g. apt-get install -y chromium",
 	BrowserFailed:    "the browser or its session could not be started, or the tab crashed; the session is dropped and the next call starts a fresh one",
 	CommandTimeout:   "a browser command exceeded browser.command_timeout (navigation: max(timeout, 60 s), spec §B5)",
+	PageNavigated:    "the page navigated while the command ran (a redirect, a meta refresh or a script replaced the document); a snapshot is taken once more on the new document before this is reported, other commands are not repeated; take a new browser_snapshot and act on the page it shows",
 	NavigationFailed: "the browser could not load the page (connection refused, DNS failure, refused by the egress proxy, …)",
 	RedirectPrivate:  "the navigation's redirect chain ended on a private/internal address; the tab was reset to about:blank (spec §B8.1 step 6)",
 	RedirectMetadata: "the navigation's redirect chain ended on a cloud metadata endpoint; the tab was reset to about:blank (spec §B8.1 step 6)",

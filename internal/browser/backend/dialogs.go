@@ -186,7 +186,7 @@ func (t *Tab) AnswerDialog(ctx context.Context, id string, accept bool, promptTe
 	t.settleDialogLocked(d.ID, action, by)
 	t.mu.Unlock()
 	if err != nil && !gone {
-		return Dialog{}, reason.Wrap(reason.BrowserFailed, "", "Answering the dialog failed: "+firstLine(err.Error()), err)
+		return Dialog{}, Failure("Answering the dialog", err)
 	}
 	d.Action, d.By = action, by
 	return d, nil

@@ -9,8 +9,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
-
-	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 // Popup is a tab the page opened (window.open, a target=_blank link) in the
@@ -150,7 +148,7 @@ func (t *Tab) Adopt(ctx context.Context, p Popup) (*Tab, error) {
 	}
 	if err != nil {
 		n.cancel()
-		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not attach to the new tab: "+firstLine(err.Error()), err)
+		return nil, Failure("Attaching to the new tab", err)
 	}
 	t.l.mu.Lock()
 	t.l.tabs[n] = struct{}{}

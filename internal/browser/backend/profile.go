@@ -24,7 +24,7 @@ func (l *Local) DefaultCookies(ctx context.Context) ([]*network.Cookie, error) {
 	defer stop()
 	res, err := chromedp.CallBrowser(rctx, storage.GetCookies, storage.GetCookiesParams{})
 	if err != nil {
-		return nil, reason.Wrap(reason.BrowserFailed, "", "Reading the profile's cookies failed: "+firstLine(err.Error()), err)
+		return nil, Failure("Reading the profile's cookies", err)
 	}
 	return res.Cookies, nil
 }

@@ -158,9 +158,10 @@ type Tab struct {
 	console   []ConsoleMessage
 	inflight  map[network.RequestID]time.Time
 	lastNet   time.Time
-	navSeq    int64 // main-frame navigations requested or started
-	docSeq    int64 // main-frame documents committed
-	loading   bool  // main frame is loading
+	navSeq    int64     // main-frame navigations requested or started
+	lastNav   time.Time // the latest main-frame navigation event (requested, started, committed, stopped)
+	docSeq    int64     // main-frame documents committed
+	loading   bool      // main frame is loading
 	loaderID  cdp.LoaderID
 	lifecycle map[string]bool       // lifecycle events seen for loaderID
 	seen      map[cdp.LoaderID]bool // earlier loaders of the main frame
@@ -228,7 +229,7 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	}
 	if err != nil {
 		cancel()
-		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not open a browser tab: "+firstLine(err.Error()), err)
+		return nil, Failure("Opening a browser tab", err)
 	}
 	l.mu.Lock()
 	if l.closed {
@@ -380,20 +381,24 @@ func (t *Tab) onEvent(ev any) {
 	case *page.EventFrameRequestedNavigation:
 		if e.FrameID == t.frame {
 			t.navSeq++
+			t.lastNav = time.Now()
 		}
 	case *page.EventFrameStartedLoading:
 		if e.FrameID == t.frame {
 			t.navSeq++
 			t.loading = true
+			t.lastNav = time.Now()
 		}
 	case *page.EventFrameStoppedLoading:
 		if e.FrameID == t.frame {
 			t.loading = false
+			t.lastNav = time.Now()
 		}
 	case *page.EventFrameNavigated:
 		if e.Frame != nil && e.Frame.ID == t.frame && e.Frame.ParentID == "" {
 			t.docSeq++
 			t.inflight = map[network.RequestID]time.Time{}
+			t.lastNav = time.Now()
 		}
 	case *page.EventLifecycleEvent:
 		if e.FrameID == t.frame {
@@ -557,6 +562,7 @@ type Activity struct {
 	Loading        bool
 	Inflight       int
 	LastNet        time.Time
+	LastNav        time.Time       // the latest main-frame navigation event (zero before any)
 	Changed        <-chan struct{} // closed at the next state change
 }
 
@@ -573,7 +579,7 @@ func (t *Tab) Activity() Activity {
 			n++
 		}
 	}
-	return Activity{NavSeq: t.navSeq, DocSeq: t.docSeq, DocLoads: t.docLoad.Seq, Loading: t.loading, Inflight: n, LastNet: t.lastNet, Changed: t.changed}
+	return Activity{NavSeq: t.navSeq, DocSeq: t.docSeq, DocLoads: t.docLoad.Seq, Loading: t.loading, Inflight: n, LastNet: t.lastNet, LastNav: t.lastNav, Changed: t.changed}
 }
 
 func (t *Tab) check() error {
@@ -588,7 +594,10 @@ func (t *Tab) check() error {
 	return nil
 }
 
-// cdpErr maps a CDP call failure to a reason: ctx deadline → command_timeout.
+// cdpErr maps a CDP call failure to a reason: ctx deadline → command_timeout,
+// a dialog that blocks the page → dialog_pending, the caller's cancellation →
+// interrupted, a closed or crashed tab → browser_failed, anything else by
+// Failure (page_navigated, browser_failed; cdperr.go).
 func (t *Tab) cdpErr(ctx context.Context, what string, err error) error {
 	if err == nil {
 		return nil
@@ -608,7 +617,7 @@ func (t *Tab) cdpErr(ctx context.Context, what string, err error) error {
 	if cerr := t.check(); cerr != nil {
 		return cerr
 	}
-	return reason.Wrap(reason.BrowserFailed, "", what+" failed: "+firstLine(err.Error()), err)
+	return Failure(what, err) // never the protocol's own text (cdperr.go)
 }
 
 // run joins the caller's deadline with the tab's lifetime; a must_respond
@@ -631,6 +640,9 @@ func (t *Tab) runAny(ctx context.Context) (context.Context, context.CancelFunc) 
 	}
 	return c, func() { stop(); cancel() }
 }
+
+// currentRetryWait bounds Current's wait for a page between two documents.
+const currentRetryWait = 200 * time.Millisecond
 
 // NavResult is the outcome of Navigate or Back.
 type NavResult struct {
@@ -699,10 +711,24 @@ func (t *Tab) waitLifecycle(ctx context.Context, loader cdp.LoaderID, name strin
 }
 
 // Current returns the URL and title of the tab's current history entry.
+// While the page is between two documents (Chromium swapping its renderer
+// for a navigation) the browser answers "not attached to an active page":
+// Current then waits for the next navigation event (at most
+// currentRetryWait) and asks once more.
 func (t *Tab) Current(ctx context.Context) (NavResult, error) {
 	rctx, cancel := t.runAny(ctx)
 	defer cancel()
 	h, err := chromedp.Call(rctx, page.GetNavigationHistory, cdp.Empty{})
+	if err != nil && faultOf(err) == faultNavigated {
+		wait := time.NewTimer(currentRetryWait)
+		select {
+		case <-t.Activity().Changed:
+		case <-wait.C:
+		case <-rctx.Done():
+		}
+		wait.Stop()
+		h, err = chromedp.Call(rctx, page.GetNavigationHistory, cdp.Empty{})
+	}
 	if err != nil {
 		return NavResult{}, t.cdpErr(ctx, "Reading the page URL", err)
 	}
