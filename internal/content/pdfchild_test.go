@@ -132,3 +132,30 @@ func TestPDFInProcessSizeCap(t *testing.T) {
 		t.Fatalf("err = %v, want empty_content naming the in-process cap", err)
 	}
 }
+
+// BenchmarkConvertPDF: the cost of the child process per PDF (a start of
+// this binary, the PDF over a pipe, the result as JSON) next to reading in
+// process.
+func BenchmarkConvertPDF(b *testing.B) {
+	body := minimalPDF("T", "Hello PDF world", "Second line of text")
+	for _, mode := range []string{"in-process", "subprocess"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "subprocess" {
+				if !pdfChildLimited {
+					b.Skip("Linux only")
+				}
+				exe, err := os.Executable()
+				if err != nil {
+					b.Fatal(err)
+				}
+				UsePDFSubprocess(exe)
+				defer UsePDFSubprocess("")
+			}
+			for b.Loop() {
+				if _, err := Convert(body, "application/pdf", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
