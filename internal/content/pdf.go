@@ -68,10 +68,14 @@ var errPDFMalformed = errors.New("malformed or hostile PDF structure")
 // reason.ExtractTimeout. The reading runs in a child process when
 // UsePDFSubprocess was called (the gatehouse binary), else in process.
 func convertPDF(body []byte) (Document, error) {
+	exe := pdfSubprocess.Load()
+	if exe == nil && len(body) > maxPDFInProcess {
+		return Document{}, reason.Newf(reason.EmptyContent, "", "the PDF is %d MiB, more than the %d MiB read in process (run the gatehouse binary, which reads PDFs in a memory-limited child process)%s", len(body)>>20, maxPDFInProcess>>20, pdfFix)
+	}
 	if err := pdfPreflight(body); err != nil {
 		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed)"+pdfFix, err)
 	}
-	if exe := pdfSubprocess.Load(); exe != nil {
+	if exe != nil {
 		return convertPDFSubprocess(*exe, body)
 	}
 	return convertPDFInProcess(body)
@@ -80,9 +84,6 @@ func convertPDF(body []byte) (Document, error) {
 // convertPDFInProcess reads the PDF on a goroutine of this process,
 // abandoned (and stopped at its next read of the file) at pdfTimeout.
 func convertPDFInProcess(body []byte) (Document, error) {
-	if len(body) > maxPDFInProcess {
-		return Document{}, reason.Newf(reason.EmptyContent, "", "the PDF is %d MiB, more than the %d MiB read in process (run the gatehouse binary, which reads PDFs in a memory-limited child process)%s", len(body)>>20, maxPDFInProcess>>20, pdfFix)
-	}
 	type result struct {
 		doc Document
 		err error
