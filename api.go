@@ -78,12 +78,10 @@ type PageMeta struct {
 // the call could not run (an *Error for invalid arguments such as more than
 // MaxURLs URLs, or ErrClosed); refusals and failed pages are in the result.
 func (g *Gatehouse) Extract(ctx context.Context, urls []string, opts *ExtractOptions) (*ExtractResult, error) {
-	in := map[string]any{"urls": urls}
+	in := extractInput{URLs: urls}
 	var progress func(int, int, string)
 	if opts != nil {
-		if opts.CharLimit != 0 {
-			in["char_limit"] = opts.CharLimit
-		}
+		in.CharLimit = opts.CharLimit
 		if opts.Progress != nil {
 			progress = func(d, t int, _ string) { opts.Progress(d, t) }
 		}
@@ -123,11 +121,11 @@ type CheckResult struct {
 // in input order. The error is an *Error for invalid arguments (no URL, more
 // than 20) or ErrClosed.
 func (g *Gatehouse) Check(ctx context.Context, urls []string, opts *CheckOptions) ([]CheckResult, error) {
-	in := map[string]any{"urls": urls, "for": "extract"}
+	in := checkInput{URLs: urls, For: "extract"}
 	if opts != nil && opts.Browser {
-		in["for"], in["backend"] = "browser", "local"
+		in.For, in.Backend = "browser", "local"
 		if opts.CloudBackend {
-			in["backend"] = "cloud"
+			in.Backend = "cloud"
 		}
 	}
 	var out struct {
@@ -151,19 +149,24 @@ type ReadResult struct {
 	Content    string `json:"content"`
 }
 
-// Read returns limit lines (0 → 200, at most 2000) of a page stored when an
-// Extract result was truncated, from the 1-based line offset (0 → 1): pass
-// the path the footer names (the store file name or its full path). Only
-// regular files inside the store are read; anything else is an *Error with
-// Reason read_outside_store, read_symlink, read_not_regular or
-// read_not_found.
-func (g *Gatehouse) Read(ctx context.Context, path string, offset, limit int) (*ReadResult, error) {
-	in := map[string]any{"path": path}
-	if offset > 0 {
-		in["offset"] = offset
-	}
-	if limit > 0 {
-		in["limit"] = limit
+// ReadOptions select the window Read returns. A nil *ReadOptions means the
+// first 200 lines.
+type ReadOptions struct {
+	// Offset is the first line returned, 1-based; 0 means 1.
+	Offset int
+	// Limit is the number of lines returned; 0 means 200, at most 2000.
+	Limit int
+}
+
+// Read returns a window of lines (opts) of a page stored when an Extract
+// result was truncated: pass the path the footer names (the store file name
+// or its full path). Only regular files inside the store are read; anything
+// else is an *Error with Reason read_outside_store, read_symlink,
+// read_not_regular or read_not_found.
+func (g *Gatehouse) Read(ctx context.Context, path string, opts *ReadOptions) (*ReadResult, error) {
+	in := readInput{Path: path}
+	if opts != nil {
+		in.Offset, in.Limit = opts.Offset, opts.Limit
 	}
 	var out struct {
 		ReadResult
@@ -174,6 +177,29 @@ func (g *Gatehouse) Read(ctx context.Context, path string, offset, limit int) (*
 	}
 	return &out.ReadResult, nil
 }
+
+// The tools' inputs, as their JSON schemas name them (zero fields are left
+// out, so the tool applies its default).
+type (
+	extractInput struct {
+		URLs      []string `json:"urls"`
+		CharLimit int      `json:"char_limit,omitempty"`
+	}
+	checkInput struct {
+		URLs    []string `json:"urls"`
+		For     string   `json:"for"`
+		Backend string   `json:"backend,omitempty"`
+	}
+	readInput struct {
+		Path   string `json:"path"`
+		Offset int    `json:"offset,omitempty"`
+		Limit  int    `json:"limit,omitempty"`
+	}
+	searchInput struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit,omitempty"`
+	}
+)
 
 // Tool describes one tool of the registry, as MCP clients see it.
 type Tool struct {

@@ -171,7 +171,7 @@ func ExampleGatehouse_Read() {
 	p := res.Results[0]
 	fmt.Println(p.Meta.Truncated, p.Meta.StoredPath != "")
 	// Read the stored full text from line 5.
-	r, err := g.Read(context.Background(), p.Meta.StoredPath, 5, 3)
+	r, err := g.Read(context.Background(), p.Meta.StoredPath, &gatehouse.ReadOptions{Offset: 5, Limit: 3})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func ExampleGatehouse_Search() {
 		log.Fatal(err)
 	}
 	defer g.Close()
-	res, err := g.Search(context.Background(), "golang", 5)
+	res, err := g.Search(context.Background(), "golang", &gatehouse.SearchOptions{Limit: 5})
 	if err != nil {
 		log.Fatal(err)
 	}

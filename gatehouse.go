@@ -20,6 +20,19 @@
 // The default configuration refuses private, loopback and link-local
 // targets; only security.allow_private_urls in config.yaml relaxes that, and
 // cloud-metadata endpoints stay refused regardless.
+//
+// Every call takes its options as a *XxxOptions (nil for the defaults) and
+// typed arguments; only Call takes raw JSON, as an MCP client sends it.
+//
+// Embedded, PDFs are read in this process: a page whose content streams
+// decode to more than 1 MiB is skipped, a document over 32 MiB of them or
+// 16 MiB of file is refused (empty_content), and one still being read after
+// 20 s gives extract_timeout while its reading goroutine, which cannot be
+// interrupted, is abandoned (it stops at its next read of the file). The
+// gatehouse binary reads each PDF in a child process with an address-space
+// and CPU limit instead, killed at the deadline. go.mod's one replace line
+// (a go-htmldate stub) does not apply to a program that imports this
+// package; see the README's "From Go" for the line it may add and its cost.
 package gatehouse
 
 import (

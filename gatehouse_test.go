@@ -58,7 +58,7 @@ func TestErrorsAndClose(t *testing.T) {
 	if !errors.As(err, &ge) || ge.Reason != "invalid_arguments" {
 		t.Fatalf("6 URLs: %v", err)
 	}
-	if _, err := g.Read(context.Background(), "/etc/passwd", 0, 0); !errors.As(err, &ge) || ge.Reason != "read_outside_store" {
+	if _, err := g.Read(context.Background(), "/etc/passwd", nil); !errors.As(err, &ge) || ge.Reason != "read_outside_store" {
 		t.Fatalf("read outside: %v", err)
 	}
 	if gatehouse.Reason("ssrf_metadata").Doc() == "" || len(gatehouse.Reasons()) < 10 {
@@ -79,7 +79,7 @@ func TestErrorsAndClose(t *testing.T) {
 func TestSearchRefusesSecretsBeforeAnyVendor(t *testing.T) {
 	g, done := openExample(false)
 	defer done()
-	res, err := g.Search(context.Background(), "docs sk-proj-abcdefghijklmnopqrstuvwxyz012345", 3)
+	res, err := g.Search(context.Background(), "docs sk-proj-abcdefghijklmnopqrstuvwxyz012345", &gatehouse.SearchOptions{Limit: 3})
 	var ge *gatehouse.Error
 	switch {
 	case errors.As(err, &ge) && ge.Reason == "tool_unavailable":

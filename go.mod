@@ -67,20 +67,3 @@ require (
 // 0.2–0.6 s in package init on every start, and Gatehouse runs
 // go-trafilatura with HtmlDateMode Disabled (third_party/go-htmldate/README.md).
 replace github.com/markusmobius/go-htmldate => ./third_party/go-htmldate
-
-// Patched copies whose package-level tables and regexps are built on first
-// use (or written as literals) instead of in package init, which Go runs on
-// every start of every command (issue 6 item 13). Extraction output is
-// unchanged; third_party/README.md lists each patch and its limits.
-replace (
-	codeberg.org/readeck/go-readability/v2 => ./third_party/readeck-go-readability
-	github.com/RadhiFadlillah/whatlanggo => ./third_party/whatlanggo
-	github.com/forPelevin/gomoji => ./third_party/gomoji
-	github.com/go-shiori/go-readability => ./third_party/go-shiori-go-readability
-	github.com/google/jsonschema-go => ./third_party/jsonschema-go
-	github.com/ledongthuc/pdf => ./third_party/ledongthuc-pdf
-	github.com/markusmobius/go-domdistiller => ./third_party/go-domdistiller
-	github.com/markusmobius/go-trafilatura => ./third_party/go-trafilatura
-	github.com/modelcontextprotocol/go-sdk => ./third_party/mcp-go-sdk
-	golang.org/x/net => ./third_party/x-net
-)

@@ -44,17 +44,23 @@ type SearchMeta struct {
 	BackendError string `json:"backend_error,omitempty"` // that backend's error
 }
 
+// SearchOptions tune Search. A nil *SearchOptions means the defaults.
+type SearchOptions struct {
+	// Limit is the most rows returned; 0 means 5, clamped to 1..100.
+	Limit int
+}
+
 // Search runs web_search: query goes to the configured search backend
-// (operators such as site: pass through) and up to limit rows (0 → 5,
-// clamped to 1..100) come back. A query carrying a credential is refused
+// (operators such as site: pass through) and up to opts.Limit rows come
+// back. A query carrying a credential is refused
 // (secret_in_query) before any vendor sees it. When no search backend
 // resolves in this process the error is an *Error with Reason
 // tool_unavailable naming the fix; other failures are results with Success
 // false and a Reason.
-func (g *Gatehouse) Search(ctx context.Context, query string, limit int) (*SearchResult, error) {
-	in := map[string]any{"query": query}
-	if limit != 0 {
-		in["limit"] = limit
+func (g *Gatehouse) Search(ctx context.Context, query string, opts *SearchOptions) (*SearchResult, error) {
+	in := searchInput{Query: query}
+	if opts != nil {
+		in.Limit = opts.Limit
 	}
 	var out SearchResult
 	if err := g.run(ctx, "web_search", in, nil, &out, true); err != nil {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/gatehouse-dev/gatehouse/internal/content"
 )
 
 // usageError marks errors that should exit with status 2.
@@ -22,6 +24,12 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
+	// A child started to read one PDF under memory and CPU limits
+	// (internal/content/pdfchild.go) does that and exits here.
+	content.ServePDFSubprocessIfAsked()
+	if exe, err := os.Executable(); err == nil {
+		content.UsePDFSubprocess(exe)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

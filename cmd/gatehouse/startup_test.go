@@ -7,49 +7,49 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// Start-up budget (issue 6 item 13): `gatehouse --version` and
-// `gatehouse check URL` start within a few times a hello-world Go binary.
-// Go runs every linked package's init before main, so one heavy dependency
-// (go-htmldate → go-dateparser: ~80 MB and 0.2–0.6 s) costs every command.
+// Start-up budget (issue 17): `gatehouse --version` and `gatehouse check
+// URL` start within 12 times a hello-world Go binary, with no forked
+// module (go.mod replaces only go-htmldate, with a stub: the real one links
+// go-dateparser, ~80 MB and 0.2–0.6 s of package init on every start).
+// Go runs every linked package's init before main, and the extraction
+// libraries (go-domdistiller, gomoji, go-trafilatura, both readability
+// ports, whatlanggo, ledongthuc/pdf) build tables and regexps there: today
+// ~4.7 MB in ~186 package inits and ~8,300 objects, of which our own
+// packages a few KB (docs/benchmarks.md, "Start-up cost", has the
+// per-package figures).
 //
-// The guard is deterministic where it can be: the bytes allocated by all
-// package inits (GODEBUG=inittrace=1) do not depend on machine load. Today
-// ~0.34 MB in 180 package inits and ~2,300 objects, the largest
-// go-trafilatura's 40 KB and chromedp/kb's 233 objects; before the
-// third_party/ copies (go.mod replace) ~4.7 MB, with go-dateparser linked
-// ~84 MB. Each copied library's init allocated 81–1,740 KB or 368+ objects
-// (whatlanggo 348 KB, go-trafilatura 280 KB, ledongthuc/pdf 218 KB, gomoji
-// 983 KB, domdistiller's stringutil 1.7 MB, x/net/html's entity maps
-// 127 KB, jsonschema-go 81 KB, encoding/gob (linked by the MCP SDK's
-// cursors) 368 objects; our urlsafe 194 KB before internal/lazyregexp), so
-// the per-package bounds catch any of them coming back, e.g. when a
-// `replace` line is dropped. The time check compares the fastest of several
-// runs against a hello-world built here, with a bound loose enough for a
-// loaded 2-core machine; docs/benchmarks.md has the side-by-side figures.
+// The guard is deterministic where it can be: the bytes allocated by
+// package inits (GODEBUG=inittrace=1) do not depend on machine load. Our
+// own packages are bounded one by one (build tables and regexps on first
+// use: internal/lazyregexp, sync.OnceValue); the dependencies' inits,
+// which we do not patch, only in total, with room for a minor release
+// but not for a go-dateparser (84 MB) coming back. The time check
+// compares the fastest of interleaved runs against a hello-world built
+// here; it logs the medians too.
 const (
-	// maxInitBytes bounds the sum of all package inits' allocations (and
-	// keeps start-up far under the runtime's first 4 MB GC goal: no GC cycle).
-	maxInitBytes = 512 << 10
-	// maxPackageInitBytes bounds one package's init allocations.
-	maxPackageInitBytes = 64 << 10
-	// maxInitAllocs and maxPackageInitAllocs bound the number of objects
-	// allocated (deterministic too): regexps compiled in init show here
-	// more than in bytes (readeck go-readability 1,693 allocs, urlsafe
-	// 1,771, go-trafilatura 1,037 before; today's largest chromedp/kb 233,
-	// all together ~2,300, before ~12,000).
-	maxInitAllocs        = 3000
-	maxPackageInitAllocs = 320
-	// maxStartRatio bounds min(gatehouse) / min(hello world) wall time:
-	// the budget is 4 × (docs/benchmarks.md measures 2.5–3.5 × by the
-	// minimum); 8 × leaves room for a loaded 2-core CI machine.
-	maxStartRatio = 8
+	// maxInitBytes and maxInitAllocs bound the sum of all package inits'
+	// allocations and objects (today ~4.7 MB, ~8,300).
+	maxInitBytes  = 6 << 20
+	maxInitAllocs = 12000
+	// maxOwnPackageInitBytes and maxOwnPackageInitAllocs bound one of our
+	// own packages' init (today's largest a few KB).
+	maxOwnPackageInitBytes  = 64 << 10
+	maxOwnPackageInitAllocs = 320
+	// maxStartRatio bounds gatehouse / hello world wall time (issue 17:
+	// ≤ 12× in one run; docs/benchmarks.md measures the median at 7–9×).
+	maxStartRatio = 12
+	// startRuns is how many times each binary is started.
+	startRuns = 21
 )
+
+const ownModule = "github.com/gatehouse-dev/gatehouse"
 
 // buildBinary builds the package in dir into a temporary file and returns its path.
 func buildBinary(t *testing.T, dir, name string) string {
@@ -125,14 +125,15 @@ func testInitAllocations(t *testing.T, bin string) {
 		for _, c := range costs {
 			total += c.bytes
 			allocs += c.allocs
-			if c.bytes > maxPackageInitBytes || c.allocs > maxPackageInitAllocs {
-				t.Errorf("gatehouse %v: package %s allocates %d bytes in %d objects in init (bounds %d, %d): a heavy package init is back (build tables and regexps on first use: internal/lazyregexp, sync.OnceValue; third_party/README.md)",
-					args, c.pkg, c.bytes, c.allocs, maxPackageInitBytes, maxPackageInitAllocs)
+			own := c.pkg == ownModule || strings.HasPrefix(c.pkg, ownModule+"/")
+			if own && (c.bytes > maxOwnPackageInitBytes || c.allocs > maxOwnPackageInitAllocs) {
+				t.Errorf("gatehouse %v: package %s allocates %d bytes in %d objects in init (bounds %d, %d): build tables and regexps on first use (internal/lazyregexp, sync.OnceValue)",
+					args, c.pkg, c.bytes, c.allocs, maxOwnPackageInitBytes, maxOwnPackageInitAllocs)
 			}
 		}
 		t.Logf("gatehouse %v: %d package inits, %d bytes, %d allocs", args, len(costs), total, allocs)
 		if total > maxInitBytes || allocs > maxInitAllocs {
-			t.Errorf("gatehouse %v: package inits allocate %d bytes in %d objects, bounds %d, %d", args, total, allocs, maxInitBytes, maxInitAllocs)
+			t.Errorf("gatehouse %v: package inits allocate %d bytes in %d objects, bounds %d, %d: a dependency with a heavy package init was added or upgraded (GODEBUG=inittrace=1 names it; docs/benchmarks.md, \"Start-up cost\")", args, total, allocs, maxInitBytes, maxInitAllocs)
 		}
 	}
 }
@@ -147,40 +148,45 @@ func testStartTimeVsHelloWorld(t *testing.T, bin string) {
 	}
 	hello := buildBinary(t, helloDir, "hello")
 	env := append(os.Environ(), "GATEHOUSE_HOME="+t.TempDir())
-	fastest := func(name string, args ...string) time.Duration {
-		best := time.Duration(1<<63 - 1)
-		cmd := exec.Command(name, args...)
+	type prog struct {
+		what string
+		name string
+		args []string
+		runs []time.Duration
+	}
+	progs := []*prog{{what: "hello world", name: hello}, {what: "--version", name: bin, args: []string{"--version"}}, {what: "check URL", name: bin, args: []string{"check", "https://93.184.216.34/"}}}
+	for _, p := range progs { // once untimed: page cache, and the command works
+		cmd := exec.Command(p.name, p.args...)
 		cmd.Env = env
 		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, b)
+			t.Fatalf("%s %v: %v\n%s", p.name, p.args, err, b)
 		}
-		for i := 0; i < 15; i++ {
-			cmd := exec.Command(name, args...)
+	}
+	// Interleaved, so that a burst of load hits every side.
+	for i := 0; i < startRuns; i++ {
+		for _, p := range progs {
+			cmd := exec.Command(p.name, p.args...)
 			cmd.Env = env
 			start := time.Now()
 			if err := cmd.Run(); err != nil {
-				t.Fatalf("%s %v: %v", name, args, err)
+				t.Fatalf("%s %v: %v", p.name, p.args, err)
 			}
-			if d := time.Since(start); d < best {
-				best = d
-			}
+			p.runs = append(p.runs, time.Since(start))
 		}
-		return best
 	}
-	// Interleaved, so that a burst of load hits both sides.
-	h1 := fastest(hello)
-	v := fastest(bin, "--version")
-	c := fastest(bin, "check", "https://93.184.216.34/")
-	h2 := fastest(hello)
-	h := min(h1, h2)
-	for _, m := range []struct {
-		what string
-		d    time.Duration
-	}{{"--version", v}, {"check URL", c}} {
-		ratio := float64(m.d) / float64(h)
-		t.Logf("gatehouse %s: fastest %v, hello world %v: %.1f×", m.what, m.d, h, ratio)
+	for _, p := range progs {
+		slices.Sort(p.runs)
+	}
+	h := progs[0].runs
+	for _, p := range progs[1:] {
+		fastest, median := p.runs[0], p.runs[len(p.runs)/2]
+		ratio := float64(fastest) / float64(h[0])
+		t.Logf("gatehouse %s: median %v, fastest %v; hello world median %v, fastest %v: %.1f× by the median, %.1f× by the fastest",
+			p.what, median, fastest, h[len(h)/2], h[0], float64(median)/float64(h[len(h)/2]), ratio)
+		// The fastest runs are compared: the median moves with the load of
+		// a shared 2-core machine, the fastest much less.
 		if ratio > maxStartRatio {
-			t.Errorf("gatehouse %s starts in %v, %.1f× a hello-world Go binary (%v); bound %d×", m.what, m.d, ratio, h, maxStartRatio)
+			t.Errorf("gatehouse %s starts in %v, %.1f× a hello-world Go binary (%v); bound %d×", p.what, fastest, ratio, h[0], maxStartRatio)
 		}
 	}
 }

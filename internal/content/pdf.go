@@ -20,7 +20,10 @@ import (
 // loops forever on cyclic page trees, /Parent chains or /Prev chains and
 // allocates whatever /Size or xref subsection a file claims. These bounds,
 // checked before and during reading, keep a hostile file from hanging or
-// exhausting the process.
+// exhausting the process. In the gatehouse binary the reader also runs in
+// a child process with an address-space and CPU limit (pdfchild.go); a
+// program that embeds this package without UsePDFSubprocess reads PDFs in
+// process, bounded only by these limits and maxPDFInProcess.
 const (
 	// maxPDFPages caps how many pages are read.
 	maxPDFPages = 2000
@@ -28,19 +31,29 @@ const (
 	maxPDFTreeNodes = 20000
 	// maxPDFDepth caps page-tree depth and /Parent chain length.
 	maxPDFDepth = 64
-	// pdfTimeout bounds the whole extraction. The library cannot be
-	// interrupted, so when it passes, every later read of the file fails
-	// (stoppableReaderAt) and the reader ends at its next read.
-	pdfTimeout = 20 * time.Second
-	// maxPDFDecoded caps the bytes all streams read for text decode to
-	// (pdf.Reader.LimitDecoded, a patch of third_party/ledongthuc-pdf), and
-	// maxPDFPageDecoded those of one page: a 1.5 MB file of FlateDecode
-	// streams can inflate to gigabytes, and every glyph it shows costs
-	// memory. A dense page of text takes some 10–100 KB of content stream,
-	// so 1 MiB is far above any real page and 32 MiB above 300 such pages.
+	// maxPDFDecoded caps the bytes the content streams and font /ToUnicode
+	// maps of all pages decode to, and maxPDFPageDecoded those of one page:
+	// a 1.5 MB file of FlateDecode streams can inflate to gigabytes, and
+	// every glyph it shows costs memory. Each page's streams are decoded
+	// once to count them (stopping one byte past the page's budget) before
+	// the library reads the page. A dense page of text takes some
+	// 10–100 KB of content stream, so 1 MiB is far above any real page and
+	// 32 MiB above 300 such pages.
 	maxPDFDecoded     = 32 << 20
 	maxPDFPageDecoded = 1 << 20
+	// maxPDFInProcess caps the size of a PDF read in process (no child
+	// process): the file is held in memory with everything the library
+	// builds from it, with no limit on the process but this one.
+	maxPDFInProcess = 16 << 20
 )
+
+// pdfTimeout bounds the whole extraction (a variable for tests). In a
+// child process the child is killed when it passes; in process the
+// library cannot be interrupted, so every later read of the file fails
+// (stoppableReaderAt) and the reader ends at its next read.
+var pdfTimeout = 20 * time.Second
+
+const pdfFix = "; download it with the terminal and inspect it locally"
 
 var errPDFMalformed = errors.New("malformed or hostile PDF structure")
 
@@ -51,12 +64,26 @@ var errPDFMalformed = errors.New("malformed or hostile PDF structure")
 // "--- page N ---" (N counted from 1 in document order) before the text of
 // each page that has text; Facts.Pages is the page count. Encrypted,
 // malformed or hostile files and files with no text layer (scans) give
-// reason.EmptyContent.
+// reason.EmptyContent, a file still being read at pdfTimeout
+// reason.ExtractTimeout. The reading runs in a child process when
+// UsePDFSubprocess was called (the gatehouse binary), else in process.
 func convertPDF(body []byte) (Document, error) {
-	const fix = "; download it with the terminal and inspect it locally"
-	if err := pdfPreflight(body); err != nil {
-		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed)"+fix, err)
+	exe := pdfSubprocess.Load()
+	if exe == nil && len(body) > maxPDFInProcess {
+		return Document{}, reason.Newf(reason.EmptyContent, "", "the PDF is %d MiB, more than the %d MiB read in process (run the gatehouse binary, which reads PDFs in a memory-limited child process)%s", len(body)>>20, maxPDFInProcess>>20, pdfFix)
 	}
+	if err := pdfPreflight(body); err != nil {
+		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed)"+pdfFix, err)
+	}
+	if exe != nil {
+		return convertPDFSubprocess(*exe, body)
+	}
+	return convertPDFInProcess(body)
+}
+
+// convertPDFInProcess reads the PDF on a goroutine of this process,
+// abandoned (and stopped at its next read of the file) at pdfTimeout.
+func convertPDFInProcess(body []byte) (Document, error) {
 	type result struct {
 		doc Document
 		err error
@@ -64,18 +91,7 @@ func convertPDF(body []byte) (Document, error) {
 	done := make(chan result, 1)
 	f := &stoppableReaderAt{r: bytes.NewReader(body)}
 	go func() {
-		var r *pdf.Reader
-		defer func() {
-			// The PDF reader panics on many malformed files.
-			if x := recover(); x != nil {
-				err := reason.New(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+fix)
-				if e, _ := x.(error); errors.Is(e, errPDFDecoded) || r != nil && r.DecodedExceeded() {
-					err = reason.Newf(reason.EmptyContent, "", "the PDF's text streams decompress to more than %d MiB in all or %d MiB on one page (a decompression bomb?), so it was not read%s", maxPDFDecoded>>20, maxPDFPageDecoded>>20, fix)
-				}
-				done <- result{err: err}
-			}
-		}()
-		doc, err := readPDF(f, int64(len(body)), &r)
+		doc, err := readPDFRecover(f, int64(len(body)))
 		done <- result{doc, err}
 	}()
 	timer := time.NewTimer(pdfTimeout)
@@ -85,8 +101,23 @@ func convertPDF(body []byte) (Document, error) {
 		return r.doc, r.err
 	case <-timer.C:
 		f.stop.Store(true) // the reader fails at its next read and ends
-		return Document{}, reason.Newf(reason.ExtractTimeout, "", "reading the PDF took longer than %v, so it was stopped%s", pdfTimeout, fix)
+		return Document{}, pdfTimeoutError()
 	}
+}
+
+func pdfTimeoutError() error {
+	return reason.Newf(reason.ExtractTimeout, "", "reading the PDF took longer than %v, so it was stopped%s", pdfTimeout, pdfFix)
+}
+
+// readPDFRecover is readPDF with the library's panics (it panics on many
+// malformed files) turned into reason.EmptyContent.
+func readPDFRecover(f io.ReaderAt, size int64) (doc Document, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			doc, err = Document{}, reason.New(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+pdfFix)
+		}
+	}()
+	return readPDF(f, size)
 }
 
 // stoppableReaderAt is the PDF file as the reader sees it: once stop is
@@ -106,40 +137,41 @@ func (s *stoppableReaderAt) ReadAt(p []byte, off int64) (int, error) {
 
 var errPDFStopped = errors.New("pdf: reading stopped at the time limit")
 
-// readPDF reads the document in f (size bytes); *rp is set to the reader
-// as soon as it is open (for convertPDF's diagnosis of a panic).
-func readPDF(f io.ReaderAt, size int64, rp **pdf.Reader) (Document, error) {
-	const fix = "; download it with the terminal and inspect it locally"
+// readPDF reads the document in f (size bytes). It panics where the
+// library does (readPDFRecover).
+func readPDF(f io.ReaderAt, size int64) (Document, error) {
 	r, err := pdf.NewReader(f, size)
 	if err != nil {
-		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+fix, err)
+		return Document{}, reason.Wrap(reason.EmptyContent, "", "the PDF could not be read (malformed or encrypted)"+pdfFix, err)
 	}
-	*rp = r
 	// The document's streams may decode to maxPDFDecoded bytes in all, a
 	// page's to maxPDFPageDecoded: a page over it is skipped (a vector
 	// drawing can be that large; a page of text never is), the document
-	// over it is refused (convertPDF's recover).
-	left, budget := int64(maxPDFDecoded), int64(maxPDFDecoded)
-	r.LimitDecoded(budget)
-	charge := func() {
-		left -= budget - r.DecodedLeft()
-		budget = min(maxPDFPageDecoded, left)
-		r.LimitDecoded(budget)
+	// over it is refused.
+	left := int64(maxPDFDecoded)
+	bomb := func() error {
+		return reason.Newf(reason.EmptyContent, "", "the PDF's text streams decompress to more than %d MiB in all or %d MiB on one page (a decompression bomb?), so it was not read%s", maxPDFDecoded>>20, maxPDFPageDecoded>>20, pdfFix)
 	}
 	var b strings.Builder
 	fonts := map[string]*pdf.Font{}
 	pages := pdfPages(r.Trailer().Key("Root").Key("Pages"))
 	skipped := 0
 	for i, p := range pages {
-		charge()
 		if left <= 0 {
-			r.LimitDecoded(0)
-			panic(errPDFDecoded) // the document's budget is spent
+			return Document{}, bomb()
 		}
-		text, ok := pdfPageText(r, p, fonts)
-		if !ok {
+		budget := min(int64(maxPDFPageDecoded), left)
+		n := pageDecodedLen(p, fonts, budget)
+		left -= n
+		var text string
+		switch {
+		case n > maxPDFPageDecoded:
 			skipped++
 			text = fmt.Sprintf("[page skipped: its content decompresses to more than %d MiB]", maxPDFPageDecoded>>20)
+		case n > budget:
+			return Document{}, bomb()
+		default:
+			text = pdfPageText(p, fonts)
 		}
 		if text = strings.TrimSpace(text); text == "" {
 			continue
@@ -157,7 +189,7 @@ func readPDF(f io.ReaderAt, size int64, rp **pdf.Reader) (Document, error) {
 	}
 	md := strings.TrimSpace(b.String())
 	if skipped == len(pages) && skipped > 0 {
-		return Document{}, reason.Newf(reason.EmptyContent, "", "the PDF's pages decompress to more than %d MiB each (a decompression bomb?), so none was read%s", maxPDFPageDecoded>>20, fix)
+		return Document{}, reason.Newf(reason.EmptyContent, "", "the PDF's pages decompress to more than %d MiB each (a decompression bomb?), so none was read%s", maxPDFPageDecoded>>20, pdfFix)
 	}
 	if md == "" {
 		return Document{}, reason.New(reason.EmptyContent, "", "the PDF has no text layer (a scan?); download it and run OCR locally")
@@ -166,21 +198,48 @@ func readPDF(f io.ReaderAt, size int64, rp **pdf.Reader) (Document, error) {
 	return Document{Title: title, Markdown: md + "\n", Kind: KindPDF, Facts: Facts{Pages: len(pages)}}, nil
 }
 
-var errPDFDecoded = errors.New("pdf: decoded streams exceed the document's limit")
+// pageDecodedLen returns the bytes page p's content streams and the
+// /ToUnicode maps of its fonts not yet in fonts decode to, counting at
+// most limit+1 (a page over its budget need not be decoded further). It
+// decodes with the library's own filters (pdf.Value.Reader), the ones the
+// page's reading then uses.
+func pageDecodedLen(p pdf.Page, fonts map[string]*pdf.Font, limit int64) int64 {
+	n := streamDecodedLen(p.V.Key("Contents"), limit+1)
+	res := p.Resources().Key("Font")
+	for _, name := range p.Fonts() {
+		if _, ok := fonts[name]; !ok && n <= limit {
+			n += streamDecodedLen(res.Key(name).Key("ToUnicode"), limit+1-n)
+		}
+	}
+	return n
+}
 
-// pdfPageText returns the text of page p (see pageLayoutText, with the
-// library's plain-text reading as the fallback); ok is false when the
-// page's streams decode to more than the page's budget (the page is
-// skipped). Other panics of the library go on up.
-func pdfPageText(r *pdf.Reader, p pdf.Page, fonts map[string]*pdf.Font) (text string, ok bool) {
+// streamDecodedLen returns the decoded length of stream v, or of the
+// streams of array v, reading at most max bytes. A stream the library
+// cannot decode counts what it gave before failing.
+func streamDecodedLen(v pdf.Value, max int64) (n int64) {
 	defer func() {
-		if x := recover(); x != nil {
-			if !r.DecodedExceeded() {
-				panic(x)
-			}
-			text, ok = "", false
+		if recover() != nil {
+			n = min(n, max)
 		}
 	}()
+	switch v.Kind() {
+	case pdf.Stream:
+		rc := v.Reader()
+		defer rc.Close()
+		n, _ = io.Copy(io.Discard, io.LimitReader(rc, max))
+	case pdf.Array:
+		for i := 0; i < v.Len() && n < max; i++ {
+			n += streamDecodedLen(v.Index(i), max-n)
+		}
+	}
+	return n
+}
+
+// pdfPageText returns the text of page p (see pageLayoutText, with the
+// library's plain-text reading as the fallback). The library's panics go
+// on up.
+func pdfPageText(p pdf.Page, fonts map[string]*pdf.Font) string {
 	for _, name := range p.Fonts() {
 		if _, ok := fonts[name]; !ok {
 			f := p.Font(name)
@@ -188,16 +247,13 @@ func pdfPageText(r *pdf.Reader, p pdf.Page, fonts map[string]*pdf.Font) (text st
 		}
 	}
 	text, layout := pageLayoutText(p)
-	if r.DecodedExceeded() {
-		return "", false // pageLayoutText recovers the library's panic itself
-	}
 	if !layout {
 		var err error
 		if text, err = p.GetPlainText(fonts); err != nil {
-			return "", !r.DecodedExceeded()
+			return ""
 		}
 	}
-	return text, true
+	return text
 }
 
 // pageMarker is the line that starts page n (1-based) of a PDF's text,

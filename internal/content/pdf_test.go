@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,9 +53,15 @@ func assemblePDF(header string, objs []string, trailerExtra string) []byte {
 	return b.Bytes()
 }
 
-func TestConvertPDF(t *testing.T) {
+func TestConvertPDF(t *testing.T) { inBothPDFModes(t, testConvertPDF) }
+
+func testConvertPDF(t *testing.T) {
 	pdf := minimalPDF("Quarterly report", "Hello PDF world", "Second line of text")
-	for _, ct := range []string{"application/pdf", "", "application/octet-stream", "text/html"} {
+	cts := []string{"application/pdf", "", "application/octet-stream", "text/html"}
+	if pdfSubprocess.Load() != nil {
+		cts = cts[:1] // the child sees the same bytes whatever the type said
+	}
+	for _, ct := range cts {
 		t.Run("content-type="+ct, func(t *testing.T) {
 			doc, err := Convert(pdf, ct, nil)
 			if err != nil {
@@ -75,7 +82,9 @@ func TestConvertPDF(t *testing.T) {
 	}
 }
 
-func TestConvertPDFMalformed(t *testing.T) {
+func TestConvertPDFMalformed(t *testing.T) { inBothPDFModes(t, testConvertPDFMalformed) }
+
+func testConvertPDFMalformed(t *testing.T) {
 	good := minimalPDF("T", "Hello")
 	cases := []struct {
 		name string
@@ -105,7 +114,9 @@ func TestConvertDeclaredPDFThatIsNot(t *testing.T) {
 
 // TestConvertPDFHostile: structures that make the PDF library loop forever
 // or allocate without bound are refused quickly, never hang.
-func TestConvertPDFHostile(t *testing.T) {
+func TestConvertPDFHostile(t *testing.T) { inBothPDFModes(t, testConvertPDFHostile) }
+
+func testConvertPDFHostile(t *testing.T) {
 	good := string(minimalPDF("T", "Hello"))
 	xrefAt := strings.Index(good, "xref\n")
 	cases := []struct {
@@ -184,6 +195,22 @@ func TestPDFWordsSetInPiecesJoined(t *testing.T) {
 // more than maxPDFDecoded.
 func bombPDF(t *testing.T, inflated int) []byte {
 	t.Helper()
+	bombsMu.Lock()
+	defer bombsMu.Unlock()
+	if b, ok := bombs[inflated]; ok {
+		return b // built once: deflating megabytes is slow under -race
+	}
+	b := buildBombPDF(inflated)
+	bombs[inflated] = b
+	return b
+}
+
+var (
+	bombsMu sync.Mutex
+	bombs   = map[int][]byte{}
+)
+
+func buildBombPDF(inflated int) []byte {
 	var z bytes.Buffer
 	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
 	line := bytes.Repeat([]byte("BT /F1 12 Tf 72 720 Td (bomb bomb bomb bomb) Tj ET\n"), 1<<14)
@@ -204,8 +231,14 @@ func bombPDF(t *testing.T, inflated int) []byte {
 // TestConvertPDFDecompressionBomb (hostile review session 5, D16): a PDF
 // whose content stream inflates to 8 MiB from a few hundred KB stops at
 // maxPDFPageDecoded with a message saying so, instead of running for the
-// whole timeout (and on after it in a long-lived server).
+// whole timeout (and on after it in a long-lived server). In process and
+// in a child process alike: the page's streams are measured before the
+// library reads them.
 func TestConvertPDFDecompressionBomb(t *testing.T) {
+	inBothPDFModes(t, testConvertPDFDecompressionBomb)
+}
+
+func testConvertPDFDecompressionBomb(t *testing.T) {
 	body := bombPDF(t, 8<<20)
 	if len(body) > 2<<20 {
 		t.Fatalf("bomb is %d bytes", len(body))

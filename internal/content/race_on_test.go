@@ -2,6 +2,4 @@
 
 package content
 
-// raceEnabled loosens the timing bounds of the large-page tests: the race
-// detector slows conversion about tenfold.
 const raceEnabled = true

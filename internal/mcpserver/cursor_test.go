@@ -7,11 +7,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The MCP SDK copy in third_party/mcp-go-sdk encodes its opaque pagination
-// cursors as JSON instead of gob (so that encoding/gob's package init is not
-// linked; third_party/README.md): a tools/list paged one tool at a time still
-// returns every tool once, in order, and a cursor the server did not issue is
-// refused.
+// The MCP SDK's opaque pagination cursors (upstream encodes them with
+// encoding/gob; an earlier patched copy used JSON): a tools/list paged one
+// tool at a time returns every tool once, in order, and a cursor the server
+// did not issue is refused.
 func TestListCursorsRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ServerOptions{PageSize: 1})

@@ -1,0 +1,161 @@
+package content
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// TestMain lets this test binary serve as the PDF child process, as the
+// gatehouse binary does (cmd/gatehouse main).
+func TestMain(m *testing.M) {
+	ServePDFSubprocessIfAsked()
+	os.Exit(m.Run())
+}
+
+// inBothPDFModes runs test with PDFs read in process (an embedding program)
+// and in a child process running this test binary (the gatehouse binary).
+func inBothPDFModes(t *testing.T, test func(t *testing.T)) {
+	t.Run("in-process", test)
+	t.Run("subprocess", func(t *testing.T) {
+		if !pdfChildLimited {
+			t.Skip("PDF child processes are limited on Linux only")
+		}
+		useTestPDFChild(t)
+		test(t)
+	})
+}
+
+func useTestPDFChild(t *testing.T) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	UsePDFSubprocess(exe)
+	t.Cleanup(func() { UsePDFSubprocess("") })
+}
+
+// glyphHeavyPDF is a one-page PDF whose content stream (compressed, under
+// maxPDFPageDecoded decoded) shows some 750,000 glyphs: within every
+// stream limit, but the library keeps a positioned glyph of ~100 bytes
+// for each, so reading it takes tens of MB.
+func glyphHeavyPDF(t *testing.T) []byte {
+	t.Helper()
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	line := []byte("BT /F1 12 Tf 72 720 Td (glyphs glyphs glyphs glyphs glyphs glyphs glyphs glyphs) Tj ET\n")
+	for n := 0; n+len(line) < maxPDFPageDecoded-4096; n += len(line) {
+		zw.Write(line)
+	}
+	zw.Close()
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%sendstream", z.Len(), z.String()),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}
+	return assemblePDF("%PDF-1.4\n", objs, "")
+}
+
+// TestPDFSubprocessMemoryLimit: the child's address space is limited, so a
+// file that passes every stream limit but makes the library allocate more
+// than the child may is stopped with a message saying so, and the parent
+// (this process) carries on.
+func TestPDFSubprocessMemoryLimit(t *testing.T) {
+	if !pdfChildLimited {
+		t.Skip("Linux only")
+	}
+	useTestPDFChild(t)
+	body := glyphHeavyPDF(t)
+	// With the default budget it reads (slow under the race detector,
+	// where TestConvertPDF/subprocess shows the default budget suffices).
+	if !raceEnabled {
+		doc, err := Convert(body, "application/pdf", nil)
+		if err != nil || !strings.Contains(doc.Markdown, "glyphs glyphs") {
+			t.Fatalf("default memory budget: err %v, %d bytes of text", err, len(doc.Markdown))
+		}
+	}
+	old := pdfChildMemory
+	pdfChildMemory = 32 << 20
+	t.Cleanup(func() { pdfChildMemory = old })
+	_, err := Convert(body, "application/pdf", nil)
+	if reason.Of(err) != reason.EmptyContent || !strings.Contains(err.Error(), "memory") {
+		t.Fatalf("err = %v (%v), want empty_content naming the memory limit", err, errors.Unwrap(err))
+	}
+	// A small file still reads under the small budget.
+	if _, err := Convert(minimalPDF("T", "Hello"), "application/pdf", nil); err != nil {
+		t.Fatalf("small PDF under a 32 MiB budget: %v (%v)", err, errors.Unwrap(err))
+	}
+}
+
+// TestPDFSubprocessKilledAtDeadline: a child still running at pdfTimeout
+// is killed (not abandoned) and the result is extract_timeout.
+func TestPDFSubprocessKilledAtDeadline(t *testing.T) {
+	if !pdfChildLimited {
+		t.Skip("Linux only")
+	}
+	hang := filepath.Join(t.TempDir(), "hang")
+	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 60\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	UsePDFSubprocess(hang)
+	t.Cleanup(func() { UsePDFSubprocess("") })
+	old := pdfTimeout
+	pdfTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { pdfTimeout = old })
+	start := time.Now()
+	_, err := Convert(minimalPDF("T", "Hello"), "application/pdf", nil)
+	if reason.Of(err) != reason.ExtractTimeout {
+		t.Fatalf("err = %v, want extract_timeout", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v: the child was not killed at the deadline", d)
+	}
+}
+
+// TestPDFInProcessSizeCap: read in process, a PDF over maxPDFInProcess is
+// refused before the library sees it.
+func TestPDFInProcessSizeCap(t *testing.T) {
+	body := append(minimalPDF("T", "Hello"), bytes.Repeat([]byte("%padding\n"), maxPDFInProcess/9+1)...)
+	_, err := Convert(body, "application/pdf", nil)
+	if reason.Of(err) != reason.EmptyContent || !strings.Contains(err.Error(), "in process") {
+		t.Fatalf("err = %v, want empty_content naming the in-process cap", err)
+	}
+}
+
+// BenchmarkConvertPDF: the cost of the child process per PDF (a start of
+// this binary, the PDF over a pipe, the result as JSON) next to reading in
+// process.
+func BenchmarkConvertPDF(b *testing.B) {
+	body := minimalPDF("T", "Hello PDF world", "Second line of text")
+	for _, mode := range []string{"in-process", "subprocess"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "subprocess" {
+				if !pdfChildLimited {
+					b.Skip("Linux only")
+				}
+				exe, err := os.Executable()
+				if err != nil {
+					b.Fatal(err)
+				}
+				UsePDFSubprocess(exe)
+				defer UsePDFSubprocess("")
+			}
+			for b.Loop() {
+				if _, err := Convert(body, "application/pdf", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
