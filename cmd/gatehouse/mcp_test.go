@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 )
 
 var (
@@ -212,7 +214,10 @@ func TestNPMClient(t *testing.T) {
 			Refused string   `json:"refused"`
 		}
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil || !sum.OK || sum.Title != "Gatehouse MCP test page" || sum.Refused != "read_outside_store" {
+		err = json.Unmarshal([]byte(lines[len(lines)-1]), &sum)
+		// Over MCP the page's title is inside the untrusted-content boundary.
+		title, _, wrapped := tools.Unwrap(sum.Title)
+		if err != nil || !sum.OK || !wrapped || title != "Gatehouse MCP test page" || sum.Refused != "read_outside_store" {
 			t.Fatalf("node client summary: %v\n%s", err, out)
 		}
 	}
