@@ -217,10 +217,21 @@ func TestMCPStdioNothingEndsTheSession(t *testing.T) {
 
 			// 17 MiB of params: more than the 16 MiB line cap.
 			big := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"` + strings.Repeat("x", 17<<20) + `"}}`
-			go p.send(big) // the server reads while the pipe fills
+			// Written from another goroutine: the server reads while the pipe
+			// fills. The write's error comes back here, since only the test's
+			// own goroutine may call t.Fatal.
+			wrote := make(chan error, 1)
+			go func() {
+				_, err := io.WriteString(p.stdin, big+"\n")
+				wrote <- err
+			}()
 			e = wantRPCError(t, p.next("17 MiB line"), "17 MiB line", -32600, nil)
 			if !strings.Contains(e["message"].(string), "16777216") {
 				t.Fatalf("cap not named: %v", e)
+			}
+			// The rest of the line is read and dropped before the next one.
+			if err := <-wrote; err != nil {
+				t.Fatalf("write 17 MiB line: %v; stderr:\n%s", err, p.stderr.String())
 			}
 			ping(6)
 

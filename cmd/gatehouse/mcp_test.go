@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
 )
 
 var (
@@ -214,8 +215,7 @@ func TestNPMClient(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		err = json.Unmarshal([]byte(lines[len(lines)-1]), &sum)
-		// Over MCP the page's title arrives inside the call's untrusted-content
-		// markers (issue 16 item 4): the npm client must see it wrapped.
+		// Over MCP the page's title is inside the untrusted-content boundary.
 		title, _, wrapped := tools.Unwrap(sum.Title)
 		if err != nil || !sum.OK || !wrapped || title != "Gatehouse MCP test page" || sum.Refused != "read_outside_store" {
 			t.Fatalf("node client summary: %v\n%s", err, out)
@@ -392,27 +392,38 @@ func TestMCPReloadsChangedConfig(t *testing.T) {
 		}
 		return res.IsError, res.Content[0].(*mcp.TextContent).Text
 	}
-	change := func(yaml string) {
+	// change writes the config, then calls web_extract until the call's
+	// result passes ok (the reload has happened) or 10 s have gone by.
+	change := func(what, yaml string, ok func(isErr bool, txt string) bool) {
+		t.Helper()
 		if err := os.WriteFile(cfgPath, []byte(yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(400 * time.Millisecond) // past --config-reload
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			isErr, txt := extract()
+			if ok(isErr, txt) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: isError=%v %s", what, isErr, txt)
+			}
+		}
 	}
 	if isErr, txt := extract(); isErr || !strings.Contains(txt, "quick brown fox") {
 		t.Fatalf("before the change: %s", txt)
 	}
-	change("security:\n  allow_private_urls: true\n  website_blocklist:\n    enabled: true\n    domains: [\"127.0.0.1\"]\n")
-	if _, txt := extract(); !strings.Contains(txt, "policy_blocked") || strings.Contains(txt, "quick brown fox") {
-		t.Fatalf("after adding a blocklist entry: %s", txt)
-	}
-	change("security:\n  allow_private_urls: true\n  website_blocklist: [oops\n")
+	change("after adding a blocklist entry", "security:\n  allow_private_urls: true\n  website_blocklist:\n    enabled: true\n    domains: [\"127.0.0.1\"]\n", func(_ bool, txt string) bool {
+		return strings.Contains(txt, "policy_blocked") && !strings.Contains(txt, "quick brown fox")
+	})
+	change("after breaking the config", "security:\n  allow_private_urls: true\n  website_blocklist: [oops\n", func(isErr bool, txt string) bool {
+		return isErr && strings.Contains(txt, "config_invalid")
+	})
 	if isErr, txt := extract(); !isErr || !strings.Contains(txt, "config_invalid") || !strings.Contains(txt, "$GATEHOUSE_HOME/config.yaml") || strings.Contains(txt, home) {
 		t.Fatalf("after breaking the config: isError=%v %s", isErr, txt)
 	}
-	change("security:\n  allow_private_urls: true\n")
-	if isErr, txt := extract(); isErr || !strings.Contains(txt, "quick brown fox") {
-		t.Fatalf("after fixing the config: %s", txt)
-	}
+	change("after fixing the config", "security:\n  allow_private_urls: true\n", func(isErr bool, txt string) bool {
+		return !isErr && strings.Contains(txt, "quick brown fox")
+	})
 }
 
 // mcpStdio starts `gatehouse mcp args…` (bin) with GATEHOUSE_HOME=home and

@@ -132,7 +132,7 @@ Configuration lives in $GATEHOUSE_HOME (default ~/.gatehouse): config.yaml and .
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s\nRun '%s --help' for usage.", flagErrorText(err), c.CommandPath())}
+		return usageError{fmt.Errorf("%s\nRun '%s --help' for usage", flagErrorText(err), c.CommandPath())}
 	})
 	subs, all := a.reachable(args)
 	for _, s := range subs {

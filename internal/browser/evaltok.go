@@ -119,10 +119,7 @@ func regexpAllowedAfter(tt js.TokenType) bool {
 		js.IncrToken, js.DecrToken:
 		return false
 	}
-	if js.IsNumeric(tt) {
-		return false
-	}
-	return true
+	return !js.IsNumeric(tt)
 }
 
 // dynamicCode reports whether expression builds code at run time, the way

@@ -116,7 +116,7 @@ func zoomHides(v string) bool {
 
 // tinyFont reports whether a font-size value computes to at most
 // maxHiddenFontPx against the initial 16px: 2px, 1.5pt, 0.125em or rem,
-// 12.5 %. Zero (see zeroLength) is among them. (Text is judged by its
+// 12.5 %. Zero (font-size: 0, 0px, 0em) is among them. (Text is judged by its
 // computed size, fontPx; this is the value on its own, for the
 // stylesheet's choice of the rules that can hide.)
 func tinyFont(v string) bool {

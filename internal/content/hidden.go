@@ -832,12 +832,6 @@ func zeroOpacity(v string) bool {
 	return ok && n <= 0 && (unit == "" || unit == "%")
 }
 
-// zeroLength reports whether a CSS length is zero (font-size: 0, 0px, 0em).
-func zeroLength(v string) bool {
-	n, _, ok := cssLength(v)
-	return ok && n == 0 && strings.TrimSpace(v) != ""
-}
-
 // farNegative reports whether a CSS length is far enough below zero to
 // leave the viewport: beyond -500px, -50em/rem or -100% (vw, vh).
 func farNegative(s string) bool {

@@ -296,7 +296,7 @@ func TestHTTPDeleteAnswersInFlightCall(t *testing.T) {
 		_, body := post(t, hs.URL, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"web_extract","arguments":{"urls":["`+f.site.URL("/hang")+`"]}}}`)
 		done <- body
 	}()
-	time.Sleep(300 * time.Millisecond)
+	f.waitHung(t) // the call is in flight
 	req, _ := http.NewRequest("DELETE", hs.URL, nil)
 	req.Header.Set("Mcp-Session-Id", sid)
 	dr, err := http.DefaultClient.Do(req)
@@ -364,7 +364,7 @@ func TestStdioDuplicateIDAnswered(t *testing.T) {
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"web_extract","arguments":{"urls":["` + f.site.URL("/hang") + `"]}}}`
 	send(call)
-	time.Sleep(200 * time.Millisecond)
+	f.waitHung(t) // the first call is in flight
 	send(call)
 	if m := next("duplicate"); rpcCode(m) != -32600 || m["id"] != nil || !strings.Contains(m["error"].(map[string]any)["message"].(string), "already in use") {
 		t.Fatalf("duplicate id: %v", m)

@@ -356,7 +356,7 @@ func TestBrowserPageStringsInsideBoundaryOverMCP(t *testing.T) {
 	}
 	wantTags(t, "browser_console", seen, "INJ-console", "INJ-jserror")
 	// Evaluated values: a string, an object, a thrown exception.
-	_, seen, cons = call("browser_console", map[string]any{"expression": fmt.Sprintf("%q", hostile("INJ-evalstr"))})
+	_, seen, _ = call("browser_console", map[string]any{"expression": fmt.Sprintf("%q", hostile("INJ-evalstr"))})
 	wantTags(t, "browser_console string", seen, "INJ-evalstr")
 	_, seen, cons = call("browser_console", map[string]any{"expression": fmt.Sprintf("({note: %q, n: 1})", hostile("INJ-evalobj"))})
 	wantTags(t, "browser_console object", seen, "INJ-evalobj")

@@ -222,7 +222,7 @@ func TestBoundaryCannotBeClosedByPageText(t *testing.T) {
 		t.Fatalf("nonce not replaced: %q", out)
 	}
 	// Nonces differ per call.
-	if tools.NewBoundary().Nonce() == tools.NewBoundary().Nonce() {
+	if n1, n2 := tools.NewBoundary().Nonce(), tools.NewBoundary().Nonce(); n1 == n2 {
 		t.Fatal("two boundaries share a nonce")
 	}
 }

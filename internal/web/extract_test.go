@@ -351,7 +351,12 @@ func TestServerThatNeverAnswersTimesOut(t *testing.T) {
 
 func TestExtractTimeoutAndInterrupt(t *testing.T) {
 	h := newHarness(t)
+	reached := make(chan string, 8) // the paths that reached the server
 	slow := h.serve("slow.test", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case reached <- r.URL.Path:
+		default:
+		}
 		select {
 		case <-r.Context().Done():
 		case <-time.After(10 * time.Second):
@@ -367,7 +372,19 @@ func TestExtractTimeoutAndInterrupt(t *testing.T) {
 	h.cfg.Web.ExtractTimeout = 0
 	h.open()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
+	go func() { // cancel once both fetches are in flight
+		for n, deadline := 0, time.After(10*time.Second); n < 2; {
+			select {
+			case p := <-reached:
+				if p == "/a" || p == "/b" {
+					n++
+				}
+			case <-deadline:
+				n = 2
+			}
+		}
+		cancel()
+	}()
 	resp := h.svc.Extract(ctx, web.ExtractRequest{URLs: []any{slow.URL("/a"), slow.URL("/b")}})
 	for i, r := range resp.Results {
 		if r.Reason != reason.Interrupted {

@@ -33,7 +33,12 @@ func TestFinishedErrorKeepsReasonAfterTimeout(t *testing.T) {
 func TestFinishedErrorKeepsReasonAfterInterrupt(t *testing.T) {
 	h := newHarness(t)
 	nf := h.serve("nf.test", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "nope", 404) })
+	slowReached := make(chan struct{}, 1)
 	slow := h.serve("slow.test", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slowReached <- struct{}{}:
+		default:
+		}
 		select {
 		case <-r.Context().Done():
 		case <-time.After(10 * time.Second):
@@ -42,8 +47,26 @@ func TestFinishedErrorKeepsReasonAfterInterrupt(t *testing.T) {
 	h.cfg.Web.ExtractTimeout = 0
 	h.open()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(500 * time.Millisecond); cancel() }()
-	resp := h.svc.Extract(ctx, web.ExtractRequest{URLs: []any{nf.URL("/"), slow.URL("/")}})
+	rowDone := make(chan struct{}, 1)
+	progress := func(done, total int) {
+		if done >= 1 {
+			select {
+			case rowDone <- struct{}{}:
+			default:
+			}
+		}
+	}
+	go func() { // cancel once the 404 row is finished and the slow one in flight
+		deadline := time.Now().Add(10 * time.Second)
+		for _, c := range []chan struct{}{slowReached, rowDone} {
+			select {
+			case <-c:
+			case <-time.After(time.Until(deadline)):
+			}
+		}
+		cancel()
+	}()
+	resp := h.svc.Extract(ctx, web.ExtractRequest{URLs: []any{nf.URL("/"), slow.URL("/")}, Progress: progress})
 	t.Logf("row0 reason=%s", resp.Results[0].Reason)
 	if resp.Results[0].Reason != reason.HTTPStatus {
 		t.Errorf("404 row reported as %s, want http_status", resp.Results[0].Reason)

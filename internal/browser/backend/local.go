@@ -267,7 +267,7 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-time.After(30 * time.Second):
-		err = errors.New("Chromium did not answer within 30 s")
+		err = errors.New("no answer from Chromium within 30 s")
 	}
 	if err != nil {
 		l.Close()

@@ -1,8 +1,10 @@
 package backend
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -31,6 +33,17 @@ func LaunchUntiedForTest(execPath, proxy, root string) (dir string, pid int, err
 	if err := cmd.Start(); err != nil {
 		return "", 0, err
 	}
-	time.Sleep(500 * time.Millisecond) // let it fork its children
+	// Chromium writes DevToolsActivePort once its DevTools server listens,
+	// after it has forked its children: wait for it, up to 30 s.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "DevToolsActivePort")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return "", 0, errors.New("no DevToolsActivePort from Chromium within 30 s")
+		}
+	}
 	return dir, cmd.Process.Pid, writeOwner(dir, cmd.Process.Pid)
 }

@@ -128,7 +128,7 @@ func parseRecord(rec []string, family int) (Entry, []string, error) {
 		case v == "True", v == "False", v == "N/A":
 		case v == "" && e.IsTerminated():
 		default:
-			return e, nil, fmt.Errorf("Boolean cell %q is not True, False or N/A", v)
+			return e, nil, fmt.Errorf("cell %q of a Boolean column is not True, False or N/A", v)
 		}
 	}
 	var blocks []string

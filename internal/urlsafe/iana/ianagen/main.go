@@ -152,5 +152,5 @@ func reachIdent(v string) (string, error) {
 	case "":
 		return "reachBlank", nil
 	}
-	return "", fmt.Errorf("Globally Reachable %q", v)
+	return "", fmt.Errorf("unknown Globally Reachable value %q", v)
 }
