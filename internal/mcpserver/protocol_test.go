@@ -381,3 +381,43 @@ func TestStdioDuplicateIDAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioAnswersCallsInFlightAtEOF (breaker7 D14): a client that writes
+// its calls and closes stdin gets every reply before the session ends:
+// a slow call, and a quick one after it.
+func TestStdioAnswersCallsInFlightAtEOF(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	in := strings.Join([]string{
+		strings.Replace(initBody, `"id":1`, `"id":0`, 1),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"web_extract","arguments":{"urls":["` + f.site.URL("/slow") + `"]}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"web_check","arguments":{"urls":["` + f.site.URL("/a") + `"]}}}`,
+	}, "\n") + "\n"
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		done <- f.srv.Run(context.Background(), mcpserver.NewLineTransport(strings.NewReader(in), &out))
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session did not end after its input did")
+	}
+	got := map[float64]bool{}
+	dec := json.NewDecoder(strings.NewReader(out.String()))
+	for {
+		var m map[string]any
+		if dec.Decode(&m) != nil {
+			break
+		}
+		if id, ok := m["id"].(float64); ok && m["result"] != nil {
+			got[id] = true
+		}
+	}
+	if !got[0] || !got[6] || !got[7] {
+		t.Fatalf("replies %v, want ids 0, 6 and 7:\n%s", got, out.String())
+	}
+	if !strings.Contains(out.String(), "Slow content") {
+		t.Errorf("the slow call's reply has no page: %s", out.String())
+	}
+}

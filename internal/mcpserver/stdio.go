@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,8 @@ const maxDepth = 512
 // NewLineTransport returns the stdio transport of MCP (2025-06-18 and
 // 2025-11-25 basic/transports §stdio: newline-delimited JSON-RPC messages)
 // over r and w, built on the SDK's mcp.IOTransport. Nothing a client sends
-// ends the session; only the end of r (or a failed write to w) does. The
+// ends the session; only the end of r (or a failed write to w) does, once
+// the calls already read are answered (at most DrainTimeout later). The
 // SDK's transport ends the session on the first line it cannot use
 // (malformed JSON, a message that is not JSON-RPC, a batch in protocol
 // 2025-06-18 or later, a line over 16 MiB, an id it cannot represent);
@@ -86,7 +88,7 @@ func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &lineState{batchIDs: map[jsonrpc.ID]bool{}, pending: map[jsonrpc.ID]string{}}
+	st := &lineState{batchIDs: map[jsonrpc.ID]bool{}, pending: map[jsonrpc.ID]string{}, cancelled: map[jsonrpc.ID]bool{}}
 	go filterLines(t.r, pw, sw, st)
 	return &lineConn{Connection: inner, st: st, w: sw}, nil
 }
@@ -102,7 +104,19 @@ type lineState struct {
 	version     string // negotiated protocol version ("" before initialize)
 	batchIDs    map[jsonrpc.ID]bool
 	pending     map[jsonrpc.ID]string // call id → method
+	cancelled   map[jsonrpc.ID]bool   // pending calls the client cancelled
+	inputEnded  bool                  // the client closed its end (EOF on r)
+	closed      bool                  // the connection was closed (session end)
 }
+
+// DrainTimeout bounds how long the line transport, once the client closed
+// its input, waits for the replies of calls still running before it ends
+// the session (each tool bounds its own work well within it: fetches,
+// browser commands and vendor calls have their own timeouts).
+const DrainTimeout = 3 * time.Minute
+
+// drainPoll is how often the drain looks at the calls still running.
+const drainPoll = 10 * time.Millisecond
 
 func (st *lineState) protocolVersion() string {
 	st.mu.Lock()
@@ -123,11 +137,23 @@ type lineConn struct {
 // a call still in flight is answered here with -32600, id null (JSON-RPC
 // 2.0 §4: the id identifies one request; replying with it would be read as
 // the answer to the first one), because the SDK drops it without a reply.
+//
+// When the client has closed its input, the end of input is reported to the
+// SDK (which ends the session) only once every call read is answered, or
+// after DrainTimeout: a client that writes its calls and closes stdin still
+// gets every reply (breaker7 D14).
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.drain(ctx)
+			return msg, err
+		}
 		req, ok := msg.(*jsonrpc.Request)
-		if err != nil || !ok || !req.IsCall() {
+		if ok && req.Method == "notifications/cancelled" {
+			c.forget(req.Params)
+		}
+		if !ok || !req.IsCall() {
 			return msg, err
 		}
 		c.st.mu.Lock()
@@ -150,6 +176,57 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// forget marks the call a notifications/cancelled names as one a drain
+// does not wait for: the SDK may send no reply (MCP
+// basic/utilities/cancellation). It stays pending (its id in use) until
+// answered.
+func (c *lineConn) forget(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	c.st.mu.Lock()
+	if _, ok := c.st.pending[id]; ok {
+		c.st.cancelled[id] = true
+	}
+	c.st.mu.Unlock()
+}
+
+// drain waits, when the client's input ended (not when the session is being
+// closed), until no call read is unanswered, at most DrainTimeout or until
+// ctx ends.
+func (c *lineConn) drain(ctx context.Context) {
+	deadline := time.Now().Add(DrainTimeout)
+	for {
+		c.st.mu.Lock()
+		wait := c.st.inputEnded && !c.st.closed && len(c.st.pending) > len(c.st.cancelled)
+		c.st.mu.Unlock()
+		if !wait || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(drainPoll):
+		}
+	}
+}
+
+// Close marks the connection closed (a drain in progress stops) and closes
+// the SDK's connection.
+func (c *lineConn) Close() error {
+	c.st.mu.Lock()
+	c.st.closed = true
+	c.st.mu.Unlock()
+	return c.Connection.Close()
+}
+
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok {
@@ -158,6 +235,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.st.mu.Lock()
 	method := c.st.pending[resp.ID]
 	delete(c.st.pending, resp.ID)
+	delete(c.st.cancelled, resp.ID)
 	if c.st.initSeen && !c.st.initialized && resp.ID == c.st.initID && resp.Error == nil {
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -274,6 +352,9 @@ func filterLines(r io.Reader, pw *io.PipeWriter, w io.Writer, st *lineState) {
 			line = line[:0]
 		}
 		if err != nil {
+			st.mu.Lock()
+			st.inputEnded = true
+			st.mu.Unlock()
 			if errors.Is(err, io.EOF) {
 				pw.Close()
 			} else {
