@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,7 +54,9 @@ const maxDepth = 512
 //     NOT contain fractional parts);
 //   - a batch (JSON array) once the session negotiated 2025-06-18 or later
 //     (MCP 2025-06-18 changelog: JSON-RPC batching removed) → -32600, id
-//     null; an empty batch, a batch with an invalid member or a repeated id
+//     null; the version is known from the initialize request (as the SDK
+//     negotiates it, expectedVersion), so a batch sent before the answer
+//     or before notifications/initialized is refused too; an empty batch, a batch with an invalid member or a repeated id
 //     → -32600, id null (the whole batch is refused with one reply). Batches
 //     in 2025-03-26 sessions are passed on and answered as a batch;
 //   - a call to initialize, tools/call or resources/read whose params are
@@ -102,6 +105,10 @@ type lineState struct {
 	initSeen    bool
 	initialized bool   // initialize answered with a result
 	version     string // negotiated protocol version ("" before initialize)
+	// requested is the version the first initialize request will
+	// negotiate (expectedVersion), known as soon as the filter reads it,
+	// before the SDK answers: lines that follow it are judged by it.
+	requested string
 	batchIDs    map[jsonrpc.ID]bool
 	pending     map[jsonrpc.ID]string // call id → method
 	cancelled   map[jsonrpc.ID]bool   // pending calls the client cancelled
@@ -121,7 +128,51 @@ const drainPoll = 10 * time.Millisecond
 func (st *lineState) protocolVersion() string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.version == "" {
+		return st.requested
+	}
 	return st.version
+}
+
+// legacyInit is the first protocol version without the initialize
+// handshake (the SDK answers initialize with an older one).
+const legacyInit = "2026-07-28"
+
+// expectedVersion is the version an initialize request asking for
+// requested negotiates (MCP basic/lifecycle §Version Negotiation, as the
+// SDK does it): requested when the SDK supports it, else the newest
+// version it supports that has the initialize handshake.
+func expectedVersion(requested string) string {
+	supported := mcp.SupportedProtocolVersions()
+	if slices.Contains(supported, requested) && requested < legacyInit {
+		return requested
+	}
+	for _, v := range supported {
+		if v < legacyInit {
+			return v
+		}
+	}
+	return requested
+}
+
+// sawInitialize records the version the first initialize request (line t)
+// will negotiate, so that a batch sent before its answer is judged by it
+// (breaker7 D15).
+func (st *lineState) sawInitialize(t []byte) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(t, &m) != nil || m.Method != "initialize" {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.requested == "" && !st.initialized {
+		st.requested = expectedVersion(m.Params.ProtocolVersion)
+	}
 }
 
 // lineConn is the SDK's connection with the bookkeeping of lineState: it
@@ -236,6 +287,9 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	method := c.st.pending[resp.ID]
 	delete(c.st.pending, resp.ID)
 	delete(c.st.cancelled, resp.ID)
+	if c.st.initSeen && !c.st.initialized && resp.ID == c.st.initID && resp.Error != nil {
+		c.st.requested = "" // refused: the next initialize negotiates
+	}
 	if c.st.initSeen && !c.st.initialized && resp.ID == c.st.initID && resp.Error == nil {
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -391,11 +445,11 @@ func checkLine(line []byte, st *lineState) (reply, pass []byte) {
 		if msg := checkParams(t); msg != "" {
 			return errorReply(id, jsonrpc.CodeInvalidParams, msg, nil), nil
 		}
+		st.sawInitialize(t)
 		return nil, t
 	}
-	if v := st.protocolVersion(); v >= "2025-06-18" {
-		return errorReply(nil, jsonrpc.CodeInvalidRequest,
-			"Invalid Request: JSON-RPC batching is not supported in protocol "+v+" (removed in MCP 2025-06-18); send one message per line", nil), nil
+	if v := st.protocolVersion(); v >= noBatches {
+		return errorReply(nil, jsonrpc.CodeInvalidRequest, batchRefusal(v, "line"), nil), nil
 	}
 	var batch []json.RawMessage
 	if json.Unmarshal(t, &batch) != nil || len(batch) == 0 {
@@ -428,6 +482,17 @@ func checkLine(line []byte, st *lineState) (reply, pass []byte) {
 		st.batchIDs[id] = true
 	}
 	return nil, t
+}
+
+// noBatches is the first protocol version without JSON-RPC batches (MCP
+// 2025-06-18 changelog).
+const noBatches = "2025-06-18"
+
+// batchRefusal is the message of the -32600 error answering a batch in a
+// session of protocol v (≥ noBatches); unit names what carries one message
+// ("line", "POST").
+func batchRefusal(v, unit string) string {
+	return "Invalid Request: JSON-RPC batching is not supported in protocol " + v + " (removed in MCP 2025-06-18); send one message per " + unit
 }
 
 // dropResponse is checkMessage's verdict for a response that cannot be
