@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,12 +108,12 @@ type lineState struct {
 	// requested is the version the first initialize request will
 	// negotiate (expectedVersion), known as soon as the filter reads it,
 	// before the SDK answers: lines that follow it are judged by it.
-	requested string
-	batchIDs    map[jsonrpc.ID]bool
-	pending     map[jsonrpc.ID]string // call id → method
-	cancelled   map[jsonrpc.ID]bool   // pending calls the client cancelled
-	inputEnded  bool                  // the client closed its end (EOF on r)
-	closed      bool                  // the connection was closed (session end)
+	requested  string
+	batchIDs   map[jsonrpc.ID]bool
+	pending    map[jsonrpc.ID]string // call id → method
+	cancelled  map[jsonrpc.ID]bool   // pending calls the client cancelled
+	inputEnded bool                  // the client closed its end (EOF on r)
+	closed     bool                  // the connection was closed (session end)
 }
 
 // DrainTimeout bounds how long the line transport, once the client closed
