@@ -52,8 +52,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"unicode/utf8"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
