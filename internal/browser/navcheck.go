@@ -127,7 +127,10 @@ func (m *Manager) navigationDownload(ctx context.Context, s *Session, r *Navigat
 	case len(r.Downloads) == 0:
 		msg += "; this browser backend does not save downloads"
 	case r.Downloads[0].Path != "":
-		msg += "; it was saved to " + r.Downloads[0].Path + " (downloads[])"
+		// The file name is the server's choice (Content-Disposition): it is
+		// named only in downloads[], which surfaces treat as page text (MCP
+		// wraps it), never repeated in Gatehouse's own message.
+		msg += "; it was saved (downloads[0].path names the file)"
 	default:
 		msg += "; it was not saved (downloads[].state: " + r.Downloads[0].State + ")"
 	}

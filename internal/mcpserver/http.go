@@ -237,6 +237,24 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 	})
 }
 
+// sessionVersion is the protocol version the HTTP session sid negotiated
+// (from its initialize request, expectedVersion); "" before initialize or
+// for an unknown session.
+func (s *Server) sessionVersion(sid string) string {
+	if sid == "" {
+		return ""
+	}
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == sid {
+			if p := ss.InitializeParams(); p != nil {
+				return expectedVersion(p.ProtocolVersion)
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
 // deleteGrace bounds how long a DELETE waits for the session's in-flight
 // calls to answer after they were interrupted.
 const deleteGrace = 5 * time.Second
@@ -277,7 +295,14 @@ func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBo
 		return false
 	}
 	if t[0] == '[' {
-		return true // batches: the SDK refuses them from 2025-06-18 on
+		// The SDK refuses batches from 2025-06-18 on, judging by the
+		// Mcp-Protocol-Version header (2025-03-26 when absent); the
+		// session's own version decides here, as on stdio (breaker7 D15).
+		if v := s.sessionVersion(sid); v >= noBatches {
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, batchRefusal(v, "POST"))
+			return false
+		}
+		return true
 	}
 	id, why := checkMessage(t)
 	if why == dropResponse {

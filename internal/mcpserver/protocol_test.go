@@ -381,3 +381,86 @@ func TestStdioDuplicateIDAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioAnswersCallsInFlightAtEOF (breaker7 D14): a client that writes
+// its calls and closes stdin gets every reply before the session ends:
+// a slow call, and a quick one after it.
+func TestStdioAnswersCallsInFlightAtEOF(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	in := strings.Join([]string{
+		strings.Replace(initBody, `"id":1`, `"id":0`, 1),
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"web_extract","arguments":{"urls":["` + f.site.URL("/slow") + `"]}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"web_check","arguments":{"urls":["` + f.site.URL("/a") + `"]}}}`,
+	}, "\n") + "\n"
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		done <- f.srv.Run(context.Background(), mcpserver.NewLineTransport(strings.NewReader(in), &out))
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session did not end after its input did")
+	}
+	got := map[float64]bool{}
+	dec := json.NewDecoder(strings.NewReader(out.String()))
+	for {
+		var m map[string]any
+		if dec.Decode(&m) != nil {
+			break
+		}
+		if id, ok := m["id"].(float64); ok && m["result"] != nil {
+			got[id] = true
+		}
+	}
+	if !got[0] || !got[6] || !got[7] {
+		t.Fatalf("replies %v, want ids 0, 6 and 7:\n%s", got, out.String())
+	}
+	if !strings.Contains(out.String(), "Slow content") {
+		t.Errorf("the slow call's reply has no page: %s", out.String())
+	}
+}
+
+// TestBatchBeforeInitializedRefused (breaker7 D15): a batch sent after an
+// initialize asking for 2025-06-18 but before notifications/initialized is
+// refused with -32600, id null, as after it, on stdio (the batch written
+// right behind initialize, before its answer) and on HTTP (without the
+// Mcp-Protocol-Version header, which the SDK would read as 2025-03-26).
+func TestBatchBeforeInitializedRefused(t *testing.T) {
+	batch := `[{"jsonrpc":"2.0","id":3,"method":"ping"}]`
+	t.Run("stdio", func(t *testing.T) {
+		f := newFixture(t, mcpserver.Options{})
+		in := strings.Replace(initBody, `"id":1`, `"id":0`, 1) + "\n" + batch + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":4,"method":"ping"}` + "\n"
+		var out strings.Builder
+		if err := f.srv.Run(context.Background(), mcpserver.NewLineTransport(strings.NewReader(in), &out)); err != nil {
+			t.Fatal(err)
+		}
+		var refused, pinged bool
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if strings.HasPrefix(line, "[") {
+				t.Fatalf("the batch was answered as a batch: %s", line)
+			}
+			m := rpcReply(t, line)
+			refused = refused || (rpcCode(m) == -32600 && m["id"] == nil && strings.Contains(line, "batching is not supported in protocol 2025-06-18"))
+			pinged = pinged || (m["id"] == 4.0 && m["result"] != nil)
+		}
+		if !refused || !pinged {
+			t.Fatalf("want the batch refused and the session going on:\n%s", out.String())
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		f := newFixture(t, mcpserver.Options{})
+		hs := f.listen(t, mcpserver.HTTPOptions{})
+		resp, body := post(t, hs.URL, nil, initBody)
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if sid == "" {
+			t.Fatalf("initialize: %s", body)
+		}
+		resp, body = post(t, hs.URL, map[string]string{"Mcp-Session-Id": sid}, batch)
+		if m := rpcReply(t, body); resp.StatusCode != 400 || rpcCode(m) != -32600 || m["id"] != nil || !strings.Contains(body, "batching is not supported in protocol 2025-06-18") {
+			t.Fatalf("batch before initialized: %d %s", resp.StatusCode, body)
+		}
+	})
+}

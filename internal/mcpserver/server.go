@@ -305,21 +305,32 @@ func (s *Server) record(ctx context.Context, name, task string, start time.Time,
 		KeyReasons, strings.Join(reasons, ","), KeyCancelled, ctx.Err() != nil)
 }
 
-// toMCP renders a tool result: boundaries around page text, the JSON result
+// toMCP renders a tool result: boundaries around page text and around any
+// server's words a message quotes, forged markers escaped in every string
+// (tools.Boundary.Seal), the JSON result
 // as text content, a resource_link per stored page (remembered in se, for
 // resources/list).
 func (s *Server) toMCP(res *tools.Result, se *session) (*mcp.CallToolResult, error) {
 	var pages []tools.Page
+	var bd *tools.Boundary
 	if s.opts.DisableContentBoundaries {
 		if p, ok := res.Value.(tools.Paged); ok {
 			pages = p.Pages()
 		}
 	} else {
-		pages = tools.NewBoundary().WrapPages(res.Value)
+		bd = tools.NewBoundary()
+		pages = bd.WrapPages(res.Value)
 	}
 	b, err := res.JSON(false)
 	if err != nil {
 		return nil, fmt.Errorf("encoding result: %w", err)
+	}
+	if bd != nil {
+		// The last resort: every other string of the result, too (a
+		// vendor's quoted answer wrapped, forged markers escaped).
+		if b, err = bd.Seal(b); err != nil {
+			return nil, fmt.Errorf("encoding result: %w", err)
+		}
 	}
 	text := s.paths.hide(strings.TrimSuffix(string(b), "\n"))
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.Refused}

@@ -98,6 +98,10 @@ func newFixture(t *testing.T, opts mcpserver.Options) *fixture {
 		}
 		hang(w, r)
 	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(500 * time.Millisecond)
+		webtest.Page(webtest.HTML("Slow", "<p>Slow content for the test, a full sentence of text.</p>")).ServeHTTP(w, r)
+	})
 	f.site = f.w.Serve("site.test", mux)
 	logger := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	env := tools.Env{Web: f.w.Env()}

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +32,8 @@ const maxDepth = 512
 // NewLineTransport returns the stdio transport of MCP (2025-06-18 and
 // 2025-11-25 basic/transports §stdio: newline-delimited JSON-RPC messages)
 // over r and w, built on the SDK's mcp.IOTransport. Nothing a client sends
-// ends the session; only the end of r (or a failed write to w) does. The
+// ends the session; only the end of r (or a failed write to w) does, once
+// the calls already read are answered (at most DrainTimeout later). The
 // SDK's transport ends the session on the first line it cannot use
 // (malformed JSON, a message that is not JSON-RPC, a batch in protocol
 // 2025-06-18 or later, a line over 16 MiB, an id it cannot represent);
@@ -51,7 +54,9 @@ const maxDepth = 512
 //     NOT contain fractional parts);
 //   - a batch (JSON array) once the session negotiated 2025-06-18 or later
 //     (MCP 2025-06-18 changelog: JSON-RPC batching removed) → -32600, id
-//     null; an empty batch, a batch with an invalid member or a repeated id
+//     null; the version is known from the initialize request (as the SDK
+//     negotiates it, expectedVersion), so a batch sent before the answer
+//     or before notifications/initialized is refused too; an empty batch, a batch with an invalid member or a repeated id
 //     → -32600, id null (the whole batch is refused with one reply). Batches
 //     in 2025-03-26 sessions are passed on and answered as a batch;
 //   - a call to initialize, tools/call or resources/read whose params are
@@ -86,7 +91,7 @@ func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &lineState{batchIDs: map[jsonrpc.ID]bool{}, pending: map[jsonrpc.ID]string{}}
+	st := &lineState{batchIDs: map[jsonrpc.ID]bool{}, pending: map[jsonrpc.ID]string{}, cancelled: map[jsonrpc.ID]bool{}}
 	go filterLines(t.r, pw, sw, st)
 	return &lineConn{Connection: inner, st: st, w: sw}, nil
 }
@@ -100,14 +105,74 @@ type lineState struct {
 	initSeen    bool
 	initialized bool   // initialize answered with a result
 	version     string // negotiated protocol version ("" before initialize)
-	batchIDs    map[jsonrpc.ID]bool
-	pending     map[jsonrpc.ID]string // call id → method
+	// requested is the version the first initialize request will
+	// negotiate (expectedVersion), known as soon as the filter reads it,
+	// before the SDK answers: lines that follow it are judged by it.
+	requested  string
+	batchIDs   map[jsonrpc.ID]bool
+	pending    map[jsonrpc.ID]string // call id → method
+	cancelled  map[jsonrpc.ID]bool   // pending calls the client cancelled
+	inputEnded bool                  // the client closed its end (EOF on r)
+	closed     bool                  // the connection was closed (session end)
 }
+
+// DrainTimeout bounds how long the line transport, once the client closed
+// its input, waits for the replies of calls still running before it ends
+// the session (each tool bounds its own work well within it: fetches,
+// browser commands and vendor calls have their own timeouts).
+const DrainTimeout = 3 * time.Minute
+
+// drainPoll is how often the drain looks at the calls still running.
+const drainPoll = 10 * time.Millisecond
 
 func (st *lineState) protocolVersion() string {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.version == "" {
+		return st.requested
+	}
 	return st.version
+}
+
+// legacyInit is the first protocol version without the initialize
+// handshake (the SDK answers initialize with an older one).
+const legacyInit = "2026-07-28"
+
+// expectedVersion is the version an initialize request asking for
+// requested negotiates (MCP basic/lifecycle §Version Negotiation, as the
+// SDK does it): requested when the SDK supports it, else the newest
+// version it supports that has the initialize handshake.
+func expectedVersion(requested string) string {
+	supported := mcp.SupportedProtocolVersions()
+	if slices.Contains(supported, requested) && requested < legacyInit {
+		return requested
+	}
+	for _, v := range supported {
+		if v < legacyInit {
+			return v
+		}
+	}
+	return requested
+}
+
+// sawInitialize records the version the first initialize request (line t)
+// will negotiate, so that a batch sent before its answer is judged by it
+// (breaker7 D15).
+func (st *lineState) sawInitialize(t []byte) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(t, &m) != nil || m.Method != "initialize" {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.requested == "" && !st.initialized {
+		st.requested = expectedVersion(m.Params.ProtocolVersion)
+	}
 }
 
 // lineConn is the SDK's connection with the bookkeeping of lineState: it
@@ -123,11 +188,23 @@ type lineConn struct {
 // a call still in flight is answered here with -32600, id null (JSON-RPC
 // 2.0 §4: the id identifies one request; replying with it would be read as
 // the answer to the first one), because the SDK drops it without a reply.
+//
+// When the client has closed its input, the end of input is reported to the
+// SDK (which ends the session) only once every call read is answered, or
+// after DrainTimeout: a client that writes its calls and closes stdin still
+// gets every reply (breaker7 D14).
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.drain(ctx)
+			return msg, err
+		}
 		req, ok := msg.(*jsonrpc.Request)
-		if err != nil || !ok || !req.IsCall() {
+		if ok && req.Method == "notifications/cancelled" {
+			c.forget(req.Params)
+		}
+		if !ok || !req.IsCall() {
 			return msg, err
 		}
 		c.st.mu.Lock()
@@ -150,6 +227,57 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// forget marks the call a notifications/cancelled names as one a drain
+// does not wait for: the SDK may send no reply (MCP
+// basic/utilities/cancellation). It stays pending (its id in use) until
+// answered.
+func (c *lineConn) forget(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil || !id.IsValid() {
+		return
+	}
+	c.st.mu.Lock()
+	if _, ok := c.st.pending[id]; ok {
+		c.st.cancelled[id] = true
+	}
+	c.st.mu.Unlock()
+}
+
+// drain waits, when the client's input ended (not when the session is being
+// closed), until no call read is unanswered, at most DrainTimeout or until
+// ctx ends.
+func (c *lineConn) drain(ctx context.Context) {
+	deadline := time.Now().Add(DrainTimeout)
+	for {
+		c.st.mu.Lock()
+		wait := c.st.inputEnded && !c.st.closed && len(c.st.pending) > len(c.st.cancelled)
+		c.st.mu.Unlock()
+		if !wait || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(drainPoll):
+		}
+	}
+}
+
+// Close marks the connection closed (a drain in progress stops) and closes
+// the SDK's connection.
+func (c *lineConn) Close() error {
+	c.st.mu.Lock()
+	c.st.closed = true
+	c.st.mu.Unlock()
+	return c.Connection.Close()
+}
+
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok {
@@ -158,6 +286,10 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.st.mu.Lock()
 	method := c.st.pending[resp.ID]
 	delete(c.st.pending, resp.ID)
+	delete(c.st.cancelled, resp.ID)
+	if c.st.initSeen && !c.st.initialized && resp.ID == c.st.initID && resp.Error != nil {
+		c.st.requested = "" // refused: the next initialize negotiates
+	}
 	if c.st.initSeen && !c.st.initialized && resp.ID == c.st.initID && resp.Error == nil {
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
@@ -274,6 +406,9 @@ func filterLines(r io.Reader, pw *io.PipeWriter, w io.Writer, st *lineState) {
 			line = line[:0]
 		}
 		if err != nil {
+			st.mu.Lock()
+			st.inputEnded = true
+			st.mu.Unlock()
 			if errors.Is(err, io.EOF) {
 				pw.Close()
 			} else {
@@ -310,11 +445,11 @@ func checkLine(line []byte, st *lineState) (reply, pass []byte) {
 		if msg := checkParams(t); msg != "" {
 			return errorReply(id, jsonrpc.CodeInvalidParams, msg, nil), nil
 		}
+		st.sawInitialize(t)
 		return nil, t
 	}
-	if v := st.protocolVersion(); v >= "2025-06-18" {
-		return errorReply(nil, jsonrpc.CodeInvalidRequest,
-			"Invalid Request: JSON-RPC batching is not supported in protocol "+v+" (removed in MCP 2025-06-18); send one message per line", nil), nil
+	if v := st.protocolVersion(); v >= noBatches {
+		return errorReply(nil, jsonrpc.CodeInvalidRequest, batchRefusal(v, "line"), nil), nil
 	}
 	var batch []json.RawMessage
 	if json.Unmarshal(t, &batch) != nil || len(batch) == 0 {
@@ -347,6 +482,17 @@ func checkLine(line []byte, st *lineState) (reply, pass []byte) {
 		st.batchIDs[id] = true
 	}
 	return nil, t
+}
+
+// noBatches is the first protocol version without JSON-RPC batches (MCP
+// 2025-06-18 changelog).
+const noBatches = "2025-06-18"
+
+// batchRefusal is the message of the -32600 error answering a batch in a
+// session of protocol v (≥ noBatches); unit names what carries one message
+// ("line", "POST").
+func batchRefusal(v, unit string) string {
+	return "Invalid Request: JSON-RPC batching is not supported in protocol " + v + " (removed in MCP 2025-06-18); send one message per " + unit
 }
 
 // dropResponse is checkMessage's verdict for a response that cannot be

@@ -106,6 +106,17 @@ setTimeout(() => { throw new Error(`+jsString(hostile("INJ-jserror"))+`); }, 0);
 	f.site = f.w.Serve("hostile.test", mux)
 	vendor := f.w.Serve("vendor.test", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		// A vendor (or whatever answers at its URL) whose answer a refusal
+		// quotes: a body that is not JSON, an error status with a body.
+		switch r.URL.Query().Get("q") {
+		case "badjson":
+			w.Write([]byte(hostile("INJ-vbody")))
+			return
+		case "badstatus":
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(hostile("INJ-vstatus")))
+			return
+		}
 		json.NewEncoder(w).Encode(map[string]any{"type": "search", "web": map[string]any{"results": []any{
 			map[string]any{"title": hostile("INJ-stitle"), "url": "https://a.example/", "description": hostile("INJ-sdesc")},
 		}}})
@@ -162,6 +173,11 @@ func checkUntrusted(t *testing.T, f *fixture, call string, res *mcp.CallToolResu
 			return
 		}
 		inner, n, ok := tools.Unwrap(s)
+		if i := strings.Index(s, "\n"+tools.BoundaryBegin); !ok && i > 0 && !tokRe.MatchString(s[:i]) {
+			// Gatehouse's message, then the server's words it quotes
+			// in a boundary (tools.Boundary.Seal).
+			inner, n, ok = tools.Unwrap(s[i+1:])
+		}
 		if !ok {
 			t.Errorf("%s: %s carries page text outside a boundary: %q", call, path, s)
 			return
@@ -271,6 +287,15 @@ func TestPageStringsInsideBoundaryOverMCP(t *testing.T) {
 
 	_, seen, _ = call("web_search", map[string]any{"query": "hostile"})
 	wantTags(t, "web_search", seen, "INJ-stitle", "INJ-sdesc")
+	// A vendor's answer quoted by a refusal is the server's text too
+	// (breaker7 D12): inside the boundary, its forged marker escaped.
+	for q, tag := range map[string]string{"badjson": "INJ-vbody", "badstatus": "INJ-vstatus"} {
+		res, seen, v := call("web_search", map[string]any{"query": q})
+		wantTags(t, "web_search "+q, seen, tag)
+		if msg, _ := v["error"].(string); !res.IsError || !strings.HasPrefix(msg, "Brave") {
+			t.Errorf("web_search %s: Gatehouse's words first: %v", q, v)
+		}
+	}
 
 	// A refusal whose message names a file under the home (config_invalid
 	// names config.yaml): the client reads $GATEHOUSE_HOME instead.

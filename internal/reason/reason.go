@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Code is a stable, machine-readable reason. The zero value "" means "no reason"
@@ -301,4 +302,37 @@ func As(err error) *Error {
 		return e
 	}
 	return nil
+}
+
+// RemoteLead introduces, in a Message, text a remote server wrote (a
+// vendor's response body or error text, quoted for diagnosis). QuoteRemote
+// puts it there; everything after the first RemoteLead in a message is the
+// server's text, never Gatehouse's, so a surface that shows messages to a
+// model (MCP) treats it as untrusted: it wraps that tail in the call's
+// untrusted-content boundary (SplitRemote finds it). Untrusted text is
+// always last in a message for this reason.
+const RemoteLead = " The server's own answer began: "
+
+// QuoteRemote returns msg followed by RemoteLead and remote made one line
+// (runs of whitespace become one space); msg alone when remote is blank.
+// Gatehouse's words appended after it (a rescue's "also failed: …") are
+// shown as the server's, inside the boundary: safe, but put them first
+// where a message is built in one place.
+func QuoteRemote(msg, remote string) string {
+	remote = strings.Join(strings.Fields(remote), " ")
+	if remote == "" {
+		return msg
+	}
+	return msg + RemoteLead + remote
+}
+
+// SplitRemote splits s at its first RemoteLead: ours is Gatehouse's text
+// (with the lead), remote the server's text after it; ok is false (ours ==
+// s) when s quotes no server.
+func SplitRemote(s string) (ours, remote string, ok bool) {
+	i := strings.Index(s, RemoteLead)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i+len(RemoteLead)], s[i+len(RemoteLead):], true
 }

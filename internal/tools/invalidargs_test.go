@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -48,6 +49,31 @@ func TestInvalidItemSaysWhatItWas(t *testing.T) {
 		row := out.Results[i]
 		if row.Reason != reason.InvalidItem || row.Error == nil || !strings.Contains(*row.Error, want) {
 			t.Errorf("row %d: %+v, want invalid_item saying %q", i, row, want)
+		}
+	}
+}
+
+// TestInvalidArgumentsShowJSON (breaker7 D18): an invalid_arguments message
+// shows the offending value as JSON, never as Go prints it (map[a:1],
+// [a b]), still redacted.
+func TestInvalidArgumentsShowJSON(t *testing.T) {
+	w := webtest.New(t)
+	r, _ := tools.Default(tools.Env{Web: w.Env()})
+	for _, c := range []struct{ name, args, want string }{
+		{tools.WebExtract, `{"urls":5}`, `urls: 5 has JSON type "integer", want "array"`},
+		{tools.BrowserClick, `{"ref":{"a":1}}`, `ref: {"a":1} has JSON type "object", want "string"`},
+		{tools.WebCheck, `{"urls":{"k":"sk-abcdefghijklmnopqrstuvwxyz12"}}`, `urls: {"k":"sk-[REDACTED]"} has JSON type "object"`},
+		{tools.WebSearch, `{"query":["a","b"]}`, `query: ["a","b"] has JSON type "array", want "string"`},
+	} {
+		res := call(t, r, c.name, c.args, tools.Options{})
+		b, _ := res.JSON(false)
+		if !res.Refused || reasonOf(t, res) != reason.InvalidArguments {
+			t.Fatalf("%s %s: %s, want invalid_arguments", c.name, c.args, b)
+		}
+		var o struct{ Error string }
+		json.Unmarshal(b, &o)
+		if !strings.Contains(o.Error, c.want) || strings.Contains(o.Error, "map[") {
+			t.Errorf("%s %s: %q, want %q", c.name, c.args, o.Error, c.want)
 		}
 	}
 }

@@ -32,6 +32,11 @@ import (
 // path on the server); meta.backend_error (ours, quoting the vendor's
 // error, not a page).
 //
+// Any string of any result (Boundary.Seal, the MCP surface's last pass):
+// the words of a server a message quotes (after reason.RemoteLead: a
+// vendor's response body or error text) are wrapped; forged markers are
+// escaped everywhere.
+//
 // web_search: data.web[].title, description (wrapped); url (URL);
 // position, unsafe_url, meta (ours).
 //

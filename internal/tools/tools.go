@@ -53,6 +53,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -541,12 +542,20 @@ func refused(e *reason.Error) *Result {
 // (urlsafe.Redact, the one redaction function) as well as by Refusal: the
 // *reason.Error itself never carries a pasted key (breaker6 D3).
 func invalidArgs(tool string, err error) *reason.Error {
+	return invalidArgsIn(tool, err, nil, nil)
+}
+
+// invalidArgsIn is invalidArgs for a validator error on the arguments args
+// (decoded) of a tool with the input schema schema: a type or enum clause
+// naming a top-level property shows the caller's value as JSON
+// (schemaValues), never as Go prints it ("map[a:1]"; breaker7 D18).
+func invalidArgsIn(tool string, err error, args map[string]any, schema *jsonschema.Schema) *reason.Error {
 	msg := err.Error()
 	// Keep the message short and free of Go type names the model cannot act on.
 	if i := strings.Index(msg, "\n"); i > 0 {
 		msg = msg[:i]
 	}
-	msg = urlsafe.Redact(readableSchemaError(msg))
+	msg = urlsafe.Redact(readableSchemaError(schemaValues(msg, args, schema)))
 	return reason.Newf(reason.InvalidArguments, "", "Invalid arguments for %s: %s. Check the tool's input schema.", tool, msg)
 }
 
@@ -595,6 +604,76 @@ func readableSchemaError(msg string) string {
 	})
 }
 
+// schemaProp finds the last property a validator message is about
+// ("validating /properties/ref: "), and the clause after it.
+var schemaProp = lazyregexp.New(`validating /properties/([^:]+): (.*)$`)
+
+// schemaType and schemaEnum are the validator's type and enum clauses,
+// which print the value with Go's %v.
+var (
+	schemaType = lazyregexp.New(`^type: .* has type ("[^"]*"), want (.*)$`)
+	schemaEnum = lazyregexp.New(`^enum: .* does not equal any of: .*$`)
+)
+
+// maxShownValue caps a value an invalid_arguments message shows (bytes of
+// its JSON text).
+const maxShownValue = 200
+
+// schemaValues rewrites a validator message's type or enum clause about a
+// top-level property of args as "ref: {"a":1} has JSON type "object", want
+// "string"" and "render: "bogus" is not one of ["auto","always","never"]":
+// the value (and the enum's values) as JSON, at most maxShownValue bytes;
+// a clause about a nested value says its type without the value. msg is
+// returned unchanged when it has neither clause.
+func schemaValues(msg string, args map[string]any, schema *jsonschema.Schema) string {
+	loc := schemaProp.FindAllStringSubmatchIndex(msg, -1)
+	if len(loc) == 0 {
+		return msg
+	}
+	m := loc[len(loc)-1]
+	path, clause := msg[m[2]:m[3]], msg[m[4]:m[5]]
+	val, known := args[path]
+	known = known && !strings.Contains(path, "/")
+	var ps *jsonschema.Schema
+	if schema != nil && known {
+		ps = schema.Properties[path]
+	}
+	head := msg[:m[0]] + "validating /properties/" + path + ": "
+	switch {
+	case schemaType.MatchString(clause):
+		p := schemaType.FindStringSubmatch(clause)
+		if !known {
+			return head + "a value of JSON type " + p[1] + ", want " + p[2]
+		}
+		return head + shownJSON(val) + " has JSON type " + p[1] + ", want " + p[2]
+	case schemaEnum.MatchString(clause) && known && ps != nil && len(ps.Enum) > 0:
+		return head + shownJSON(val) + " is not one of " + shownJSON(ps.Enum)
+	case schemaEnum.MatchString(clause):
+		return head + "the value is not one of the allowed values"
+	}
+	return msg
+}
+
+// shownJSON is v as JSON text (HTML characters not escaped), cut to
+// maxShownValue bytes (on a rune boundary) with "…".
+func shownJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return "(a value)"
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	if len(s) > maxShownValue {
+		cut := maxShownValue
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
 // validate applies defaults and validates args against the input schema,
 // returning the arguments to decode.
 func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
@@ -611,12 +690,12 @@ func (t *Tool) validate(args json.RawMessage) (json.RawMessage, *reason.Error) {
 	if rerr := t.enumRefusal(v); rerr != nil {
 		return nil, rerr
 	}
-	_, resolved := t.schemas()
+	schema, resolved := t.schemas()
 	if err := resolved.ApplyDefaults(&v); err != nil {
-		return nil, invalidArgs(t.Name(), err)
+		return nil, invalidArgsIn(t.Name(), err, v, schema)
 	}
 	if err := resolved.Validate(v); err != nil {
-		return nil, invalidArgs(t.Name(), err)
+		return nil, invalidArgsIn(t.Name(), err, v, schema)
 	}
 	if restore != nil {
 		restore(v)

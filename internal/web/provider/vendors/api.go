@@ -158,8 +158,8 @@ func (a *api) json(ctx context.Context, req request, out any) error {
 
 func (a *api) decode(body []byte, out any) error {
 	if err := json.Unmarshal(body, out); err != nil {
-		return reason.Wrap(reason.VendorBadResponse, "",
-			fmt.Sprintf("%s API answered with a body that is not valid JSON (%s): %s", a.label, jsonWhy(err), a.snippet(body)), err)
+		return reason.Wrap(reason.VendorBadResponse, "", reason.QuoteRemote(
+			fmt.Sprintf("%s API answered with a body that is not valid JSON (%s).", a.label, jsonWhy(err)), a.snippet(body)), err)
 	}
 	return nil
 }
@@ -206,9 +206,6 @@ func (a *api) transportError(ctx context.Context, err error) error {
 func (a *api) statusError(status int, body []byte) error {
 	snip := a.snippet(body)
 	msg := fmt.Sprintf("%s API: HTTP %d %s", a.label, status, http.StatusText(status))
-	if snip != "" {
-		msg += ": " + snip
-	}
 	code := reason.VendorError
 	fix := "Check the request and try again."
 	switch {
@@ -231,7 +228,9 @@ func (a *api) statusError(status int, body []byte) error {
 	if code == reason.VendorError && capMarked(snip) {
 		code, fix = reason.VendorQuota, "A plan or daily cap was reached; wait for it to reset or select another backend."
 	}
-	return reason.New(code, "", msg+". "+fix)
+	// The body is the server's text: quoted last, after RemoteLead, so that
+	// surfaces show it as untrusted (breaker7 D12).
+	return reason.New(code, "", reason.QuoteRemote(msg+". "+fix, snip))
 }
 
 func capMarked(s string) bool {
@@ -245,7 +244,8 @@ func capMarked(s string) bool {
 }
 
 // snippet is the first 300 characters of a body, one line, with the key and
-// any credential-shaped token scrubbed.
+// any credential-shaped token scrubbed. It is the server's text: messages
+// quote it with reason.QuoteRemote, never inline.
 func (a *api) snippet(body []byte) string {
 	s := strings.Join(strings.Fields(string(body)), " ")
 	if r := []rune(s); len(r) > 300 {

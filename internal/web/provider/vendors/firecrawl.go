@@ -3,7 +3,6 @@ package vendors
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -131,7 +130,7 @@ func envelopeError(a *api, raw map[string]json.RawMessage) error {
 		} else if capMarked(msg) {
 			code = reason.VendorQuota
 		}
-		return reason.New(code, "", fmt.Sprintf("%s API reported an error: %s", a.label, scrub(msg, a.key)))
+		return reason.New(code, "", reason.QuoteRemote(a.label+" API reported an error.", scrub(msg, a.key)))
 	}
 	return nil
 }

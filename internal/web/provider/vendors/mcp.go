@@ -100,7 +100,8 @@ func (m *mcpTool) call(ctx context.Context, tool string, args map[string]any) (s
 		case capMarked(msg):
 			code = reason.VendorQuota
 		}
-		return "", nil, reason.New(code, "", fmt.Sprintf("Keyless %s %s failed: %s. Set %s to use your own key.", m.label, tool, clip(scrub(msg, m.key), 300), m.keyEnv))
+		return "", nil, reason.New(code, "", reason.QuoteRemote(
+			fmt.Sprintf("Keyless %s %s failed. Set %s to use your own key.", m.label, tool, m.keyEnv), clip(scrub(msg, m.key), 300)))
 	}
 	return text, structured, nil
 }
@@ -140,7 +141,8 @@ func (m *mcpTool) failure(ctx context.Context, step string, rec *statusRecorder,
 	case st >= 200 && st < 300:
 		// The server answered 2xx but the SDK could not use the answer.
 		code = reason.VendorBadResponse
-		msg = fmt.Sprintf("Keyless %s %s: the MCP answer could not be read (%s). Set %s to use your own key.", m.label, step, clip(scrub(err.Error(), m.key), 200), m.keyEnv)
+		msg = reason.QuoteRemote(fmt.Sprintf("Keyless %s %s: the MCP answer could not be read. Set %s to use your own key.", m.label, step, m.keyEnv),
+			clip(scrub(err.Error(), m.key), 200))
 	}
 	return reason.Wrap(code, "", msg, err)
 }
