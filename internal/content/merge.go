@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
@@ -740,20 +741,51 @@ var (
 // visibleText drops image syntax and link destinations so URLs do not
 // count as words.
 func visibleText(md string) string {
-	md = reMDImage.ReplaceAllString(md, "")
+	// (A match needs "](": the guard skips the regexp scan, the most
+	// expensive step of splitting a page into blocks, on most blocks.)
+	if !strings.Contains(md, "](") {
+		return md
+	}
+	if strings.Contains(md, "![") {
+		md = reMDImage.ReplaceAllString(md, "")
+	}
 	return reLinkDest.ReplaceAllString(md, "]")
+}
+
+// mayHaveOLMarker reports whether s holds a digit followed by '.' or ')',
+// which every match of reOLMarker does.
+func mayHaveOLMarker(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' && (s[i+1] == '.' || s[i+1] == ')') {
+			return true
+		}
+	}
+	return false
 }
 
 // newBlock is text as a block to compare: its tokens (visibleText, list
 // numbers left out: reOLMarker) and their shingles.
 func newBlock(text string) mdBlock {
-	toks := tokenize(visibleText(reOLMarker.ReplaceAllString(text, "")))
-	set := shingles(toks)
-	hs := make([]uint64, 0, len(set))
-	for h := range set {
-		hs = append(hs, h)
+	t := text
+	if mayHaveOLMarker(t) {
+		t = reOLMarker.ReplaceAllString(t, "")
 	}
-	slices.Sort(hs)
+	toks := tokenize(visibleText(t))
+	// The distinct shingle hashes, sorted (the set shingles returns,
+	// built without a map).
+	var hs []uint64
+	switch {
+	case len(toks) == 0:
+	case len(toks) < shingleLen:
+		hs = []uint64{hashTokens(toks)}
+	default:
+		hs = make([]uint64, 0, len(toks)-shingleLen+1)
+		for i := 0; i+shingleLen <= len(toks); i++ {
+			hs = append(hs, hashTokens(toks[i:i+shingleLen]))
+		}
+		slices.Sort(hs)
+		hs = slices.Compact(hs)
+	}
 	return mdBlock{text: text, tokens: toks, shingles: hs}
 }
 
@@ -880,7 +912,10 @@ func tokenize(s string) []string {
 
 // isTokenRune reports whether r belongs to a token: a letter, a digit or '_'.
 func isTokenRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+	if r < utf8.RuneSelf {
+		return r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsNumber(r)
 }
 
 // shingles hashes every run of shingleLen consecutive tokens; fewer tokens
