@@ -87,13 +87,19 @@ func mergeExtractions(primary, secondary string) string {
 // from the container wins (a short article over its long comment thread);
 // container returns the shingles of the container's text and may be nil.
 func mergeWithin(primary, secondary string, container func() map[uint64]struct{}) string {
+	return mergeWithinWith(nil, primary, secondary, container)
+}
+
+// mergeWithinWith is mergeWithin splitting the answers through memo (nil:
+// no memo).
+func mergeWithinWith(memo *splitMemo, primary, secondary string, container func() map[uint64]struct{}) string {
 	if strings.TrimSpace(secondary) == "" {
 		return primary
 	}
 	if strings.TrimSpace(primary) == "" {
 		return secondary
 	}
-	pb, sb := splitBlocks(primary), splitBlocks(secondary)
+	pb, sb := memo.split(primary), memo.split(secondary)
 	pAll, sAll := newCorpus(pb, sb), newCorpus(sb, pb)
 	if len(pAll.shingles) == 0 {
 		return secondary
@@ -847,6 +853,34 @@ func hasKey(m map[uint64]struct{}, k uint64) bool {
 // hay's tokens (like strings.Contains on the space-joined tokens).
 func containsTokens(hay, needle []string) bool {
 	return strings.Contains(" "+strings.Join(hay, " ")+" ", " "+strings.Join(needle, " ")+" ")
+}
+
+// splitMemo remembers the blocks of the texts it split (at most
+// len(texts)), so that the steps of one extraction comparing the same two
+// answers (isFragment, mergeWithin) split each of them once. The blocks
+// it returns are shared: callers only read them.
+type splitMemo struct {
+	texts  [2]string
+	blocks [2][]mdBlock
+	n      int
+}
+
+// split returns splitBlocks(md), from the memo when md was split before;
+// a nil memo splits every time.
+func (m *splitMemo) split(md string) []mdBlock {
+	if m == nil {
+		return splitBlocks(md)
+	}
+	for i := range min(m.n, len(m.texts)) {
+		if m.texts[i] == md {
+			return m.blocks[i]
+		}
+	}
+	bs := splitBlocks(md)
+	i := m.n % len(m.texts)
+	m.texts[i], m.blocks[i] = md, bs
+	m.n++
+	return bs
 }
 
 // splitBlocks cuts markdown at blank lines, keeping fenced code blocks
