@@ -3,20 +3,23 @@
 # one goroutine, BenchmarkConvertBench over the 181 shared bench pages) against the
 # peer readability.js 0.6.0 + jsdom 26.1.0 + turndown (one Node process, same pages).
 # Prints both throughputs and the ratio. Needs ../shared/bench and Node/npm.
-#   bench/compare.sh [SHARED_DIR]
+#   bench/compare.sh [SHARED_DIR]     SET=wcxb-dev (783 pages of seven types; default extraction)
+#   PASSES=2 (peer passes) ROUNDS=2 COUNT=3 (BenchmarkConvertBench -benchtime ROUNDSx -count COUNT)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-shared="${1:-../shared}"
-if [ ! -f "$shared/bench/extraction/ground-truth.json" ]; then
-  echo "bench/compare.sh: $shared/bench not found; skipping"; exit 0
+shared="$(cd "${1:-../shared}" 2>/dev/null && pwd || echo "${1:-../shared}")"
+set="${SET:-extraction}"
+passes="${PASSES:-2}" rounds="${ROUNDS:-2}" count="${COUNT:-3}"
+if [ ! -f "$shared/bench/$set/ground-truth.json" ]; then
+  echo "bench/compare.sh: $shared/bench/$set not found; skipping"; exit 0
 fi
 mkdir -p bench/out
 ( cd bench/peer && { [ -d node_modules ] || npm install --no-audit --no-fund --silent; } )
-echo "== peer: readability.js + jsdom + turndown (2 passes)"
-peer=$(node bench/peer/readability.mjs "$shared" bench/out/peer 2)
+echo "== peer: readability.js + jsdom + turndown ($passes passes, $set)"
+peer=$(node --max-old-space-size=3072 bench/peer/readability.mjs "$shared" "bench/out/peer-$set" "$passes" "$set")
 echo "$peer"
-echo "== gatehouse: internal/content BenchmarkConvertBench (count 3)"
-go test -run '^$' -bench 'BenchmarkConvertBench$' -benchtime 2x -count 3 ./internal/content | tee bench/out/convert.txt
+echo "== gatehouse: internal/content BenchmarkConvertBench (${rounds}x, count $count, $set)"
+GATEHOUSE_BENCH="$shared/bench/$set" go test -run '^$' -bench 'BenchmarkConvertBench$' -benchtime "${rounds}x" -count "$count" ./internal/content | tee bench/out/convert.txt
 python3 - "$peer" <<'PY'
 import json, re, sys
 peer = json.loads(sys.argv[1])["mb_per_s"]

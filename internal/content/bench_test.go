@@ -12,8 +12,15 @@ import (
 )
 
 // benchDir is the shared extraction bench, read at run time and never
-// copied into the repository (third-party pages).
-var benchDir = filepath.Join("..", "..", "..", "shared", "bench", "extraction")
+// copied into the repository (third-party pages): ../shared next to the
+// module root, or the folder GATEHOUSE_BENCH names (a bench set such as
+// <shared>/bench/wcxb-dev, holding ground-truth.json and html/).
+var benchDir = func() string {
+	if d := os.Getenv("GATEHOUSE_BENCH"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "..", "shared", "bench", "extraction")
+}()
 
 type benchPage struct {
 	id   string

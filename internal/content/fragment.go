@@ -46,10 +46,16 @@ func proseWords(bs []mdBlock) int {
 // isFragment reports whether primary is a fragment of the multi-section
 // page that secondary covers (see above); title is the page title.
 func isFragment(primary, secondary, title string) bool {
+	return isFragmentWith(nil, primary, secondary, title)
+}
+
+// isFragmentWith is isFragment splitting the answers through memo (nil:
+// no memo).
+func isFragmentWith(memo *splitMemo, primary, secondary, title string) bool {
 	if strings.TrimSpace(primary) == "" || strings.TrimSpace(secondary) == "" {
 		return false
 	}
-	pb, sb := splitBlocks(primary), splitBlocks(secondary)
+	pb, sb := memo.split(primary), memo.split(secondary)
 	pw, sw := plainWords(pb), plainWords(sb)
 	if float64(sw) < fragmentMinGrowth*float64(max(pw, 1)) {
 		return false

@@ -237,13 +237,14 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		}
 	}
 	var md string
+	var memo splitMemo // isFragment and the merge split the same two answers
 	switch {
 	case opt.noMerge:
 		md = primary
 		if len(strings.TrimSpace(md)) < 250 && len(secondary) > len(md) {
 			md = secondary
 		}
-	case isFragment(primary, secondary, chooseTitle(doc, title)):
+	case isFragmentWith(&memo, primary, secondary, chooseTitle(doc, title)):
 		// A section of a multi-section page (fragment.go).
 		md = secondary
 	case pass.recs.fragmentOf(primary) && pass.recs.cover(secondary) >= max(recordMinCover, 2*pass.recs.cover(primary)):
@@ -251,7 +252,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		// post of a thread, one story of a front page.
 		md = secondary
 	default:
-		md = mergeWithin(primary, secondary, func() map[uint64]struct{} {
+		md = mergeWithinWith(&memo, primary, secondary, func() map[uint64]struct{} {
 			c := mainContainer(doc)
 			if c == nil || c.Data == "body" {
 				return nil // the whole page: no help in choosing

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
@@ -86,13 +87,19 @@ func mergeExtractions(primary, secondary string) string {
 // from the container wins (a short article over its long comment thread);
 // container returns the shingles of the container's text and may be nil.
 func mergeWithin(primary, secondary string, container func() map[uint64]struct{}) string {
+	return mergeWithinWith(nil, primary, secondary, container)
+}
+
+// mergeWithinWith is mergeWithin splitting the answers through memo (nil:
+// no memo).
+func mergeWithinWith(memo *splitMemo, primary, secondary string, container func() map[uint64]struct{}) string {
 	if strings.TrimSpace(secondary) == "" {
 		return primary
 	}
 	if strings.TrimSpace(primary) == "" {
 		return secondary
 	}
-	pb, sb := splitBlocks(primary), splitBlocks(secondary)
+	pb, sb := memo.split(primary), memo.split(secondary)
 	pAll, sAll := newCorpus(pb, sb), newCorpus(sb, pb)
 	if len(pAll.shingles) == 0 {
 		return secondary
@@ -740,20 +747,51 @@ var (
 // visibleText drops image syntax and link destinations so URLs do not
 // count as words.
 func visibleText(md string) string {
-	md = reMDImage.ReplaceAllString(md, "")
+	// (A match needs "](": the guard skips the regexp scan, the most
+	// expensive step of splitting a page into blocks, on most blocks.)
+	if !strings.Contains(md, "](") {
+		return md
+	}
+	if strings.Contains(md, "![") {
+		md = reMDImage.ReplaceAllString(md, "")
+	}
 	return reLinkDest.ReplaceAllString(md, "]")
+}
+
+// mayHaveOLMarker reports whether s holds a digit followed by '.' or ')',
+// which every match of reOLMarker does.
+func mayHaveOLMarker(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' && (s[i+1] == '.' || s[i+1] == ')') {
+			return true
+		}
+	}
+	return false
 }
 
 // newBlock is text as a block to compare: its tokens (visibleText, list
 // numbers left out: reOLMarker) and their shingles.
 func newBlock(text string) mdBlock {
-	toks := tokenize(visibleText(reOLMarker.ReplaceAllString(text, "")))
-	set := shingles(toks)
-	hs := make([]uint64, 0, len(set))
-	for h := range set {
-		hs = append(hs, h)
+	t := text
+	if mayHaveOLMarker(t) {
+		t = reOLMarker.ReplaceAllString(t, "")
 	}
-	slices.Sort(hs)
+	toks := tokenize(visibleText(t))
+	// The distinct shingle hashes, sorted (the set shingles returns,
+	// built without a map).
+	var hs []uint64
+	switch {
+	case len(toks) == 0:
+	case len(toks) < shingleLen:
+		hs = []uint64{hashTokens(toks)}
+	default:
+		hs = make([]uint64, 0, len(toks)-shingleLen+1)
+		for i := 0; i+shingleLen <= len(toks); i++ {
+			hs = append(hs, hashTokens(toks[i:i+shingleLen]))
+		}
+		slices.Sort(hs)
+		hs = slices.Compact(hs)
+	}
 	return mdBlock{text: text, tokens: toks, shingles: hs}
 }
 
@@ -815,6 +853,34 @@ func hasKey(m map[uint64]struct{}, k uint64) bool {
 // hay's tokens (like strings.Contains on the space-joined tokens).
 func containsTokens(hay, needle []string) bool {
 	return strings.Contains(" "+strings.Join(hay, " ")+" ", " "+strings.Join(needle, " ")+" ")
+}
+
+// splitMemo remembers the blocks of the texts it split (at most
+// len(texts)), so that the steps of one extraction comparing the same two
+// answers (isFragment, mergeWithin) split each of them once. The blocks
+// it returns are shared: callers only read them.
+type splitMemo struct {
+	texts  [2]string
+	blocks [2][]mdBlock
+	n      int
+}
+
+// split returns splitBlocks(md), from the memo when md was split before;
+// a nil memo splits every time.
+func (m *splitMemo) split(md string) []mdBlock {
+	if m == nil {
+		return splitBlocks(md)
+	}
+	for i := range min(m.n, len(m.texts)) {
+		if m.texts[i] == md {
+			return m.blocks[i]
+		}
+	}
+	bs := splitBlocks(md)
+	i := m.n % len(m.texts)
+	m.texts[i], m.blocks[i] = md, bs
+	m.n++
+	return bs
 }
 
 // splitBlocks cuts markdown at blank lines, keeping fenced code blocks
@@ -880,7 +946,10 @@ func tokenize(s string) []string {
 
 // isTokenRune reports whether r belongs to a token: a letter, a digit or '_'.
 func isTokenRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r)
+	if r < utf8.RuneSelf {
+		return r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsNumber(r)
 }
 
 // shingles hashes every run of shingleLen consecutive tokens; fewer tokens

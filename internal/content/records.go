@@ -34,6 +34,15 @@ type records struct {
 	sets   []map[uint64]struct{} // each record's shingles
 	tokens []int                 // each record's words
 	total  int                   // words of all records
+	// covered memoises cover: one extraction asks about the same
+	// answers several times (the selection in extract, sideSection).
+	covered []coverMemo
+}
+
+// coverMemo is cover's answer for one markdown text.
+type coverMemo struct {
+	md    string
+	cover float64
 }
 
 // findRecords returns the page's dominant record group, or nil when no
@@ -134,6 +143,20 @@ func (r *records) cover(md string) float64 {
 	if r == nil || r.total == 0 {
 		return 1
 	}
+	for _, c := range r.covered {
+		if c.md == md {
+			return c.cover
+		}
+	}
+	c := r.coverOf(md)
+	if len(r.covered) < 8 {
+		r.covered = append(r.covered, coverMemo{md: md, cover: c})
+	}
+	return c
+}
+
+// coverOf computes cover (r has records).
+func (r *records) coverOf(md string) float64 {
 	set := shingles(tokenize(visibleText(md)))
 	in := 0
 	for i, s := range r.sets {

@@ -126,6 +126,8 @@ type pageStyles struct {
 	font map[*html.Node]float64
 	// bg memoises backdrop (computed.go).
 	bg map[*html.Node]backdropOf
+	// inline memoises of for the elements outside m.
+	inline map[*html.Node]inlineStyle
 }
 
 // fromRule reports whether n's cascaded value of prop came from a page
@@ -143,7 +145,32 @@ func (s *pageStyles) of(n *html.Node) map[string]string {
 			return st
 		}
 	}
-	return parseInlineStyle(n)
+	if s == nil || n.Namespace == "svg" {
+		return parseInlineStyle(n)
+	}
+	// Outside SVG the inline style is a function of the style attribute
+	// alone: parsed once per value (the hidden-text passes ask about the
+	// same elements many times; the style may be rewritten between them).
+	style, ok := attr(n, "style")
+	if !ok || strings.TrimSpace(style) == "" {
+		return nil
+	}
+	if c, ok := s.inline[n]; ok && c.style == style {
+		return c.st
+	}
+	st := parseInlineStyle(n)
+	if s.inline == nil {
+		s.inline = map[*html.Node]inlineStyle{}
+	}
+	s.inline[n] = inlineStyle{style: style, st: st}
+	return st
+}
+
+// inlineStyle is a memoised parseInlineStyle of an element whose style
+// attribute was style. Callers only read st.
+type inlineStyle struct {
+	style string
+	st    map[string]string
 }
 
 // computeStyles parses the page's <style> elements and cascades their
@@ -203,7 +230,10 @@ func parseSheet(text string, keep bool) *styleSheet {
 	sh := &styleSheet{byID: map[string][]*cssRule{}, byClass: map[string][]*cssRule{}, byTag: map[string][]*cssRule{}}
 	// stack of the enclosing at-rules' applicability
 	var stack []mediaKind
-	var sels [][]css.Token
+	// selToks: the current rule's selector tokens, split into selectors
+	// (splitSelectors) only when the rule has a declaration Gatehouse
+	// reads, which most rules of a page's sheets do not.
+	var selToks []css.Token
 	var decls []cssDecl
 	inRule := false
 	// anyHides: some rule has a hiding value; anyDisplay: some rule sets
@@ -227,7 +257,7 @@ func parseSheet(text string, keep bool) *styleSheet {
 		case css.BeginRulesetGrammar:
 			inRule, decls = true, decls[:0]
 			// (Values is the parser's buffer, reused by the next grammar.)
-			sels = splitSelectors(append([]css.Token(nil), p.Values()...))
+			selToks = append(selToks[:0], p.Values()...)
 		case css.DeclarationGrammar:
 			if !inRule {
 				continue
@@ -269,7 +299,7 @@ func parseSheet(text string, keep bool) *styleSheet {
 				hides = hides || hidingValue(d.prop, d.val)
 			}
 			hides = hides || kind != mediaSometimes && ruleHides(ds)
-			for _, toks := range sels {
+			for _, toks := range splitSelectors(append([]css.Token(nil), selToks...)) {
 				if hides && sh.nHides >= maxStyleRules || !hides && sh.n-sh.nHides >= maxStyleRules {
 					break
 				}
