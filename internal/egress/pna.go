@@ -26,7 +26,12 @@ import (
 //     browser side reports them: TopLevelCommitted, TopLevelGone, and
 //     TopLevelNavigating for the agent's own navigation to a public URL), or
 //   - it targets exactly the host:port of the agent's own pending
-//     navigation (AllowNavigation), until that navigation commits or ends.
+//     navigation (AllowNavigation), until that navigation commits or ends,
+//     and on plain HTTP its Fetch Metadata, when the browser sent it, says
+//     it is that navigation or a same-origin request of its document
+//     (navigationRequest). The browser side opens the allowance only after
+//     the left page is gone, public popups are closed and Drain waited out
+//     the old page's last requests (browser/pna.go).
 //
 // Everything else into the private network is refused with
 // private_network_from_public: a public page's sub-resources, frames,
@@ -119,9 +124,10 @@ func (s *ProxySession) PrivateDocuments() bool {
 // is canonical as urlsafe.Parse gives it (lower case, IPv6 without
 // brackets). The allowance ends at the first http(s) commit in frame id
 // (TopLevelCommitted) or when done is called, whichever comes first; a
-// later AllowNavigation replaces it. Redirect hops to another host:port are
-// not covered: an agent navigation of a public URL that redirects into the
-// private network is refused.
+// later AllowNavigation replaces it. Only requests navigationRequest
+// qualifies use it (a CONNECT tunnel always does: it shows no headers).
+// Redirect hops to another host:port are not covered: an agent navigation of
+// a public URL that redirects into the private network is refused.
 func (s *ProxySession) AllowNavigation(id, host string, port uint16) (done func()) {
 	a := &navAllowance{id: id, host: originHost(host), port: port}
 	s.mu.Lock()
