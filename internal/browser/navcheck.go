@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -20,10 +21,16 @@ import (
 // proxyRefusal is the egress proxy's refusal of the document host of docURL
 // since start, as browser_navigate reports it (the code of the refusal:
 // ssrf_private, ssrf_metadata, policy_blocked, dns_unresolvable, …); nil
-// when the proxy refused nothing of that host.
+// when the proxy refused nothing of that host, or when the tab's document
+// request for docURL got an answer other than the proxy's 403 (its server
+// answered: a refused request of another document to that host, such as a
+// left page's beacon, is not this document's refusal).
 func proxyRefusal(s *Session, start time.Time, docURL string) *reason.Error {
 	fu, err := urlsafe.Parse(docURL)
 	if err != nil {
+		return nil
+	}
+	if d := s.tab.LastDocLoad(); d.URL == docURL && d.Status != 0 && d.Status != http.StatusForbidden {
 		return nil
 	}
 	for _, rf := range s.proxy.RefusedSince(start) {

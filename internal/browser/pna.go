@@ -36,9 +36,17 @@ func topLevelReporter(p *egress.ProxySession) func(backend.TopLevel) {
 // pnaBlankWait bounds the about:blank hop of beginNavigation.
 const pnaBlankWait = 5 * time.Second
 
+// pnaQuiet and pnaDrainMax bound beginNavigation's wait for the left page's
+// last requests (egress.ProxySession.Drain).
+const (
+	pnaQuiet    = 100 * time.Millisecond
+	pnaDrainMax = 500 * time.Millisecond
+)
+
 // beginNavigation prepares s's egress proxy for browser_navigate to u and
 // returns the function that ends the preparation (call it once the
-// navigation returned, whatever its outcome).
+// navigation returned, whatever its outcome) and the number of public
+// popups it closed (NavigateResult.PopupsClosed).
 //
 //   - u's host is public: the main frame counts as public from now on, so
 //     neither the new page nor a redirect hop of it inherits the access of
@@ -47,37 +55,49 @@ const pnaBlankWait = 5 * time.Second
 //     resolving into the private network) and the session's documents are
 //     all private already: nothing changes; the new document's commit
 //     places the session.
-//   - u's host is private and the session is public: the tab first goes to
-//     about:blank, so the old public page's scripts stop before the
-//     allowance below exists and cannot use it (a popup that page opened
-//     keeps running; it could reach exactly that host:port while the
-//     navigation is pending). Then requests to exactly u's host:port are
-//     allowed until the navigation commits or returns
-//     (egress.ProxySession.AllowNavigation): the document and its own
-//     sub-resources on that origin. A redirect hop to another host:port is
-//     refused (private_network_from_public).
+//   - u's host is private and the session is public: nothing of a public
+//     document may still send when the allowance for u's host:port opens.
+//     The tab first goes to about:blank (the old page's scripts stop), the
+//     session's other public top-level documents — popups and tabs a public
+//     page opened, which would keep running — are closed, and the proxy
+//     cuts every connection the browser has open to it and waits until the
+//     browser asked for nothing for pnaQuiet (at most pnaDrainMax): the
+//     keepalive fetches and beacons the old page queued in pagehide, unload
+//     or visibilitychange reach the proxy while they are still refused.
+//     Then requests to exactly u's host:port are allowed until the
+//     navigation commits or returns (egress.ProxySession.AllowNavigation),
+//     and where the browser sends Fetch Metadata (loopback, localhost
+//     names) only the navigation itself and same-origin requests of its
+//     document use it. A redirect hop to another host:port is refused
+//     (private_network_from_public).
 //
 // Sessions whose browser does not use the proxy (cloud) and configurations
 // that allow private URLs need none of it.
-func (m *Manager) beginNavigation(ctx context.Context, s *Session, u *urlsafe.URL) (done func()) {
+func (m *Manager) beginNavigation(ctx context.Context, s *Session, u *urlsafe.URL) (done func(), popupsClosed int) {
 	nothing := func() {}
 	if s.cloud != nil || m.gates.AllowPrivate {
-		return nothing
+		return nothing, 0
 	}
 	id := string(s.tab.MainFrame())
 	if !m.privateTarget(ctx, u) {
 		s.proxy.TopLevelNavigating(id)
-		return nothing
+		return nothing, 0
 	}
 	if s.proxy.PrivateDocuments() {
-		return nothing
+		return nothing, 0
 	}
 	if cur, err := s.tab.Current(ctx); err == nil && cur.URL != "about:blank" && cur.URL != "" {
 		bctx, cancel := context.WithTimeout(ctx, pnaBlankWait)
-		s.tab.Navigate(bctx, "about:blank") //nolint:errcheck // best effort; the allowance is narrow either way
+		s.tab.Navigate(bctx, "about:blank") //nolint:errcheck // best effort; the drain and the allowance's narrowing still hold
 		cancel()
 	}
-	return s.proxy.AllowNavigation(id, u.Host, egress.PortOf(u))
+	if ids := s.proxy.PublicTopLevels(id); len(ids) > 0 {
+		popupsClosed = s.tab.CloseTopLevels(ctx, ids)
+	}
+	if !s.proxy.Drain(ctx, pnaQuiet, pnaDrainMax) {
+		m.logger.Debug("browser: the left page's requests did not stop before the private navigation", "session", s.Key)
+	}
+	return s.proxy.AllowNavigation(id, u.Host, egress.PortOf(u)), popupsClosed
 }
 
 // privateTarget reports whether u's host is in the private network as the

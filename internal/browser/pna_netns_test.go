@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,6 +35,11 @@ const pnaNetnsEnv = "GATEHOUSE_PNA_NETNS"
 // (198.18.0.0/15, RFC 2544 benchmarking space, declared fake-IP space).
 const pnaPublicIP = "198.18.0.1"
 
+// pnaLANIP is a private address that is not loopback: Chromium sends no
+// Fetch Metadata to it over plain HTTP (not potentially trustworthy), like a
+// CONNECT tunnel, so only the browser side's narrowing in time protects it.
+const pnaLANIP = "10.0.0.1"
+
 func TestPrivateNetworkFromPublicPage(t *testing.T) {
 	if os.Getenv(pnaNetnsEnv) != "1" {
 		pnaReexec(t)
@@ -42,7 +48,7 @@ func TestPrivateNetworkFromPublicPage(t *testing.T) {
 	if _, err := backend.FindChromium(""); err != nil {
 		t.Fatalf("inside the namespace: %v", err)
 	}
-	for _, args := range [][]string{{"link", "set", "lo", "up"}, {"addr", "add", pnaPublicIP + "/32", "dev", "lo"}} {
+	for _, args := range [][]string{{"link", "set", "lo", "up"}, {"addr", "add", pnaPublicIP + "/32", "dev", "lo"}, {"addr", "add", pnaLANIP + "/32", "dev", "lo"}} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			t.Fatalf("ip %v: %v\n%s", args, err, out)
 		}
@@ -93,6 +99,67 @@ func TestPrivateNetworkFromPublicPage(t *testing.T) {
 			t.Fatalf("navigate to the private page: success=%t %s %s\n%s", r.Success, r.Reason, r.Error, r.Snapshot)
 		}
 		waitHits(t, priv, "home-img")
+	})
+
+	// breaker7 D1: the page the tab leaves queues keepalive fetches and
+	// beacons to the private target the agent opens next; none may use
+	// the navigation's allowance, and the navigation succeeds.
+	t.Run("unload-time requests of the left page", func(t *testing.T) {
+		m := pnaManager(t, false)
+		const task = "pna-unload"
+		ctx := context.Background()
+		for _, target := range []string{"unload", "unload-lan"} {
+			if r := m.Navigate(ctx, task, NavigateInput{URL: pub.url("/unload")}); !r.Success {
+				t.Fatalf("navigate to the public page: %s %s", r.Reason, r.Error)
+			}
+			r := m.Navigate(ctx, task, NavigateInput{URL: priv.url(target, "/agent")})
+			if !r.Success || !strings.Contains(r.Snapshot, "the agent's own private page") {
+				t.Errorf("the agent's navigation to %s after the unload page: success=%t %s %s", target, r.Success, r.Reason, r.Error)
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // late beacons would land now
+		for _, name := range []string{"unload", "unload-lan"} {
+			if n := priv.hits()[name]; n != 0 {
+				t.Errorf("private target %s was hit %d times by the left public page's unload-time requests", name, n)
+			}
+			if n := priv.hits()[name+"-agent"]; n == 0 {
+				t.Errorf("the agent's own page on %s was never served", name)
+			}
+		}
+	})
+
+	// breaker7 D6: popups of a public page keep running; the agent's
+	// navigation into the private network closes them first and says so.
+	t.Run("popups of a public page", func(t *testing.T) {
+		m := pnaManager(t, false)
+		const task = "pna-popups"
+		ctx := context.Background()
+		r := m.Navigate(ctx, task, NavigateInput{URL: pub.url("/popups")})
+		if !r.Success {
+			t.Fatalf("navigate to the public page: %s %s", r.Reason, r.Error)
+		}
+		s, _ := m.Session(task)
+		ref := regexp.MustCompile(`button "Open" \[ref=(e\d+)\]`).FindStringSubmatch(r.Snapshot)
+		if ref == nil {
+			t.Fatalf("no Open button in the snapshot:\n%s", r.Snapshot)
+		}
+		// The click opens a public popup; the session follows it, and the
+		// opener keeps running.
+		if c := m.Click(ctx, task, RefInput{Ref: ref[1]}); !c.Success || c.Popup == nil {
+			t.Fatalf("click: success=%t popup=%+v %s %s", c.Success, c.Popup, c.Reason, c.Error)
+		}
+		waitRefused(t, s, priv, []string{"popup-lan"}) // the popup and its opener are polling
+		r = m.Navigate(ctx, task, NavigateInput{URL: priv.url("popup-lan", "/agent")})
+		if !r.Success || !strings.Contains(r.Snapshot, "the agent's own private page") {
+			t.Errorf("the agent's navigation after the popups page: success=%t %s %s", r.Success, r.Reason, r.Error)
+		}
+		if r.PopupsClosed != 1 {
+			t.Errorf("popups_closed = %d, want 1 (the public opener)", r.PopupsClosed)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if n := priv.hits()["popup-lan"]; n != 0 {
+			t.Errorf("the private target was hit %d times by the public page's popups", n)
+		}
 	})
 
 	t.Run("allow_private_urls lets the public page through", func(t *testing.T) {
@@ -175,7 +242,16 @@ type privateTargets struct {
 	n   map[string]*atomic.Int64
 }
 
-var pnaVectors = []string{"img", "fetch", "websocket", "iframe", "form", "eventsource", "redirect", "jsnav", "meta", "home", "home-img"}
+var pnaVectors = []string{"img", "fetch", "websocket", "iframe", "form", "eventsource", "redirect", "jsnav", "meta", "home", "home-img",
+	"unload", "unload-agent", "unload-lan", "unload-lan-agent", "popup-lan", "popup-lan-agent"}
+
+// pnaListenAddr: the LAN targets listen on pnaLANIP, the others on loopback.
+func pnaListenAddr(name string) string {
+	if strings.HasSuffix(name, "-lan") {
+		return pnaLANIP + ":0"
+	}
+	return "127.0.0.1:0"
+}
 
 func newPrivateTargets(t *testing.T) *privateTargets {
 	p := &privateTargets{srv: map[string]*http.Server{}, adr: map[string]string{}, n: map[string]*atomic.Int64{}}
@@ -183,10 +259,10 @@ func newPrivateTargets(t *testing.T) *privateTargets {
 		p.n[name] = &atomic.Int64{}
 	}
 	for _, name := range pnaVectors {
-		if name == "home-img" {
-			continue // served by "home"
+		if name == "home-img" || strings.HasSuffix(name, "-agent") {
+			continue // served by "home", or by the target the agent opens
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", pnaListenAddr(name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,6 +272,15 @@ func newPrivateTargets(t *testing.T) *privateTargets {
 				p.n["home-img"].Add(1)
 				w.Header().Set("Content-Type", "image/gif")
 				w.Write([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"))
+				return
+			}
+			if r.URL.Path == "/agent" && p.n[name+"-agent"] != nil {
+				p.n[name+"-agent"].Add(1)
+				// A slow server keeps the navigation (and its allowance)
+				// pending long enough for a running page to try it.
+				time.Sleep(300 * time.Millisecond)
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprint(w, `<title>agent</title><h1>the agent's own private page</h1>`)
 				return
 			}
 			p.n[name].Add(1)
@@ -285,6 +370,38 @@ document.getElementById("f").submit();
 	})
 	mux.HandleFunc("/meta", func(w http.ResponseWriter, r *http.Request) {
 		page(w, fmt.Sprintf(`<title>public meta</title><meta http-equiv="refresh" content="0;url=%s"><h1>public meta</h1>`, p.url("meta", "/")))
+	})
+	// Unload-time requests (breaker7 D1): keepalive fetches and beacons
+	// queued as the page is left, to the private targets the agent opens
+	// next (a loopback one, with Fetch Metadata, and a LAN one, without).
+	mux.HandleFunc("/unload", func(w http.ResponseWriter, r *http.Request) {
+		page(w, fmt.Sprintf(`<title>public unload</title><h1>public unload</h1>
+<script>
+const targets = [%q, %q];
+function go(tag) {
+  for (const t of targets) for (let i = 0; i < 3; i++) {
+    try { fetch(t + "/KA-" + tag + i, {mode: "no-cors", keepalive: true}).catch(() => {}); } catch (e) {}
+    try { navigator.sendBeacon(t + "/BEACON-" + tag + i, "csrf=1"); } catch (e) {}
+  }
+}
+addEventListener("pagehide", () => go("ph"));
+addEventListener("beforeunload", () => go("bu"));
+addEventListener("unload", () => go("un"));
+document.addEventListener("visibilitychange", () => go("vis"));
+</script>`, p.url("unload", ""), p.url("unload-lan", "")))
+	})
+	// A public page and the popup it opens (on a click: the popup blocker
+	// is on) polling a private target (breaker7 D6).
+	mux.HandleFunc("/popups", func(w http.ResponseWriter, r *http.Request) {
+		t := p.url("popup-lan", "")
+		poll := fmt.Sprintf(`<script>setInterval(() => { fetch(%q + "/POP-" + location.protocol, {mode: "no-cors"}).catch(() => {}); new Image().src = %q + "/POPIMG-" + Date.now(); }, 50);</script>`, t, t)
+		page(w, fmt.Sprintf(`<title>public popups</title><h1>public popups</h1>
+<button onclick="window.open('/popup-page')">Open</button>%s`, poll))
+	})
+	mux.HandleFunc("/popup-page", func(w http.ResponseWriter, r *http.Request) {
+		t := p.url("popup-lan", "")
+		page(w, fmt.Sprintf(`<title>popup</title><h1>popup</h1>
+<script>setInterval(() => { new Image().src = %q + "/POPIMG-" + Date.now(); }, 50);</script>`, t))
 	})
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln) //nolint:errcheck // closed by Cleanup

@@ -82,6 +82,11 @@ type NavigateResult struct {
 	// UsedRealProfile: the page loaded in the copy of the user's browser
 	// profile (browser.use_real_profile, spec §B10; profile.go).
 	UsedRealProfile bool `json:"used_real_profile,omitempty"`
+	// PopupsClosed counts the popups and tabs a public page had opened that
+	// were closed before this navigation into the private network, so none
+	// of them could use the navigation's allowance (Private Network Access,
+	// pna.go; docs/browser.md).
+	PopupsClosed int `json:"popups_closed,omitempty"`
 }
 
 // SnapshotInput is browser_snapshot's input.
@@ -352,7 +357,8 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
 	start := time.Now()
-	pnaDone := m.beginNavigation(nctx, s, u) // the agent's own navigation (pna.go)
+	pnaDone, closed := m.beginNavigation(nctx, s, u) // the agent's own navigation (pna.go)
+	r.PopupsClosed = closed
 	nr, err := s.tab.Navigate(nctx, u.Href)
 	pnaDone()
 	if err != nil && !backend.IsNavigated(err) {

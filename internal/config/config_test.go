@@ -701,9 +701,32 @@ func TestLegacyAllowPrivateURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _ := mustLoad(t, writeConfig(t, tt.text))
+			c, warns := mustLoad(t, writeConfig(t, tt.text))
 			if c.Security.AllowPrivateURLs != tt.want {
 				t.Errorf("AllowPrivateURLs = %t, want %t", c.Security.AllowPrivateURLs, tt.want)
+			}
+			// breaker7 D16: the legacy key opens every tool's private-address
+			// gate (spec §A6.5); its warning says so and how to move it.
+			var legacy []string
+			for _, w := range warns {
+				if w.Key == "browser.allow_private_urls" {
+					legacy = append(legacy, w.String())
+				}
+			}
+			if tt.name != "legacy only" {
+				if len(legacy) != 0 {
+					t.Errorf("warning for an unused legacy key: %v", legacy)
+				}
+				return
+			}
+			if len(legacy) != 1 {
+				t.Fatalf("legacy key warnings = %v, want one", legacy)
+			}
+			for _, want := range []string{"security.allow_private_urls", "every tool", "web_extract", "not only the browser",
+				"delete browser.allow_private_urls", "gatehouse config set security.allow_private_urls true"} {
+				if !strings.Contains(legacy[0], want) {
+					t.Errorf("legacy key warning %q does not say %q", legacy[0], want)
+				}
 			}
 		})
 	}

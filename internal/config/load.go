@@ -646,6 +646,13 @@ func tagged(t *ast.TagNode) (any, error) {
 	return sc.GetValue(), nil
 }
 
+// LegacyAllowPrivateWarning is the Warning for a file whose legacy
+// browser.allow_private_urls: true applies (security.allow_private_urls
+// absent): spec §A6.5 reads it as security.allow_private_urls, the one
+// toggle of every tool, so it opens more than the browser (breaker7 D16).
+const LegacyAllowPrivateWarning = "legacy key read as security.allow_private_urls: true, which allows private and internal addresses (loopback, LAN, 198.18.0.0/15, …; never cloud metadata) for every tool — web_extract (rendering included), web_check, the browser tools and their CLI commands — not only the browser; " +
+	"move it: delete browser.allow_private_urls from config.yaml and run `gatehouse config set security.allow_private_urls true` (or delete it to keep private addresses refused)"
+
 // finish applies cross-key rules after the walk.
 func (l *loader) finish() {
 	c := l.cfg
@@ -653,7 +660,7 @@ func (l *loader) finish() {
 	if !l.seen["security.allow_private_urls"] && c.Browser.AllowPrivateURLs {
 		c.Security.AllowPrivateURLs = true
 		l.warns = append(l.warns, Warning{File: l.file, Key: "browser.allow_private_urls",
-			Message: "legacy key honoured: private URLs are allowed; set security.allow_private_urls instead"})
+			Message: LegacyAllowPrivateWarning})
 	}
 }
 

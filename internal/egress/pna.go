@@ -3,9 +3,11 @@ package egress
 import (
 	"context"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
@@ -24,7 +26,12 @@ import (
 //     browser side reports them: TopLevelCommitted, TopLevelGone, and
 //     TopLevelNavigating for the agent's own navigation to a public URL), or
 //   - it targets exactly the host:port of the agent's own pending
-//     navigation (AllowNavigation), until that navigation commits or ends.
+//     navigation (AllowNavigation), until that navigation commits or ends,
+//     and on plain HTTP its Fetch Metadata, when the browser sent it, says
+//     it is that navigation or a same-origin request of its document
+//     (navigationRequest). The browser side opens the allowance only after
+//     the left page is gone, public popups are closed and Drain waited out
+//     the old page's last requests (browser/pna.go).
 //
 // Everything else into the private network is refused with
 // private_network_from_public: a public page's sub-resources, frames,
@@ -117,9 +124,10 @@ func (s *ProxySession) PrivateDocuments() bool {
 // is canonical as urlsafe.Parse gives it (lower case, IPv6 without
 // brackets). The allowance ends at the first http(s) commit in frame id
 // (TopLevelCommitted) or when done is called, whichever comes first; a
-// later AllowNavigation replaces it. Redirect hops to another host:port are
-// not covered: an agent navigation of a public URL that redirects into the
-// private network is refused.
+// later AllowNavigation replaces it. Only requests navigationRequest
+// qualifies use it (a CONNECT tunnel always does: it shows no headers).
+// Redirect hops to another host:port are not covered: an agent navigation of
+// a public URL that redirects into the private network is refused.
 func (s *ProxySession) AllowNavigation(id, host string, port uint16) (done func()) {
 	a := &navAllowance{id: id, host: originHost(host), port: port}
 	s.mu.Lock()
@@ -202,13 +210,15 @@ func (s *ProxySession) urlPrivate(raw string) (private, web bool) {
 
 // pnaRefusal is the Private Network Access decision for one request to
 // host:port whose destination is private (the caller judged that): nil when
-// allowed, else private_network_from_public.
-func (s *ProxySession) pnaRefusal(host string, port uint16) *reason.Error {
+// allowed, else private_network_from_public. nav reports whether the request
+// may be the agent's own navigation or its document's own sub-resources
+// (navigationRequest); only such a request uses a pending AllowNavigation.
+func (s *ProxySession) pnaRefusal(host string, port uint16, nav bool) *reason.Error {
 	if s.allowPNA {
 		return nil
 	}
 	s.mu.Lock()
-	ok := s.privateLocked() || (s.nav != nil && s.nav.host == originHost(host) && s.nav.port == port)
+	ok := s.privateLocked() || (nav && s.nav != nil && s.nav.host == originHost(host) && s.nav.port == port)
 	s.mu.Unlock()
 	if ok {
 		return nil
@@ -217,11 +227,127 @@ func (s *ProxySession) pnaRefusal(host string, port uint16) *reason.Error {
 		"Blocked: a public page asked for a private-network address (Private Network Access); only private pages, or your own browser_navigate to that address, may reach it. Set security.allow_private_urls: true to allow it.")
 }
 
+// navigationRequest narrows AllowNavigation on a plain HTTP request by its
+// Fetch Metadata headers (W3C Fetch Metadata Request Headers). They are
+// forbidden header names: a page's script can neither set nor change them,
+// so they may narrow an allowance (never widen one). When the browser sent
+// them, the request qualifies only as
+//
+//   - the agent's own navigation: Sec-Fetch-Site: none (a browser-initiated
+//     navigation, as CDP's Page.navigate is), Sec-Fetch-Mode: navigate,
+//     Sec-Fetch-Dest: document; or
+//   - a request of a document of the target's own origin (Sec-Fetch-Site:
+//     same-origin): the new page's sub-resources before its commit is seen.
+//
+// A keepalive fetch or beacon of the public page the tab left, or any
+// request or navigation of a public popup, says cross-site and is refused.
+// Chromium sends the headers only to potentially trustworthy URLs (loopback,
+// localhost names, https): a plain-HTTP request to another private address
+// carries none, and CONNECT tunnels show no headers at all; those keep the
+// host:port allowance, which the browser side narrows in time instead
+// (browser/pna.go: the old page is gone, public popups closed, Drain).
+func navigationRequest(h http.Header) bool {
+	site := h.Get("Sec-Fetch-Site")
+	if site == "" {
+		return true // no metadata to narrow with
+	}
+	switch strings.ToLower(site) {
+	case "none":
+		return strings.EqualFold(h.Get("Sec-Fetch-Mode"), "navigate") && strings.EqualFold(h.Get("Sec-Fetch-Dest"), "document")
+	case "same-origin":
+		return true
+	}
+	return false
+}
+
+// navKey carries navigationRequest's verdict from a request's arrival to the
+// dial made for it.
+const navKey ctxKey = 2
+
+func withNavRequest(ctx context.Context, nav bool) context.Context {
+	return context.WithValue(ctx, navKey, nav)
+}
+
+// navRequestFrom: a dial without the verdict (none is expected) does not use
+// the allowance.
+func navRequestFrom(ctx context.Context) bool {
+	v, _ := ctx.Value(navKey).(bool)
+	return v
+}
+
+// Drain prepares the session for an AllowNavigation: it closes every
+// connection the browser has open to the proxy (requests in flight, idle
+// keep-alive connections, CONNECT tunnels), so a request the browser queued
+// behind them is sent now, while it is still refused, and then waits until
+// the browser has asked for nothing for quiet, or max has passed. It reports
+// whether the session was quiet. Requests the browser holds back longer
+// than max (none of Chromium's keepalive or beacon requests is deferred) are
+// not covered; a request queued before and sent after is refused by the
+// headers where the browser sends them (navigationRequest).
+func (s *ProxySession) Drain(ctx context.Context, quiet, max time.Duration) bool {
+	s.mu.Lock()
+	var cs []net.Conn
+	for c := range s.clients {
+		cs = append(cs, c)
+	}
+	for c := range s.tunnels {
+		cs = append(cs, c)
+	}
+	s.lastArrival = time.Now()
+	s.mu.Unlock()
+	closeAll(cs)
+	deadline := time.Now().Add(max)
+	for {
+		s.mu.Lock()
+		idle := time.Since(s.lastArrival)
+		s.mu.Unlock()
+		if idle >= quiet {
+			return true
+		}
+		wait := quiet - idle
+		if time.Now().Add(wait).After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+	}
+}
+
+// clientState tracks the browser's connections to the proxy (Drain).
+func (s *ProxySession) clientState(c net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch st {
+	case http.StateNew:
+		s.clients[c] = struct{}{}
+	case http.StateHijacked, http.StateClosed:
+		delete(s.clients, c)
+	}
+}
+
+// PublicTopLevels returns the ids of the session's top-level documents,
+// other than except, that count as public (see the package comment): the
+// popups and tabs a public page opened.
+func (s *ProxySession) PublicTopLevels(except string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id, private := range s.tops {
+		if !private && id != except {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // arrivalRefusal is the request-time half of the check: host:port is
 // private when its host is a private IP literal or a localhost name, or when
 // the session has ever dialed it to a private IP (a pooled connection may
 // still lead there).
-func (s *ProxySession) arrivalRefusal(scheme, host string, port uint16) *reason.Error {
+func (s *ProxySession) arrivalRefusal(scheme, host string, port uint16, nav bool) *reason.Error {
 	if s.allowPNA {
 		return nil
 	}
@@ -238,7 +364,7 @@ func (s *ProxySession) arrivalRefusal(scheme, host string, port uint16) *reason.
 	if !private {
 		return nil
 	}
-	return s.pnaRefusal(host, port)
+	return s.pnaRefusal(host, port, nav)
 }
 
 // dial is the proxy's guarded dial: Guard.DialContext with the Private
@@ -246,12 +372,12 @@ func (s *ProxySession) arrivalRefusal(scheme, host string, port uint16) *reason.
 // host:port led (urlPrivate, arrivalRefusal). private reports whether the
 // connection reached a private address.
 func (s *ProxySession) dial(ctx context.Context, network, addr string) (c net.Conn, private bool, err error) {
-	scheme := schemeFrom(ctx)
+	scheme, nav := schemeFrom(ctx), navRequestFrom(ctx)
 	c, err = s.guard.dial(ctx, network, addr, func(host string, a netip.Addr, port uint16) *reason.Error {
 		if !s.guard.isPrivate(scheme, host, a, port) {
 			return nil
 		}
-		return s.pnaRefusal(host, port)
+		return s.pnaRefusal(host, port, nav)
 	})
 	if err != nil {
 		return nil, false, err

@@ -1,6 +1,7 @@
 package egress_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -212,4 +213,90 @@ func TestPNAOffWithAllowPrivate(t *testing.T) {
 	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/", "")
 	r.wantGet(t, "allow_private_urls", "http://"+r.priv+"/", 200, "")
 	r.wantConnect(t, "allow_private_urls (tunnel)", r.priv, 200)
+}
+
+// TestPNANavigationNarrowedByFetchMetadata: the agent's navigation
+// allowance (AllowNavigation) serves only the navigation itself and its
+// document's same-origin requests when the browser sent Fetch Metadata; a
+// keepalive fetch or beacon of the page the tab left, or a public popup's
+// navigation, says cross-site and is refused (breaker7 D1, D6).
+func TestPNANavigationNarrowedByFetchMetadata(t *testing.T) {
+	r := newPNARig(t, false)
+	privURL := "http://" + r.priv + "/"
+	r.p.TopLevelCommitted("tab", "http://"+r.pub+"/page", "")
+	done := r.p.AllowNavigation("tab", "127.0.0.1", r.privPort)
+	defer done()
+	for _, c := range []struct {
+		what             string
+		site, mode, dest string
+		want             int
+	}{
+		{"the agent's navigation (Page.navigate)", "none", "navigate", "document", 200},
+		{"the new document's own image", "same-origin", "no-cors", "image", 200},
+		{"keepalive fetch of the page the tab left", "cross-site", "no-cors", "empty", 403},
+		{"sendBeacon of the page the tab left", "cross-site", "no-cors", "empty", 403},
+		{"a public popup's navigation", "cross-site", "navigate", "document", 403},
+		{"a public popup's same-site navigation", "same-site", "navigate", "document", 403},
+		{"a browser-initiated sub-resource (not a navigation)", "none", "no-cors", "empty", 403},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, privURL, nil)
+		req.Header.Set("Sec-Fetch-Site", c.site)
+		req.Header.Set("Sec-Fetch-Mode", c.mode)
+		req.Header.Set("Sec-Fetch-Dest", c.dest)
+		resp, err := r.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s during the agent's navigation: %d %s, want %d", c.what, resp.StatusCode, resp.Header.Get(egress.ProxyReasonHeader), c.want)
+		}
+	}
+	if got := r.hits(); got != 2 {
+		t.Errorf("private target hits = %d, want 2", got)
+	}
+}
+
+// TestProxyDrain: Drain cuts the browser's open connections to the proxy
+// and returns once nothing arrived for the quiet period.
+func TestProxyDrain(t *testing.T) {
+	r := newPNARig(t, false)
+	r.wantGet(t, "public site", "http://"+r.pub+"/", 200, "") // leaves a keep-alive connection
+	st, conn, _ := connect(t, r.p, r.pub)
+	defer conn.Close()
+	if st != 200 {
+		t.Fatalf("CONNECT public = %d", st)
+	}
+	start := time.Now()
+	if !r.p.Drain(context.Background(), 50*time.Millisecond, 2*time.Second) {
+		t.Fatal("Drain: not quiet")
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("Drain returned after %v, before the quiet period", d)
+	}
+	conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Error("the tunnel survived Drain")
+	}
+	// A busy session is not quiet within max.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if resp, err := r.c.Get("http://" + r.pub + "/"); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	if r.p.Drain(context.Background(), 100*time.Millisecond, 300*time.Millisecond) {
+		t.Error("Drain reported quiet while the browser kept asking")
+	}
 }

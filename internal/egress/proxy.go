@@ -140,11 +140,13 @@ type ProxySession struct {
 	closed   bool
 
 	// Private Network Access (pna.go), under mu.
-	allowPNA    bool            // ProxyOptions.AllowPrivateFromPublic (set once)
-	tops        map[string]bool // top-level document id → private
-	nav         *navAllowance   // the agent's pending navigation (AllowNavigation)
-	lastDial    map[string]bool // "host:port" → its last dial reached a private IP
-	everPrivate map[string]bool // "host:port" → some dial reached a private IP
+	allowPNA    bool                  // ProxyOptions.AllowPrivateFromPublic (set once)
+	tops        map[string]bool       // top-level document id → private
+	nav         *navAllowance         // the agent's pending navigation (AllowNavigation)
+	lastDial    map[string]bool       // "host:port" → its last dial reached a private IP
+	everPrivate map[string]bool       // "host:port" → some dial reached a private IP
+	clients     map[net.Conn]struct{} // the browser's open connections to the proxy (Drain)
+	lastArrival time.Time             // the last request or tunnel the browser asked for (Drain)
 }
 
 // ProxyOptions configures NewProxySession.
@@ -190,6 +192,7 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 		ln: ln, tunnels: map[net.Conn]bool{},
 		allowPNA: o.AllowPrivateFromPublic, tops: map[string]bool{},
 		lastDial: map[string]bool{}, everPrivate: map[string]bool{},
+		clients: map[net.Conn]struct{}{},
 	}
 	s.SetName(o.Name)
 	if o.Authenticate {
@@ -232,6 +235,7 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 		Handler:           http.HandlerFunc(s.serve),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          nil,
+		ConnState:         s.clientState,
 	}
 	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
 	return s, nil
@@ -443,6 +447,9 @@ func (s *ProxySession) refuse(w http.ResponseWriter, method, host string, port u
 }
 
 func (s *ProxySession) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.lastArrival = time.Now()
+	s.mu.Unlock()
 	if !s.authorized(r) {
 		s.challenge(w, r)
 		return
@@ -471,13 +478,15 @@ func (s *ProxySession) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	host, port, rerr := s.decide(r.Context(), "http", r.URL.Host, def)
+	nav := navigationRequest(r.Header)
 	if rerr == nil {
-		rerr = s.arrivalRefusal("http", host, port)
+		rerr = s.arrivalRefusal("http", host, port, nav)
 	}
 	if rerr != nil {
 		s.refuse(w, r.Method, host, port, rerr)
 		return
 	}
+	r = r.WithContext(withNavRequest(r.Context(), nav))
 	if r.URL.Scheme == "ws" {
 		r.URL.Scheme = "http"
 	}
@@ -530,7 +539,7 @@ func PortOfHost(hostport string, def uint16) uint16 {
 func (s *ProxySession) connect(w http.ResponseWriter, r *http.Request) {
 	host, port, rerr := s.decide(r.Context(), "", r.Host, 443)
 	if rerr == nil {
-		rerr = s.arrivalRefusal("", host, port)
+		rerr = s.arrivalRefusal("", host, port, true)
 	}
 	if rerr != nil {
 		s.refuse(w, r.Method, host, port, rerr)
@@ -538,7 +547,7 @@ func (s *ProxySession) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.guard.opts.ConnectTimeout+5*time.Second)
 	defer cancel()
-	up, private, err := s.dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
+	up, private, err := s.dial(withNavRequest(ctx, true), "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
 	if err != nil {
 		if rerr := reason.As(err); rerr != nil && isRefusal(rerr.Code) {
 			s.refuse(w, r.Method, host, port, rerr)

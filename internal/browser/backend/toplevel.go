@@ -1,8 +1,12 @@
 package backend
 
 import (
+	"context"
+	"time"
+
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 )
 
 // TopLevelPhase says what happened to a top-level document (TopLevel).
@@ -71,4 +75,27 @@ func (t *Tab) topLevelInfo(fn func(TopLevel), info *target.Info) {
 		return
 	}
 	fn(TopLevel{Target: string(info.TargetID), Phase: TopLevelCommitted, URL: info.URL, Opener: string(info.OpenerID)})
+}
+
+// CloseTopLevels closes the page targets ids of the tab's BrowserContext
+// (popups and tabs a page opened; the ids TopLevel reported) and reports how
+// many it closed. The tab's own target is never closed. Targets already gone
+// are skipped; CDP errors count as not closed.
+func (t *Tab) CloseTopLevels(ctx context.Context, ids []string) int {
+	n := 0
+	for _, id := range ids {
+		if id == string(t.frame) {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		cctx, cancel := context.WithTimeout(t.l.browserCtx, 3*time.Second)
+		_, err := chromedp.CallBrowser(cctx, target.CloseTarget, target.CloseTargetParams{TargetID: target.ID(id)})
+		cancel()
+		if err == nil {
+			n++
+		}
+	}
+	return n
 }
