@@ -166,7 +166,15 @@ func TestHugePageSnapshotIsBoundedAndKeepsTheSession(t *testing.T) {
 // can stop the walk.
 func TestNavigateWalkGetsWhatTheLoadLeft(t *testing.T) {
 	m, _ := manager(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/refresh":
+			html(w, "Interstitial", `<meta http-equiv=refresh content="0;url=/final">Redirecting`)
+			return
+		case "/final":
+			html(w, "Final", `<h1>Final page</h1>`)
+			return
+		}
 		html(w, "Many", `<h1>Many</h1><div id=c></div><script>
 const c = document.getElementById('c'), f = document.createDocumentFragment();
 for (let i = 0; i < 25000; i++) {
@@ -196,5 +204,10 @@ c.appendChild(f);
 	sn := m.Snapshot(context.Background(), task, SnapshotInput{})
 	if !sn.Success || (sn.SnapshotWalk != nil && sn.SnapshotWalk.ElementsWalked <= nav.SnapshotWalk.ElementsWalked) {
 		t.Errorf("snapshot after it: %+v (%s %s)", sn.SnapshotWalk, sn.Reason, sn.Error)
+	}
+	// With its target spent, navigate still waits for a 0-second refresh.
+	nav = m.Navigate(context.Background(), task, NavigateInput{URL: "http://many.test:" + port + "/refresh"})
+	if !nav.Success || !strings.HasSuffix(nav.URL, "/final") || nav.Title != "Final" || !strings.Contains(nav.Snapshot, "Final page") {
+		t.Errorf("navigate to a 0-second refresh with the target spent: url=%s title=%q snapshot=%q (%s %s)", nav.URL, nav.Title, nav.Snapshot, nav.Reason, nav.Error)
 	}
 }

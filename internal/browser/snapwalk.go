@@ -17,7 +17,7 @@ import (
 const (
 	// SnapshotTimeBudget is the most wall time the in-page walk spends
 	// (frames included), and at most half of what is left of the call's
-	// deadline.
+	// deadline and what is left until its walk end (withWalkEnd).
 	SnapshotTimeBudget = 5 * time.Second
 	// SnapshotNodeBudget is the most elements the walk examines (frames
 	// included). A page of more elements than this is also walked from its
@@ -60,14 +60,15 @@ func walkEnd(ctx context.Context) time.Time {
 
 // navSettleLimit bounds a wait for client redirects (settleNavigation)
 // under ctx: redirectSettleCap, or what is left until ctx's walk end less
-// walkReserve when that is shorter, and at least refreshGrace (a 0-second
-// meta refresh of a page that loaded quickly is still waited for).
+// walkReserve when that is shorter, and at least refreshWaitMax plus
+// refreshGrace (a meta refresh browser_navigate waits for is still followed
+// on a page that was slow to load).
 func navSettleLimit(ctx context.Context) time.Duration {
 	end := walkEnd(ctx)
 	if end.IsZero() {
 		return redirectSettleCap
 	}
-	return min(max(time.Until(end)-walkReserve, refreshGrace), redirectSettleCap)
+	return min(max(time.Until(end)-walkReserve, refreshWaitMax+refreshGrace), redirectSettleCap)
 }
 
 // Values of SnapshotWalk.StoppedBy.

@@ -307,7 +307,9 @@ func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (
 // post-redirect check of where they ended (a refused final URL resets the
 // tab to about:blank and leaves the binding alone), the proxy's own refusals
 // of the document, the last-active binding, and the compact snapshot, whose
-// url and title are those of the document it shows.
+// url and title are those of the document it shows. The redirect wait and
+// the snapshot walk get what the load left of navTarget (snapwalk.go); a
+// tab the page opened while loading is reported in Popup, not followed.
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
 	if m.camo != nil {
 		return m.camoNavigate(ctx, task, in) // Camofox backend (camofox.go)
