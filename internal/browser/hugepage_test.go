@@ -154,3 +154,60 @@ func TestHugePageSnapshotIsBoundedAndKeepsTheSession(t *testing.T) {
 		t.Error("click result is not valid UTF-8")
 	}
 }
+
+// browser_navigate's snapshot walk gets what the page's load left of the
+// call's target (navTarget), at least minWalkTime: a page whose load used it
+// all is answered with a short walk (stopped_by time_budget), not with a
+// whole SnapshotTimeBudget walk after a 3 s redirect settle wait. Before,
+// the walk always had 5 s and the settle 3 s, whatever the load took, so a
+// page of 200 000 elements that took 13–15 s to load answered after 23–29 s
+// (breaker7 D5). Here the target is already spent when the page has loaded;
+// the page has fewer elements than the node budget, so only the time budget
+// can stop the walk.
+func TestNavigateWalkGetsWhatTheLoadLeft(t *testing.T) {
+	m, _ := manager(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/refresh":
+			html(w, "Interstitial", `<meta http-equiv=refresh content="0;url=/final">Redirecting`)
+			return
+		case "/final":
+			html(w, "Final", `<h1>Final page</h1>`)
+			return
+		}
+		html(w, "Many", `<h1>Many</h1><div id=c></div><script>
+const c = document.getElementById('c'), f = document.createDocumentFragment();
+for (let i = 0; i < 25000; i++) {
+  const b = document.createElement('button');
+  b.textContent = 'B' + i;
+  f.appendChild(b);
+}
+c.appendChild(f);
+</script>`)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	saved := m.navTarget
+	m.navTarget = time.Millisecond
+	defer func() { m.navTarget = saved }()
+	task := "walk-left-task"
+	defer m.CloseTask(task)
+	nav := m.Navigate(context.Background(), task, NavigateInput{URL: "http://many.test:" + port + "/"})
+	if !nav.Success {
+		t.Fatalf("navigate: %s (%s)", nav.Error, nav.Reason)
+	}
+	if nav.SnapshotWalk == nil || nav.SnapshotWalk.StoppedBy != WalkTimeBudget || nav.SnapshotWalk.ElementsWalked >= 25000 {
+		t.Fatalf("navigate with its target spent: the walk was not cut to minWalkTime: %+v", nav.SnapshotWalk)
+	}
+	t.Logf("navigate: %+v", *nav.SnapshotWalk)
+	// browser_snapshot has the whole budget again and goes further.
+	sn := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !sn.Success || (sn.SnapshotWalk != nil && sn.SnapshotWalk.ElementsWalked <= nav.SnapshotWalk.ElementsWalked) {
+		t.Errorf("snapshot after it: %+v (%s %s)", sn.SnapshotWalk, sn.Reason, sn.Error)
+	}
+	// With its target spent, navigate still waits for a 0-second refresh.
+	nav = m.Navigate(context.Background(), task, NavigateInput{URL: "http://many.test:" + port + "/refresh"})
+	if !nav.Success || !strings.HasSuffix(nav.URL, "/final") || nav.Title != "Final" || !strings.Contains(nav.Snapshot, "Final page") {
+		t.Errorf("navigate to a 0-second refresh with the target spent: url=%s title=%q snapshot=%q (%s %s)", nav.URL, nav.Title, nav.Snapshot, nav.Reason, nav.Error)
+	}
+}

@@ -110,6 +110,9 @@ type Manager struct {
 	rp    realProfile     // the real-profile copy-browser (profile.go)
 
 	downloadCap int64 // Options.DownloadCap
+
+	// navTarget is navigateTarget (snapwalk.go); tests shorten it.
+	navTarget time.Duration
 }
 
 // Session is one browser session: its key, owner task, tab (own
@@ -176,6 +179,7 @@ func New(o Options) (*Manager, []string) {
 	m.execPath, m.execErr = backend.FindBrowser(cfg.Browser.ExecutablePath, cfg.Browser.Headed)
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
+	m.navTarget = navigateTarget
 	m.life.init(o.Lifecycle)
 	tick := o.Lifecycle.Tick
 	if tick <= 0 {

@@ -142,11 +142,17 @@ func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.D
 
 // snapshotSettled is Session.snapshot taken once more, after the page
 // settled (settleNavigation), when its document was replaced while it ran
-// (page_navigated); a second such failure stays page_navigated.
+// (page_navigated); a second such failure stays page_navigated. The settle
+// wait and the second walk share one walk's time: they get what is left
+// until ctx's walk end (withWalkEnd; SnapshotTimeBudget from now when ctx
+// has none), so a retry never doubles a walk that spent its budget.
 func (m *Manager) snapshotSettled(ctx context.Context, s *Session, full bool) (snapData, error) {
+	if walkEnd(ctx).IsZero() {
+		ctx = withWalkEnd(ctx, time.Now().Add(SnapshotTimeBudget))
+	}
 	d, err := s.snapshot(ctx, full)
 	if backend.IsNavigated(err) {
-		m.settleNavigation(ctx, s, redirectSettleCap)
+		m.settleNavigation(ctx, s, navSettleLimit(ctx))
 		d, err = s.snapshot(ctx, full)
 	}
 	return d, err

@@ -21,6 +21,11 @@ import (
 // same BrowserContext's), and the result carries its snapshot. browser_back
 // in a followed tab with no earlier history entry closes it and returns to
 // the opener. The session keeps its whole chain of tabs and closes it as one.
+// A tab opened while browser_navigate or browser_back loads a page is
+// reported in its result (followed: false) and not followed: the agent
+// asked for that page, not for what it opens by itself. One opened before a
+// call (by a timer, or during an earlier navigation) is not that call's and
+// is never reported or followed by it.
 //
 // A download an action starts is saved into the session's download dir
 // (<GATEHOUSE_HOME>/downloads/<session>/, created by Chromium on the first
@@ -48,9 +53,10 @@ func (m *Manager) downloadDir() string {
 }
 
 // afterEffects handles what an action opened: it waits (≤ downloadWait) for
-// downloads it started and reports them, and follows the last tab it opened.
-// followed reports a tab switch (the caller snapshots the new tab).
-func (m *Manager) afterEffects(ctx context.Context, s *Session, p *Page, mark int64) (followed bool) {
+// downloads it started and reports them, and reports the tabs it opened,
+// following the last one when follow is set. followed reports a tab switch
+// (the caller snapshots the new tab).
+func (m *Manager) afterEffects(ctx context.Context, s *Session, p *Page, mark int64, follow bool) (followed bool) {
 	m.collectDownloads(ctx, s, p, mark)
 	pops := s.tab.TakePopups()
 	if len(pops) == 0 {
@@ -59,6 +65,9 @@ func (m *Manager) afterEffects(ctx context.Context, s *Session, p *Page, mark in
 	last := pops[len(pops)-1]
 	info := &PopupInfo{URL: redactText(last.URL), Opened: len(pops)}
 	p.Popup = info
+	if !follow {
+		return false
+	}
 	nt, err := s.tab.Adopt(ctx, last)
 	if err != nil {
 		m.logger.Info("popup not followed", "session", s.Key, "err", err)

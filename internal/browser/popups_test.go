@@ -23,6 +23,10 @@ func popupPages(t *testing.T) func(path string) string {
 <button onclick="window.open('/child?via=js')">Pop up</button>
 <a href="/file.bin">Get file</a> <a href="/big.bin">Get big</a>
 <button onclick="alert('nobody answers')">Alert</button>`)
+		case "/onload": // opens a tab while it loads, with no click
+			html(w, "Onload", `<p>onload opener</p><script>window.open('/child?via=onload')</script>`)
+		case "/plain":
+			html(w, "Plain", `<p>plain page `+r.URL.Query().Get("n")+`</p>`)
 		case "/child":
 			html(w, "Child", `<p>child page `+r.URL.Query().Get("via")+`</p>`)
 		case "/file.bin":
@@ -71,6 +75,34 @@ func TestPopupIsFollowedAndBackReturnsToTheOpener(t *testing.T) {
 		if !b.Success || !strings.HasSuffix(b.URL, "/opener") || !strings.Contains(b.Snapshot, "Open child") {
 			t.Fatalf("%s: back to the opener: %+v", link.name, b)
 		}
+	}
+}
+
+// A tab a page opens while browser_navigate (or browser_back) loads it is
+// reported, not followed, and a later, unrelated call never reports or
+// follows it. Before, browser_back two navigations later switched to such a
+// tab ("popup": {"followed": true, "opened": 2}: the stale one and the one
+// the page opened again when back loaded it) instead of going back
+// (breaker7 D7).
+func TestPopupOfAnEarlierNavigationIsNotFollowedByBack(t *testing.T) {
+	m, _ := manager(t)
+	at := popupPages(t)
+	task := "popup-stale-task"
+	defer m.CloseTask(task)
+	mustNav(t, m, task, at("/plain?n=1"))
+	nav := mustNav(t, m, task, at("/onload"))
+	if !strings.HasSuffix(nav.URL, "/onload") || (nav.Popup != nil && nav.Popup.Followed) {
+		t.Fatalf("navigate to a page that opens a tab: the session must stay on it: url=%s popup=%+v", nav.URL, nav.Popup)
+	}
+	t.Logf("navigate's popup field: %+v", nav.Popup)
+	mustNav(t, m, task, at("/plain?n=2"))
+	b := m.Back(context.Background(), task)
+	if !b.Success || (b.Popup != nil && (b.Popup.Followed || b.Popup.Opened > 1)) || !strings.HasSuffix(b.URL, "/onload") || strings.Contains(b.Snapshot, "child page") {
+		t.Fatalf("back after an unrelated navigation: want /onload, no popup followed; got url=%s popup=%+v snapshot=%q (%s %s)", b.URL, b.Popup, b.Snapshot, b.Reason, b.Error)
+	}
+	cl := m.Snapshot(context.Background(), task, SnapshotInput{})
+	if !cl.Success || !strings.Contains(cl.Snapshot, "onload opener") {
+		t.Fatalf("the session left the page back went to: %+v", cl)
 	}
 }
 

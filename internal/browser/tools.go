@@ -35,7 +35,9 @@ type Page struct {
 	// dialog_pending until it is answered.
 	PendingDialogs []backend.Dialog `json:"pending_dialogs,omitempty"`
 	// Popup is a tab the page opened during the call; the session follows
-	// it (popups.go). Downloads are the files the call downloaded.
+	// it after an action, not after browser_navigate (the agent asked for
+	// the page; Followed false), and a tab opened before the call is never
+	// reported (popups.go). Downloads are the files the call downloaded.
 	Popup     *PopupInfo         `json:"popup,omitempty"`
 	Downloads []backend.Download `json:"downloads,omitempty"`
 	Recycled  string             `json:"recycled,omitempty"` // this call replaced a session whose command had timed out (spec §B6)
@@ -310,7 +312,9 @@ func (m *Manager) finish(ctx context.Context, s *Session, p *Page, mark int64) (
 // post-redirect check of where they ended (a refused final URL resets the
 // tab to about:blank and leaves the binding alone), the proxy's own refusals
 // of the document, the last-active binding, and the compact snapshot, whose
-// url and title are those of the document it shows.
+// url and title are those of the document it shows. The redirect wait and
+// the snapshot walk get what the load left of navTarget (snapwalk.go); a
+// tab the page opened while loading is reported in Popup, not followed.
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
 	if m.camo != nil {
 		return m.camoNavigate(ctx, task, in) // Camofox backend (camofox.go)
@@ -357,6 +361,8 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	mark := s.tab.DialogMark()
 	before := s.tab.Activity()
 	start := time.Now()
+	// Tabs opened before this navigation are not its own (popups.go).
+	s.tab.TakePopups()
 	pnaDone, closed := m.beginNavigation(nctx, s, u) // the agent's own navigation (pna.go)
 	r.PopupsClosed = closed
 	nr, err := s.tab.Navigate(nctx, u.Href)
@@ -369,7 +375,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	if nr.ErrorText == "" {
 		// Client redirects (meta refresh, script) settle before the landing
 		// is judged and shown (navsettle.go).
-		st := m.settleNavigation(nctx, s, redirectSettleCap)
+		st := m.settleNavigation(nctx, s, navSettleLimit(withWalkEnd(nctx, start.Add(m.navTarget))))
 		switch {
 		case !st.navigated && err == nil:
 		case st.url != "" && !strings.HasPrefix(st.url, "chrome-error:"):
@@ -412,7 +418,9 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		r.Success, r.PendingDialogs = true, pd // the page opened a dialog while loading: no snapshot until it is answered
 		return r
 	}
-	sctx, scancel := m.cmdCtx(ctx)
+	// The walk gets what the load and the settle wait left of navTarget
+	// (at least minWalkTime; snapwalk.go).
+	sctx, scancel := m.cmdCtx(withWalkEnd(ctx, start.Add(m.navTarget)))
 	defer scancel()
 	d, err := m.snapshotSettled(sctx, s, false)
 	if err != nil {
@@ -427,6 +435,10 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 			r.Error, r.Reason = rr.Message, rr.Code
 			return r
 		}
+	}
+	if pops := s.tab.TakePopups(); len(pops) > 0 {
+		// Reported, not followed: the session stays on the page asked for.
+		r.Popup = &PopupInfo{URL: redactText(pops[len(pops)-1].URL), Opened: len(pops)}
 	}
 	r.Success = true
 	r.SnapshotCoverage = d.Coverage()
@@ -529,9 +541,14 @@ type actMark struct {
 	dialogs int64
 	before  backend.Activity
 	start   time.Time
+	// history: the action goes through the tab's history (browser_back);
+	// a tab the page it lands on opens while loading is reported, not
+	// followed, as after browser_navigate (popups.go).
+	history bool
 }
 
 func markAction(s *Session) actMark {
+	s.tab.TakePopups() // tabs opened before the action are not its own (popups.go)
 	return actMark{dialogs: s.tab.DialogMark(), before: s.tab.Activity(), start: time.Now()}
 }
 
@@ -544,7 +561,7 @@ func markAction(s *Session) actMark {
 func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Change, mk actMark) {
 	mark := mk.dialogs
 	navigated, busy := m.settle(ctx, s, mk.before)
-	if m.afterEffects(ctx, s, p, mark) { // downloads and a followed popup (popups.go)
+	if m.afterEffects(ctx, s, p, mark, !mk.history) { // downloads and a followed popup (popups.go)
 		navigated, busy, mark = true, false, 0
 	} else if navigated && len(p.Downloads) == 0 && m.actionLanding(ctx, s, p, mk.before, mk.start) {
 		c.Navigated = true // to a page that was refused or did not load (navcheck.go)
@@ -772,9 +789,11 @@ func (m *Manager) Back(ctx context.Context, task string) BackResult {
 	}
 	var r BackResult
 	m.act(ctx, task, &r.Page, &r.Change, time.Duration(m.timeouts.Open)*time.Second, func(nctx context.Context, s *Session, mk *actMark) error {
+		mk.history = true
 		_, err := s.tab.Back(nctx)
 		if isNoHistory(err) && m.backToOpener(s) {
 			*mk = markAction(s) // back in the opener (popups.go)
+			mk.history = true
 			return nil
 		}
 		return err
