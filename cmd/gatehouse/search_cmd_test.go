@@ -279,7 +279,7 @@ func TestFailedAutoKeylessSearchNotedInCLI(t *testing.T) {
 	if want := "FAILED [http_status]: Exa MCP endpoint refused: HTTP 503.\nnote: " + notice + "\n"; got != want {
 		t.Errorf("auto keyless failure:\n got %q\nwant %q", got, want)
 	}
-	if !strings.Contains(notice, "handed to exa's keyless free search service") {
+	if !strings.Contains(notice, "routed to exa's keyless free search service") {
 		t.Errorf("notice: %s", notice)
 	}
 	if got := failed(nil); got != "FAILED [http_status]: Exa MCP endpoint refused: HTTP 503.\n" {

@@ -82,7 +82,7 @@ type SearchMeta struct {
 	//
 	// A failed search that was auto-selected the same way says so too: its
 	// response carries meta with Provider, AutoSelected, Notice and Tried
-	// (the third parties the query was handed to, in ring order), beside
+	// (the third parties the query was routed to, in ring order), beside
 	// error and reason.
 	AutoSelected string   `json:"auto_selected,omitempty"`
 	Notice       string   `json:"notice,omitempty"`

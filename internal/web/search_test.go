@@ -377,7 +377,7 @@ func TestFailedSearchSaysKeylessWasAutoSelected(t *testing.T) {
 	}
 	if r.Meta == nil || r.Meta.AutoSelected != "keyless" || r.Meta.Provider != "keyless" ||
 		len(r.Meta.Tried) != 1 || r.Meta.Tried[0] != "firecrawl" ||
-		!strings.Contains(r.Meta.Notice, "handed to firecrawl's keyless free search service (a third party), picked automatically") ||
+		!strings.Contains(r.Meta.Notice, "routed to firecrawl's keyless free search service (a third party), picked automatically") ||
 		!strings.Contains(r.Meta.Notice, "web.auto_keyless_search false") {
 		t.Fatalf("failed automatic keyless search does not disclose it: %+v meta %+v", r, r.Meta)
 	}

@@ -136,7 +136,7 @@ func AutoKeylessFailedNotice(tried []string) string {
 	} else if len(tried) > 1 {
 		who = "the keyless free search services of " + strings.Join(tried, ", then ") + " (third parties)"
 	}
-	return "No search backend is configured, so this query was handed to " + who +
+	return "No search backend is configured, so this query was routed to " + who +
 		", picked automatically from the free-tier ring (" + strings.Join(RingOrder, " → ") +
 		"; the next query may go to another). Choose one with `gatehouse config set web.search_backend NAME`" +
 		" (e.g. ddgs, or searxng with SEARXNG_URL, or a vendor whose API key you set)," +
