@@ -343,6 +343,9 @@ func TestConfigFailuresPrintedAsFailed(t *testing.T) {
 		{home, []string{"config", "set", "web.extract_render", "sometimes"}, reason.ConfigBadValue, "want one of auto, always, never"},
 		{home, []string{"config", "set", "browser.allow_private_urls", "true"}, reason.ConfigUnknownKey, "set security.allow_private_urls instead"},
 		{home, []string{"config", "set", "web", "x"}, reason.ConfigUnknownKey, "web is a block"},
+		// "*." is a blocklist pattern, not a YAML alias; this one can
+		// match no host (breaker7 D11), so it is refused.
+		{home, []string{"config", "set", "security.website_blocklist.domains", "*.8.8.8"}, reason.ConfigBadValue, "ends in a number"},
 		{broken, []string{"config", "get", "web"}, reason.ConfigInvalid, "config.yaml:2:12 is not valid YAML"},
 		{broken, []string{"config", "set", "web.backend", "exa"}, reason.ConfigInvalid, "config.yaml:2:12 is not valid YAML"},
 	} {
@@ -357,6 +360,12 @@ func TestConfigFailuresPrintedAsFailed(t *testing.T) {
 		if code != 1 || errs != "" || json.Unmarshal([]byte(out), &e) != nil || e.Success || e.Reason != c.want || !strings.Contains(e.Error, c.says) {
 			t.Errorf("%v --json: exit %d, stdout %q, stderr %q; want reason %s", c.args, code, out, errs, c.want)
 		}
+	}
+	if code, _, errs := cli(t, home, "config", "set", "security.website_blocklist.domains", "*.ads.example, b.example"); code != 0 {
+		t.Fatalf("set a \"*.\" pattern: exit %d, %s", code, errs)
+	}
+	if _, out, _ := cli(t, home, "config", "get", "security.website_blocklist.domains"); !strings.Contains(out, "*.ads.example") || !strings.Contains(out, "b.example") {
+		t.Errorf("get after set: %q", out)
 	}
 }
 

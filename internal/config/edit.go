@@ -197,7 +197,9 @@ func marshalValue(v any) (string, error) {
 //
 // A boolean key accepts true/false, yes/no, on/off and 1/0 and is written
 // as true or false. A list key takes a YAML flow list ("[a.dev, b.dev]") or,
-// except shared_files (paths), a comma-separated list ("a.dev, b.dev").
+// except shared_files (paths), a comma-separated list ("a.dev, b.dev");
+// a value starting with "*" ("*.ads.example, b.dev") is taken as that
+// text, not as a YAML alias.
 // Each entry of a list key is passed to EntryCheck when it is set; a
 // non-empty answer is an error and nothing is written. The home directory is created (0700) when missing. The
 // read-modify-write holds an exclusive lock on <home>/.config.yaml.lock
@@ -335,6 +337,11 @@ func decodeSetValue(ref keyRef, text string) (any, error) {
 	literal := ref.hasEnt || ref.f.literal
 	t := strings.TrimSpace(text)
 	if literal && !(strings.HasPrefix(t, `"`) || strings.HasPrefix(t, `'`)) {
+		return t, nil
+	}
+	if ref.f.typ == "list of strings" && strings.HasPrefix(t, "*") {
+		// "*.ads.example" (a blocklist pattern) would read as a YAML alias
+		// to an anchor a one-value text cannot define: it is the text.
 		return t, nil
 	}
 	f, err := parseYAML("value", []byte(t), 0)
