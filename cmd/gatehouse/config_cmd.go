@@ -32,12 +32,12 @@ func (a *app) configCmd() *cobra.Command {
 		RunE: func(_ *cobra.Command, args []string) error {
 			home, err := config.Home()
 			if err != nil {
-				return a.configFailed(getJSON, err)
+				return configFailed(err)
 			}
 			if getJSON {
 				v, err := config.GetJSON(home, args[0])
 				if err != nil {
-					return a.configFailed(true, err)
+					return configFailed(err)
 				}
 				return a.printJSON(struct {
 					Success bool            `json:"success"`
@@ -47,7 +47,7 @@ func (a *app) configCmd() *cobra.Command {
 			}
 			out, err := config.Get(home, args[0])
 			if err != nil {
-				return err
+				return configFailed(err)
 			}
 			fmt.Fprint(a.stdout, ensureNL(out))
 			return nil
@@ -77,11 +77,11 @@ Negative numbers work as they are
 			}
 			home, err := config.Home()
 			if err != nil {
-				return a.configFailed(asJSON, err)
+				return configFailed(err)
 			}
 			config.EntryCheck = blocklistEntryCheck
 			if err := config.Set(home, args[0], args[1]); err != nil {
-				return a.configFailed(asJSON, err)
+				return configFailed(err)
 			}
 			if asJSON {
 				return a.printJSON(struct {
@@ -101,7 +101,7 @@ Negative numbers work as they are
 		RunE: func(*cobra.Command, []string) error {
 			home, err := config.Home()
 			if err != nil {
-				return a.configFailed(pathJSON, err)
+				return configFailed(err)
 			}
 			if pathJSON {
 				return a.printJSON(struct {
@@ -126,20 +126,18 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
-// configFailed reports a failed config command: under --json as the JSON
-// error object of every command ({"success":false,"error":…,"reason":…};
-// config_invalid unless err has a code of its own) on stdout, exit 1;
-// otherwise err goes back to run, which prints it.
-func (a *app) configFailed(asJSON bool, err error) error {
-	if !asJSON {
+// configFailed returns the error of a failed config command with a reason
+// code, for run to print as every failure is printed: "FAILED [reason]:
+// message" on stderr, or under --json the JSON error object
+// ({"success":false,"error":…,"reason":…}) on stdout, exit 1. config.Get
+// and config.Set give their errors a code (config_unknown_key,
+// config_bad_value, config_invalid, config_write_failed); anything else (no
+// home directory) is config_invalid.
+func configFailed(err error) error {
+	if reason.As(err) != nil {
 		return err
 	}
-	code := reason.ConfigInvalid
-	if re := reason.As(err); re != nil {
-		code = re.Code
-	}
-	_ = a.printJSON(errorJSON{Error: err.Error(), Reason: code})
-	return exitError{1}
+	return reason.Wrap(reason.ConfigInvalid, "", strings.TrimPrefix(err.Error(), "config: "), err)
 }
 
 // withoutJSONFlag returns args without "--json" and "--json=BOOL" before

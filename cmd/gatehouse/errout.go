@@ -73,7 +73,7 @@ func writeErrorJSON(w io.Writer, err error, usage bool) bool {
 // repeatedly in one process by the tests).
 func routeStdlibLog(l *logs) (restore func()) {
 	prev, prevOut, prevFlags, prevPrefix := slog.Default(), log.Writer(), log.Flags(), log.Prefix()
-	slog.SetDefault(l.logger)
+	slog.SetDefault(l.std)
 	// A dependency's log.Printf is usually a failure ("http: TLS handshake
 	// error"): it is logged at warn, so the default level keeps it.
 	prevLevel := slog.SetLogLoggerLevel(slog.LevelWarn)

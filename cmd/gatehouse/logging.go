@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -21,9 +22,18 @@ import (
 // describe normal work and are not printed by default; a warning (the
 // browser sandbox off as root) is printed once per process however often
 // it is logged (onceWarn).
+//
+// logger, the logger of Gatehouse's own code, prints a warning or error in
+// the CLI's one form for them, "gatehouse: warning: MESSAGE (k=v …)" or
+// "gatehouse: error: …" (humanWarn), as the config and .env warnings are
+// printed; info and debug lines are slog text records. std, the slog
+// default the log package and dependencies write through, keeps every
+// record a slog text record (time=… level=… msg=…): those lines are a
+// library's diagnostics, not Gatehouse's warnings.
 type logs struct {
 	level  *slog.LevelVar
 	logger *slog.Logger
+	std    *slog.Logger
 }
 
 // newLogs returns the logging of a process writing to w, at the level the
@@ -32,7 +42,72 @@ func newLogs(w io.Writer) *logs {
 	lv := new(slog.LevelVar)
 	lv.Set(envLogLevel())
 	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})
-	return &logs{level: lv, logger: web.RedactLogger(slog.New(onceWarn{h: h, seen: &seenSet{m: map[string]bool{}}}))}
+	seen := &seenSet{m: map[string]bool{}}
+	return &logs{
+		level:  lv,
+		logger: web.RedactLogger(slog.New(onceWarn{h: humanWarn{w: w, mu: &sync.Mutex{}, h: h}, seen: seen})),
+		std:    web.RedactLogger(slog.New(onceWarn{h: h, seen: seen})),
+	}
+}
+
+// humanWarn is a slog.Handler that prints a record at warn or above as one
+// line "gatehouse: warning: MESSAGE (k=v k2=v2)" ("gatehouse: error: …" at
+// error), the form of every other warning the CLI prints, its attributes
+// (those added with WithAttrs too, group-qualified) formatted and quoted as
+// slog's text handler does, without time and level; lower records go to h
+// unchanged.
+type humanWarn struct {
+	w   io.Writer
+	mu  *sync.Mutex
+	h   slog.Handler
+	ops []func(slog.Handler) slog.Handler // WithAttrs/WithGroup, replayed on the attribute formatter
+}
+
+func (o humanWarn) Enabled(ctx context.Context, l slog.Level) bool { return o.h.Enabled(ctx, l) }
+
+func (o humanWarn) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		return o.h.Handle(ctx, r)
+	}
+	var attrs bytes.Buffer
+	var f slog.Handler = slog.NewTextHandler(&attrs, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
+			return slog.Attr{}
+		}
+		return a
+	}})
+	for _, op := range o.ops {
+		f = op(f)
+	}
+	bare := slog.NewRecord(r.Time, r.Level, "", r.PC)
+	r.Attrs(func(a slog.Attr) bool { bare.AddAttrs(a); return true })
+	if err := f.Handle(ctx, bare); err != nil {
+		return err
+	}
+	kind := "warning"
+	if r.Level >= slog.LevelError {
+		kind = "error"
+	}
+	line := "gatehouse: " + kind + ": " + r.Message
+	if a := strings.TrimSpace(attrs.String()); a != "" {
+		line += " (" + a + ")"
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, err := io.WriteString(o.w, line+"\n")
+	return err
+}
+
+func (o humanWarn) WithAttrs(as []slog.Attr) slog.Handler {
+	o.h = o.h.WithAttrs(as)
+	o.ops = append(o.ops[:len(o.ops):len(o.ops)], func(h slog.Handler) slog.Handler { return h.WithAttrs(as) })
+	return o
+}
+
+func (o humanWarn) WithGroup(name string) slog.Handler {
+	o.h = o.h.WithGroup(name)
+	o.ops = append(o.ops[:len(o.ops):len(o.ops)], func(h slog.Handler) slog.Handler { return h.WithGroup(name) })
+	return o
 }
 
 // verbose lowers the level to info (-v) unless the environment already

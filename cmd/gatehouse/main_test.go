@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 // cli runs the CLI in a fresh GATEHOUSE_HOME and returns exit status and output.
@@ -281,7 +283,8 @@ func TestWarningsOncePerProcess(t *testing.T) {
 }
 
 // config get, set and path honour --json like the other commands: a JSON
-// object on stdout for success and for failure (config_invalid), exit 1.
+// object on stdout for success and for failure (config_unknown_key,
+// config_bad_value), exit 1.
 func TestConfigJSON(t *testing.T) {
 	home := t.TempDir()
 	code, out, errs := cli(t, home, "config", "set", "--json", "web.extract_timeout", "-1")
@@ -303,15 +306,66 @@ func TestConfigJSON(t *testing.T) {
 	if code, out, _ = cli(t, home, "config", "path", "--json"); code != 0 || !strings.Contains(out, `"path": "`+filepath.Join(home, "config.yaml")) {
 		t.Fatalf("path --json: exit %d, %q", code, out)
 	}
-	for _, args := range [][]string{
-		{"config", "get", "--json", "nope.x"},
-		{"config", "set", "web.extract_timeout", "banana", "--json"},
+	for _, c := range []struct {
+		args []string
+		want reason.Code
+	}{
+		{[]string{"config", "get", "--json", "nope.x"}, reason.ConfigUnknownKey},
+		{[]string{"config", "set", "web.extract_timeout", "banana", "--json"}, reason.ConfigBadValue},
 	} {
-		code, out, _ := cli(t, home, args...)
+		code, out, errs := cli(t, home, c.args...)
 		var e errorJSON
-		if code != 1 || json.Unmarshal([]byte(out), &e) != nil || e.Success || e.Reason != "config_invalid" || e.Error == "" {
-			t.Errorf("%v: exit %d, %q", args, code, out)
+		if code != 1 || json.Unmarshal([]byte(out), &e) != nil || e.Success || e.Reason != c.want || e.Error == "" || errs != "" {
+			t.Errorf("%v: exit %d, %q, stderr %q; want %s", c.args, code, out, errs, c.want)
 		}
+	}
+}
+
+// TestConfigFailuresPrintedAsFailed: every failure of config get and set
+// prints as every failed command does (breaker7 D9): one "FAILED [reason]:
+// message" line on stderr in text mode, nothing on stdout, exit 1, with a
+// code naming what went wrong (an unknown or legacy key, a value the key
+// does not take, a config.yaml that does not parse), and the same code and
+// message as the JSON error object under --json.
+func TestConfigFailuresPrintedAsFailed(t *testing.T) {
+	home := t.TempDir()
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, "config.yaml"), []byte("web:\n  backend: [exa\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		home string
+		args []string
+		want reason.Code
+		says string
+	}{
+		{home, []string{"config", "get", "nosuch.key"}, reason.ConfigUnknownKey, `unknown key "nosuch.key"; valid top-level keys: web, security`},
+		{home, []string{"config", "set", "web.extract_render", "sometimes"}, reason.ConfigBadValue, "want one of auto, always, never"},
+		{home, []string{"config", "set", "browser.allow_private_urls", "true"}, reason.ConfigUnknownKey, "set security.allow_private_urls instead"},
+		{home, []string{"config", "set", "web", "x"}, reason.ConfigUnknownKey, "web is a block"},
+		// "*." is a blocklist pattern, not a YAML alias; this one can
+		// match no host (breaker7 D11), so it is refused.
+		{home, []string{"config", "set", "security.website_blocklist.domains", "*.8.8.8"}, reason.ConfigBadValue, "ends in a number"},
+		{broken, []string{"config", "get", "web"}, reason.ConfigInvalid, "config.yaml:2:12 is not valid YAML"},
+		{broken, []string{"config", "set", "web.backend", "exa"}, reason.ConfigInvalid, "config.yaml:2:12 is not valid YAML"},
+	} {
+		code, out, errs := cli(t, c.home, c.args...)
+		prefix := "FAILED [" + string(c.want) + "]: "
+		if code != 1 || out != "" || !strings.HasPrefix(errs, prefix) || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.says) ||
+			strings.Contains(errs, "gatehouse: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want one line %s… naming %q", c.args, code, out, errs, prefix, c.says)
+		}
+		code, out, errs = cli(t, c.home, append(c.args, "--json")...)
+		var e errorJSON
+		if code != 1 || errs != "" || json.Unmarshal([]byte(out), &e) != nil || e.Success || e.Reason != c.want || !strings.Contains(e.Error, c.says) {
+			t.Errorf("%v --json: exit %d, stdout %q, stderr %q; want reason %s", c.args, code, out, errs, c.want)
+		}
+	}
+	if code, _, errs := cli(t, home, "config", "set", "security.website_blocklist.domains", "*.ads.example, b.example"); code != 0 {
+		t.Fatalf("set a \"*.\" pattern: exit %d, %s", code, errs)
+	}
+	if _, out, _ := cli(t, home, "config", "get", "security.website_blocklist.domains"); !strings.Contains(out, "*.ads.example") || !strings.Contains(out, "b.example") {
+		t.Errorf("get after set: %q", out)
 	}
 }
 

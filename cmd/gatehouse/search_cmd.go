@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
@@ -73,7 +74,7 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 				return err
 			}
 			if _, ok := res.Value.(*tools.SearchOutput); !ok || res.Refused && !asJSON {
-				return toolFailure(tools.WebSearch, res, cmd.CommandPath())
+				return searchFailure(res, cmd.CommandPath())
 			}
 			if asJSON {
 				b, _ := res.JSON(true)
@@ -94,6 +95,23 @@ Exit status: 0 on success, 1 when the search failed, 2 on a usage error.`,
 	c.Flags().IntVar(&limit, "limit", 5, "number of results, 1 to 100 (out of range: a usage error)")
 	c.Flags().StringVar(&backend, "backend", "", "search backend for this call only; resolved as strictly as web.search_backend")
 	return c
+}
+
+// searchFailure is toolFailure for a refused web_search result: a failed
+// search whose backend was picked automatically (meta.notice, the keyless
+// free-tier ring nobody chose) keeps that disclosure in text mode as a
+// "note:" line under the FAILED line, as a successful one prints it under
+// its rows. Under --json the result itself is printed, meta included.
+func searchFailure(res *tools.Result, cmdPath string) error {
+	err := toolFailure(tools.WebSearch, res, cmdPath)
+	out, ok := res.Value.(*tools.SearchOutput)
+	if !ok || out.SearchResponse == nil || out.Meta == nil || out.Meta.Notice == "" {
+		return err
+	}
+	if re := reason.As(err); re != nil {
+		return reason.New(re.Code, re.Gate, re.Message+"\nnote: "+out.Meta.Notice)
+	}
+	return err
 }
 
 // printSearch prints the rows of a web_search result that was not refused

@@ -261,3 +261,28 @@ func TestAutoKeylessSearchDisclosedInCLI(t *testing.T) {
 		t.Errorf("doctor with auto keyless off still says queries go to a keyless service:\n%s", out)
 	}
 }
+
+// TestFailedAutoKeylessSearchNotedInCLI: a failed search whose backend was
+// picked automatically prints, in text mode, the FAILED line and then the
+// same "note:" disclosure a successful one prints (breaker7 D8); a failure
+// of a backend chosen by name prints the FAILED line alone.
+func TestFailedAutoKeylessSearchNotedInCLI(t *testing.T) {
+	failed := func(meta *web.SearchMeta) string {
+		err := searchFailure(&tools.Result{Refused: true, Value: &tools.SearchOutput{SearchResponse: &web.SearchResponse{
+			Error: "Exa MCP endpoint refused: HTTP 503.", Reason: "http_status", Meta: meta}}}, "gatehouse search")
+		var b bytes.Buffer
+		printFailure(&b, failureCode(err, isUsage(err)), failureMessage(err))
+		return b.String()
+	}
+	notice := provider.AutoKeylessFailedNotice([]string{"exa"})
+	got := failed(&web.SearchMeta{Provider: "keyless", AutoSelected: "keyless", Tried: []string{"exa"}, Notice: notice})
+	if want := "FAILED [http_status]: Exa MCP endpoint refused: HTTP 503.\nnote: " + notice + "\n"; got != want {
+		t.Errorf("auto keyless failure:\n got %q\nwant %q", got, want)
+	}
+	if !strings.Contains(notice, "routed to exa's keyless free search service") {
+		t.Errorf("notice: %s", notice)
+	}
+	if got := failed(nil); got != "FAILED [http_status]: Exa MCP endpoint refused: HTTP 503.\n" {
+		t.Errorf("chosen backend failure: %q", got)
+	}
+}

@@ -33,6 +33,10 @@ func TestBrowseStderrOneWarning(t *testing.T) {
 	if n := strings.Count(errs, "sandbox disabled"); n != want || strings.Count(errs, "\n") != want {
 		t.Errorf("browse: stderr %q; want the sandbox warning %d time(s) and nothing else", errs, want)
 	}
+	// As root, the warning is in the CLI's one form for warnings (breaker7 D9).
+	if want == 1 && !strings.HasPrefix(errs, "gatehouse: warning: browser sandbox disabled: running as root") {
+		t.Errorf("browse as root: stderr %q; want a \"gatehouse: warning:\" line", errs)
+	}
 	for _, args := range [][]string{{"-v", "browse", srv.URL + "/"}, {"browse", "--verbose", srv.URL + "/"}} {
 		code, _, errs = cli(t, t.TempDir(), args...)
 		if code != 0 || !strings.Contains(errs, "level=INFO") || !strings.Contains(errs, "browser session created") {
@@ -56,6 +60,39 @@ func TestWarningLoggedOncePerProcess(t *testing.T) {
 	got := buf.String()
 	if strings.Count(got, "browser sandbox disabled") != 1 || strings.Count(got, "why=root") != 1 || strings.Count(got, "why=other") != 1 || strings.Contains(got, "cache hit") {
 		t.Errorf("stderr:\n%s", got)
+	}
+}
+
+// TestWarningsPrintedAsGatehouseWarning: a warning or error Gatehouse's
+// own code logs (the browser sandbox off as root, a failed session
+// cleanup) prints as every other CLI warning does, "gatehouse: warning:
+// MESSAGE (k=v …)", attributes added with With/WithGroup included and
+// quoted as slog quotes them (breaker7 D9); info and debug lines, shown
+// with -v, and the log package's lines (logs.std) stay slog records.
+func TestWarningsPrintedAsGatehouseWarning(t *testing.T) {
+	t.Setenv("GATEHOUSE_LOG_LEVEL", "")
+	t.Setenv("GATEHOUSE_DEBUG", "")
+	var buf bytes.Buffer
+	l := newLogs(&buf)
+	l.logger.Warn("browser sandbox disabled: running as root (Chromium cannot sandbox as root); run as an unprivileged user to keep it on")
+	l.logger.With("backend", "local").WithGroup("s").Error("browser stop failed", "err", "exit status 1")
+	l.logger.Info("browser session created")
+	l.std.Warn("http: TLS handshake error")
+	want := "gatehouse: warning: browser sandbox disabled: running as root (Chromium cannot sandbox as root); run as an unprivileged user to keep it on\n" +
+		"gatehouse: error: browser stop failed (backend=local s.err=\"exit status 1\")\n"
+	got := buf.String()
+	if !strings.HasPrefix(got, want) {
+		t.Fatalf("stderr:\n%s\nwant it to start with:\n%s", got, want)
+	}
+	rest := strings.TrimPrefix(got, want)
+	if strings.Contains(rest, "session created") || !strings.HasPrefix(rest, "time=") || !strings.Contains(rest, `level=WARN msg="http: TLS handshake error"`) {
+		t.Errorf("after the warnings: %q; want only the log package's line, as a slog record", rest)
+	}
+	buf.Reset()
+	l.verbose()
+	l.logger.Info("browser session created", "session", "a")
+	if got := buf.String(); !strings.HasPrefix(got, "time=") || !strings.Contains(got, `level=INFO msg="browser session created" session=a`) {
+		t.Errorf("-v info line: %q", got)
 	}
 }
 

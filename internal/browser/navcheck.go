@@ -18,13 +18,17 @@ import (
 // keeps its code, an unreachable host or Chromium's net error is
 // navigation_failed, and a URL that serves a file is navigation_download.
 
-// proxyRefusal is the egress proxy's refusal of the document host of docURL
-// since start, as browser_navigate reports it (the code of the refusal:
-// ssrf_private, ssrf_metadata, policy_blocked, dns_unresolvable, …); nil
-// when the proxy refused nothing of that host, or when the tab's document
-// request for docURL got an answer other than the proxy's 403 (its server
-// answered: a refused request of another document to that host, such as a
-// left page's beacon, is not this document's refusal).
+// proxyRefusal is the egress proxy's refusal of the request for the
+// document docURL since start, as browser_navigate reports it (the code of
+// the refusal: ssrf_private, ssrf_metadata, policy_blocked,
+// private_network_from_public, dns_unresolvable, …), matched on host and
+// port (the scheme's default when docURL names none); nil when the proxy
+// refused no such request, or when the tab's document request for docURL
+// got an answer other than the proxy's 403 (its server answered: a refused
+// request of another document to that host, such as a left page's beacon,
+// is not this document's refusal). The message names what was refused, the
+// request for scheme://host:port, not "the page": the document may be one
+// the page led to (landingRefusal words that case).
 func proxyRefusal(s *Session, start time.Time, docURL string) *reason.Error {
 	fu, err := urlsafe.Parse(docURL)
 	if err != nil {
@@ -33,13 +37,41 @@ func proxyRefusal(s *Session, start time.Time, docURL string) *reason.Error {
 	if d := s.tab.LastDocLoad(); d.URL == docURL && d.Status != 0 && d.Status != http.StatusForbidden {
 		return nil
 	}
+	port := urlPort(fu)
 	for _, rf := range s.proxy.RefusedSince(start) {
-		if rf.Host == fu.Host {
+		if rf.Host == fu.Host && (port == 0 || rf.Port == 0 || rf.Port == port) {
 			return reason.Newf(rf.Reason, reason.GateSSRF,
-				"Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
+				"Blocked: the egress proxy refused the request for %s (%s).%s", originOf(docURL), rf.Reason, refusalHint(rf.Reason))
 		}
 	}
 	return nil
+}
+
+// urlPort is u's port: the explicit one, else the scheme's default (80,
+// 443); 0 when neither is known.
+func urlPort(u *urlsafe.URL) uint16 {
+	if u.Port != "" {
+		if n, err := strconv.ParseUint(u.Port, 10, 16); err == nil {
+			return uint16(n)
+		}
+		return 0
+	}
+	switch u.Scheme {
+	case "http", "ws":
+		return 80
+	case "https", "wss":
+		return 443
+	}
+	return 0
+}
+
+// refusalHint is the fix a refusal of code names after its message, ""
+// for codes whose message says it already.
+func refusalHint(code reason.Code) string {
+	if code == reason.PrivateNetworkFromPublic {
+		return " A public page may not lead the browser into the private network (Private Network Access): open that address with browser_navigate yourself, or set security.allow_private_urls: true."
+	}
+	return ""
 }
 
 // loadFailure is navigation_failed for a document that did not load: the

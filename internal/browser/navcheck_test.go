@@ -88,6 +88,10 @@ func TestClickToAPageThatDoesNotLoad(t *testing.T) {
 			if nr.Success || nr.Reason != c.want || nr.URL != "about:blank" {
 				t.Errorf("navigate %s: %+v", c.href, nr)
 			}
+			// The message names the server with its port (breaker7 D10).
+			if c.link == "Dead http" && !strings.Contains(nr.Error, "its server http://dead.test:"+dead+" did not answer") {
+				t.Errorf("navigate %s: message %q does not name the server's host:port", c.href, nr.Error)
+			}
 		}
 		// The tab is usable and where the result said.
 		sn := m.Snapshot(context.Background(), task, SnapshotInput{})

@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -204,7 +205,12 @@ func (m *Manager) landingRefusal(s *Session, requested, final string, start time
 		case reason.SSRFPrivate:
 			rr = reason.New(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank.")
 		default:
-			rr = docRefusal
+			// The refused request is not the page the agent asked for but
+			// one it led to (a redirect, a form it submitted, a script or
+			// meta-refresh navigation): say so, naming both.
+			rr = reason.Wrap(docRefusal.Code, docRefusal.Gate, fmt.Sprintf(
+				"Blocked: the page %s led the tab on to %s (a redirect, a form submission or a script navigation), and the egress proxy refused that request (%s); the tab was reset to about:blank.%s",
+				originOf(requested), originOf(final), docRefusal.Code, refusalHint(docRefusal.Code)), docRefusal)
 		}
 	}
 	if rr == nil && docRefusal != nil {

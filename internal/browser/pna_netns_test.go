@@ -86,6 +86,15 @@ func TestPrivateNetworkFromPublicPage(t *testing.T) {
 		if r.URL != "about:blank" {
 			t.Errorf("tab left on %q after the refused redirect, want about:blank", r.URL)
 		}
+		// The message says what was refused: the request the public page
+		// led to, by host:port, not "the page's host" (breaker7 D10).
+		pnaRefusalNamesTarget(t, "redirect-top", r, pub.addr, priv.adr["redirect"])
+		// A public page that submits a form into the private network as
+		// it loads: the same refusal, naming the form's target.
+		r = m.Navigate(ctx, task, NavigateInput{URL: pub.url("/form-top")})
+		waitRefused(t, s, priv, []string{"form"})
+		pnaRefusalNamesTarget(t, "form-top", r, pub.addr, priv.adr["form"])
+		pnaNoPrivateContent(t, m, task, "form-top", r)
 		for name, n := range priv.hits() {
 			if n != 0 {
 				t.Errorf("private target %s was hit %d times from a public page", name, n)
@@ -359,6 +368,11 @@ document.getElementById("f").submit();
 </script>`, p.url("img", "/x.png"), p.url("iframe", "/"), p.url("form", "/post"),
 			p.url("fetch", "/api"), "ws://"+p.adr["websocket"]+"/ws", p.url("eventsource", "/events")))
 	})
+	mux.HandleFunc("/form-top", func(w http.ResponseWriter, r *http.Request) {
+		page(w, fmt.Sprintf(`<title>public form</title><h1>public form</h1>
+<form id="f" method="POST" action="%s"><input name="csrf" value="1"></form>
+<script>document.getElementById("f").submit();</script>`, p.url("form", "/post-top")))
+	})
 	mux.HandleFunc("/302", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, p.url("redirect", "/landing"), http.StatusFound)
 	})
@@ -451,6 +465,22 @@ func waitHits(t *testing.T, p *privateTargets, name string) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pnaRefusalNamesTarget: a navigation the public page at pubAddr led into
+// the private network is refused with private_network_from_public, and
+// the message names both the page and the refused request's host:port,
+// and the fix; never "the page's host", which was not what was refused.
+func pnaRefusalNamesTarget(t *testing.T, vector string, r NavigateResult, pubAddr, privAddr string) {
+	t.Helper()
+	if r.Success || r.Reason != reason.PrivateNetworkFromPublic {
+		t.Errorf("%s: success=%t reason=%q, want %s", vector, r.Success, r.Reason, reason.PrivateNetworkFromPublic)
+		return
+	}
+	if !strings.Contains(r.Error, "http://"+pubAddr) || !strings.Contains(r.Error, "http://"+privAddr) ||
+		!strings.Contains(r.Error, "security.allow_private_urls") || strings.Contains(r.Error, "page's host") {
+		t.Errorf("%s: message %q; want it to name the page %s, the refused request http://%s and the fix", vector, r.Error, pubAddr, privAddr)
 	}
 }
 

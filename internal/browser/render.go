@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -228,7 +230,7 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 			if strings.HasPrefix(string(rf.Reason), "dns_") {
 				continue
 			}
-			return redirectRefusal(reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused %s (%s).", rf.Host, rf.Reason))
+			return redirectRefusal(reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the request for %s (%s).", net.JoinHostPort(rf.Host, strconv.Itoa(int(rf.Port))), rf.Reason))
 		}
 		return reason.New(reason.NavigationFailed, "", "The rendered page navigated to an address that could not be loaded.")
 	}
@@ -252,7 +254,7 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 				// script navigated to it). The page could not be loaded.
 				return reason.Newf(reason.NavigationFailed, "", "The rendered page navigated to %s, whose host could not be resolved (%s).", originOf(fu.Href), rf.Reason)
 			}
-			rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the page's host (%s).", rf.Reason)
+			rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the request for %s (%s).", originOf(fu.Href), rf.Reason)
 			break
 		}
 	}

@@ -670,13 +670,22 @@ type focusData struct {
 	Why      string `json:"why"` // "disabled" or "read-only" for a text field that takes no input
 }
 
-// originOf returns scheme://host of raw for messages (never its path or query,
-// which may carry a secret).
+// originOf returns scheme://host[:port] of raw for messages (never its
+// path or query, which may carry a secret): the port when raw names one
+// other than the scheme's default, an IPv6 host in brackets.
 func originOf(raw string) string {
-	if u, err := urlsafe.Parse(raw); err == nil {
-		return u.Scheme + "://" + u.Host
+	u, err := urlsafe.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
 	}
-	return "(unparseable URL)"
+	host := u.Host
+	if u.Addr.Is6() {
+		host = "[" + host + "]"
+	}
+	if u.Port != "" {
+		host += ":" + u.Port
+	}
+	return u.Scheme + "://" + host
 }
 
 // Type is browser_type: focus the field, replace its content with text (one

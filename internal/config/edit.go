@@ -15,6 +15,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 // keyRef is a resolved dotted key: a schema node plus, for an entry of a map
@@ -40,18 +42,18 @@ func resolveKey(key string) (keyRef, error) {
 			if cur.mapLeaf {
 				return keyRef{f: cur, path: path, entry: strings.Join(segs[i:], "."), hasEnt: true}, nil
 			}
-			return keyRef{}, fmt.Errorf("config: %s is a %s, not a block; it has no key %q", strings.Join(path, "."), cur.typ, seg)
+			return keyRef{}, reason.Newf(reason.ConfigUnknownKey, "", "%s is a %s, not a block; it has no key %q", strings.Join(path, "."), cur.typ, seg)
 		}
 		ch := cur.child(seg)
 		if ch == nil {
 			if cur == schema {
-				return keyRef{}, fmt.Errorf("config: unknown key %q; valid top-level keys: %s", key, strings.Join(cur.childNames(), ", "))
+				return keyRef{}, reason.Newf(reason.ConfigUnknownKey, "", "unknown key %q; valid top-level keys: %s", key, strings.Join(cur.childNames(), ", "))
 			}
-			return keyRef{}, fmt.Errorf("config: unknown key %q; valid keys in %s: %s", key, strings.Join(path, "."), strings.Join(cur.childNames(), ", "))
+			return keyRef{}, reason.Newf(reason.ConfigUnknownKey, "", "unknown key %q; valid keys in %s: %s", key, strings.Join(path, "."), strings.Join(cur.childNames(), ", "))
 		}
 		path = append(path, seg)
 		if ch.successor != "" {
-			return keyRef{}, fmt.Errorf("config: %s is a legacy key that Load only honours, with a warning, in existing files; get and set %s instead (it governs the browser too)", strings.Join(path, "."), ch.successor)
+			return keyRef{}, reason.Newf(reason.ConfigUnknownKey, "", "%s is a legacy key that Load only honours, with a warning, in existing files; get and set %s instead (it governs the browser too)", strings.Join(path, "."), ch.successor)
 		}
 		cur = ch
 	}
@@ -65,10 +67,12 @@ func resolveKey(key string) (keyRef, error) {
 // the whole configuration. Durations print as seconds. The text has no
 // trailing newline.
 //
-// An unknown key is an error that lists the valid keys at that level (the
-// top-level keys for an unknown first segment); a map entry that is not set
-// is an error too. A *[SyntaxError] from [Load] is returned as is; Load's
-// warnings are dropped (call Load to show them).
+// Every error is a *reason.Error: an unknown key lists the valid keys at
+// that level (the top-level keys for an unknown first segment), and a map
+// entry that is not set is an error too (config_unknown_key); a file
+// [Load] refuses is config_invalid ([Invalid]: file, line:column, fix),
+// with Load's *[SyntaxError] or *[KeyError] as its cause. Load's warnings
+// are dropped (call Load to show them).
 func Get(home, key string) (string, error) {
 	v, err := mergedValue(home, key)
 	if err != nil {
@@ -86,7 +90,7 @@ func mergedValue(home, key string) (any, error) {
 	}
 	cfg, _, err := Load(home)
 	if err != nil {
-		return nil, err
+		return nil, Invalid(Path(home), err)
 	}
 	v := ref.f.render(cfg)
 	if !ref.hasEnt {
@@ -97,7 +101,7 @@ func mergedValue(home, key string) (any, error) {
 			return it.Value, nil
 		}
 	}
-	return nil, fmt.Errorf("config: %s has no entry %q", strings.Join(ref.path, "."), ref.entry)
+	return nil, reason.Newf(reason.ConfigUnknownKey, "", "%s has no entry %q", strings.Join(ref.path, "."), ref.entry)
 }
 
 // GetJSON is Get with the value as JSON: a block is an object whose keys
@@ -182,12 +186,20 @@ func marshalValue(v any) (string, error) {
 // (own-line and inline) and their order survive; missing blocks are created;
 // a flow-style block stays flow-style. The result is re-parsed and compared
 // with the intended data before anything is written; a mismatch is an error
-// and the file is left alone. An invalid existing file is a *[SyntaxError]
-// and is not touched.
+// and the file is left alone. An invalid existing file is not touched.
+//
+// Every error is a *reason.Error: config_unknown_key (unknown, legacy or
+// block key), config_bad_value (a value the key does not take),
+// config_invalid for an existing file that cannot be read or parsed
+// ([Invalid], the *[SyntaxError] as its cause), config_write_failed when
+// the file could not be changed (directory, lock, write, an unusual YAML
+// layout).
 //
 // A boolean key accepts true/false, yes/no, on/off and 1/0 and is written
 // as true or false. A list key takes a YAML flow list ("[a.dev, b.dev]") or,
-// except shared_files (paths), a comma-separated list ("a.dev, b.dev").
+// except shared_files (paths), a comma-separated list ("a.dev, b.dev");
+// a value starting with "*" ("*.ads.example, b.dev") is taken as that
+// text, not as a YAML alias.
 // Each entry of a list key is passed to EntryCheck when it is set; a
 // non-empty answer is an error and nothing is written. The home directory is created (0700) when missing. The
 // read-modify-write holds an exclusive lock on <home>/.config.yaml.lock
@@ -204,9 +216,9 @@ func Set(home, key, value string) error {
 	if ref.f.isBlock() {
 		name := strings.Join(ref.path, ".")
 		if name == "" {
-			return errors.New("config: set needs a key (e.g. web.backend)")
+			return reason.New(reason.ConfigUnknownKey, "", "set needs a key (e.g. web.backend)")
 		}
-		return fmt.Errorf("config: %s is a block; set one of its keys instead: %s", name, prefixed(name, ref.f.childNames()))
+		return reason.Newf(reason.ConfigUnknownKey, "", "%s is a block; set one of its keys instead: %s", name, prefixed(name, ref.f.childNames()))
 	}
 	key = strings.Join(ref.path, ".")
 	if ref.hasEnt {
@@ -235,7 +247,7 @@ func Set(home, key, value string) error {
 		for _, it := range items {
 			if s, ok := it.(string); ok {
 				if w := EntryCheck(key, s); w != "" {
-					return fmt.Errorf("config: cannot set %s: %s", key, w)
+					return reason.Newf(reason.ConfigBadValue, "", "cannot set %s: %s", key, w)
 				}
 			}
 		}
@@ -248,9 +260,9 @@ func Set(home, key, value string) error {
 	probeCfg := Default()
 	if pr := ref.f.set(probeCfg, probe, home); pr != nil {
 		if strings.Contains(pr.msg, ref.f.typ) {
-			return fmt.Errorf("config: cannot set %s to %q: %s", key, value, pr.msg)
+			return reason.Newf(reason.ConfigBadValue, "", "cannot set %s to %q: %s", key, value, pr.msg)
 		}
-		return fmt.Errorf("config: cannot set %s to %q: %s (expected %s)", key, value, pr.msg, ref.f.typ)
+		return reason.Newf(reason.ConfigBadValue, "", "cannot set %s to %q: %s (expected %s)", key, value, pr.msg, ref.f.typ)
 	}
 	if ref.f.canonical && !ref.hasEnt {
 		v = ref.f.get(probeCfg) // the form Load keeps
@@ -263,19 +275,19 @@ func Set(home, key, value string) error {
 	}
 
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return fmt.Errorf("config: create %s: %w", home, err)
+		return writeFailed(fmt.Errorf("create %s: %w", home, err))
 	}
 	// Read-modify-write under a lock: concurrent Sets of different keys
 	// must all persist.
 	unlock, err := lockHome(home)
 	if err != nil {
-		return err
+		return writeFailed(err)
 	}
 	defer unlock()
 	path := Path(home)
 	data, err := readLimited(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+		return Invalid(path, err)
 	}
 	segs := append([]string{}, ref.path...)
 	if ref.hasEnt {
@@ -283,9 +295,23 @@ func Set(home, key, value string) error {
 	}
 	out, err := editYAML(path, data, segs, v)
 	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			return Invalid(path, err)
+		}
+		return writeFailed(err)
+	}
+	return writeFailed(writeAtomic(path, out))
+}
+
+// writeFailed is err (nil for nil) as the config_write_failed refusal of
+// Set: config.yaml could not be changed and was left as it was. An error
+// that already has a code keeps it.
+func writeFailed(err error) error {
+	if err == nil || reason.As(err) != nil {
 		return err
 	}
-	return writeAtomic(path, out)
+	return reason.Wrap(reason.ConfigWriteFailed, "", strings.TrimPrefix(err.Error(), "config: "), err)
 }
 
 // EntryCheck, when non-nil, judges one entry of a list key (key dotted,
@@ -313,27 +339,32 @@ func decodeSetValue(ref keyRef, text string) (any, error) {
 	if literal && !(strings.HasPrefix(t, `"`) || strings.HasPrefix(t, `'`)) {
 		return t, nil
 	}
+	if ref.f.typ == "list of strings" && strings.HasPrefix(t, "*") {
+		// "*.ads.example" (a blocklist pattern) would read as a YAML alias
+		// to an anchor a one-value text cannot define: it is the text.
+		return t, nil
+	}
 	f, err := parseYAML("value", []byte(t), 0)
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) {
-			return nil, fmt.Errorf("config: cannot set %s: value %q is not valid YAML: %s", refName(ref), text, se.Message)
+			return nil, reason.Newf(reason.ConfigBadValue, "", "cannot set %s: value %q is not valid YAML: %s", refName(ref), text, se.Message)
 		}
-		return nil, err
+		return nil, reason.Wrap(reason.ConfigBadValue, "", fmt.Sprintf("cannot set %s to %q: %s", refName(ref), text, strings.TrimPrefix(err.Error(), "config: ")), err)
 	}
 	l := &loader{cfg: Default(), seen: map[string]bool{}, budget: maxLeafNodes, mergeBudget: maxMergeNodes}
 	l.collectAnchors(f)
 	var v any
 	if len(f.Docs) > 0 && f.Docs[0] != nil {
 		if v, err = l.value(f.Docs[0].Body, 0); err != nil {
-			return nil, fmt.Errorf("config: cannot set %s to %q: %v (expected %s)", refName(ref), text, err, ref.f.typ)
+			return nil, reason.Newf(reason.ConfigBadValue, "", "cannot set %s to %q: %v (expected %s)", refName(ref), text, err, ref.f.typ)
 		}
 	}
 	if v == nil {
 		if literal {
 			return "", nil
 		}
-		return nil, fmt.Errorf("config: %s needs a value (expected %s)", strings.Join(ref.path, "."), ref.f.typ)
+		return nil, reason.Newf(reason.ConfigBadValue, "", "%s needs a value (expected %s)", strings.Join(ref.path, "."), ref.f.typ)
 	}
 	return v, nil
 }

@@ -23,6 +23,10 @@ import (
 //     such rules are patterns (fnmatch: there any '*' spans labels, so
 //     "*.*.example.com" blocks every host two labels under example.com);
 //     elsewhere '*' is literal, so the rule matches no host;
+//   - a rule that is not an IP address but ends in a numeric label
+//     ("*.8.8.8", "8.8"): a host name never does (a host whose last label
+//     is a number is an IPv4 address, WHATWG URL Standard), and an address
+//     is matched only by a rule naming it whole, so it matches no host;
 //   - any other character a host name cannot hold.
 func Lint(raw string) string {
 	pat, ok := normalizeRule(raw)
@@ -61,6 +65,9 @@ func lint(raw, pat string, ok, inFile bool) string {
 	}
 	if ruleAddr(pat).IsValid() {
 		return ""
+	}
+	if numericTail(pat) {
+		return fmt.Sprintf("website_blocklist rule %q matches no host: it ends in a number, as only an IP address does, and an address is matched only by a rule naming the whole address (\"*.\" patterns and parent-domain rules never match one). List each address to block, e.g. 203.0.113.7", raw)
 	}
 	for _, c := range strings.TrimPrefix(pat, "*.") {
 		if isGlob(pat) && strings.ContainsRune("*?[]!", c) {
@@ -103,4 +110,19 @@ func hostPortRule(v string) bool {
 		}
 	}
 	return !strings.Contains(v[:i], ":") || strings.HasPrefix(v, "[")
+}
+
+// numericTail reports whether pattern's last label is a number (decimal,
+// or 0x hex as the URL Standard's IPv4 parser reads it): no host name ends
+// that way, so such a rule that is no IP literal itself matches no host.
+func numericTail(pattern string) bool {
+	last := pattern[strings.LastIndexByte(pattern, '.')+1:]
+	if h, ok := strings.CutPrefix(last, "0x"); ok {
+		last = h
+		if last == "" {
+			return true
+		}
+		return strings.Trim(last, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }

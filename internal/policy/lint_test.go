@@ -32,6 +32,14 @@ func TestLint(t *testing.T) {
 		{"*.ad?.example", ""},
 		{"*.ads[0-9].example", ""},
 		{"exa$mple.com", "no host name can"},
+		// breaker7 D11: a rule ending in a number is part of an address,
+		// which only a rule naming the whole address matches.
+		{"*.8.8.8", "ends in a number"},
+		{"8.8", "ends in a number"},
+		{"*.0x7f", "ends in a number"},
+		{"8.8.8.8", ""},
+		{"*.8.8.8.example", ""},
+		{"a1.example", ""},
 	} {
 		got := Lint(c.rule)
 		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {

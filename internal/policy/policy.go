@@ -14,6 +14,10 @@
 //     does not match);
 //   - a glob ("*.tracking.example") is matched like Python's fnmatch: "*" may
 //     span dots, and the apex ("tracking.example") does not match;
+//   - an IP literal ("203.0.113.7", "2001:db8::1") matches that address
+//     only, in any notation; an IP-literal host is matched by nothing else
+//     (no glob, no label suffix: "*.8.8.8" does not block 8.8.8.8), a
+//     Gatehouse departure from spec §A8;
 //   - lines of a shared file behave the same, with "#" comment lines.
 //
 // A match yields a *Block carrying {host, rule, source}; the pipeline turns it
@@ -255,15 +259,30 @@ func (p *Policy) Check(rawURL string) *Block {
 }
 
 func (r compiledRule) match(host string) bool {
-	if r.glob != nil {
-		return r.glob.MatchString(host)
+	return matchHost(host, r.Pattern, r.addr, r.glob)
+}
+
+// matchHost is the one matcher of a host against a rule (pattern, with
+// addr its IP-literal address or the zero Addr, and glob its compiled glob
+// or nil). An IP-literal host has no subdomains and no parent domains: it
+// is matched only by an IP-literal rule naming the same address (ruleAddr:
+// any notation, IPv4-mapped IPv6 included), never by a "*." glob or a bare
+// host rule by label suffix ("*.8.8.8" and "8.8" do not match 8.8.8.8,
+// "0.1" does not match 10.0.0.1); and an IP-literal rule matches only that
+// address, never a host name. A Gatehouse departure from spec §A8, whose
+// string suffix test would let those rules block addresses they do not
+// name (breaker7 D11).
+func matchHost(host, pattern string, addr netip.Addr, glob *regexp.Regexp) bool {
+	if ha := ruleAddr(host); ha.IsValid() {
+		return addr.IsValid() && ha == addr
 	}
-	if r.addr.IsValid() {
-		if a := ruleAddr(host); a.IsValid() {
-			return a == r.addr
-		}
+	if addr.IsValid() {
+		return false
 	}
-	return host == r.Pattern || strings.HasSuffix(host, "."+r.Pattern)
+	if glob != nil {
+		return glob.MatchString(host)
+	}
+	return host == pattern || strings.HasSuffix(host, "."+pattern)
 }
 
 // ruleAddr parses an IP-literal host or rule (IPv6 without brackets, as
@@ -361,23 +380,23 @@ func isBareIPv6(s string) bool {
 // (spec §A8). A pattern starting with "*." is a glob in the sense of
 // Python's fnmatch ("*" may span dots; "?" and "[...]" are honoured; the
 // apex does not match). An IP-literal pattern matches the same address in
-// any notation, IPv4-mapped IPv6 included (see ruleAddr). Any other pattern
-// matches the host exactly or as a parent domain on a label boundary. Empty host or pattern never match. The
-// matcher never strips "www." (NormalizeRule does that for configured rules).
-// Both arguments are expected lower-case, as ExtractHost and NormalizeRule
-// return them.
+// any notation, IPv4-mapped IPv6 included (see ruleAddr), and nothing else.
+// Any other pattern matches the host exactly or as a parent domain on a
+// label boundary. An IP-literal host is matched only by an IP-literal
+// pattern for the same address, never by a glob or by label suffix (a
+// Gatehouse departure from §A8; see matchHost). Empty host or pattern never
+// match. The matcher never strips "www." (NormalizeRule does that for
+// configured rules). Both arguments are expected lower-case, as
+// ExtractHost and NormalizeRule return them.
 func HostMatch(host, pattern string) bool {
 	if host == "" || pattern == "" {
 		return false
 	}
-	if strings.HasPrefix(pattern, "*.") {
+	if isGlob(pattern) {
 		re, err := compileGlob(pattern)
-		return err == nil && re.MatchString(host)
+		return err == nil && matchHost(host, pattern, netip.Addr{}, re)
 	}
-	if pa, ha := ruleAddr(pattern), ruleAddr(host); pa.IsValid() && ha.IsValid() {
-		return pa == ha
-	}
-	return host == pattern || strings.HasSuffix(host, "."+pattern)
+	return matchHost(host, pattern, ruleAddr(pattern), nil)
 }
 
 // isGlob reports whether a normalised rule is matched as a glob. Like the

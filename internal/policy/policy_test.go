@@ -394,6 +394,41 @@ func TestIPRuleMatchesEveryNotation(t *testing.T) {
 	}
 }
 
+// TestIPHostMatchedOnlyByItsAddress: an IP-literal host has no
+// subdomains or parent domains, so only a rule naming that address blocks
+// it; a "*." glob or a bare rule that happens to be a string suffix of the
+// address does not ("*.8.8.8" blocked 8.8.8.8, breaker7 D11), and an
+// IP-literal rule blocks that address only. A Gatehouse departure from
+// spec §A8's string suffix test, documented in README and docs/config.md.
+func TestIPHostMatchedOnlyByItsAddress(t *testing.T) {
+	for _, c := range []struct {
+		rule, url string
+		blocked   bool
+	}{
+		{"*.8.8.8", "http://8.8.8.8/", false},
+		{"*.8.8", "http://8.8.8.8/", false},
+		{"8.8", "http://8.8.8.8/", false},
+		{"0.1", "http://10.0.0.1/", false},
+		{"*.0.0.1", "http://[::ffff:127.0.0.1]/", false},
+		{"*.1", "http://[2001:db8::1]/", false},
+		{"*.8.8.8", "http://dns.8.8.8.8.example/", false},
+		{"8.8.8.8", "http://8.8.8.8/", true},
+		{"8.8.8.8", "http://8.8.8.8.example/", false}, // an address rule never matches a name
+		{"*.example", "http://8.8.8.8/", false},
+		{"*.example", "http://a.example/", true},
+		{"example", "http://a.example/", true},
+	} {
+		p, _ := Load(true, []string{c.rule}, nil, "")
+		if b := p.Check(c.url); (b != nil) != c.blocked {
+			t.Errorf("rule %q, %s: blocked = %v, want %v", c.rule, c.url, b != nil, c.blocked)
+		}
+		pat, _ := NormalizeRule(c.rule)
+		if got := HostMatch(ExtractHost(c.url), pat); got != c.blocked {
+			t.Errorf("HostMatch(%q, %q) = %v, want %v", ExtractHost(c.url), pat, got, c.blocked)
+		}
+	}
+}
+
 // TestLeadingDotRule: ".localhost" (the curl/no_proxy/cookie spelling of
 // "the domain and its subdomains") blocks the apex and its subdomains, a
 // Gatehouse extension of spec §A8 under which it matched nothing and Lint

@@ -73,6 +73,9 @@ const (
 	ProviderDisabled       Code = "provider_disabled"
 	ProviderError          Code = "provider_error"
 	ConfigInvalid          Code = "config_invalid"
+	ConfigUnknownKey       Code = "config_unknown_key"
+	ConfigBadValue         Code = "config_bad_value"
+	ConfigWriteFailed      Code = "config_write_failed"
 
 	// Browser toolset (spec §B2, §B8, §B14).
 	ChromiumMissing  Code = "chromium_missing"
@@ -183,6 +186,9 @@ var codes = map[Code]string{
 	ProviderError:          "the provider returned an error for this URL",
 	ProviderDisabled:       "the configured backend is listed in web.disabled_providers",
 	ConfigInvalid:          "config.yaml cannot be read or parsed, or would silently weaken the website blocklist (a problem inside security.website_blocklist, a misplaced security key); every web tool refuses until it is fixed (fail closed, a departure from spec §A8, which falls back to defaults)",
+	ConfigUnknownKey:       "`gatehouse config get|set` names no key it can read or set: a misspelt or unknown key (the message lists the valid keys at that level), a map entry that is not set, a block given to set (set one of its keys), or a legacy key (the message names the key to use instead); nothing was written",
+	ConfigBadValue:         "`gatehouse config set` was given a value its key does not take (wrong type, out of range, not one of the allowed values, not valid YAML, a blocklist entry that would not do what it reads as); the message names what the key expects, and nothing was written",
+	ConfigWriteFailed:      "`gatehouse config set` could not change config.yaml (the directory cannot be created or locked, the file cannot be written, or its YAML layout is one set will not edit safely); the file is left unchanged and the message says what to fix",
 
 	ChromiumMissing:  "no Chromium binary was found (browser.executable_path, CHROME_PATH, /usr/lib/chromium/chromium, PATH); install it, e.g. apt-get install -y chromium",
 	BrowserFailed:    "the browser or its session could not be started, or the tab crashed; the session is dropped and the next call starts a fresh one",

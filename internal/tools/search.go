@@ -21,7 +21,9 @@ type SearchInput struct {
 // SearchOutput is the result of web_search, exactly the JSON of `gatehouse
 // search --json`: {"success":true,"data":{"web":[{title,url,description,
 // position,unsafe_url?}]},"meta":{provider,cached,served_by?,rescued_from?,
-// backend_error?}} or {"success":false,"error":…,"reason":…}.
+// backend_error?,auto_selected?,notice?}} or {"success":false,"error":…,
+// "reason":…,"meta"?:{provider,auto_selected,tried,notice}} (meta on a
+// failure only when the keyless ring was picked automatically).
 type SearchOutput struct {
 	*web.SearchResponse
 }

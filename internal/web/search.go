@@ -79,8 +79,14 @@ type SearchMeta struct {
 	// ServedBy names the third party that got it. Notice then says so in
 	// a sentence, with the two ways to change it (a configured backend,
 	// or web.auto_keyless_search: false). Both are omitted otherwise.
-	AutoSelected string `json:"auto_selected,omitempty"`
-	Notice       string `json:"notice,omitempty"`
+	//
+	// A failed search that was auto-selected the same way says so too: its
+	// response carries meta with Provider, AutoSelected, Notice and Tried
+	// (the third parties the query was routed to, in ring order), beside
+	// error and reason.
+	AutoSelected string   `json:"auto_selected,omitempty"`
+	Notice       string   `json:"notice,omitempty"`
+	Tried        []string `json:"tried,omitempty"`
 }
 
 // SearchResponse is the web_search tool result: {"success": true, "data":
@@ -184,7 +190,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *Sea
 	call := func(ctx context.Context, bucket int) (any, bool, error) {
 		o, err := s.d.Registry.Search(ctx, res, query, bucket)
 		if err != nil {
-			return nil, false, err
+			return o, false, err // o names the vendors tried (keyless)
 		}
 		return o, !o.Rescued(), nil
 	}
@@ -203,7 +209,18 @@ func (s *Service) search(ctx context.Context, req SearchRequest, limit int) *Sea
 			e = reason.New(reason.Interrupted, "", "Interrupted: the call was cancelled while searching.")
 		}
 		s.d.Logger.Info("web_search failed", "provider", res.Name, "query_sha256", fp, "reason", string(e.Code))
-		return searchFail(redactQuery(e, query, fp))
+		resp := searchFail(redactQuery(e, query, fp))
+		if res.AutoKeyless() {
+			// Nobody chose the third party the query went to: a failure
+			// says so as a success does (issue 16 item 12, breaker7 D8).
+			var tried []string
+			if o, ok := v.(*provider.SearchOutcome); ok && o != nil {
+				tried = o.Tried
+			}
+			resp.Meta = &SearchMeta{Provider: res.Name, AutoSelected: string(provider.ModeKeyless),
+				Notice: provider.AutoKeylessFailedNotice(tried), Tried: tried}
+		}
+		return resp
 	}
 	out, _ = v.(*provider.SearchOutcome)
 	if out == nil {

@@ -356,6 +356,45 @@ func TestSearchRefusesSecretInQuery(t *testing.T) {
 	}
 }
 
+// TestFailedSearchSaysKeylessWasAutoSelected: a search the keyless ring
+// failed (its one member, Firecrawl's keyless tier, answering 503) was
+// still handed to a third party nobody chose, and the refusal says so:
+// meta.auto_selected "keyless", meta.tried naming the vendor, and a notice
+// with the two ways to change it, beside error and reason (breaker7 D8).
+// A backend chosen by name that fails carries no meta.
+func TestFailedSearchSaysKeylessWasAutoSelected(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.Web.ProviderTier = map[string]string{"exa": "paid", "parallel": "paid", "keenable": "paid"}
+	var calls atomic.Int32
+	h.vendor("firecrawl/keyless", func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	h.open()
+	r := h.svc.Search(context.Background(), web.SearchRequest{Query: "q"})
+	if r.Success || r.Reason == "" || calls.Load() == 0 {
+		t.Fatalf("want a failed search that reached the fake: %+v calls %d", r, calls.Load())
+	}
+	if r.Meta == nil || r.Meta.AutoSelected != "keyless" || r.Meta.Provider != "keyless" ||
+		len(r.Meta.Tried) != 1 || r.Meta.Tried[0] != "firecrawl" ||
+		!strings.Contains(r.Meta.Notice, "routed to firecrawl's keyless free search service (a third party), picked automatically") ||
+		!strings.Contains(r.Meta.Notice, "web.auto_keyless_search false") {
+		t.Fatalf("failed automatic keyless search does not disclose it: %+v meta %+v", r, r.Meta)
+	}
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"auto_selected":"keyless"`) || !strings.Contains(string(b), `"tried":["firecrawl"]`) {
+		t.Errorf("JSON lacks the disclosure: %s", b)
+	}
+
+	h = newHarness(t)
+	h.cfg.Web.SearchBackend = "firecrawl"
+	h.vendor("firecrawl/keyless", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	h.open()
+	if r := h.svc.Search(context.Background(), web.SearchRequest{Query: "q"}); r.Success || r.Meta != nil {
+		t.Errorf("firecrawl chosen by name failed: %+v meta %+v; want no automatic-choice meta", r, r.Meta)
+	}
+}
+
 // TestSearchSaysKeylessWasAutoSelected: with no search backend configured
 // and no vendor key, the query goes to the keyless ring (reduced here to
 // Firecrawl's keyless tier), and the result says so: meta.auto_selected

@@ -69,6 +69,12 @@ type SearchOutcome struct {
 	// never cached.
 	RescuedFrom  string
 	BackendError string
+	// Tried names the keyless vendors the query was handed to, in ring
+	// order, when the call walked the keyless ring. Search sets it on a
+	// failed keyless call too (the outcome then has no rows and comes with
+	// the error), so that a failure can still say which third parties got
+	// the query.
+	Tried []string
 }
 
 // Rescued reports whether the outcome came from the one-shot keyless rescue.
@@ -77,17 +83,20 @@ func (o *SearchOutcome) Rescued() bool { return o.RescuedFrom != "" }
 // Search runs query on the resolution res: a keyless resolution walks the
 // ring with failover; any other calls the backend and, when it fails and the
 // rescue is allowed, retries once on the ring (spec §A5.5). Errors carry a
-// *reason.Error.
+// *reason.Error. A keyless resolution that fails returns, with the error,
+// an outcome without rows whose Tried names the vendors the ring handed the
+// query to (nil when none was tried); any other failure returns a nil
+// outcome.
 func (r *Registry) Search(ctx context.Context, res Resolution, query string, limit int) (*SearchOutcome, error) {
 	if res.Mode == ModeKeyless {
-		rows, served, err := r.ringSearch(ctx, res.Name, res.Pinned, query, limit)
+		rows, served, tried, err := r.ringSearch(ctx, res.Name, res.Pinned, query, limit)
 		if err != nil {
 			if out, berr := r.backstopSearch(ctx, res, query, limit, err); out != nil {
 				return out, berr
 			}
-			return nil, err
+			return &SearchOutcome{Provider: res.Name, Tried: tried}, err
 		}
-		o := &SearchOutcome{Rows: rows, Provider: res.Name}
+		o := &SearchOutcome{Rows: rows, Provider: res.Name, Tried: tried}
 		if served != res.Name {
 			o.ServedBy = served
 		}
@@ -104,13 +113,13 @@ func (r *Registry) Search(ctx context.Context, res Resolution, query string, lim
 	if ctx.Err() != nil || !r.rescueEligible(res) {
 		return nil, err
 	}
-	rows, served, rerr := r.ringSearch(ctx, res.Name, b.Ring, query, limit)
+	rows, served, tried, rerr := r.ringSearch(ctx, res.Name, b.Ring, query, limit)
 	if rerr != nil {
 		return nil, reason.Wrap(reasonOf(err), "", fmt.Sprintf("%s (keyless rescue also failed: %s)", err.Error(), rerr.Error()), err)
 	}
 	be := backendError(err)
 	r.log.Warn("one-shot keyless rescue", "tool", "web_search", "rescued_from", res.Name, "served_by", served, "reason", string(reason.Of(err)))
-	return &SearchOutcome{Rows: rows, Provider: res.Name, ServedBy: served, RescuedFrom: res.Name, BackendError: be}, nil
+	return &SearchOutcome{Rows: rows, Provider: res.Name, ServedBy: served, RescuedFrom: res.Name, BackendError: be, Tried: tried}, nil
 }
 
 // backstopSearch is the keyed backstop (spec §A5.5, web.keyed_backstop): a
@@ -172,11 +181,12 @@ func (r *Registry) walk(entry string, pinned bool) ([]string, *reason.Error) {
 }
 
 // ringSearch walks the keyless ring for a search (spec §A5.4): it moves on
-// only when MovesRing(err); it returns the vendor that answered.
-func (r *Registry) ringSearch(ctx context.Context, entry string, pinned bool, query string, limit int) ([]Row, string, error) {
+// only when MovesRing(err); it returns the vendor that answered and every
+// vendor the query was handed to, in order (on failure too).
+func (r *Registry) ringSearch(ctx context.Context, entry string, pinned bool, query string, limit int) ([]Row, string, []string, error) {
 	w, werr := r.walk(entry, pinned)
 	if werr != nil {
-		return nil, "", werr
+		return nil, "", nil, werr
 	}
 	var tried []string
 	var last error
@@ -188,17 +198,17 @@ func (r *Registry) ringSearch(ctx context.Context, entry string, pinned bool, qu
 		tried = append(tried, v)
 		rows, err := b.KeylessSearch.Search(ctx, query, limit)
 		if err == nil {
-			return rows, v, nil
+			return rows, v, tried, nil
 		}
 		last = err
 		if ctx.Err() != nil || !MovesRing(err) {
-			return nil, v, err
+			return nil, v, tried, err
 		}
 	}
 	if last == nil {
-		return nil, "", reason.New(reason.KeylessExhausted, "", "No keyless search vendor is available in this build.")
+		return nil, "", nil, reason.New(reason.KeylessExhausted, "", "No keyless search vendor is available in this build.")
 	}
-	return nil, "", reason.Wrap(reason.KeylessExhausted, "",
+	return nil, "", tried, reason.Wrap(reason.KeylessExhausted, "",
 		fmt.Sprintf("%s (keyless ring exhausted; tried %s)", last.Error(), strings.Join(tried, ", ")), last)
 }
 

@@ -125,6 +125,24 @@ func AutoKeylessNotice(servedBy string) string {
 		" or refuse automatic keyless search with `gatehouse config set web.auto_keyless_search false`."
 }
 
+// AutoKeylessFailedNotice is AutoKeylessNotice for a search that failed:
+// the query was still handed to third parties nobody chose (tried, in ring
+// order; none named when tried is empty), and the reader is told so with
+// the same two ways to change it.
+func AutoKeylessFailedNotice(tried []string) string {
+	who := "a keyless third-party free search service"
+	if len(tried) == 1 {
+		who = tried[0] + "'s keyless free search service (a third party)"
+	} else if len(tried) > 1 {
+		who = "the keyless free search services of " + strings.Join(tried, ", then ") + " (third parties)"
+	}
+	return "No search backend is configured, so this query was routed to " + who +
+		", picked automatically from the free-tier ring (" + strings.Join(RingOrder, " → ") +
+		"; the next query may go to another). Choose one with `gatehouse config set web.search_backend NAME`" +
+		" (e.g. ddgs, or searxng with SEARXNG_URL, or a vendor whose API key you set)," +
+		" or refuse automatic keyless search with `gatehouse config set web.auto_keyless_search false`."
+}
+
 // Configured reports whether a stored selection exists for capability c.
 func (s Settings) configuredName(c Capability) (name, key string) {
 	switch c {
