@@ -20,7 +20,7 @@ var proxyVars = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy
 // (the request is dialed directly, the proxy gets nothing), and while one is
 // set a dns_unresolvable refusal says that Gatehouse does not use proxies
 // and what to do, instead of only sending the user to debug DNS (breaker5
-// D12; spec §A6.3 step 5 departure, README).
+// D12; spec §A6.3 step 5 departure, docs/gates.md "Departures").
 func TestProxyEnvIgnoredAndNamed(t *testing.T) {
 	for _, k := range proxyVars {
 		t.Setenv(k, "")

@@ -65,7 +65,7 @@ func TestVectorsExtractHost(t *testing.T) {
 }
 
 // departures are vectors whose described behaviour Gatehouse changes on
-// purpose; each is listed in README "Departures". The test asserts the new
+// purpose; each is listed in docs/gates.md "Departures". The test asserts the new
 // behaviour.
 var departures = map[string]string{
 	"default-path config errors fail open (warning logged)": "a broken config.yaml fails closed (config_invalid), also on the default path",
@@ -92,7 +92,7 @@ func TestVectorsCheckWebsiteAccess(t *testing.T) {
 			vectors.Decode(t, v.Expected, &want)
 			if in.Config != nil {
 				// Malformed-YAML vectors. YAML parsing lives in internal/config.
-				// Documented departure (README "Departures", issue 6 item 2):
+				// Documented departure (docs/gates.md "Departures", issue 6 item 2):
 				// the described system fails open on the default path; Gatehouse
 				// fails closed on every path, so both vectors expect an error,
 				// the config_invalid refusal naming file and line:column.

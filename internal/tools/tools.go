@@ -284,7 +284,7 @@ func (o Outcome) Refused() bool { return o.Success != nil && !*o.Success }
 // one constructor of a whole-call refusal, because such messages echo the
 // caller's own arguments (a schema validator quoting a value, an enum
 // refusal naming it): a key the caller pasted is never sent back
-// (README "Secrets never reach the output"; breaker6 D3).
+// (docs/results.md, "Secrets never reach the output"; breaker6 D3).
 func Refusal(e *reason.Error) Outcome {
 	f := false
 	return Outcome{Success: &f, Error: safetext.Escape(urlsafe.Redact(e.Message)), Reason: e.Code}

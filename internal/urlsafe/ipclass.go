@@ -130,7 +130,7 @@ var beyondRegistry = []beyondRow{
 	{mp("2001::/23"), true, "CPython 3.11.7 is_private covers all of 2001::/23 (spec §A6.4); the registry's globally reachable entries inside it (2001:1::1-3, 2001:3::/32, 2001:4:112::/48, 2001:20::/28, 2001:30::/28) stay refused"},
 	// CPython is_reserved (IPv6 address space "Reserved by IETF"). ::/8 holds
 	// IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96 (registry: globally
-	// reachable; refused here, see README.md).
+	// reachable; refused here, see iana/README.md and docs/gates.md).
 	{mp("::/8"), true, "RFC 4291 reserved; CPython is_reserved"},
 	{mp("100::/8"), true, "CPython is_reserved"},
 	{mp("200::/7"), true, "CPython is_reserved"},

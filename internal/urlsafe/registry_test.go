@@ -17,7 +17,7 @@ import (
 // that Gatehouse refuses all the same, and why (iana/README.md has the
 // table). Every other globally reachable entry is allowed.
 var refusedDespiteRegistry = map[string]string{
-	"64:ff9b::/96":    "NAT64 well-known prefix: inside ::/8, CPython is_reserved (README: DNS64 answers are refused)",
+	"64:ff9b::/96":    "NAT64 well-known prefix: inside ::/8, CPython is_reserved (docs/gates.md: DNS64 answers are refused)",
 	"2001:1::1/128":   "inside 2001::/23, CPython 3.11.7 is_private",
 	"2001:1::2/128":   "inside 2001::/23, CPython 3.11.7 is_private",
 	"2001:1::3/128":   "inside 2001::/23, CPython 3.11.7 is_private",
