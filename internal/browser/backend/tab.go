@@ -342,3 +342,7 @@ func (t *Tab) runAny(ctx context.Context) (context.Context, context.CancelFunc) 
 	}
 	return c, func() { stop(); cancel() }
 }
+
+// FrameID names a frame of a tab (CDP's Page.FrameId), so that callers of
+// this package need not import cdproto (chromedp stays inside this package).
+type FrameID = cdp.FrameID
