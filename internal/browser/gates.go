@@ -7,10 +7,10 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
-	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
 // Gates holds the browser's URL gates (spec §B8). Open allows private
@@ -35,12 +35,12 @@ type Gates struct {
 // loopback servers; never metadata). home resolves shared blocklist files.
 // Warnings name dropped fake-IP ranges and unreadable blocklist files.
 func NewGates(cfg *config.Config, home string, r egress.Resolver, allow []netip.AddrPort) (*Gates, []string) {
-	gate, warns := web.GateOptions(cfg)
-	strictGate := gate
+	gopts, warns := gate.Options(cfg)
+	strictGate := gopts
 	strictGate.AllowPrivate = false
-	openGate := gate
+	openGate := gopts
 	openGate.AllowPrivate = true
-	pol, pw := web.LoadPolicy(cfg, home)
+	pol, pw := gate.LoadPolicy(cfg, home)
 	mk := func(o urlsafe.Options) *egress.Guard {
 		// The guard carries the website policy, so its one decision
 		// (Guard.Decide) applies it to navigations and to every proxied request.
@@ -72,8 +72,8 @@ func (g *Gates) Guard(active bool) *egress.Guard {
 // allowed for the browser), scheme, metadata floor (every backend), private
 // addresses (only when active), website policy. DNS is resolved and every
 // answer judged. It is the one function `gatehouse check --for browser` calls.
-func (g *Gates) CheckURL(ctx context.Context, raw string, active bool) web.CheckResult {
-	return web.CheckURL(ctx, g.Guard(active), nil, raw, web.CheckMode{}) // the guard applies the policy
+func (g *Gates) CheckURL(ctx context.Context, raw string, active bool) gate.CheckResult {
+	return gate.CheckURL(ctx, g.Guard(active), nil, raw, gate.CheckMode{}) // the guard applies the policy
 }
 
 // JudgeStatic judges an http(s) URL without DNS: parse, scheme, metadata host

@@ -18,16 +18,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
-	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
 //go:embed page.js
@@ -135,8 +133,8 @@ type Session struct {
 	// Frames of another origin (same process, or another site's process
 	// through its own CDP target) are snapshotted in their own isolated
 	// world; their refs are "f<k>e<n>" (k never reused in the tab).
-	frameK   map[cdp.FrameID]int
-	frameOf  map[int]cdp.FrameID
+	frameK   map[backend.FrameID]int
+	frameOf  map[int]backend.FrameID
 	frameRef map[int]int // next ref number per frame
 
 	reaped   bool   // closed by the janitor (under mu)
@@ -162,7 +160,7 @@ func New(o Options) (*Manager, []string) {
 	}
 	// The browser's logs (proxy refusals, launch failures, page URLs) pass
 	// through the secret redaction like every Gatehouse log.
-	lg := web.RedactLogger(o.Logger)
+	lg := gate.RedactLogger(o.Logger)
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
@@ -437,7 +435,7 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 		return nil, err
 	}
 	return &Session{active: active, tab: tab, proxy: p, nextRef: 1,
-		frameK: map[cdp.FrameID]int{}, frameOf: map[int]cdp.FrameID{}, frameRef: map[int]int{}}, nil
+		frameK: map[backend.FrameID]int{}, frameOf: map[int]backend.FrameID{}, frameRef: map[int]int{}}, nil
 }
 
 func (m *Manager) lookupOwner(key string) (Owner, bool) {

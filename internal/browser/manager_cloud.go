@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
@@ -164,7 +162,7 @@ func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloudSess) (
 		return nil, err
 	}
 	return &Session{active: active, tab: tab, proxy: p, nextRef: 1, cloud: cs,
-		frameK: map[cdp.FrameID]int{}, frameOf: map[int]cdp.FrameID{}, frameRef: map[int]int{}}, nil
+		frameK: map[backend.FrameID]int{}, frameOf: map[int]backend.FrameID{}, frameRef: map[int]int{}}, nil
 }
 
 // releaseCloud ends the provider session once (10 s; spec §B11), whichever

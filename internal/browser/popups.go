@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -122,7 +120,7 @@ func (m *Manager) switchTab(s *Session, t *backend.Tab) {
 	s.tab = t
 	m.mu.Unlock()
 	s.lastSnap, s.lastDoc = "", -1
-	s.frameK, s.frameOf, s.frameRef = map[cdp.FrameID]int{}, map[int]cdp.FrameID{}, map[int]int{}
+	s.frameK, s.frameOf, s.frameRef = map[backend.FrameID]int{}, map[int]backend.FrameID{}, map[int]int{}
 }
 
 // waitPopupLoad waits (≤ 5 s) until the adopted tab left its initial

@@ -11,16 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/render"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
-	"github.com/gatehouse-dev/gatehouse/internal/web/provider/direct"
 )
 
-// The render step of web_extract (the direct backend's direct.Renderer):
+// The render step of web_extract (the direct backend's render.Renderer):
 // one page loaded once in a fresh BrowserContext of the local Chromium, its
 // rendered DOM serialised for the content pipeline.
 
@@ -48,9 +46,9 @@ const (
 	renderReleaseBackstop = 5 * time.Second
 )
 
-var _ direct.Renderer = (*Manager)(nil)
+var _ render.Renderer = (*Manager)(nil)
 
-// Render implements direct.Renderer: it loads rawURL in a fresh, isolated,
+// Render implements render.Renderer: it loads rawURL in a fresh, isolated,
 // cookie-less BrowserContext (its own cookies, storage and cache, discarded
 // afterwards) whose traffic goes through its own egress proxy listener
 // judging every request with guard (the extract pipeline's guard: private
@@ -63,7 +61,7 @@ var _ direct.Renderer = (*Manager)(nil)
 // request (style sheets, scripts, their fetch/XHR, frames, script
 // navigations) goes through the egress proxy. Images, media, fonts, pings
 // and CSP reports are refused inside the browser (renderCSP,
-// renderBlockTypes); style sheets load, as they say what is hidden. It
+// backend.RenderBlockTypes); style sheets load, as they say what is hidden. It
 // waits for DOMContentLoaded (at most 20 s), then gives the page 3 s of
 // virtual time (backend.Tab.FastForward: its timers run as soon as it is
 // idle, so the wait ends once the page is), or, in a browser without
@@ -82,19 +80,19 @@ var _ direct.Renderer = (*Manager)(nil)
 // redirect or a script navigation ended on a refused URL (redirect_private,
 // redirect_metadata, ssrf_*, policy_blocked); navigation_failed when the
 // page could not be loaded; chromium_missing and browser_failed.
-func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *direct.Fetched) (direct.Rendered, error) {
+func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *render.Fetched) (render.Rendered, error) {
 	u, perr := urlsafe.Parse(rawURL)
 	if perr != nil {
-		return direct.Rendered{}, perr
+		return render.Rendered{}, perr
 	}
 	t0 := time.Now()
 	l, err := m.ensureBrowser(ctx)
 	if err != nil {
-		return direct.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	slot, err := m.takeRenderSlot(ctx, l, guard)
 	if err != nil {
-		return direct.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	// The used context is discarded in the background, and the next one
 	// prepared (a new BrowserContext costs ~200 ms of the browser's CPU):
@@ -130,7 +128,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		// page has nothing more to give. Stop it, so the tab is discarded
 		// at once, and say what happened (breaker5 D21).
 		tab.StopScript(ctx)
-		return direct.Rendered{}, reason.Wrap(reason.CommandTimeout, "",
+		return render.Rendered{}, reason.Wrap(reason.CommandTimeout, "",
 			fmt.Sprintf("The page's script kept the browser busy: the document did not finish loading within %.0f s and the page stopped answering (a script that never ends).", renderLoadTimeout.Seconds()), err)
 	}
 	if loadTimedOut {
@@ -142,18 +140,18 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		cur, cerr := tab.Current(cctx)
 		ccancel()
 		if cerr != nil {
-			return direct.Rendered{}, err
+			return render.Rendered{}, err
 		}
 		nr, err = cur, nil
 	}
 	if err != nil {
-		return direct.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	if rerr := m.renderRefusal(p, start, u.Href, nr.URL, guard); rerr != nil {
-		return direct.Rendered{}, rerr
+		return render.Rendered{}, rerr
 	}
 	if nr.ErrorText != "" {
-		return direct.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The browser could not load the page to render it (%s).", nr.ErrorText)
+		return render.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The browser could not load the page to render it (%s).", nr.ErrorText)
 	}
 	tLoad := time.Now()
 	fctx, fcancel := context.WithTimeout(ctx, renderSettleCap)
@@ -169,7 +167,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	defer scancel()
 	raw, err := tab.CallIsolated(sctx, renderJS())
 	if err != nil {
-		return direct.Rendered{}, err
+		return render.Rendered{}, err
 	}
 	tSer := time.Now()
 	var out struct {
@@ -181,7 +179,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		} `json:"timing"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return direct.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "The render script returned an unexpected value.", err)
+		return render.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "The render script returned an unexpected value.", err)
 	}
 	tm := out.Timing
 	m.logger.Debug("web_extract render", "open_ms", tOpen.Sub(t0).Milliseconds(), "load_ms", tLoad.Sub(start).Milliseconds(),
@@ -194,16 +192,16 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		"nav_parse_ms", int64(tm.Interactive-tm.ResponseEnd), "nav_dcl_ms", int64(tm.Loaded-tm.Interactive))
 	// A script may have navigated the page meanwhile: its URL is judged too.
 	if rerr := m.renderRefusal(p, start, u.Href, out.URL, guard); rerr != nil {
-		return direct.Rendered{}, rerr
+		return render.Rendered{}, rerr
 	}
 	if _, status := slot.watch.Document(); status >= 400 {
 		// The browser was answered with an error page (a bot check's 403,
 		// or a script that navigated to a missing page): not the page.
-		return direct.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The rendered page ended on an HTTP %d error page%s.", status, navigatedNote(u.Href, out.URL))
+		return render.Rendered{}, reason.Newf(reason.NavigationFailed, "", "The rendered page ended on an HTTP %d error page%s.", status, navigatedNote(u.Href, out.URL))
 	}
 	handed = true
 	backstop := time.AfterFunc(renderReleaseBackstop, release)
-	return direct.Rendered{HTML: out.HTML, FinalURL: out.URL, Done: func() { backstop.Stop(); release() }}, nil
+	return render.Rendered{HTML: out.HTML, FinalURL: out.URL, Done: func() { backstop.Stop(); release() }}, nil
 }
 
 // navigatedNote says that a script navigated away from requested, if it did.
@@ -291,7 +289,7 @@ func redirectRefusal(rerr *reason.Error) *reason.Error {
 // step serves from the fetched page: the renderer itself then never asks
 // for images, media, fonts, plugins or manifests (which cannot change the
 // text), with no CDP round trip per request as the Fetch filter
-// (renderBlockTypes) takes; it stays for what the policy does not cover
+// (backend.RenderBlockTypes) takes; it stays for what the policy does not cover
 // (frames' documents carry their own policy).
 const renderCSP = "img-src 'none'; media-src 'none'; font-src 'none'; object-src 'none'; manifest-src 'none'"
 
@@ -300,7 +298,7 @@ const renderCSP = "img-src 'none'; media-src 'none'; font-src 'none'; object-src
 // Content-Security-Policy fields (its own policy restricts the page; the
 // body is already decoded, and no cookie is set: a render is cookie-less),
 // plus renderCSP.
-func servedDocument(f *direct.Fetched, href string) *backend.Response {
+func servedDocument(f *render.Fetched, href string) *backend.Response {
 	r := &backend.Response{URL: href, Status: f.Status, Body: f.Body}
 	if r.Status < 200 || r.Status > 299 {
 		r.Status = 200
@@ -318,19 +316,6 @@ func servedDocument(f *direct.Fetched, href string) *backend.Response {
 	}
 	r.Header = append(r.Header, [2]string{"Content-Security-Policy", renderCSP})
 	return r
-}
-
-// renderBlockTypes are the resource types a render context refuses inside
-// the browser (CDP Fetch, for what renderCSP does not cover: a document
-// not served from the fetched page, frames): text extraction needs none of
-// them. Documents (frames too), style sheets, scripts and their
-// fetch/XHR/WebSocket/EventSource traffic load as usual, through the
-// egress proxy, which stays the security boundary for every request.
-// (Chromium's Fetch filter rejects the TextTrack, Manifest, Prefetch,
-// SignedExchange and FedCM types as unknown: those load, rarely and small.)
-var renderBlockTypes = []network.ResourceType{
-	network.ResourceTypeImage, network.ResourceTypeMedia, network.ResourceTypeFont,
-	network.ResourceTypePing, network.ResourceTypeCSPViolationReport,
 }
 
 // renderDocJS, run in Gatehouse's isolated world of a document, records the
@@ -437,7 +422,7 @@ func (s *renderSlot) fits(l *backend.Local, guard *egress.Guard) bool {
 }
 
 // newRenderSlot opens a fresh BrowserContext whose proxy judges with guard
-// and the website policy, prepared for rendering (renderBlockTypes refused,
+// and the website policy, prepared for rendering (backend.RenderBlockTypes refused,
 // the document served from the fetched page).
 func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
 	// The website policy on every request's host, whether or not guard
@@ -472,7 +457,7 @@ func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *eg
 	// parser inserts, work for the renderer on every page for the sake of
 	// the quiet-wait, which only runs in a browser without virtual time and
 	// installs it itself (renderQuietJS).
-	w, err := tab.PrepareRender(ctx, backend.RenderOptions{BlockTypes: renderBlockTypes, ServeDocuments: true})
+	w, err := tab.PrepareRender(ctx, backend.RenderOptions{BlockTypes: backend.RenderBlockTypes, ServeDocuments: true})
 	if err != nil {
 		tab.Close()
 		p.Close()

@@ -29,6 +29,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/cache"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -313,7 +314,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		}
 		raws[i] = raw
 		if e := urlsafe.CheckLength(raw); e != nil {
-			rows[i] = errRow(urlsafe.Abbrev(withoutQuery(raw)), e)
+			rows[i] = errRow(urlsafe.Abbrev(gate.WithoutQuery(raw)), e)
 			done[i] = true
 			continue
 		}
@@ -324,7 +325,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		if err != nil {
 			// An unparseable URL is echoed without its query and fragment:
 			// they may carry credentials the secret gate could not judge.
-			rows[i] = errRow(withoutQuery(raw), reason.As(err))
+			rows[i] = errRow(gate.WithoutQuery(raw), reason.As(err))
 			done[i] = true
 			continue
 		}
@@ -549,14 +550,6 @@ func (s *Service) publicFinal(ctx context.Context, j *job, final string) bool {
 
 func interrupted(u string) *reason.Error {
 	return reason.Newf(reason.Interrupted, "", "Interrupted: the call was cancelled before %s was done.", u)
-}
-
-// withoutQuery returns raw cut before its first '?' or '#', marked "…" when cut.
-func withoutQuery(raw string) string {
-	if i := strings.IndexAny(raw, "?#"); i >= 0 {
-		return raw[:i] + "…"
-	}
-	return raw
 }
 
 func orURL(a, b string) string {

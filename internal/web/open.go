@@ -9,6 +9,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/cache"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
@@ -52,12 +53,9 @@ type Env struct {
 // store live (spec §A9.2, §A10.4).
 func CacheDir(home string) string { return filepath.Join(home, "cache", "web") }
 
-// GateOptions builds the urlsafe classification options from config; warnings
-// name dropped security.fake_ip_ranges entries.
-func GateOptions(cfg *config.Config) (urlsafe.Options, []string) {
-	ranges, warns := urlsafe.ParseFakeIPRanges(cfg.Security.FakeIPRanges)
-	return urlsafe.Options{AllowPrivate: cfg.Security.AllowPrivateURLs, FakeIPRanges: ranges}, warns
-}
+// GateOptions is gate.Options: the urlsafe classification options from cfg;
+// warnings name dropped security.fake_ip_ranges entries.
+func GateOptions(cfg *config.Config) (urlsafe.Options, []string) { return gate.Options(cfg) }
 
 // NewGuard builds the egress guard for cfg, without a website policy (see
 // NewPolicyGuard).
@@ -69,17 +67,17 @@ func NewGuard(cfg *config.Config, resolver egress.Resolver, allow []netip.AddrPo
 // website policy the guard's Decide applies to every request and redirect
 // hop before it is dialed.
 func NewPolicyGuard(cfg *config.Config, resolver egress.Resolver, allow []netip.AddrPort, pol *policy.Policy) (*egress.Guard, []string) {
-	gate, warns := GateOptions(cfg)
+	gopts, warns := GateOptions(cfg)
 	return egress.New(egress.Options{
-		Gate: gate, Resolver: resolver, AllowAddrPorts: allow,
+		Gate: gopts, Resolver: resolver, AllowAddrPorts: allow,
 		ConnectTimeout: cfg.Web.Direct.ConnectTimeout, Policy: pol,
 	}), warns
 }
 
-// LoadPolicy builds the website policy from cfg (shared files relative to home).
+// LoadPolicy is gate.LoadPolicy: the website policy from cfg (shared files
+// relative to home).
 func LoadPolicy(cfg *config.Config, home string) (*policy.Policy, []string) {
-	bl := cfg.Security.WebsiteBlocklist
-	return policy.Load(bl.Enabled, bl.Domains, bl.SharedFiles, home)
+	return gate.LoadPolicy(cfg, home)
 }
 
 // Open builds a Service with the embedded direct backend from env. The returned

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
@@ -278,13 +279,13 @@ func redactQuery(e *reason.Error, q, fp string) *reason.Error {
 func (s *Service) flagURL(row *SearchRow) {
 	raw := strings.TrimSpace(row.URL)
 	if e := urlsafe.CheckLength(raw); e != nil {
-		row.URL = urlsafe.Abbrev(withoutQuery(raw))
+		row.URL = urlsafe.Abbrev(gate.WithoutQuery(raw))
 		row.UnsafeURL = &UnsafeURL{Reason: e.Code, Message: e.Message}
 		return
 	}
 	u, perr := urlsafe.Parse(raw)
 	if e := urlsafe.CheckSecrets(raw, u, true); e != nil {
-		row.URL = withoutQuery(raw)
+		row.URL = gate.WithoutQuery(raw)
 		row.UnsafeURL = &UnsafeURL{Reason: e.Code, Message: e.Message}
 		return
 	}

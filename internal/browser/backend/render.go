@@ -234,3 +234,17 @@ func (t *Tab) FastForward(ctx context.Context, w *RenderWatch, budget time.Durat
 		return false, nil
 	}
 }
+
+// RenderBlockTypes are the resource types a render context of web_extract's
+// render step (internal/browser/render.go) refuses inside
+// the browser (CDP Fetch, for what the render CSP does not cover: a document
+// not served from the fetched page, frames): text extraction needs none of
+// them. Documents (frames too), style sheets, scripts and their
+// fetch/XHR/WebSocket/EventSource traffic load as usual, through the
+// egress proxy, which stays the security boundary for every request.
+// (Chromium's Fetch filter rejects the TextTrack, Manifest, Prefetch,
+// SignedExchange and FedCM types as unknown: those load, rarely and small.)
+var RenderBlockTypes = []network.ResourceType{
+	network.ResourceTypeImage, network.ResourceTypeMedia, network.ResourceTypeFont,
+	network.ResourceTypePing, network.ResourceTypeCSPViolationReport,
+}

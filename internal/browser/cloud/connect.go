@@ -2,12 +2,6 @@ package cloud
 
 import (
 	"context"
-	"fmt"
-	"time"
-
-	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/chromedp"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 )
@@ -17,25 +11,8 @@ import (
 // asks for its version and disconnects without closing the browser (the
 // provider owns it). It is how a provider's connect URL is verified before
 // a session is handed out. ctx bounds it (default 15 s). A refusal by dial
-// is returned wrapped (reason.As recovers its code).
+// is returned wrapped (reason.As recovers its code). The CDP work is
+// backend.ProbeRemote (chromedp stays inside internal/browser/backend).
 func Probe(ctx context.Context, wsURL string, dial backend.DialFunc) (product string, err error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-	}
-	actx, acancel := backend.NewRemoteAllocator(ctx, wsURL, dial)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	if err = chromedp.Do(bctx); err == nil {
-		var v browser.GetVersionResult
-		if v, err = chromedp.Call(bctx, browser.GetVersion, cdp.Empty{}); err == nil {
-			product = v.Product
-		}
-	}
-	if err != nil {
-		return "", fmt.Errorf("CDP connect %s: %w", wsURL, err)
-	}
-	return product, nil
+	return backend.ProbeRemote(ctx, wsURL, dial)
 }
