@@ -69,6 +69,7 @@ import (
 func (s *ProxySession) TopLevelNavigating(id string) {
 	s.mu.Lock()
 	s.tops[id] = false
+	s.pnaChangedLocked()
 	cut := s.publicCutLocked()
 	s.mu.Unlock()
 	closeAll(cut)
@@ -91,6 +92,7 @@ func (s *ProxySession) TopLevelCommitted(id, rawURL, opener string) {
 		private = s.tops[opener] // unknown opener: public
 	}
 	s.tops[id] = private
+	s.pnaChangedLocked()
 	cut := s.publicCutLocked()
 	s.mu.Unlock()
 	closeAll(cut)
@@ -100,6 +102,7 @@ func (s *ProxySession) TopLevelCommitted(id, rawURL, opener string) {
 func (s *ProxySession) TopLevelGone(id string) {
 	s.mu.Lock()
 	delete(s.tops, id)
+	s.pnaChangedLocked()
 	cut := s.publicCutLocked()
 	s.mu.Unlock()
 	closeAll(cut)
@@ -137,11 +140,24 @@ func (s *ProxySession) AllowNavigation(id, host string, port uint16) (done func(
 		s.mu.Lock()
 		if s.nav == a {
 			s.nav = nil
+			s.pnaChangedLocked()
 		}
 		cut := s.publicCutLocked()
 		s.mu.Unlock()
 		closeAll(cut)
 	}
+}
+
+// defaultCommitWait bounds how long pnaRefusal holds a private request while
+// the agent's own navigation is pending (see there): the commit of a loaded
+// page is reported within milliseconds, seconds on a machine under heavy load.
+const defaultCommitWait = 3 * time.Second
+
+// pnaChangedLocked wakes the requests pnaRefusal holds: the session's
+// top-level documents or its pending navigation changed. s.mu is held.
+func (s *ProxySession) pnaChangedLocked() {
+	close(s.pnaChanged)
+	s.pnaChanged = make(chan struct{})
 }
 
 // navAllowance is a pending AllowNavigation.
@@ -217,11 +233,32 @@ func (s *ProxySession) pnaRefusal(host string, port uint16, nav bool) *reason.Er
 	if s.allowPNA {
 		return nil
 	}
-	s.mu.Lock()
-	ok := s.privateLocked() || (nav && s.nav != nil && s.nav.host == originHost(host) && s.nav.port == port)
-	s.mu.Unlock()
-	if ok {
-		return nil
+	// While the agent's own navigation into the private network is pending,
+	// a request to another private host:port is most likely the new
+	// document's sub-resource that arrived before its commit was reported
+	// (a dev page on localhost:3000 calling its API on localhost:8080): it is
+	// held until the commit, a close or the navigation's end changes the
+	// session's state, for at most ProxyOptions.CommitWait, and decided then. It never
+	// gets more than a request arriving after that change would.
+	deadline := time.Now().Add(s.commitWait)
+	for {
+		s.mu.Lock()
+		ok := s.privateLocked() || (nav && s.nav != nil && s.nav.host == originHost(host) && s.nav.port == port)
+		pending, changed := s.nav != nil, s.pnaChanged
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		left := time.Until(deadline)
+		if !pending || left <= 0 {
+			break
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-changed:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	return reason.New(reason.PrivateNetworkFromPublic, reason.GateSSRF,
 		"Blocked: a public page asked for a private-network address (Private Network Access); only private pages, or your own browser_navigate to that address, may reach it. Set security.allow_private_urls: true to allow it.")

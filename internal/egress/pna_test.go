@@ -31,11 +31,17 @@ type pnaRig struct {
 
 func newPNARig(t *testing.T, allow bool) *pnaRig {
 	t.Helper()
+	return newPNARigWait(t, allow, 100*time.Millisecond)
+}
+
+// newPNARigWait is newPNARig with ProxyOptions.CommitWait set to wait.
+func newPNARigWait(t *testing.T, allow bool, wait time.Duration) *pnaRig {
+	t.Helper()
 	_, hits, privAP := countingServer(t, nil)
 	_, _, pubAP := countingServer(t, nil)
 	res := newResolver()
 	g := egress.New(egress.Options{Gate: urlsafe.Options{AllowPrivate: true}, Resolver: res, AllowAddrPorts: []netip.AddrPort{pubAP}})
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "pna", Guard: g, AllowPrivateFromPublic: allow})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "pna", Guard: g, AllowPrivateFromPublic: allow, CommitWait: wait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,5 +304,64 @@ func TestProxyDrain(t *testing.T) {
 	}()
 	if r.p.Drain(context.Background(), 100*time.Millisecond, 300*time.Millisecond) {
 		t.Error("Drain reported quiet while the browser kept asking")
+	}
+}
+
+// TestPNAHoldsRequestsUntilTheCommit: while the agent's own navigation into
+// the private network is pending, a request to another private host:port
+// (the new page's sub-resource, sent before the browser reported the commit)
+// is held and decided when the commit arrives, instead of refused at once
+// (which made a dev page's first requests to its API fail under load).
+func TestPNAHoldsRequestsUntilTheCommit(t *testing.T) {
+	r := newPNARigWait(t, false, 10*time.Second)
+	_, otherHits, otherAP := countingServer(t, nil)
+	done := r.p.AllowNavigation("tab", "127.0.0.1", r.privPort)
+	defer done()
+	type answer struct {
+		status int
+		code   reason.Code
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := r.c.Get("http://" + otherAP.String() + "/api")
+		if err != nil {
+			got <- answer{-1, ""}
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		got <- answer{resp.StatusCode, reason.Code(resp.Header.Get(egress.ProxyReasonHeader))}
+	}()
+	select {
+	case a := <-got:
+		t.Fatalf("request answered %d %q before the commit; want it held", a.status, a.code)
+	case <-time.After(300 * time.Millisecond):
+	}
+	r.p.TopLevelCommitted("tab", "http://"+r.priv+"/", "")
+	select {
+	case a := <-got:
+		if a.status != 200 || otherHits.Load() != 1 {
+			t.Fatalf("held request after a private commit: %d %q, %d hits; want 200 and 1 hit", a.status, a.code, otherHits.Load())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("held request not released by the commit")
+	}
+
+	// Held, then the navigation ends without a private commit: refused.
+	r.p.TopLevelNavigating("tab")
+	done2 := r.p.AllowNavigation("tab", "127.0.0.1", r.privPort)
+	go func() {
+		st, code := r.get(t, "http://"+otherAP.String()+"/api")
+		got <- answer{st, code}
+	}()
+	time.Sleep(100 * time.Millisecond) // the request is in flight (held or not, the answer below decides)
+	done2()
+	select {
+	case a := <-got:
+		if a.status != 403 || a.code != reason.PrivateNetworkFromPublic {
+			t.Fatalf("held request after the navigation ended: %d %q, want 403 private_network_from_public", a.status, a.code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("held request not released when the navigation ended")
 	}
 }

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -145,6 +146,8 @@ type ProxySession struct {
 	nav         *navAllowance         // the agent's pending navigation (AllowNavigation)
 	lastDial    map[string]bool       // "host:port" → its last dial reached a private IP
 	everPrivate map[string]bool       // "host:port" → some dial reached a private IP
+	commitWait  time.Duration         // ProxyOptions.CommitWait
+	pnaChanged  chan struct{}         // closed (and replaced) when tops or nav change (pnaRefusal waits on it)
 	clients     map[net.Conn]struct{} // the browser's open connections to the proxy (Drain)
 	lastArrival time.Time             // the last request or tunnel the browser asked for (Drain)
 }
@@ -166,6 +169,10 @@ type ProxyOptions struct {
 	// document. Set it when the user allowed private URLs
 	// (security.allow_private_urls); the zero value enforces it.
 	AllowPrivateFromPublic bool
+	// CommitWait bounds how long a request into the private network is held
+	// while the agent's own navigation is pending, waiting for the new
+	// document's commit (see pnaRefusal); zero means 3 s.
+	CommitWait time.Duration
 	// Authenticate makes NewProxySession draw a random credential
 	// (Credentials, 128 bits each for user and password) and answer every
 	// request or tunnel without it with 407 Proxy Authentication Required
@@ -190,8 +197,8 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 	s := &ProxySession{
 		guard: o.Guard, decider: o.Decider, logger: lg,
 		ln: ln, tunnels: map[net.Conn]bool{},
-		allowPNA: o.AllowPrivateFromPublic, tops: map[string]bool{},
-		lastDial: map[string]bool{}, everPrivate: map[string]bool{},
+		allowPNA: o.AllowPrivateFromPublic, commitWait: cmp.Or(o.CommitWait, defaultCommitWait), tops: map[string]bool{},
+		lastDial: map[string]bool{}, everPrivate: map[string]bool{}, pnaChanged: make(chan struct{}),
 		clients: map[net.Conn]struct{}{},
 	}
 	s.SetName(o.Name)
