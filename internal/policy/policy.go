@@ -247,7 +247,24 @@ func (p *Policy) Check(rawURL string) *Block {
 	if !p.Enabled() || len(p.rules) == 0 {
 		return nil
 	}
-	host := ExtractHost(rawURL)
+	return p.checkHost(ExtractHost(rawURL))
+}
+
+// CheckURL is Check(u.Href) for a URL already parsed by urlsafe.Parse,
+// with the same answer: it matches u.Host (the host ExtractHost(u.Href)
+// gives) without parsing the URL a second time. A URL without a host
+// ("mailto:a@b.example") takes Check's schemeless retry. A nil u is allowed.
+func (p *Policy) CheckURL(u *urlsafe.URL) *Block {
+	if !p.Enabled() || len(p.rules) == 0 || u == nil {
+		return nil
+	}
+	if u.Host == "" {
+		return p.Check(u.Href)
+	}
+	return p.checkHost(toASCII(normalizeHost(u.Host)))
+}
+
+func (p *Policy) checkHost(host string) *Block {
 	if host == "" {
 		return nil
 	}

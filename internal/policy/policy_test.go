@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/vectors"
 )
 
@@ -356,6 +357,19 @@ func TestExtractHostIsTheFetchedHost(t *testing.T) {
 	}
 	if b := p.Check("https://b.example/"); b != nil {
 		t.Errorf("Check(b.example) = %+v", b)
+	}
+	// CheckURL on the parsed URL gives the same answer as Check.
+	for _, raw := range []string{"http://0x7f.1/", `https://a.example\@b.example/`, "https://x.wild.example/", "https://b.example/", "https://Bücher.example./", "mailto:x@a.example"} {
+		u, err := urlsafe.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.CheckURL(u), p.Check(raw); !reflect.DeepEqual(got, want) {
+			t.Errorf("CheckURL(%q) = %+v, Check = %+v", raw, got, want)
+		}
+	}
+	if p.CheckURL(nil) != nil {
+		t.Error("CheckURL(nil) blocked")
 	}
 }
 
