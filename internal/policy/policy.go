@@ -38,6 +38,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // SourceConfig is the Rule.Source of rules that come from
@@ -246,7 +247,24 @@ func (p *Policy) Check(rawURL string) *Block {
 	if !p.Enabled() || len(p.rules) == 0 {
 		return nil
 	}
-	host := ExtractHost(rawURL)
+	return p.checkHost(ExtractHost(rawURL))
+}
+
+// CheckURL is Check(u.Href) for a URL already parsed by urlsafe.Parse,
+// with the same answer: it matches u.Host (the host ExtractHost(u.Href)
+// gives) without parsing the URL a second time. A URL without a host
+// ("mailto:a@b.example") takes Check's schemeless retry. A nil u is allowed.
+func (p *Policy) CheckURL(u *urlsafe.URL) *Block {
+	if !p.Enabled() || len(p.rules) == 0 || u == nil {
+		return nil
+	}
+	if u.Host == "" {
+		return p.Check(u.Href)
+	}
+	return p.checkHost(toASCII(normalizeHost(u.Host)))
+}
+
+func (p *Policy) checkHost(host string) *Block {
 	if host == "" {
 		return nil
 	}
@@ -331,21 +349,14 @@ func normalizeRule(s string) (string, bool) {
 		return "", false
 	}
 	if strings.Contains(value, "://") {
-		u, err := pySplit(value)
+		host, err := parseHost(value)
 		if err != nil {
-			return fmt.Sprintf("website_blocklist rule %q cannot be parsed and is ignored: %v", s, err), false
+			return fmt.Sprintf("website_blocklist rule %q is not a valid URL and is ignored; use a bare host such as example.com", s), false
 		}
-		switch {
-		case u.hostname() != "":
-			value = u.hostname()
-		case u.netloc != "":
-			value = u.netloc
-		default:
-			value = u.path
-		}
+		value = host
 	} else if strings.ContainsAny(value, ":@") && !isBareIPv6(value) {
-		if u, err := pySplit("//" + value); err == nil && u.hostname() != "" {
-			value = u.hostname()
+		if host, err := parseHost("http://" + value); err == nil && host != "" {
+			value = host
 		}
 	}
 	if i := strings.IndexByte(value, '/'); i >= 0 {
@@ -463,33 +474,44 @@ func compileGlob(pat string) (*regexp.Regexp, error) {
 
 // ExtractHost returns the host of rawURL as the website policy sees it
 // (spec §A8): the URL's hostname (userinfo, port and IPv6 brackets
-// removed), trimmed, lower-cased, trailing dots stripped. Schemeless input
-// ("example.com/path", "www.example.com") is retried as "//input". It
-// returns "" when no host can be found (empty input, "http://", a malformed
-// bracketed IPv6 authority). Non-ASCII hosts are converted to IDNA ASCII
-// form where possible (a Gatehouse addition; see NormalizeRule).
+// removed), lower-cased, trailing dots stripped. Schemeless input
+// ("example.com/path", "www.example.com", "example.com:8080") is retried as
+// "http://input" (§A8 retries it as "//input"). It returns "" when no host
+// can be found (empty input, "http://", a URL the parser refuses). Non-ASCII
+// hosts are in IDNA ASCII form (a Gatehouse addition; see NormalizeRule).
 //
-// The split follows Python's urllib.parse.urlsplit, which the described
-// system uses, deliberately leniently: a strict parser that errors out on a
-// bad port would let a malformed URL skip the blocklist.
+// The host comes from urlsafe.Parse, the WHATWG parser every other gate and
+// the fetchers use, so the policy judges the host a request reaches
+// ("http://0x7f.1/" is 127.0.0.1, "https://a.example\@b.example/" is
+// a.example). A Gatehouse departure from §A8, which splits with Python's
+// urlsplit: a URL that parser refuses (a port over 65535, an unbalanced
+// bracket) has no host here, so the policy lets it through, and Parse
+// refuses it as invalid_url before anything is fetched (every caller checks
+// the Href of a parsed URL).
 func ExtractHost(rawURL string) string {
-	host := ""
-	if u, err := pySplit(rawURL); err == nil {
-		host = normalizeHost(firstNonEmpty(u.hostname(), u.netloc))
-	}
+	host, err := parseHost(rawURL)
 	if host == "" && !strings.Contains(rawURL, "://") {
-		if u, err := pySplit("//" + rawURL); err == nil {
-			host = normalizeHost(firstNonEmpty(u.hostname(), u.netloc))
-		}
+		// "example.com/path" has no scheme; "example.com:8080/path" and
+		// "mailto:a@example.com" parse with an opaque path and no host.
+		host, err = parseHost("http://" + strings.TrimSpace(rawURL))
+	}
+	if err != nil {
+		return ""
 	}
 	return toASCII(host)
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
+// parseHost returns the host of rawURL as urlsafe.Parse canonicalises it,
+// lower-cased, trailing dots stripped, IPv6 without brackets, and "" for a
+// URL without a host. An opaque host (a non-special scheme such as
+// "foo://Host/") is lower-cased but left percent-encoded, as the standard
+// keeps it (no fetcher takes such a scheme).
+func parseHost(rawURL string) (string, error) {
+	u, rerr := urlsafe.Parse(rawURL)
+	if rerr != nil {
+		return "", rerr
 	}
-	return b
+	return normalizeHost(u.Host), nil
 }
 
 // normalizeHost is the spec §A6.3 hostname normalisation: trim, lower-case,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/vectors"
 )
 
@@ -310,7 +311,10 @@ func TestNormalizeRuleExtras(t *testing.T) {
 
 func TestExtractHostExtras(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"https://user:pw@Example.com:99999/x", "example.com"}, // bad port still yields the host
+		// A port over 65535: urlsplit still gave "example.com"; the WHATWG
+		// parser refuses the URL, so there is no host (urlsafe.Parse refuses
+		// it as invalid_url before any caller reaches the policy).
+		{"https://user:pw@Example.com:99999/x", ""},
 		{"http://[2001:DB8::1]:80/", "2001:db8::1"},
 		{"  https://example.com\t/", "example.com"},
 		{"https://bücher.example/", "xn--bcher-kva.example"},
@@ -322,6 +326,50 @@ func TestExtractHostExtras(t *testing.T) {
 		if got := ExtractHost(c.in); got != c.want {
 			t.Errorf("ExtractHost(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestExtractHostIsTheFetchedHost: the policy reads the host the WHATWG
+// parser (urlsafe.Parse) gives, the one the fetchers and the browser
+// connect to. Python's urlsplit, which the policy mirrored before, read
+// another host from each of these (issue 17: one URL parser).
+func TestExtractHostIsTheFetchedHost(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://0x7f.1/", "127.0.0.1"},                   // urlsplit: "0x7f.1"
+		{"http://2130706433/", "127.0.0.1"},               // urlsplit: "2130706433"
+		{`https://a.example\@b.example/`, "a.example"},    // urlsplit: "b.example"
+		{"http://exa%6Dple.com/", "example.com"},          // urlsplit: "exa%6dple.com"
+		{"https://example。com/", "example.com"},           // ideographic full stop; urlsplit: "xn--examplecom-..."
+		{"FOO://User@Opaque.Example/x", "opaque.example"}, // non-special scheme: opaque host
+	} {
+		if got := ExtractHost(c.in); got != c.want {
+			t.Errorf("ExtractHost(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	p, warns := Load(true, []string{"127.0.0.1", "a.example", "https://*.Wild.example/"}, nil, t.TempDir())
+	if len(warns) != 0 {
+		t.Fatalf("warnings: %v", warns)
+	}
+	for _, raw := range []string{"http://0x7f.1/", `https://a.example\@b.example/`, "https://x.wild.example/"} {
+		if p.Check(raw) == nil {
+			t.Errorf("Check(%q) allowed it", raw)
+		}
+	}
+	if b := p.Check("https://b.example/"); b != nil {
+		t.Errorf("Check(b.example) = %+v", b)
+	}
+	// CheckURL on the parsed URL gives the same answer as Check.
+	for _, raw := range []string{"http://0x7f.1/", `https://a.example\@b.example/`, "https://x.wild.example/", "https://b.example/", "https://Bücher.example./", "mailto:x@a.example"} {
+		u, err := urlsafe.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.CheckURL(u), p.Check(raw); !reflect.DeepEqual(got, want) {
+			t.Errorf("CheckURL(%q) = %+v, Check = %+v", raw, got, want)
+		}
+	}
+	if p.CheckURL(nil) != nil {
+		t.Error("CheckURL(nil) blocked")
 	}
 }
 

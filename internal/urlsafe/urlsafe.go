@@ -77,9 +77,10 @@ var parser = whatwg.NewParser()
 // validation error type only. Input or output beyond MaxURLBytes,
 // MaxAuthorityBytes or MaxSlashes is refused the same way.
 //
-// Already-canonical http(s) URLs (the common case) are recognised without
-// running the library, with the identical result. Parse(u.Href) yields u
-// again (with Raw = Href). Parse is safe for concurrent use.
+// Every URL goes through the library: there is no hand-written fast path
+// in front of it (one parser in the security gate; the cost is measured in
+// docs/benchmarks.md, "Gate check"). Parse(u.Href) yields u again (with
+// Raw = Href). Parse is safe for concurrent use.
 func Parse(raw string) (u *URL, rerr *reason.Error) {
 	trimmed := strings.TrimSpace(raw)
 	defer func() {
@@ -92,10 +93,7 @@ func Parse(raw string) (u *URL, rerr *reason.Error) {
 	if !withinLimits(trimmed) {
 		return nil, errTooLong()
 	}
-	repaired := repairSchemeGap(trimmed)
-	if u = parseFast(repaired); u != nil {
-		u.Raw = trimmed
-	} else if u, rerr = parseSlow(trimmed, repaired); rerr != nil {
+	if u, rerr = parseLibrary(trimmed, repairSchemeGap(trimmed)); rerr != nil {
 		return nil, rerr
 	}
 	if !withinLimits(u.Href) {
@@ -145,8 +143,9 @@ func errTooLong() *reason.Error {
 		MaxURLBytes, MaxAuthorityBytes, MaxSlashes))
 }
 
-// parseSlow is Parse through the WHATWG library.
-func parseSlow(trimmed, repaired string) (*URL, *reason.Error) {
+// parseLibrary is Parse's call into the WHATWG library: trimmed is the
+// input as Raw keeps it, repaired the same after repairSchemeGap.
+func parseLibrary(trimmed, repaired string) (*URL, *reason.Error) {
 	w, err := parser.Parse(repaired)
 	if err != nil {
 		return nil, invalidURL(err)
@@ -543,134 +542,6 @@ func isASCII(s string) bool {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
-	}
-	return true
-}
-
-// parseFast handles the common already-canonical http(s) URL without the
-// WHATWG library: lower-case scheme, an LDH host name whose last label starts
-// with a letter (so it can be neither an IPv4 number nor need IDNA), an
-// optional non-default port, and path, query and fragment made only of
-// printable ASCII that the standard leaves as written (no dot segments, no
-// %2e, no backslash, nothing to percent-encode). For such input the WHATWG
-// serialization is the input itself (plus "/" for an empty path). Anything
-// else returns nil and takes the library path. FuzzParse checks that both
-// paths agree wherever the fast one answers.
-func parseFast(s string) *URL {
-	var scheme string
-	switch {
-	case strings.HasPrefix(s, "https://"):
-		scheme = "https"
-	case strings.HasPrefix(s, "http://"):
-		scheme = "http"
-	default:
-		return nil
-	}
-	i := len(scheme) + 3
-	// Host: LDH labels, non-empty, no trailing dot, last label starts with a letter.
-	hostStart, labelStart := i, i
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c == '.' {
-			if i == labelStart {
-				return nil
-			}
-			labelStart = i + 1
-			continue
-		}
-		if (c >= 'a' && c <= 'z') || isDigit(c) || c == '-' {
-			continue
-		}
-		break
-	}
-	host := s[hostStart:i]
-	if host == "" || labelStart == i || s[labelStart] < 'a' || s[labelStart] > 'z' {
-		return nil
-	}
-	for l := host; l != ""; {
-		label, next, _ := strings.Cut(l, ".")
-		if strings.HasPrefix(label, "xn--") {
-			return nil // punycode: let IDNA validate it
-		}
-		l = next
-	}
-	u := &URL{Scheme: scheme, Host: host}
-	if i < len(s) && s[i] == ':' {
-		j := i + 1
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
-		port := s[i+1 : j]
-		if port == "" || len(port) > 5 || port[0] == '0' || port > "65535" && len(port) == 5 ||
-			port == defaultPort(scheme) {
-			return nil
-		}
-		u.Port = port
-		i = j
-	}
-	authEnd := i
-	// Path.
-	for ; i < len(s) && s[i] != '?' && s[i] != '#'; i++ {
-		if !fastPathByte(s[i]) {
-			return nil
-		}
-	}
-	path := s[authEnd:i]
-	if path != "" {
-		if path[0] != '/' || strings.Contains(path, "%2e") || strings.Contains(path, "%2E") {
-			return nil
-		}
-		for seg := path[1:]; ; {
-			cur, next, more := strings.Cut(seg, "/")
-			if cur == "." || cur == ".." {
-				return nil
-			}
-			if !more {
-				break
-			}
-			seg = next
-		}
-	}
-	rest := s[i:]
-	href := s
-	if path == "" {
-		path = "/"
-		href = s[:authEnd] + "/" + rest
-	}
-	u.Href, u.Path = href, path
-	if strings.HasPrefix(rest, "?") {
-		end := strings.IndexByte(rest, '#')
-		if end < 0 {
-			end = len(rest)
-		}
-		u.RawQuery = rest[1:end]
-		for k := 0; k < len(u.RawQuery); k++ {
-			if c := u.RawQuery[k]; c < 0x21 || c > 0x7e || c == '"' || c == '<' || c == '>' || c == '\'' {
-				return nil
-			}
-		}
-		rest = rest[end:]
-	}
-	if strings.HasPrefix(rest, "#") {
-		u.Fragment = rest[1:]
-		for k := 0; k < len(u.Fragment); k++ {
-			if c := u.Fragment[k]; c < 0x21 || c > 0x7e || c == '"' || c == '<' || c == '>' || c == '`' {
-				return nil
-			}
-		}
-	}
-	return u
-}
-
-// fastPathByte reports whether c stays as written in a special URL's path
-// (printable ASCII outside the path percent-encode set, not '\').
-func fastPathByte(c byte) bool {
-	if c < 0x21 || c > 0x7e {
-		return false
-	}
-	switch c {
-	case '"', '<', '>', '`', '{', '}', '\\':
-		return false
 	}
 	return true
 }
