@@ -3,6 +3,7 @@ package content
 import (
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -26,7 +27,7 @@ import (
 // stays a line break; the element's block children stay where they are.
 func breaksToParagraphs(doc *html.Node) {
 	var targets []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.Pre, atom.Code, atom.Script, atom.Style, atom.Svg, atom.Math, atom.Textarea, atom.Template:
@@ -39,6 +40,7 @@ func breaksToParagraphs(doc *html.Node) {
 		}
 		return true
 	})
+
 	for _, n := range targets {
 		splitAtBreaks(n)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 )
@@ -91,7 +92,7 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 	}
 	if len(ps) == 1 {
 		found := false
-		walk(doc, func(n *html.Node) bool {
+		dom.Walk(doc, func(n *html.Node) bool {
 			if found {
 				return false
 			}
@@ -100,13 +101,13 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 				return false
 			}
 			if isElem(n, "body") {
-				// The document dump of a page without paragraphs: one
-				// paragraph holding (nearly) every word of the body.
+
 				pt, bt := len(tokenize(ps[0])), len(tokenize(textContent(n)))
 				found = pt >= dumpMinTokens && float64(pt) >= dumpMinShare*float64(bt)
 			}
 			return true
 		})
+
 		return found
 	}
 	// The dump follows paragraphs of at most 100 characters in all;
@@ -156,16 +157,16 @@ func isChrome(n *html.Node, inContent bool) bool {
 			return true
 		}
 	}
-	if role, ok := attr(n, "role"); ok && chromeRoles[strings.ToLower(strings.TrimSpace(role))] {
+	if role, ok := dom.Attr(n, "role"); ok && chromeRoles[strings.ToLower(strings.TrimSpace(role))] {
 		return true
 	}
-	if _, ok := attr(n, "hidden"); ok {
+	if _, ok := dom.Attr(n, "hidden"); ok {
 		return true
 	}
-	if v, ok := attr(n, "aria-hidden"); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+	if v, ok := dom.Attr(n, "aria-hidden"); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
 		return true
 	}
-	if st, ok := attr(n, "style"); ok {
+	if st, ok := dom.Attr(n, "style"); ok {
 		st = strings.ToLower(strings.ReplaceAll(st, " ", ""))
 		if strings.Contains(st, "display:none") || strings.Contains(st, "visibility:hidden") {
 			return true
@@ -201,7 +202,7 @@ func mainContainer(doc *html.Node) *html.Node {
 				}
 				inContent = true
 			}
-			if role, _ := attr(n, "role"); main == nil && strings.EqualFold(strings.TrimSpace(role), "main") {
+			if role, _ := dom.Attr(n, "role"); main == nil && strings.EqualFold(strings.TrimSpace(role), "main") {
 				main = n
 				inContent = true
 			}

@@ -11,6 +11,8 @@ import (
 	xhtml "golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -710,10 +712,10 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 	}
 	// Text a browser would not render never reaches the agent, from a
 	// feed item as from a page (inline display:none, hidden, …).
-	dropHidden(ctx)
+	visibility.DropHidden(ctx)
 	removeElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
 		"form", "button", "select", "textarea", "input", "svg", "math", "dialog")
-	walk(ctx, func(n *xhtml.Node) bool {
+	dom.Walk(ctx, func(n *xhtml.Node) bool {
 		if n.Type == xhtml.ElementNode && isHeadingAtom(n.DataAtom) {
 			lvl := min(int(n.Data[1]-'0')+2, 6)
 			n.Data = fmt.Sprintf("h%d", lvl)
@@ -721,6 +723,7 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 		}
 		return true
 	})
+
 	absolutizeLinks(ctx, base)
 	prepareForMarkdown(ctx)
 	md, err := toMarkdown(ctx, base)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 )
 
@@ -53,12 +54,13 @@ func TestKeepInlineGaps(t *testing.T) {
 	root := parseFragment(t, "<li>an <em>x</em> table <code>y</code>\n<a>z</a> <b>w</b></li>")
 	polishTree(root)
 	var texts []string
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.TextNode {
 			texts = append(texts, n.Data)
 		}
 		return true
 	})
+
 	want := []string{"an" + gapMark, "x", gapMark + "table" + gapMark, "y", gapMark, "z", gapMark, "w"}
 	if strings.Join(texts, "|") != strings.Join(want, "|") {
 		t.Errorf("texts %q, want %q", texts, want)

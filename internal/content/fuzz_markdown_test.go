@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 )
 
 // FuzzHTMLToMarkdown builds an article page from the fuzzer's bytes (text
@@ -41,9 +43,7 @@ func FuzzHTMLToMarkdown(f *testing.F) {
 		}
 		loading := false
 		if tree, err := html.Parse(strings.NewReader(page)); err == nil {
-			sty := computeStyles(tree)
-			lens := map[*html.Node]int{}
-			loading = loadingState(tree, sty, lens, textLen(tree, lens))
+			loading = visibility.LoadingState(tree)
 		}
 		for _, h := range hidden {
 			if loading && strings.HasPrefix(h, fuzzScriptedMark) {

@@ -3,6 +3,7 @@ package content
 import (
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -109,14 +110,14 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 // isBylineElem reports whether n marks an author: rel="author",
 // itemprop="author", or an id or class naming a byline or author.
 func isBylineElem(n *html.Node) bool {
-	if v, _ := attr(n, "rel"); strings.EqualFold(v, "author") {
+	if v, _ := dom.Attr(n, "rel"); strings.EqualFold(v, "author") {
 		return true
 	}
-	if v, _ := attr(n, "itemprop"); strings.EqualFold(v, "author") {
+	if v, _ := dom.Attr(n, "itemprop"); strings.EqualFold(v, "author") {
 		return true
 	}
 	for _, key := range []string{"class", "id"} {
-		v, _ := attr(n, key)
+		v, _ := dom.Attr(n, key)
 		for _, c := range strings.Fields(strings.ToLower(v)) {
 			if strings.Contains(c, "byline") || c == "author" || strings.HasSuffix(c, "-author") || strings.HasPrefix(c, "author-") || strings.HasSuffix(c, "__author") || c == "by-author" {
 				return true
@@ -132,10 +133,10 @@ func isDateElem(n *html.Node) bool {
 	if n.Data == "time" {
 		return true
 	}
-	if v, _ := attr(n, "itemprop"); strings.EqualFold(v, "datePublished") {
+	if v, _ := dom.Attr(n, "itemprop"); strings.EqualFold(v, "datePublished") {
 		return true
 	}
-	v, _ := attr(n, "class")
+	v, _ := dom.Attr(n, "class")
 	for _, c := range strings.Fields(strings.ToLower(v)) {
 		switch {
 		case c == "date", strings.HasSuffix(c, "-date"), strings.HasPrefix(c, "date-"), strings.Contains(c, "published"), strings.Contains(c, "pubdate"), c == "timestamp", c == "dateline":

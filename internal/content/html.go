@@ -12,6 +12,8 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -165,8 +167,8 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	if err != nil {
 		return Document{Kind: KindHTML}, pass, parseError(err)
 	}
-	openNoscriptView(doc) // noscript.go: the page as a client without scripts gets it
-	dropHidden(doc)       // hidden.go: text a browser would not render never reaches the agent
+	openNoscriptView(doc)      // noscript.go: the page as a client without scripts gets it
+	visibility.DropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
 	base = documentBase(doc, base)
 	facts := readFacts(doc, base) // meta.go: before the extractors change the tree
 	absolutizeLinks(doc, base)
@@ -341,7 +343,7 @@ func nodeToMarkdown(node *html.Node, base *url.URL, o *originals) string {
 // and page chrome, or nil. It modifies doc (called last).
 func wholeBody(doc *html.Node) *html.Node {
 	var body *html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if body != nil {
 			return false
 		}
@@ -351,6 +353,7 @@ func wholeBody(doc *html.Node) *html.Node {
 		}
 		return true
 	})
+
 	if body == nil {
 		return nil
 	}
@@ -370,7 +373,7 @@ func wholeBody(doc *html.Node) *html.Node {
 // (nothing is resolved).
 func absolutizeLinks(doc *html.Node, base *url.URL) {
 	cleanLinks(doc)
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -378,7 +381,7 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 		switch n.Data {
 		case "a", "area":
 			keys = []string{"href"}
-			// mailto:/tel: stay as written; script and data: targets go.
+
 			repairHref(n)
 		case "img":
 			keys = []string{"src", "data-src"}
@@ -405,6 +408,7 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 		}
 		return true
 	})
+
 }
 
 // documentBase returns the URL relative links resolve against: the first
@@ -413,18 +417,19 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 func documentBase(doc *html.Node, base *url.URL) *url.URL {
 	var href string
 	found := false
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if found {
 			return false
 		}
 		if n.Type == html.ElementNode && n.DataAtom == atom.Base {
-			if v, ok := attr(n, "href"); ok {
+			if v, ok := dom.Attr(n, "href"); ok {
 				href, found = v, true
 				return false
 			}
 		}
 		return true
 	})
+
 	if !found {
 		return base
 	}
@@ -445,7 +450,7 @@ func documentBase(doc *html.Node, base *url.URL) *url.URL {
 // pageTitle returns the text of <title>, else of the first <h1>.
 func pageTitle(doc *html.Node) string {
 	var title, h1 string
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -465,6 +470,7 @@ func pageTitle(doc *html.Node) string {
 		}
 		return true
 	})
+
 	if title != "" {
 		return title
 	}
@@ -721,7 +727,7 @@ var commentClasses = []string{"comments", "comment-list", "commentlist", "commen
 func preClean(doc *html.Node, keepComments bool) {
 	unwrapContentForms(doc) // records.go
 	var drop, unwrap, comments []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -737,11 +743,12 @@ func preClean(doc *html.Node, keepComments bool) {
 			drop = append(drop, n)
 			return false
 		}
-		if v, _ := attr(n, "class"); n.Data == "div" && strings.Contains(v, "heading") {
+		if v, _ := dom.Attr(n, "class"); n.Data == "div" && strings.Contains(v, "heading") {
 			unwrap = append(unwrap, n)
 		}
 		return true
 	})
+
 	if len(comments) > 0 && !commentsAreContent(doc, comments) {
 		drop = append(drop, comments...)
 	}
@@ -812,23 +819,24 @@ func hasAncestorNode(n, a *html.Node) bool {
 // banners are often the longest text of a forum or shop page, so the
 // extractors take them for its content.
 func isOverlay(n *html.Node) bool {
-	role, _ := attr(n, "role")
-	modal, _ := attr(n, "aria-modal")
+	role, _ := dom.Attr(n, "role")
+	modal, _ := dom.Attr(n, "aria-modal")
 	if r := strings.ToLower(strings.TrimSpace(role)); r == "dialog" || r == "alertdialog" || strings.EqualFold(strings.TrimSpace(modal), "true") {
 		holds := false
-		walk(n, func(c *html.Node) bool {
+		dom.Walk(n, func(c *html.Node) bool {
 			if isElem(c, "h1") || isElem(c, "main") || isElem(c, "article") {
 				holds = true
 			}
 			return !holds
 		})
+
 		return !holds
 	}
-	if v, _ := attr(n, "aria-label"); strings.Contains(strings.ToLower(v), "cookie") {
+	if v, _ := dom.Attr(n, "aria-label"); strings.Contains(strings.ToLower(v), "cookie") {
 		return true
 	}
 	for _, key := range []string{"id", "class"} {
-		v, _ := attr(n, key)
+		v, _ := dom.Attr(n, key)
 		for _, tok := range strings.Fields(strings.ToLower(v)) {
 			switch {
 			case strings.HasPrefix(tok, "onetrust"), strings.HasPrefix(tok, "cybotcookiebot"), strings.HasPrefix(tok, "cookiebot"):
@@ -854,7 +862,7 @@ func isHeadingAtom(a atom.Atom) bool {
 
 // hasAnyClass reports whether one of n's classes is in names.
 func hasAnyClass(n *html.Node, names []string) bool {
-	v, ok := attr(n, "class")
+	v, ok := dom.Attr(n, "class")
 	if !ok {
 		return false
 	}
@@ -868,7 +876,7 @@ func hasAnyClass(n *html.Node, names []string) bool {
 
 // idIn reports whether n's id is in names.
 func idIn(n *html.Node, names []string) bool {
-	v, ok := attr(n, "id")
+	v, ok := dom.Attr(n, "id")
 	return ok && slices.Contains(names, strings.TrimSpace(v))
 }
 
@@ -889,7 +897,7 @@ func chooseTitle(doc *html.Node, extracted string) string {
 	}
 	extracted = clean(extracted)
 	og, page := "", ""
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -897,8 +905,8 @@ func chooseTitle(doc *html.Node, extracted string) string {
 		case atom.Body:
 			return false
 		case atom.Meta:
-			if p, _ := attr(n, "property"); og == "" && strings.EqualFold(p, "og:title") {
-				og, _ = attr(n, "content")
+			if p, _ := dom.Attr(n, "property"); og == "" && strings.EqualFold(p, "og:title") {
+				og, _ = dom.Attr(n, "content")
 			}
 		case atom.Title:
 			if page == "" {
@@ -908,6 +916,7 @@ func chooseTitle(doc *html.Node, extracted string) string {
 		}
 		return true
 	})
+
 	for _, t := range []string{clean(og), clean(page)} {
 		if t == "" {
 			continue

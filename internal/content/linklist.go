@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -56,7 +57,7 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 				return
 			}
 			if n.Data == "a" {
-				if h, ok := attr(n, "href"); ok && strings.TrimSpace(h) != "" && !strings.HasPrefix(strings.TrimSpace(h), "#") {
+				if h, ok := dom.Attr(n, "href"); ok && strings.TrimSpace(h) != "" && !strings.HasPrefix(strings.TrimSpace(h), "#") {
 					targets[strings.TrimSpace(h)] = true
 				}
 				inLink = true
@@ -92,28 +93,31 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 // in one row, the points in the next).
 func layoutHoldsLinks(root *html.Node, n int) bool {
 	in := map[string]bool{}
-	walk(root, func(t *html.Node) bool {
+	dom.Walk(root, func(t *html.Node) bool {
 		if !isElem(t, "table") {
 			return true
 		}
 		header := false
-		walk(t, func(d *html.Node) bool {
+		dom.Walk(t, func(d *html.Node) bool {
 			header = header || isElem(d, "th")
 			return !header
 		})
+
 		if header {
 			return false
 		}
-		walk(t, func(d *html.Node) bool {
+		dom.Walk(t, func(d *html.Node) bool {
 			if isElem(d, "a") {
-				if h, ok := attr(d, "href"); ok {
+				if h, ok := dom.Attr(d, "href"); ok {
 					in[strings.TrimSpace(h)] = true
 				}
 			}
 			return true
 		})
+
 		return false
 	})
+
 	return 2*len(in) >= n
 }
 
@@ -123,12 +127,13 @@ func layoutHoldsLinks(root *html.Node, n int) bool {
 // that has text, its cells written inline (a space between them).
 func layoutTablesToLists(root *html.Node) {
 	var tables []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if isElem(n, "table") {
 			tables = append(tables, n)
 		}
 		return true
 	})
+
 	// Innermost first, so that a rewritten inner table is plain markup
 	// inside its outer one's cells.
 	converted := map[*html.Node]bool{}
@@ -172,7 +177,7 @@ func tableRows(t *html.Node, converted map[*html.Node]bool) (rows []*html.Node, 
 			case isElem(c, "tr"):
 				rows = append(rows, c)
 				hasLink, hasTable := false, false
-				walk(c, func(d *html.Node) bool {
+				dom.Walk(c, func(d *html.Node) bool {
 					switch {
 					case isElem(d, "a"):
 						hasLink = true
@@ -183,6 +188,7 @@ func tableRows(t *html.Node, converted map[*html.Node]bool) (rows []*html.Node, 
 					}
 					return true
 				})
+
 				if hasLink {
 					linked++
 				}

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -39,15 +40,16 @@ const linkNameMark = "\uE003"
 // and an image or icon, standing in running prose, the text linkNameMark.
 func markTextlessLinks(doc *html.Node) {
 	var links []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if isElem(n, "a") {
-			if href, _ := attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
+			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
 				links = append(links, n)
 			}
 			return false
 		}
 		return true
 	})
+
 	for _, a := range links {
 		if !inProse(a) {
 			continue // a logo, avatar, thumbnail or icon bar: readability keeps the images
@@ -62,12 +64,12 @@ func markTextlessLinks(doc *html.Node) {
 // markTextlessLinks to its name (linkName, else its image's file name).
 func collectLinkNames(doc *html.Node) map[string]string {
 	names := map[string]string{}
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if !isElem(n, "a") {
 			return true
 		}
 		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == linkNameMark {
-			href, _ := attr(n, "href")
+			href, _ := dom.Attr(n, "href")
 			name := linkName(n)
 			if name == "" {
 				name = imageFileName(n)
@@ -78,6 +80,7 @@ func collectLinkNames(doc *html.Node) map[string]string {
 		}
 		return false
 	})
+
 	return names
 }
 
@@ -105,25 +108,26 @@ func inProse(a *html.Node) bool {
 	if b == nil || b.Type != html.ElementNode {
 		return false
 	}
-	href, _ := attr(a, "href")
+	href, _ := dom.Attr(a, "href")
 	href = strings.TrimSpace(href)
 	near := b
 	if p := b.Parent; p != nil && p.Type == html.ElementNode {
 		near = p
 	}
 	twin := false
-	walk(near, func(c *html.Node) bool {
+	dom.Walk(near, func(c *html.Node) bool {
 		if twin {
 			return false
 		}
 		if isElem(c, "a") && c != a {
-			if h, _ := attr(c, "href"); strings.TrimSpace(h) == href && hasText(c) {
+			if h, _ := dom.Attr(c, "href"); strings.TrimSpace(h) == href && hasText(c) {
 				twin = true
 			}
 			return false
 		}
 		return true
 	})
+
 	if twin {
 		return false
 	}
@@ -157,26 +161,26 @@ func hasText(n *html.Node) bool {
 // <title> of its inline SVG icons, else its title, else the title of its
 // images; collapsed, or "".
 func linkName(a *html.Node) string {
-	if v, _ := attr(a, "aria-label"); strings.TrimSpace(v) != "" {
+	if v, _ := dom.Attr(a, "aria-label"); strings.TrimSpace(v) != "" {
 		return collapseSpace(v)
 	}
 	var parts []string
-	walk(a, func(n *html.Node) bool {
+	dom.Walk(a, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.Data {
 		case "img":
-			v, _ := attr(n, "alt")
+			v, _ := dom.Attr(n, "alt")
 			if strings.TrimSpace(v) == "" {
-				v, _ = attr(n, "aria-label")
+				v, _ = dom.Attr(n, "aria-label")
 			}
 			if v = collapseSpace(v); v != "" {
 				parts = append(parts, v)
 			}
 			return false
 		case "svg":
-			if v, _ := attr(n, "aria-label"); strings.TrimSpace(v) != "" {
+			if v, _ := dom.Attr(n, "aria-label"); strings.TrimSpace(v) != "" {
 				parts = append(parts, collapseSpace(v))
 				return false
 			}
@@ -191,20 +195,22 @@ func linkName(a *html.Node) string {
 		}
 		return true
 	})
+
 	if len(parts) > 0 {
 		return strings.Join(parts, " ")
 	}
-	if v, _ := attr(a, "title"); strings.TrimSpace(v) != "" {
+	if v, _ := dom.Attr(a, "title"); strings.TrimSpace(v) != "" {
 		return collapseSpace(v)
 	}
 	var title string
-	walk(a, func(n *html.Node) bool {
+	dom.Walk(a, func(n *html.Node) bool {
 		if title == "" && isElem(n, "img") {
-			v, _ := attr(n, "title")
+			v, _ := dom.Attr(n, "title")
 			title = collapseSpace(v)
 		}
 		return title == ""
 	})
+
 	return title
 }
 
@@ -212,12 +218,12 @@ func linkName(a *html.Node) string {
 // ("chart-2024.png"), or "".
 func imageFileName(n *html.Node) string {
 	var name string
-	walk(n, func(c *html.Node) bool {
+	dom.Walk(n, func(c *html.Node) bool {
 		if name != "" {
 			return false
 		}
 		if isElem(c, "img") {
-			src, _ := attr(c, "src")
+			src, _ := dom.Attr(c, "src")
 			src = strings.TrimSpace(src)
 			if strings.HasPrefix(strings.ToLower(src), "data:") {
 				return false
@@ -233,6 +239,7 @@ func imageFileName(n *html.Node) string {
 		}
 		return name == ""
 	})
+
 	return name
 }
 
@@ -246,17 +253,18 @@ func imageFileName(n *html.Node) string {
 func nameTextlessLinks(root *html.Node, names map[string]string) {
 	var marked []*html.Node
 	var bare []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		switch {
 		case n.Type == html.TextNode && strings.Contains(n.Data, linkNameMark):
 			marked = append(marked, n)
 		case isElem(n, "a"):
-			if href, _ := attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
+			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
 				bare = append(bare, n)
 			}
 		}
 		return true
 	})
+
 	for _, t := range marked {
 		t.Data = strings.ReplaceAll(t.Data, linkNameMark, "")
 		a := t.Parent
@@ -266,7 +274,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 		if a == nil || strings.TrimSpace(t.Data) != "" {
 			continue // (an extractor moved it out of its link, or joined it to text)
 		}
-		href, _ := attr(a, "href")
+		href, _ := dom.Attr(a, "href")
 		name := names[strings.TrimSpace(href)]
 		if name == "" {
 			if name = linkName(a); name == "" {
@@ -274,7 +282,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 			}
 		}
 		if img := firstImage(a); img != nil {
-			if alt, _ := attr(img, "alt"); strings.TrimSpace(alt) == "" && name != "" {
+			if alt, _ := dom.Attr(img, "alt"); strings.TrimSpace(alt) == "" && name != "" {
 				setAttr(img, "alt", name)
 			}
 			continue
@@ -285,7 +293,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 		name := linkName(a)
 		prose := inProse(a)
 		if img := firstImage(a); img != nil {
-			if alt, _ := attr(img, "alt"); strings.TrimSpace(alt) == "" {
+			if alt, _ := dom.Attr(img, "alt"); strings.TrimSpace(alt) == "" {
 				if name == "" && prose {
 					name = imageFileName(a)
 				}
@@ -307,18 +315,19 @@ func firstImage(n *html.Node) *html.Node {
 	if n == nil {
 		return nil
 	}
-	walk(n, func(c *html.Node) bool {
+	dom.Walk(n, func(c *html.Node) bool {
 		if img == nil && isElem(c, "img") {
 			img = c
 		}
 		return img == nil
 	})
+
 	return img
 }
 
 // setAttr sets n's attribute key to val.
 func setAttr(n *html.Node, key, val string) {
-	removeAttr(n, key)
+	dom.RemoveAttr(n, key)
 	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
 }
 
@@ -350,15 +359,16 @@ const linkLeadMark = "\uE006"
 // Links without text are markTextlessLinks' concern.
 func markElementLinks(doc *html.Node) {
 	var links []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if !isElem(n, "a") {
 			return true
 		}
-		if href, _ := attr(n, "href"); strings.TrimSpace(href) != "" && openingElement(n) != nil && hasText(n) && inParagraph(n) {
+		if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && openingElement(n) != nil && hasText(n) && inParagraph(n) {
 			links = append(links, n)
 		}
 		return false
 	})
+
 	for _, a := range links {
 		a.InsertBefore(&html.Node{Type: html.TextNode, Data: linkLeadMark}, openingElement(a))
 	}

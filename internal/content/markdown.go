@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
@@ -125,7 +126,7 @@ type originals struct {
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
 func collectOriginals(doc *html.Node) *originals {
 	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc), linkNames: collectLinkNames(doc)}
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -146,6 +147,7 @@ func collectOriginals(doc *html.Node) *originals {
 		}
 		return true
 	})
+
 	return o
 }
 
@@ -168,16 +170,15 @@ func restoreOriginals(root *html.Node, o *originals) {
 	used := map[*html.Node]bool{}
 	lossy := lossyTables{page: o.tables, keys: map[*html.Node][][]string{}}
 	var swaps [][2]*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == root {
 			return true
 		}
 		var pool map[string][]*html.Node
-		// Extractors build nodes without DataAtom, so compare tag names.
+
 		switch n.Data {
 		case "pre", "code", "blockquote", "p":
-			// trafilatura turns <pre> into <code> or <blockquote>, and its
-			// last-resort "baseline" into a plain <p>.
+
 			pool = pools["pre"]
 		case "table":
 			pool = pools["table"]
@@ -193,8 +194,7 @@ func restoreOriginals(root *html.Node, o *originals) {
 			cands = cands[1:]
 		}
 		if len(cands) == 0 && n.Data == "table" && k != "" {
-			// A table that lost punctuation: match on letters and
-			// digits alone.
+
 			lk := looseKey(k)
 			for len(loose[lk]) > 0 && used[loose[lk][0]] {
 				loose[lk] = loose[lk][1:]
@@ -212,13 +212,11 @@ func restoreOriginals(root *html.Node, o *originals) {
 		}
 		multiline := strings.Contains(textContent(cands[0]), "\n")
 		if (n.Data == "code" && !isBlockCode(n) || n.Data == "p") && !multiline {
-			// An inline code span or a sentence that happens to equal a
-			// one-line <pre>.
+
 			return true
 		}
-		used[cands[0]] = true // (later lookups skip it)
-		// The copy loses the original's parents, where Sphinx, GitHub
-		// and Jekyll put the language: read it from the page.
+		used[cands[0]] = true
+
 		repl := cloneNode(cands[0])
 		if repl.Data == "pre" {
 			setLanguage(repl, codeLanguage(cands[0]))
@@ -226,6 +224,7 @@ func restoreOriginals(root *html.Node, o *originals) {
 		swaps = append(swaps, [2]*html.Node{n, repl})
 		return false
 	})
+
 	for _, s := range swaps {
 		old, repl := s[0], s[1]
 		if old.Parent == nil {
@@ -417,11 +416,11 @@ func codeLanguage(pre *html.Node) string {
 	for _, n := range cands {
 		// lang="…" is a human language, so only the data attributes count.
 		for _, key := range []string{"data-lang", "data-language"} {
-			if v, ok := attr(n, key); ok && isLangName(v) {
+			if v, ok := dom.Attr(n, key); ok && isLangName(v) {
 				return strings.ToLower(v)
 			}
 		}
-		class, _ := attr(n, "class")
+		class, _ := dom.Attr(n, "class")
 		if lang := languageFromClass(class); lang != "" {
 			return lang
 		}
@@ -487,32 +486,19 @@ func setLanguage(pre *html.Node, lang string) {
 			break
 		}
 	}
-	walk(pre, func(n *html.Node) bool {
+	dom.Walk(pre, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
-			removeAttr(n, "class")
+			dom.RemoveAttr(n, "class")
 		}
 		return true
 	})
+
 	if lang != "" {
 		target.Attr = append(target.Attr, html.Attribute{Key: "class", Val: "language-" + lang})
 	}
 }
 
 // ---------------------------------------------------------------- tree helpers
-
-// walk visits n and its descendants in document order; fn returns false to
-// skip a node's children.
-func walk(n *html.Node, fn func(*html.Node) bool) {
-	if n == nil {
-		return
-	}
-	if !fn(n) {
-		return
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		walk(c, fn)
-	}
-}
 
 // isElem reports whether n is an element named name. Extractors create
 // nodes without DataAtom, so the name is compared, not the atom.
@@ -526,18 +512,19 @@ func isElem(n *html.Node, name string) bool {
 // and drops stray <figcaption> elements: credits and gallery counters go.
 func figuresToImages(root *html.Node) {
 	var figs []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n != root && (n.Data == "figure" || n.Data == "figcaption") {
 			figs = append(figs, n)
 			return false
 		}
 		return true
 	})
+
 	for _, f := range figs {
 		if f.Data == "figure" {
 			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
 			var imgs, caps []*html.Node
-			walk(f, func(n *html.Node) bool {
+			dom.Walk(f, func(n *html.Node) bool {
 				switch {
 				case isElem(n, "img") || isElem(n, "picture"):
 					imgs = append(imgs, n)
@@ -548,6 +535,7 @@ func figuresToImages(root *html.Node) {
 				}
 				return true
 			})
+
 			for _, img := range imgs {
 				img.Parent.RemoveChild(img)
 				p.AppendChild(img)
@@ -567,7 +555,7 @@ func figuresToImages(root *html.Node) {
 // removeElements detaches every element under root named one of names.
 func removeElements(root *html.Node, names ...string) {
 	var drop []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n != root {
 			for _, name := range names {
 				if n.Data == name {
@@ -578,35 +566,17 @@ func removeElements(root *html.Node, names ...string) {
 		}
 		return true
 	})
+
 	for _, n := range drop {
 		n.Parent.RemoveChild(n)
 	}
-}
-
-func attr(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Namespace == "" && a.Key == key {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
-func removeAttr(n *html.Node, key string) {
-	out := n.Attr[:0]
-	for _, a := range n.Attr {
-		if a.Key != key {
-			out = append(out, a)
-		}
-	}
-	n.Attr = out
 }
 
 // textContent concatenates the text nodes under n (script and style
 // excluded).
 func textContent(n *html.Node) string {
 	var b strings.Builder
-	walk(n, func(c *html.Node) bool {
+	dom.Walk(n, func(c *html.Node) bool {
 		switch c.Type {
 		case html.TextNode:
 			b.WriteString(c.Data)
@@ -617,6 +587,7 @@ func textContent(n *html.Node) string {
 		}
 		return true
 	})
+
 	return b.String()
 }
 
@@ -649,7 +620,7 @@ var permalinkMarks = map[string]bool{"": true, "¶": true, "#": true, "§": true
 // counts only when it is aria-hidden or holds an aria-hidden icon and no
 // image.
 func isPermalink(a *html.Node) bool {
-	class, _ := attr(a, "class")
+	class, _ := dom.Attr(a, "class")
 	classes := strings.Fields(strings.ToLower(class))
 	if slices.Contains(classes, "headerlink") {
 		return true
@@ -658,7 +629,7 @@ func isPermalink(a *html.Node) bool {
 	if !permalinkMarks[text] {
 		return false
 	}
-	href, _ := attr(a, "href")
+	href, _ := dom.Attr(a, "href")
 	marked := strings.Contains(href, "#")
 	for _, c := range classes {
 		switch c {
@@ -673,22 +644,23 @@ func isPermalink(a *html.Node) bool {
 		return true
 	}
 	hidden, image := false, false
-	walk(a, func(n *html.Node) bool {
+	dom.Walk(a, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		if v, _ := attr(n, "aria-hidden"); v == "true" {
+		if v, _ := dom.Attr(n, "aria-hidden"); v == "true" {
 			hidden = true
 		}
 		switch n.Data {
 		case "img", "picture":
 			image = true
 		case "svg":
-			// An inline icon (octicon, feather).
+
 			hidden = true
 		}
 		return true
 	})
+
 	return hidden && !image
 }
 
@@ -698,7 +670,7 @@ func isPermalink(a *html.Node) bool {
 // its content (the text stays, the target goes).
 func cleanLinks(root *html.Node) {
 	var drop, unwrap []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if !isElem(n, "a") || n == root {
 			return true
 		}
@@ -711,6 +683,7 @@ func cleanLinks(root *html.Node) {
 		}
 		return true
 	})
+
 	for _, n := range drop {
 		n.Parent.RemoveChild(n)
 	}
@@ -729,7 +702,7 @@ func cleanLinks(root *html.Node) {
 // a data: URI other than an image, also when an extractor resolved it as a
 // relative path.
 func scriptTarget(a *html.Node) bool {
-	v, ok := attr(a, "href")
+	v, ok := dom.Attr(a, "href")
 	if !ok {
 		return false
 	}
@@ -844,14 +817,14 @@ var lazySrcsetAttrs = []string{"srcset", "data-srcset", "data-lazy-srcset"}
 // the first <source> of its <picture> that has one. The new src is resolved
 // against base when base is non-nil. A real src is left alone.
 func setLazySrc(img *html.Node, base *url.URL) {
-	src, _ := attr(img, "src")
+	src, _ := dom.Attr(img, "src")
 	src = strings.TrimSpace(src)
 	if src != "" && !strings.HasPrefix(strings.ToLower(src), "data:") {
 		return
 	}
 	var v string
 	for _, k := range lazySrcAttrs {
-		if c, ok := attr(img, k); ok && strings.TrimSpace(c) != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(c)), "data:") {
+		if c, ok := dom.Attr(img, k); ok && strings.TrimSpace(c) != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(c)), "data:") {
 			v = strings.TrimSpace(c)
 			break
 		}
@@ -870,7 +843,7 @@ func setLazySrc(img *html.Node, base *url.URL) {
 			if v != "" {
 				break
 			}
-			if c, ok := attr(n, k); ok {
+			if c, ok := dom.Attr(n, k); ok {
 				v = largestCandidate(c)
 			}
 		}
@@ -883,7 +856,7 @@ func setLazySrc(img *html.Node, base *url.URL) {
 			v = base.ResolveReference(ref).String()
 		}
 	}
-	removeAttr(img, "src")
+	dom.RemoveAttr(img, "src")
 	img.Attr = append(img.Attr, html.Attribute{Key: "src", Val: v})
 }
 

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"golang.org/x/net/html"
 )
 
@@ -14,10 +16,10 @@ import (
 // and … -->") or an element a browser would not render ("<span
 // style="display:none">…</span>", "<div hidden>", "<template>") shows
 // nothing to a reader and everything to a model, which is how prompt
-// injections are slipped to agents. So these go, the way dropHidden
+// injections are slipped to agents. So these go, the way visibility.DropHidden
 // treats HTML pages (issue 6 item 4): the markdown's raw HTML, with its
 // text runs and code in place, is parsed as the HTML document GFM would
-// produce, dropHidden (and the document's own <style> rules) decides what
+// produce, visibility.DropHidden (and the document's own <style> rules) decides what
 // a browser would not render, and the markdown keeps exactly the pieces
 // (text runs, tags, code) that survive, byte for byte. Comments, <script>
 // and <style> elements go too. Code (fenced blocks and code spans) is
@@ -48,7 +50,7 @@ func sanitizeMarkdownHTML(md string) string {
 		switch p.kind {
 		case 't', 'c':
 			if p.kind == 't' && i > 0 && pieces[i-1].kind == 's' && (pieces[i-1].name == "style" || pieces[i-1].name == "script") {
-				b.WriteString(p.raw) // the rules dropHidden reads (the element goes anyway)
+				b.WriteString(p.raw) // the rules visibility.DropHidden reads (the element goes anyway)
 				continue
 			}
 			b.WriteString(`<gh-p i="` + id + `"></gh-p>`)
@@ -67,9 +69,9 @@ func sanitizeMarkdownHTML(md string) string {
 	if err != nil {
 		return joinKept(pieces, nil, true) // (nested too deep: comments still go)
 	}
-	dropHidden(doc)
+	visibility.DropHidden(doc)
 	kept := map[int]bool{}
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -85,6 +87,7 @@ func sanitizeMarkdownHTML(md string) string {
 		}
 		return true
 	})
+
 	return joinKept(pieces, kept, false)
 }
 

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
@@ -159,23 +160,23 @@ func readMetadata(doc *html.Node, base *url.URL) Metadata {
 	metas := map[string]string{} // lower-cased name/property/itemprop → first content
 	var canonical, lang, httpLang, timeDate string
 	var ld []map[string]any
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.DataAtom {
 		case atom.Html:
-			if v, ok := attr(n, "lang"); ok && lang == "" {
+			if v, ok := dom.Attr(n, "lang"); ok && lang == "" {
 				lang = strings.TrimSpace(v)
 			}
 		case atom.Meta:
-			content, ok := attr(n, "content")
+			content, ok := dom.Attr(n, "content")
 			content = collapseSpace(content)
 			if !ok || content == "" {
 				return true
 			}
 			for _, k := range []string{"name", "property", "itemprop"} {
-				if key, ok := attr(n, k); ok {
+				if key, ok := dom.Attr(n, k); ok {
 					for _, key := range strings.Fields(strings.ToLower(key)) {
 						if _, seen := metas[key]; !seen {
 							metas[key] = content
@@ -183,30 +184,31 @@ func readMetadata(doc *html.Node, base *url.URL) Metadata {
 					}
 				}
 			}
-			if he, ok := attr(n, "http-equiv"); ok && strings.EqualFold(strings.TrimSpace(he), "content-language") && httpLang == "" {
+			if he, ok := dom.Attr(n, "http-equiv"); ok && strings.EqualFold(strings.TrimSpace(he), "content-language") && httpLang == "" {
 				httpLang, _, _ = strings.Cut(content, ",")
 			}
 		case atom.Link:
-			rel, _ := attr(n, "rel")
+			rel, _ := dom.Attr(n, "rel")
 			if canonical == "" && hasToken(rel, "canonical") {
-				canonical, _ = attr(n, "href")
+				canonical, _ = dom.Attr(n, "href")
 			}
 		case atom.Script:
-			if t, _ := attr(n, "type"); strings.EqualFold(strings.TrimSpace(t), "application/ld+json") {
-				ld = append(ld, jsonLDItems(rawText(n))...)
+			if t, _ := dom.Attr(n, "type"); strings.EqualFold(strings.TrimSpace(t), "application/ld+json") {
+				ld = append(ld, jsonLDItems(dom.RawText(n))...)
 			}
 			return false
 		case atom.Time:
 			if timeDate == "" {
-				ip, _ := attr(n, "itemprop")
-				_, pub := attr(n, "pubdate")
-				if dt, ok := attr(n, "datetime"); ok && (pub || strings.EqualFold(strings.TrimSpace(ip), "datePublished")) {
+				ip, _ := dom.Attr(n, "itemprop")
+				_, pub := dom.Attr(n, "pubdate")
+				if dt, ok := dom.Attr(n, "datetime"); ok && (pub || strings.EqualFold(strings.TrimSpace(ip), "datePublished")) {
 					timeDate = dt
 				}
 			}
 		}
 		return true
 	})
+
 	article, site, anyItem := pickLD(ld)
 	first := func(vals ...string) string {
 		for _, v := range vals {
@@ -501,7 +503,7 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 	}
 	idx := map[string]int{}
 	var all []Link
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -512,7 +514,7 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 		default:
 			return true
 		}
-		href, ok := attr(n, "href")
+		href, ok := dom.Attr(n, "href")
 		if !ok {
 			return true
 		}
@@ -536,6 +538,7 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 		all = append(all, Link{URL: u, Text: text})
 		return true
 	})
+
 	return all
 }
 
@@ -564,21 +567,22 @@ func linkText(n *html.Node) string {
 	t := collapseSpace(textContent(n))
 	if t == "" {
 		for _, k := range []string{"aria-label", "title"} {
-			if v, ok := attr(n, k); ok && strings.TrimSpace(v) != "" {
+			if v, ok := dom.Attr(n, k); ok && strings.TrimSpace(v) != "" {
 				t = collapseSpace(v)
 				break
 			}
 		}
 	}
 	if t == "" {
-		walk(n, func(c *html.Node) bool {
+		dom.Walk(n, func(c *html.Node) bool {
 			if t == "" && c.Type == html.ElementNode && c.DataAtom == atom.Img {
-				if v, ok := attr(c, "alt"); ok {
+				if v, ok := dom.Attr(c, "alt"); ok {
 					t = collapseSpace(v)
 				}
 			}
 			return t == ""
 		})
+
 	}
 	if utf8.RuneCountInString(t) > maxLinkText {
 		r := []rune(t)
@@ -590,33 +594,20 @@ func linkText(n *html.Node) string {
 // jsWords are what a <noscript> asking for JavaScript says.
 var jsWords = lazyregexp.New(`(?i)javascript|\bjs\b`)
 
-// runsScript reports whether the <script> element n runs JavaScript: no
-// type, a JavaScript MIME type or "module" (HTML §4.12.1.1; JSON-LD and
-// templates are data), with a src or a body.
-func runsScript(n *html.Node) bool {
-	t, _ := attr(n, "type")
-	t = strings.ToLower(strings.TrimSpace(t))
-	if t == "" || t == "module" || strings.Contains(t, "javascript") || strings.Contains(t, "ecmascript") {
-		src, _ := attr(n, "src")
-		return src != "" || strings.TrimSpace(rawText(n)) != ""
-	}
-	return false
-}
-
 // readShell measures the structure of <body> (see Shell).
 func readShell(doc *html.Node) Shell {
 	var s Shell
 	var body *html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.DataAtom {
 		case atom.Script:
-			s.Scripts = s.Scripts || runsScript(n)
+			s.Scripts = s.Scripts || dom.RunsScript(n)
 			return false
 		case atom.Noscript:
-			if jsWords.MatchString(rawText(n)) {
+			if jsWords.MatchString(dom.RawText(n)) {
 				s.NoscriptAsksJS = true
 			}
 			return false
@@ -627,6 +618,7 @@ func readShell(doc *html.Node) Shell {
 		}
 		return true
 	})
+
 	if body == nil {
 		return s
 	}
@@ -664,7 +656,7 @@ func readShell(doc *html.Node) Shell {
 			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Link, atom.Meta:
 				continue
 			}
-			_, hasID := attr(c, "id")
+			_, hasID := dom.Attr(c, "id")
 			custom := strings.Contains(c.Data, "-")
 			if (hasID || custom) && strings.TrimSpace(visibleOf(c)) == "" {
 				s.EmptyMount = true
@@ -679,22 +671,10 @@ func readShell(doc *html.Node) Shell {
 	return s
 }
 
-// rawText returns the text children of a raw-text element (<script>,
-// <noscript>), which textContent skips.
-func rawText(n *html.Node) string {
-	var b strings.Builder
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == html.TextNode {
-			b.WriteString(c.Data)
-		}
-	}
-	return b.String()
-}
-
 // visibleOf returns the text of n outside scripts, styles, <noscript> and <template>.
 func visibleOf(n *html.Node) string {
 	var b strings.Builder
-	walk(n, func(c *html.Node) bool {
+	dom.Walk(n, func(c *html.Node) bool {
 		switch c.Type {
 		case html.TextNode:
 			b.WriteString(c.Data)
@@ -706,5 +686,6 @@ func visibleOf(n *html.Node) string {
 		}
 		return b.Len() < 64
 	})
+
 	return b.String()
 }

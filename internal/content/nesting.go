@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 )
 
@@ -118,7 +119,7 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 				s.blocks++
 			}
 			if isElem(c, "a") {
-				if h, _ := attr(c, "href"); strings.TrimSpace(h) != "" {
+				if h, _ := dom.Attr(c, "href"); strings.TrimSpace(h) != "" {
 					s.links++
 				}
 			}
@@ -174,7 +175,7 @@ type nestEntry struct {
 func collectNested(doc *html.Node) nestIndex {
 	idx := nestIndex{bySig: map[textSig][]nestEntry{}, byBag: map[textSig][]nestEntry{}}
 	stats := sigStats(doc)
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && nestContainers[n.Data] {
 			if s := stats[n]; (s.blocks > 0 || s.links > 0 || s.numbered > 0 || n.Data == "blockquote") && s.sig.n > 0 {
 				e := nestEntry{n, s.sig, s.blocks, s.links, s.numbered}
@@ -184,6 +185,7 @@ func collectNested(doc *html.Node) nestIndex {
 		}
 		return true
 	})
+
 	return idx
 }
 
@@ -343,7 +345,7 @@ func numberedList(n *html.Node) bool {
 	if !isElem(n, "ol") {
 		return false
 	}
-	v, ok := attr(n, "start")
+	v, ok := dom.Attr(n, "start")
 	if !ok {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -44,13 +45,14 @@ func unmarkText(s string) string {
 // to 0.974 (its reference texts mostly leave captions out).
 func captionsToParagraphs(root *html.Node, sentencesOnly bool) {
 	var caps []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if isElem(n, "figcaption") && (!sentencesOnly || isSentence(textContent(n))) {
 			caps = append(caps, n)
 			return false
 		}
 		return true
 	})
+
 	for _, n := range caps {
 		if strings.TrimSpace(textContent(n)) == "" {
 			continue
@@ -111,7 +113,7 @@ func polishTree(doc *html.Node) {
 			case "pre", "code", "script", "style", "svg", "math", "textarea":
 				inCode = true
 			case "input":
-				if t, _ := attr(n, "type"); strings.EqualFold(t, "checkbox") && leadsItem(n) {
+				if t, _ := dom.Attr(n, "type"); strings.EqualFold(t, "checkbox") && leadsItem(n) {
 					inputs = append(inputs, n)
 				}
 			case "details":
@@ -139,7 +141,7 @@ func polishTree(doc *html.Node) {
 	visit(doc, false, false)
 	for _, n := range inputs {
 		mark := taskOpen
-		if _, ok := attr(n, "checked"); ok {
+		if _, ok := dom.Attr(n, "checked"); ok {
 			mark = taskDone
 		}
 		n.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: mark + " "}, n)
@@ -179,13 +181,14 @@ func polishTree(doc *html.Node) {
 		// and trim a leading space: gapMark survives, toMarkdown makes it
 		// a space.)
 		done := false
-		walk(n.NextSibling, func(c *html.Node) bool {
+		dom.Walk(n.NextSibling, func(c *html.Node) bool {
 			if !done && c.Type == html.TextNode && c.Data != "" {
 				c.Data = gapMark + c.Data
 				done = true
 			}
 			return !done
 		})
+
 	}
 }
 
@@ -292,7 +295,7 @@ func spacedInline(n *html.Node) bool {
 	default:
 		return false
 	}
-	_, ok := attr(n, "class")
+	_, ok := dom.Attr(n, "class")
 	return ok || n.Data == "time"
 }
 
@@ -360,7 +363,7 @@ func leadsItem(n *html.Node) bool {
 	}
 	lead := true
 	found := false
-	walk(li, func(c *html.Node) bool {
+	dom.Walk(li, func(c *html.Node) bool {
 		if found || !lead {
 			return false
 		}
@@ -372,6 +375,7 @@ func leadsItem(n *html.Node) bool {
 		}
 		return !found && lead
 	})
+
 	return found && lead
 }
 
@@ -389,7 +393,7 @@ func lastInParent(n *html.Node) bool {
 // isBacklink reports whether a is a footnote's "jump back" mark (MediaWiki's
 // "^" or "↑" pointing at #cite_ref-…): it carries no text of its own.
 func isBacklink(a *html.Node) bool {
-	href, _ := attr(a, "href")
+	href, _ := dom.Attr(a, "href")
 	if !strings.Contains(href, "#cite_ref") {
 		return false
 	}
@@ -429,13 +433,14 @@ func isSentence(s string) bool {
 // right after the figure: the extractors drop a figure's text.
 func moveCaptionsOut(doc *html.Node) {
 	var ps []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if isElem(n, "p") && hasAnyClass(n, []string{captionClass}) {
 			ps = append(ps, n)
 			return false
 		}
 		return true
 	})
+
 	for _, p := range ps {
 		f := p.Parent
 		for f != nil && !isElem(f, "figure") {
@@ -465,12 +470,13 @@ var headingBlocks = map[string]bool{
 // it has none, its first block (a "<h1><div>Title</div></h1>" stays).
 func splitHeadings(doc *html.Node) {
 	var heads []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && isHeadingAtom(n.DataAtom) {
 			heads = append(heads, n)
 		}
 		return true
 	})
+
 	for _, h := range heads {
 		if h.Parent == nil {
 			continue
@@ -517,7 +523,7 @@ func isBoxed(n *html.Node) bool {
 	if n == nil || n.Type != html.ElementNode {
 		return false
 	}
-	if v, ok := attr(n, "style"); ok && strings.Contains(strings.ToLower(v), "display") {
+	if v, ok := dom.Attr(n, "style"); ok && strings.Contains(strings.ToLower(v), "display") {
 		for _, decl := range strings.Split(strings.ToLower(v), ";") {
 			k, val, ok := strings.Cut(decl, ":")
 			if !ok || strings.TrimSpace(k) != "display" {

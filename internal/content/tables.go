@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -66,7 +67,7 @@ func codeListing(t *html.Node) (code string, ok bool) {
 		}
 		num := strings.TrimSpace(textContent(r[0]))
 		if num == "" {
-			num, _ = attr(r[0], "data-line-number")
+			num, _ = dom.Attr(r[0], "data-line-number")
 		}
 		nums = append(nums, strings.TrimSpace(num))
 		lines = append(lines, strings.TrimRight(strings.TrimPrefix(textContent(r[1]), "\n"), "\n"))
@@ -107,12 +108,13 @@ func looksLikeCode(lines []string) bool {
 func findElem(n *html.Node, name string) *html.Node {
 	var found *html.Node
 	for c := n.FirstChild; c != nil && found == nil; c = c.NextSibling {
-		walk(c, func(d *html.Node) bool {
+		dom.Walk(c, func(d *html.Node) bool {
 			if found == nil && isElem(d, name) {
 				found = d
 			}
 			return found == nil
 		})
+
 	}
 	return found
 }
@@ -121,12 +123,13 @@ func findElem(n *html.Node, name string) *html.Node {
 // root (codeListing) by a code block with the listing's language.
 func listingsToCode(root *html.Node) {
 	var tables []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if isElem(n, "table") {
 			tables = append(tables, n)
 		}
 		return true
 	})
+
 	for _, t := range tables {
 		if t.Parent == nil {
 			continue
