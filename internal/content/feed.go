@@ -11,6 +11,7 @@ import (
 	xhtml "golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/charset"
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -248,7 +249,7 @@ func parseFeed(text string, base *url.URL, format feedFormat) *feed {
 	if format == formatAtom {
 		p.itemName = "entry"
 	}
-	scanXML(sanitizeXML(text), identityCharsetReader, maxXMLResyncs, func(tok xml.Token) bool {
+	charset.ScanDecodedXML(sanitizeXML(text), func(tok xml.Token) bool {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			p.start(t)
@@ -261,6 +262,7 @@ func parseFeed(text string, base *url.URL, format feedFormat) *feed {
 		}
 		return true
 	})
+
 	for len(p.stack) > 0 {
 		p.pop()
 	}
@@ -610,7 +612,7 @@ func resolveLink(base *url.URL, raw string) string {
 // a feed: every non-blank run of character data, trimmed, one per line.
 func xmlTextContent(text string) string {
 	var b strings.Builder
-	scanXML(sanitizeXML(text), identityCharsetReader, maxXMLResyncs, func(tok xml.Token) bool {
+	charset.ScanDecodedXML(sanitizeXML(text), func(tok xml.Token) bool {
 		if cd, ok := tok.(xml.CharData); ok {
 			if s := collapseSpace(string(cd)); s != "" {
 				b.WriteString(s)
@@ -619,6 +621,7 @@ func xmlTextContent(text string) string {
 		}
 		return true
 	})
+
 	return b.String()
 }
 
