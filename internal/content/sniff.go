@@ -1,9 +1,6 @@
 package content
 
-import (
-	"bytes"
-
-)
+import "bytes"
 
 // magicSignatures lists the binary kinds refused as BinaryPayload (spec
 // §A10.2: "SQLite, ZIP, gzip, bzip2, xz, 7-Zip, ELF, Mach-O, PNG, JPEG, GIF,
