@@ -99,12 +99,12 @@ func splitAtBreaks(n *html.Node) {
 		}
 		if content {
 			for _, c := range run[:start] {
-				if isElem(c, "br") {
+				if dom.IsElem(c, "br") {
 					n.RemoveChild(c)
 				}
 			}
 			for _, c := range run[end:] {
-				if isElem(c, "br") {
+				if dom.IsElem(c, "br") {
 					n.RemoveChild(c)
 				}
 			}
@@ -117,7 +117,7 @@ func splitAtBreaks(n *html.Node) {
 		switch {
 		case !inRun(c):
 			flush()
-		case isElem(c, "br") && doubleBreak(c):
+		case dom.IsElem(c, "br") && doubleBreak(c):
 			// The first <br> of a gap: it ends the paragraph, and
 			// the gap's other breaks are edge filler of the next.
 			run = append(run, c)
@@ -133,7 +133,7 @@ func splitAtBreaks(n *html.Node) {
 // edgeFiller reports whether c is a <br>, white space or a comment: what a
 // paragraph run is trimmed of.
 func edgeFiller(c *html.Node) bool {
-	return isElem(c, "br") || c.Type == html.CommentNode || c.Type == html.TextNode && strings.TrimFunc(c.Data, isSpaceRune) == ""
+	return dom.IsElem(c, "br") || c.Type == html.CommentNode || c.Type == html.TextNode && strings.TrimFunc(c.Data, isSpaceRune) == ""
 }
 
 // doubleBreak reports whether the <br> br is followed by another <br>,
@@ -141,7 +141,7 @@ func edgeFiller(c *html.Node) bool {
 func doubleBreak(br *html.Node) bool {
 	for c := br.NextSibling; c != nil; c = c.NextSibling {
 		switch {
-		case isElem(c, "br"):
+		case dom.IsElem(c, "br"):
 			return true
 		case !edgeFiller(c):
 			return false

@@ -97,7 +97,7 @@ func TestBreaksToParagraphs(t *testing.T) {
 func findBody(n *html.Node) *html.Node {
 	var body *html.Node
 	dom.Walk(n, func(c *html.Node) bool {
-		if body == nil && isElem(c, "body") {
+		if body == nil && dom.IsElem(c, "body") {
 			body = c
 		}
 		return body == nil

@@ -68,7 +68,7 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 	for c := res.ContentNode.FirstChild; c != nil; c = c.NextSibling {
 		switch {
 		case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
-		case isElem(c, "p") && len(c.Attr) == 0 && c.FirstChild != nil &&
+		case dom.IsElem(c, "p") && len(c.Attr) == 0 && c.FirstChild != nil &&
 			c.FirstChild == c.LastChild && c.FirstChild.Type == html.TextNode:
 			paras = append(paras, c)
 		default:
@@ -88,7 +88,7 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 	}
 	ps := make([]string, len(paras))
 	for i, p := range paras {
-		ps[i] = collapseSpace(p.FirstChild.Data)
+		ps[i] = dom.CollapseSpace(p.FirstChild.Data)
 	}
 	if len(ps) == 1 {
 		found := false
@@ -96,13 +96,13 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 			if found {
 				return false
 			}
-			if isElem(n, "article") {
-				found = collapseSpace(textContent(n)) == ps[0]
+			if dom.IsElem(n, "article") {
+				found = dom.CollapseSpace(dom.TextContent(n)) == ps[0]
 				return false
 			}
-			if isElem(n, "body") {
+			if dom.IsElem(n, "body") {
 
-				pt, bt := len(tokenize(ps[0])), len(tokenize(textContent(n)))
+				pt, bt := len(tokenize(ps[0])), len(tokenize(dom.TextContent(n)))
 				found = pt >= dumpMinTokens && float64(pt) >= dumpMinShare*float64(bt)
 			}
 			return true
@@ -313,7 +313,7 @@ func stripChrome(root *html.Node, inContent bool) {
 // conversion fails.
 func directMarkdown(c *html.Node, base *url.URL) string {
 	inContent := c.Data == "article" || c.Data == "main" || hasAncestor(c, "article", "main")
-	root := cloneNode(c)
+	root := dom.CloneNode(c)
 	stripChrome(root, inContent)
 	captionsToParagraphs(root, false)
 	figuresToImages(root)

@@ -402,13 +402,13 @@ func (p *feedParser) itemField(t xml.StartElement, d int, base *url.URL) {
 	case "pubDate", "published", "issued":
 		p.capture(d, base, func(c *capture) {
 			if it.date == "" {
-				it.date = collapseSpace(c.plain.String())
+				it.date = dom.CollapseSpace(c.plain.String())
 			}
 		})
 	case "date", "updated", "modified":
 		p.capture(d, base, func(c *capture) {
 			if it.updated == "" {
-				it.updated = collapseSpace(c.plain.String())
+				it.updated = dom.CollapseSpace(c.plain.String())
 			}
 		})
 	case "author", "creator", "contributor":
@@ -420,7 +420,7 @@ func (p *feedParser) itemField(t xml.StartElement, d int, base *url.URL) {
 			if strings.TrimSpace(name) == "" {
 				name = c.plain.String()
 			}
-			if name = collapseSpace(name); name != "" && !containsString(it.authors, name) {
+			if name = dom.CollapseSpace(name); name != "" && !containsString(it.authors, name) {
 				it.authors = append(it.authors, name)
 			}
 		})
@@ -448,9 +448,9 @@ func (p *feedParser) titleText(c *capture, typ markupType) string {
 	case p.f.format == formatAtom && typ == markupHTML:
 		return htmlText(c.raw.String())
 	case p.f.format != formatAtom && strings.Contains(c.plain.String(), "&"):
-		return collapseSpace(html.UnescapeString(c.plain.String()))
+		return dom.CollapseSpace(html.UnescapeString(c.plain.String()))
 	}
-	return collapseSpace(c.plain.String())
+	return dom.CollapseSpace(c.plain.String())
 }
 
 // fieldMarkup returns what c holds, read as typ.
@@ -614,7 +614,7 @@ func xmlTextContent(text string) string {
 	var b strings.Builder
 	charset.ScanDecodedXML(sanitizeXML(text), func(tok xml.Token) bool {
 		if cd, ok := tok.(xml.CharData); ok {
-			if s := collapseSpace(string(cd)); s != "" {
+			if s := dom.CollapseSpace(string(cd)); s != "" {
 				b.WriteString(s)
 				b.WriteByte('\n')
 			}
@@ -731,7 +731,7 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 	prepareForMarkdown(ctx)
 	md, err := toMarkdown(ctx, base)
 	if err != nil {
-		return plainTextMarkdown(textContent(ctx))
+		return plainTextMarkdown(dom.TextContent(ctx))
 	}
 	return strings.TrimSpace(md)
 }
@@ -741,12 +741,12 @@ func htmlText(fragment string) string {
 	ctx := &xhtml.Node{Type: xhtml.ElementNode, Data: "div", DataAtom: atom.Div}
 	nodes, err := xhtml.ParseFragment(strings.NewReader(fragment), ctx)
 	if err != nil {
-		return collapseSpace(fragment)
+		return dom.CollapseSpace(fragment)
 	}
 	for _, n := range nodes {
 		ctx.AppendChild(n)
 	}
-	return collapseSpace(textContent(ctx))
+	return dom.CollapseSpace(dom.TextContent(ctx))
 }
 
 // plainTextMarkdown tidies plain text: CRLF becomes LF, trailing blanks go,

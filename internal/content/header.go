@@ -40,11 +40,11 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 		if h != nil || n.Type == html.ElementNode && isChrome(n, inContent) {
 			return
 		}
-		if isElem(n, "h1") {
+		if dom.IsElem(n, "h1") {
 			h = n
 			return
 		}
-		if isElem(n, "article") || isElem(n, "main") {
+		if dom.IsElem(n, "article") || dom.IsElem(n, "main") {
 			inContent = true
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -55,7 +55,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 	if h == nil {
 		return "", "", ""
 	}
-	h1 = collapseSpace(unmarkText(textContent(h)))
+	h1 = dom.CollapseSpace(unmarkText(dom.TextContent(h)))
 	// The elements after the headline, in document order, up to the
 	// first paragraph of prose.
 	steps := 0
@@ -75,7 +75,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 			}
 			return
 		}
-		text := collapseSpace(unmarkText(textContent(n)))
+		text := dom.CollapseSpace(unmarkText(dom.TextContent(n)))
 		if n.Data == "p" && len(tokenize(text)) >= proseMinTokens {
 			stop = true
 			return
@@ -97,7 +97,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 		for s := n.NextSibling; s != nil && !stop; s = s.NextSibling {
 			scan(s)
 		}
-		if isElem(n, "article") || isElem(n, "main") || isElem(n, "body") {
+		if dom.IsElem(n, "article") || dom.IsElem(n, "main") || dom.IsElem(n, "body") {
 			break
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/metadata"
 	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -160,7 +161,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		// Nested deeper than the parser accepts: the page with its
 		// nesting cut (payload.go) keeps its text.
 		doc, err = html.Parse(strings.NewReader(flattenDeep(htmlText)))
-		if err == nil && !hasWords(textContent(doc)) {
+		if err == nil && !hasWords(dom.TextContent(doc)) {
 			err = fmt.Errorf("open stack of elements exceeds %d nodes, and no text is left above that depth", maxHTMLDepth)
 		}
 	}
@@ -169,8 +170,8 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	}
 	openNoscriptView(doc)      // noscript.go: the page as a client without scripts gets it
 	visibility.DropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
-	base = documentBase(doc, base)
-	facts := readFacts(doc, base) // meta.go: before the extractors change the tree
+	base = dom.DocumentBase(doc, base)
+	facts := metadata.Read(doc, base) // meta.go: before the extractors change the tree
 	absolutizeLinks(doc, base)
 	preClean(doc, opt.keepComments)
 	if opt.allCaptions {
@@ -271,7 +272,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			md = secondary
 		}
 	}
-	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(unmarkText(title)), titleMarks))
+	metaTitle := dom.CollapseSpace(strings.TrimRight(dom.CollapseSpace(unmarkText(title)), titleMarks))
 	title = chooseTitle(doc, title)
 	dropTitle := func(md string) string {
 		if opt.keepTitleH1 {
@@ -321,9 +322,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
 	if !hasWords(md) && !strings.Contains(md, "```") {
-		return Document{Kind: KindHTML, Title: title, Facts: facts.done("")}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+		return Document{Kind: KindHTML, Title: title, Facts: facts.Done("")}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
-	return Document{Title: title, Markdown: md, Kind: KindHTML, Facts: facts.done(md)}, pass, nil
+	return Document{Title: title, Markdown: md, Kind: KindHTML, Facts: facts.Done(md)}, pass, nil
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and
@@ -347,7 +348,7 @@ func wholeBody(doc *html.Node) *html.Node {
 		if body != nil {
 			return false
 		}
-		if isElem(n, "body") {
+		if dom.IsElem(n, "body") {
 			body = n
 			return false
 		}
@@ -411,42 +412,6 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 
 }
 
-// documentBase returns the URL relative links resolve against: the first
-// <base href> (HTML Standard "document base URL"), resolved against base,
-// when it is an http(s) URL; otherwise base.
-func documentBase(doc *html.Node, base *url.URL) *url.URL {
-	var href string
-	found := false
-	dom.Walk(doc, func(n *html.Node) bool {
-		if found {
-			return false
-		}
-		if n.Type == html.ElementNode && n.DataAtom == atom.Base {
-			if v, ok := dom.Attr(n, "href"); ok {
-				href, found = v, true
-				return false
-			}
-		}
-		return true
-	})
-
-	if !found {
-		return base
-	}
-	ref, err := url.Parse(strings.TrimSpace(href))
-	if err != nil {
-		return base
-	}
-	u := ref
-	if base != nil {
-		u = base.ResolveReference(ref)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return base
-	}
-	return u
-}
-
 // pageTitle returns the text of <title>, else of the first <h1>.
 func pageTitle(doc *html.Node) string {
 	var title, h1 string
@@ -457,14 +422,14 @@ func pageTitle(doc *html.Node) string {
 		switch n.DataAtom {
 		case atom.Title:
 			if title == "" {
-				title = collapseSpace(textContent(n))
+				title = dom.CollapseSpace(dom.TextContent(n))
 			}
 			return false
 		case atom.Svg, atom.Math:
 			return false
 		case atom.H1:
 			if h1 == "" {
-				h1 = collapseSpace(textContent(n))
+				h1 = dom.CollapseSpace(dom.TextContent(n))
 			}
 			return false
 		}
@@ -500,7 +465,7 @@ func dropLeadingTitle(md, title string) string {
 
 func normalizeForCompare(s string) string {
 	s = strings.ReplaceAll(s, "\\", "")
-	return strings.ToLower(collapseSpace(s))
+	return strings.ToLower(dom.CollapseSpace(s))
 }
 
 // hasWords reports whether md has at least one scorer-style token outside
@@ -824,7 +789,7 @@ func isOverlay(n *html.Node) bool {
 	if r := strings.ToLower(strings.TrimSpace(role)); r == "dialog" || r == "alertdialog" || strings.EqualFold(strings.TrimSpace(modal), "true") {
 		holds := false
 		dom.Walk(n, func(c *html.Node) bool {
-			if isElem(c, "h1") || isElem(c, "main") || isElem(c, "article") {
+			if dom.IsElem(c, "h1") || dom.IsElem(c, "main") || dom.IsElem(c, "article") {
 				holds = true
 			}
 			return !holds
@@ -893,7 +858,7 @@ const titleMarks = "¶#§🔗 \t\n"
 func chooseTitle(doc *html.Node, extracted string) string {
 	clean := func(s string) string {
 		s = unmarkText(s)
-		return collapseSpace(strings.TrimRight(collapseSpace(s), titleMarks))
+		return dom.CollapseSpace(strings.TrimRight(dom.CollapseSpace(s), titleMarks))
 	}
 	extracted = clean(extracted)
 	og, page := "", ""
@@ -910,7 +875,7 @@ func chooseTitle(doc *html.Node, extracted string) string {
 			}
 		case atom.Title:
 			if page == "" {
-				page = textContent(n)
+				page = dom.TextContent(n)
 			}
 			return false
 		}

@@ -42,10 +42,10 @@ func isImageMark(r rune) bool {
 func markInlineImages(doc *html.Node) []*html.Node {
 	var imgs []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if isElem(n, "a") {
+		if dom.IsElem(n, "a") {
 			return false
 		}
-		if len(imgs) < maxInlineImages && isElem(n, "img") && n.Parent != nil && inParagraph(n) {
+		if len(imgs) < maxInlineImages && dom.IsElem(n, "img") && n.Parent != nil && inParagraph(n) {
 			if alt, _ := dom.Attr(n, "alt"); strings.TrimSpace(alt) != "" && hasText(paragraphOf(n)) {
 				imgs = append(imgs, n)
 			}
@@ -86,9 +86,9 @@ func restoreInlineImages(root *html.Node, imgs []*html.Node) {
 			t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: s[start:i]}, t)
 			idx := int(r - imageMarkBase)
 			rest := s[i+w:]
-			kept := rest == "" && isElem(t.NextSibling, "img")
+			kept := rest == "" && dom.IsElem(t.NextSibling, "img")
 			if !kept && idx < len(imgs) {
-				t.Parent.InsertBefore(cloneNode(imgs[idx]), t)
+				t.Parent.InsertBefore(dom.CloneNode(imgs[idx]), t)
 			}
 			i += w
 			start = i

@@ -41,7 +41,7 @@ const linkNameMark = "\uE003"
 func markTextlessLinks(doc *html.Node) {
 	var links []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if isElem(n, "a") {
+		if dom.IsElem(n, "a") {
 			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
 				links = append(links, n)
 			}
@@ -65,7 +65,7 @@ func markTextlessLinks(doc *html.Node) {
 func collectLinkNames(doc *html.Node) map[string]string {
 	names := map[string]string{}
 	dom.Walk(doc, func(n *html.Node) bool {
-		if !isElem(n, "a") {
+		if !dom.IsElem(n, "a") {
 			return true
 		}
 		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == linkNameMark {
@@ -119,7 +119,7 @@ func inProse(a *html.Node) bool {
 		if twin {
 			return false
 		}
-		if isElem(c, "a") && c != a {
+		if dom.IsElem(c, "a") && c != a {
 			if h, _ := dom.Attr(c, "href"); strings.TrimSpace(h) == href && hasText(c) {
 				twin = true
 			}
@@ -138,7 +138,7 @@ func inProse(a *html.Node) bool {
 			switch {
 			case c.Type == html.TextNode:
 				n += len(strings.TrimSpace(strings.ReplaceAll(c.Data, linkNameMark, "")))
-			case isElem(c, "a"), isElem(c, "script"), isElem(c, "style"):
+			case dom.IsElem(c, "a"), dom.IsElem(c, "script"), dom.IsElem(c, "style"):
 			case c.Type == html.ElementNode:
 				count(c.FirstChild)
 			}
@@ -153,7 +153,7 @@ func inProse(a *html.Node) bool {
 
 // hasText reports whether n holds any non-space text.
 func hasText(n *html.Node) bool {
-	return strings.TrimFunc(textContent(n), isSpaceRune) != ""
+	return strings.TrimFunc(dom.TextContent(n), isSpaceRune) != ""
 }
 
 // linkName is the accessible name of link a that has no text: its
@@ -162,7 +162,7 @@ func hasText(n *html.Node) bool {
 // images; collapsed, or "".
 func linkName(a *html.Node) string {
 	if v, _ := dom.Attr(a, "aria-label"); strings.TrimSpace(v) != "" {
-		return collapseSpace(v)
+		return dom.CollapseSpace(v)
 	}
 	var parts []string
 	dom.Walk(a, func(n *html.Node) bool {
@@ -175,18 +175,18 @@ func linkName(a *html.Node) string {
 			if strings.TrimSpace(v) == "" {
 				v, _ = dom.Attr(n, "aria-label")
 			}
-			if v = collapseSpace(v); v != "" {
+			if v = dom.CollapseSpace(v); v != "" {
 				parts = append(parts, v)
 			}
 			return false
 		case "svg":
 			if v, _ := dom.Attr(n, "aria-label"); strings.TrimSpace(v) != "" {
-				parts = append(parts, collapseSpace(v))
+				parts = append(parts, dom.CollapseSpace(v))
 				return false
 			}
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				if isElem(c, "title") {
-					if v := collapseSpace(textContent(c)); v != "" {
+				if dom.IsElem(c, "title") {
+					if v := dom.CollapseSpace(dom.TextContent(c)); v != "" {
 						parts = append(parts, v)
 					}
 				}
@@ -200,13 +200,13 @@ func linkName(a *html.Node) string {
 		return strings.Join(parts, " ")
 	}
 	if v, _ := dom.Attr(a, "title"); strings.TrimSpace(v) != "" {
-		return collapseSpace(v)
+		return dom.CollapseSpace(v)
 	}
 	var title string
 	dom.Walk(a, func(n *html.Node) bool {
-		if title == "" && isElem(n, "img") {
+		if title == "" && dom.IsElem(n, "img") {
 			v, _ := dom.Attr(n, "title")
-			title = collapseSpace(v)
+			title = dom.CollapseSpace(v)
 		}
 		return title == ""
 	})
@@ -222,7 +222,7 @@ func imageFileName(n *html.Node) string {
 		if name != "" {
 			return false
 		}
-		if isElem(c, "img") {
+		if dom.IsElem(c, "img") {
 			src, _ := dom.Attr(c, "src")
 			src = strings.TrimSpace(src)
 			if strings.HasPrefix(strings.ToLower(src), "data:") {
@@ -233,7 +233,7 @@ func imageFileName(n *html.Node) string {
 					if un, err := url.PathUnescape(b); err == nil {
 						b = un
 					}
-					name = collapseSpace(b)
+					name = dom.CollapseSpace(b)
 				}
 			}
 		}
@@ -257,7 +257,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 		switch {
 		case n.Type == html.TextNode && strings.Contains(n.Data, linkNameMark):
 			marked = append(marked, n)
-		case isElem(n, "a"):
+		case dom.IsElem(n, "a"):
 			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
 				bare = append(bare, n)
 			}
@@ -268,7 +268,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 	for _, t := range marked {
 		t.Data = strings.ReplaceAll(t.Data, linkNameMark, "")
 		a := t.Parent
-		for a != nil && !isElem(a, "a") {
+		for a != nil && !dom.IsElem(a, "a") {
 			a = a.Parent
 		}
 		if a == nil || strings.TrimSpace(t.Data) != "" {
@@ -316,7 +316,7 @@ func firstImage(n *html.Node) *html.Node {
 		return nil
 	}
 	dom.Walk(n, func(c *html.Node) bool {
-		if img == nil && isElem(c, "img") {
+		if img == nil && dom.IsElem(c, "img") {
 			img = c
 		}
 		return img == nil
@@ -360,7 +360,7 @@ const linkLeadMark = "\uE006"
 func markElementLinks(doc *html.Node) {
 	var links []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if !isElem(n, "a") {
+		if !dom.IsElem(n, "a") {
 			return true
 		}
 		if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && openingElement(n) != nil && hasText(n) && inParagraph(n) {

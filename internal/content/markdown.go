@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/metadata"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
@@ -61,7 +62,7 @@ func toMarkdown(node *html.Node, base *url.URL) (string, error) {
 	if strings.Contains(md, "<br") {
 		md = collapseCellBreaks(md)
 	}
-	return restoreIPv6Hosts(dropImageMarks(md)), nil
+	return metadata.RestoreIPv6Hosts(dropImageMarks(md)), nil
 }
 
 // leadingGap is a gapMark at the start of a line's text (after its
@@ -83,22 +84,6 @@ func collapseCellBreaks(md string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
-}
-
-// encodedIPv6Host matches a link authority whose IPv6 literal the
-// converter percent-encoded ("http://%5B::1%5D:8080/": html-to-markdown
-// encodes every '[' and ']' of a destination). Brackets around an IPv6
-// host are URL syntax (RFC 3986 §3.2.2), and "%5B" is never valid in a
-// host, so putting them back changes no other URL.
-var encodedIPv6Host = lazyregexp.New(`(?i)([a-z][a-z0-9+.-]*://(?:[^/\s()\[\]@]*@)?)%5B([0-9a-f:.]+(?:%25[0-9a-z._~-]+)?)%5D`)
-
-// restoreIPv6Hosts undoes the converter's encoding of IPv6 host brackets
-// in link and image destinations (encodedIPv6Host).
-func restoreIPv6Hosts(md string) string {
-	if !strings.Contains(md, "%5B") && !strings.Contains(md, "%5b") {
-		return md
-	}
-	return encodedIPv6Host.ReplaceAllString(md, "$1[$2]")
 }
 
 // originals holds the page's own <pre> and <table> elements, keyed by their
@@ -210,14 +195,14 @@ func restoreOriginals(root *html.Node, o *originals) {
 		if k == "" || len(cands) == 0 {
 			return true
 		}
-		multiline := strings.Contains(textContent(cands[0]), "\n")
+		multiline := strings.Contains(dom.TextContent(cands[0]), "\n")
 		if (n.Data == "code" && !isBlockCode(n) || n.Data == "p") && !multiline {
 
 			return true
 		}
 		used[cands[0]] = true
 
-		repl := cloneNode(cands[0])
+		repl := dom.CloneNode(cands[0])
 		if repl.Data == "pre" {
 			setLanguage(repl, codeLanguage(cands[0]))
 		}
@@ -257,17 +242,17 @@ func copyPool(m map[string][]*html.Node) map[string][]*html.Node {
 // text and drop white-space-only nodes, so only the other characters can be
 // compared.
 func textKey(n *html.Node) string {
-	return strings.Join(strings.Fields(textContent(n)), "")
+	return strings.Join(strings.Fields(dom.TextContent(n)), "")
 }
 
 // isBlockCode reports whether a <code> element stands for a code block: its
 // text spans lines, it wraps another <code>, or it stands alone in a block
 // container (no text beside it) rather than inside a paragraph.
 func isBlockCode(n *html.Node) bool {
-	if strings.Contains(textContent(n), "\n") {
+	if strings.Contains(dom.TextContent(n), "\n") {
 		return true
 	}
-	if c := n.FirstChild; isElem(c, "code") {
+	if c := n.FirstChild; dom.IsElem(c, "code") {
 		return true
 	}
 	// trafilatura turns a one-line <pre> into a <code> standing alone
@@ -378,7 +363,7 @@ func emboldenTerm(dt *html.Node) {
 		}
 		kids = append(kids, c)
 	}
-	if len(kids) == 0 || len(kids) == 1 && (isElem(kids[0], "strong") || isElem(kids[0], "b")) {
+	if len(kids) == 0 || len(kids) == 1 && (dom.IsElem(kids[0], "strong") || dom.IsElem(kids[0], "b")) {
 		return
 	}
 	wrapChildren(dt, "strong", atom.Strong)
@@ -403,14 +388,14 @@ func wrapChildren(n *html.Node, tag string, a atom.Atom) *html.Node {
 func codeLanguage(pre *html.Node) string {
 	cands := []*html.Node{pre}
 	for c := pre.FirstChild; c != nil; c = c.NextSibling {
-		if isElem(c, "code") {
+		if dom.IsElem(c, "code") {
 			cands = append(cands, c)
 		}
 	}
 	// Wrappers: GitHub's <div class="highlight highlight-source-rust"><pre>,
 	// Sphinx's <div class="highlight-python"><div class="highlight"><pre>,
 	// Jekyll's <div class="language-ruby highlighter-rouge"> two levels up.
-	for p, i := pre.Parent, 0; i < maxLangAncestors && isElem(p, "div"); p, i = p.Parent, i+1 {
+	for p, i := pre.Parent, 0; i < maxLangAncestors && dom.IsElem(p, "div"); p, i = p.Parent, i+1 {
 		cands = append(cands, p)
 	}
 	for _, n := range cands {
@@ -481,7 +466,7 @@ func isLangName(s string) bool {
 func setLanguage(pre *html.Node, lang string) {
 	target := pre
 	for c := pre.FirstChild; c != nil; c = c.NextSibling {
-		if isElem(c, "code") {
+		if dom.IsElem(c, "code") {
 			target = c
 			break
 		}
@@ -499,12 +484,6 @@ func setLanguage(pre *html.Node, lang string) {
 }
 
 // ---------------------------------------------------------------- tree helpers
-
-// isElem reports whether n is an element named name. Extractors create
-// nodes without DataAtom, so the name is compared, not the atom.
-func isElem(n *html.Node, name string) bool {
-	return n != nil && n.Type == html.ElementNode && n.Data == name
-}
 
 // figuresToImages replaces every <figure> under root by a paragraph that
 // holds only its images (<img>, or <picture> with its sources), followed by
@@ -526,10 +505,10 @@ func figuresToImages(root *html.Node) {
 			var imgs, caps []*html.Node
 			dom.Walk(f, func(n *html.Node) bool {
 				switch {
-				case isElem(n, "img") || isElem(n, "picture"):
+				case dom.IsElem(n, "img") || dom.IsElem(n, "picture"):
 					imgs = append(imgs, n)
 					return false
-				case isElem(n, "p") && hasAnyClass(n, []string{captionClass}):
+				case dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}):
 					caps = append(caps, n)
 					return false
 				}
@@ -572,40 +551,6 @@ func removeElements(root *html.Node, names ...string) {
 	}
 }
 
-// textContent concatenates the text nodes under n (script and style
-// excluded).
-func textContent(n *html.Node) string {
-	var b strings.Builder
-	dom.Walk(n, func(c *html.Node) bool {
-		switch c.Type {
-		case html.TextNode:
-			b.WriteString(c.Data)
-		case html.ElementNode:
-			if c.Data == "script" || c.Data == "style" {
-				return false
-			}
-		}
-		return true
-	})
-
-	return b.String()
-}
-
-// collapseSpace trims s and turns every run of white space into one space.
-func collapseSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// cloneNode deep-copies n (detached from any tree).
-func cloneNode(n *html.Node) *html.Node {
-	c := &html.Node{Type: n.Type, DataAtom: n.DataAtom, Data: n.Data, Namespace: n.Namespace}
-	c.Attr = append([]html.Attribute(nil), n.Attr...)
-	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-		c.AppendChild(cloneNode(ch))
-	}
-	return c
-}
-
 // ---------------------------------------------------------------- links and images
 
 // permalinkMarks are the texts of the "link to this heading" anchors that
@@ -625,7 +570,7 @@ func isPermalink(a *html.Node) bool {
 	if slices.Contains(classes, "headerlink") {
 		return true
 	}
-	text := strings.TrimSpace(textContent(a))
+	text := strings.TrimSpace(dom.TextContent(a))
 	if !permalinkMarks[text] {
 		return false
 	}
@@ -671,7 +616,7 @@ func isPermalink(a *html.Node) bool {
 func cleanLinks(root *html.Node) {
 	var drop, unwrap []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
-		if !isElem(n, "a") || n == root {
+		if !dom.IsElem(n, "a") || n == root {
 			return true
 		}
 		if isPermalink(n) || isBacklink(n) {
@@ -830,10 +775,10 @@ func setLazySrc(img *html.Node, base *url.URL) {
 		}
 	}
 	srcs := []*html.Node{img}
-	if p := img.Parent; isElem(p, "picture") {
+	if p := img.Parent; dom.IsElem(p, "picture") {
 		// <picture><source srcset=…><img>: the sources, in order.
 		for c := p.FirstChild; c != nil; c = c.NextSibling {
-			if isElem(c, "source") {
+			if dom.IsElem(c, "source") {
 				srcs = append(srcs, c)
 			}
 		}

@@ -118,7 +118,7 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 			if c.Type == html.ElementNode && nestBlocks[c.Data] {
 				s.blocks++
 			}
-			if isElem(c, "a") {
+			if dom.IsElem(c, "a") {
 				if h, _ := dom.Attr(c, "href"); strings.TrimSpace(h) != "" {
 					s.links++
 				}
@@ -206,7 +206,7 @@ func restoreNesting(root *html.Node, idx nestIndex) {
 		if n.Type == html.ElementNode && n != root && restoreOne(n, inQuote, stats[n], idx, used, &swaps) {
 			return
 		}
-		inQuote = inQuote || isElem(n, "blockquote")
+		inQuote = inQuote || dom.IsElem(n, "blockquote")
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			visit(c, inQuote)
 		}
@@ -246,7 +246,7 @@ func restoreOne(n *html.Node, inQuote bool, s nodeStat, idx nestIndex, used map[
 			continue // a hash collision
 		}
 		used[e.node] = true
-		*swaps = append(*swaps, [2]*html.Node{n, cloneNode(e.node)})
+		*swaps = append(*swaps, [2]*html.Node{n, dom.CloneNode(e.node)})
 		return true
 	}
 	// The same runes in another order: the extractor reordered the text.
@@ -259,7 +259,7 @@ func restoreOne(n *html.Node, inQuote bool, s nodeStat, idx nestIndex, used map[
 			continue // the same order (handled above), or a collision
 		}
 		used[e.node] = true
-		*swaps = append(*swaps, [2]*html.Node{n, cloneNode(e.node)})
+		*swaps = append(*swaps, [2]*html.Node{n, dom.CloneNode(e.node)})
 		return true
 	}
 	return false
@@ -282,7 +282,7 @@ func sameRunes(a, b string) bool {
 // quote is a code block), and n is a code element holding blocks or a
 // generic block, outside any quote of the extraction.
 func lostQuote(n, q *html.Node, inQuote bool) bool {
-	if inQuote || !isElem(q, "blockquote") || isElem(n, "blockquote") {
+	if inQuote || !dom.IsElem(q, "blockquote") || dom.IsElem(n, "blockquote") {
 		return false
 	}
 	switch n.Data {
@@ -302,7 +302,7 @@ func lostQuote(n, q *html.Node, inQuote bool) bool {
 			return true
 		}
 	}
-	return !isElem(only, "code") && !isElem(only, "pre")
+	return !dom.IsElem(only, "code") && !dom.IsElem(only, "pre")
 }
 
 // holdsBlock reports whether n has a block-level child: a code element
@@ -342,7 +342,7 @@ func sameBlockKind(extracted, page *html.Node) bool {
 // markdown numbers its items from there (CommonMark 0.31 §5.3, the first
 // item's number is the list's start).
 func numberedList(n *html.Node) bool {
-	if !isElem(n, "ol") {
+	if !dom.IsElem(n, "ol") {
 		return false
 	}
 	v, ok := dom.Attr(n, "start")

@@ -46,7 +46,7 @@ func unmarkText(s string) string {
 func captionsToParagraphs(root *html.Node, sentencesOnly bool) {
 	var caps []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
-		if isElem(n, "figcaption") && (!sentencesOnly || isSentence(textContent(n))) {
+		if dom.IsElem(n, "figcaption") && (!sentencesOnly || isSentence(dom.TextContent(n))) {
 			caps = append(caps, n)
 			return false
 		}
@@ -54,7 +54,7 @@ func captionsToParagraphs(root *html.Node, sentencesOnly bool) {
 	})
 
 	for _, n := range caps {
-		if strings.TrimSpace(textContent(n)) == "" {
+		if strings.TrimSpace(dom.TextContent(n)) == "" {
 			continue
 		}
 		wrapChildren(n, "em", atom.Em)
@@ -157,7 +157,7 @@ func polishTree(doc *html.Node) {
 		var title, quote *html.Node
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
-			case isElem(c, "blockquote") && quote == nil:
+			case dom.IsElem(c, "blockquote") && quote == nil:
 				quote = c
 			case c.Type == html.ElementNode && hasAnyClass(c, []string{"title"}) && title == nil:
 				title = c
@@ -213,7 +213,7 @@ var phrasingElements = map[atom.Atom]bool{
 // night.").
 func blockDetails(n *html.Node) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if !isElem(c, "summary") {
+		if !dom.IsElem(c, "summary") {
 			continue
 		}
 		wrapChildren(c, "strong", atom.Strong)
@@ -355,7 +355,7 @@ func edgeText(n *html.Node, last bool) string {
 // item: no text comes before it in its <li>.
 func leadsItem(n *html.Node) bool {
 	li := n.Parent
-	for li != nil && !isElem(li, "li") {
+	for li != nil && !dom.IsElem(li, "li") {
 		li = li.Parent
 	}
 	if li == nil {
@@ -387,7 +387,7 @@ func lastInParent(n *html.Node) bool {
 			return false
 		}
 	}
-	return n.Parent != nil && isElem(n.Parent, "blockquote")
+	return n.Parent != nil && dom.IsElem(n.Parent, "blockquote")
 }
 
 // isBacklink reports whether a is a footnote's "jump back" mark (MediaWiki's
@@ -397,7 +397,7 @@ func isBacklink(a *html.Node) bool {
 	if !strings.Contains(href, "#cite_ref") {
 		return false
 	}
-	switch strings.TrimSpace(textContent(a)) {
+	switch strings.TrimSpace(dom.TextContent(a)) {
 	case "^", "↑", "":
 		return true
 	}
@@ -434,7 +434,7 @@ func isSentence(s string) bool {
 func moveCaptionsOut(doc *html.Node) {
 	var ps []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if isElem(n, "p") && hasAnyClass(n, []string{captionClass}) {
+		if dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}) {
 			ps = append(ps, n)
 			return false
 		}
@@ -443,7 +443,7 @@ func moveCaptionsOut(doc *html.Node) {
 
 	for _, p := range ps {
 		f := p.Parent
-		for f != nil && !isElem(f, "figure") {
+		for f != nil && !dom.IsElem(f, "figure") {
 			f = f.Parent
 		}
 		if f != nil && f.Parent != nil {
@@ -486,7 +486,7 @@ func splitHeadings(doc *html.Node) {
 		for c := h.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode && headingBlocks[c.Data] {
 				if !words && cut == nil && !isHeadingAtom(c.DataAtom) {
-					words = strings.TrimFunc(textContent(c), isSpaceRune) != ""
+					words = strings.TrimFunc(dom.TextContent(c), isSpaceRune) != ""
 					continue // the heading's text is this block
 				}
 				cut = c

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 )
 
@@ -198,7 +199,7 @@ func TestPolishTreeGaps(t *testing.T) {
 				t.Fatal(err)
 			}
 			polishTree(doc)
-			got := strings.ReplaceAll(textContent(doc), gapMark, " ")
+			got := strings.ReplaceAll(dom.TextContent(doc), gapMark, " ")
 			if got != tt.want {
 				t.Errorf("text = %q, want %q", got, tt.want)
 			}

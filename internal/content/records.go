@@ -56,7 +56,7 @@ func findRecords(doc *html.Node) *records {
 		if body != nil {
 			return false
 		}
-		if isElem(n, "body") {
+		if dom.IsElem(n, "body") {
 			body = n
 			return false
 		}
@@ -213,7 +213,7 @@ const contentFormShare = 0.5
 func unwrapContentForms(doc *html.Node) {
 	var forms []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if isElem(n, "form") {
+		if dom.IsElem(n, "form") {
 			forms = append(forms, n)
 			return false
 		}

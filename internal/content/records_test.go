@@ -79,11 +79,11 @@ func TestContentFormUnwrapped(t *testing.T) {
 	unwrapContentForms(doc)
 	forms, divs := 0, 0
 	dom.Walk(doc, func(n *html.Node) bool {
-		if isElem(n, "form") {
+		if dom.IsElem(n, "form") {
 			forms++
 		}
-		if isElem(n, "div") {
-			if _, ok := dom.Attr(n, "action"); !ok && n.FirstChild != nil && isElem(n.FirstChild, "div") && hasAnyClass(n.FirstChild, []string{"thread"}) {
+		if dom.IsElem(n, "div") {
+			if _, ok := dom.Attr(n, "action"); !ok && n.FirstChild != nil && dom.IsElem(n.FirstChild, "div") && hasAnyClass(n.FirstChild, []string{"thread"}) {
 				divs++
 			}
 		}

@@ -19,12 +19,12 @@ func rowCells(t *html.Node) [][]*html.Node {
 	visit = func(n *html.Node) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
-			case isElem(c, "thead"), isElem(c, "tbody"), isElem(c, "tfoot"):
+			case dom.IsElem(c, "thead"), dom.IsElem(c, "tbody"), dom.IsElem(c, "tfoot"):
 				visit(c)
-			case isElem(c, "tr"):
+			case dom.IsElem(c, "tr"):
 				var cells []*html.Node
 				for d := c.FirstChild; d != nil; d = d.NextSibling {
-					if isElem(d, "td") || isElem(d, "th") {
+					if dom.IsElem(d, "td") || dom.IsElem(d, "th") {
 						cells = append(cells, d)
 					}
 				}
@@ -54,9 +54,9 @@ func codeListing(t *html.Node) (code string, ok bool) {
 	}
 	if len(rows) == 1 && len(rows[0]) == 2 {
 		// Pygments: the numbers as lines of one cell.
-		nums := strings.Fields(textContent(rows[0][0]))
+		nums := strings.Fields(dom.TextContent(rows[0][0]))
 		if len(nums) >= 2 && consecutive(nums) && findElem(rows[0][1], "pre") != nil {
-			return strings.TrimRight(textContent(rows[0][1]), "\n"), true
+			return strings.TrimRight(dom.TextContent(rows[0][1]), "\n"), true
 		}
 		return "", false
 	}
@@ -65,12 +65,12 @@ func codeListing(t *html.Node) (code string, ok bool) {
 		if len(r) != 2 || findElem(r[1], "table") != nil {
 			return "", false
 		}
-		num := strings.TrimSpace(textContent(r[0]))
+		num := strings.TrimSpace(dom.TextContent(r[0]))
 		if num == "" {
 			num, _ = dom.Attr(r[0], "data-line-number")
 		}
 		nums = append(nums, strings.TrimSpace(num))
-		lines = append(lines, strings.TrimRight(strings.TrimPrefix(textContent(r[1]), "\n"), "\n"))
+		lines = append(lines, strings.TrimRight(strings.TrimPrefix(dom.TextContent(r[1]), "\n"), "\n"))
 	}
 	if len(rows) < 3 || !consecutive(nums) || !looksLikeCode(lines) {
 		return "", false
@@ -109,7 +109,7 @@ func findElem(n *html.Node, name string) *html.Node {
 	var found *html.Node
 	for c := n.FirstChild; c != nil && found == nil; c = c.NextSibling {
 		dom.Walk(c, func(d *html.Node) bool {
-			if found == nil && isElem(d, name) {
+			if found == nil && dom.IsElem(d, name) {
 				found = d
 			}
 			return found == nil
@@ -124,7 +124,7 @@ func findElem(n *html.Node, name string) *html.Node {
 func listingsToCode(root *html.Node) {
 	var tables []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
-		if isElem(n, "table") {
+		if dom.IsElem(n, "table") {
 			tables = append(tables, n)
 		}
 		return true
@@ -165,12 +165,12 @@ func flattenNestedTables(root *html.Node) {
 	visit = func(n *html.Node, inCell bool) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
-			case isElem(c, "table"):
+			case dom.IsElem(c, "table"):
 				visit(c, false)
 				if inCell {
 					inner = append(inner, c) // (after its own nested tables)
 				}
-			case isElem(c, "td") || isElem(c, "th"):
+			case dom.IsElem(c, "td") || dom.IsElem(c, "th"):
 				visit(c, true)
 			default:
 				visit(c, inCell)
@@ -186,7 +186,7 @@ func flattenNestedTables(root *html.Node) {
 		for _, r := range rowCells(t) {
 			var cells []string
 			for _, c := range r {
-				if s := collapseSpace(textContent(c)); s != "" {
+				if s := dom.CollapseSpace(dom.TextContent(c)); s != "" {
 					cells = append(cells, s)
 				}
 			}

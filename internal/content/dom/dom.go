@@ -4,9 +4,11 @@
 package dom
 
 import (
+	"net/url"
 	"strings"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // Walk visits n and its descendants in document order; fn returns false to
@@ -68,4 +70,80 @@ func RunsScript(n *html.Node) bool {
 		return src != "" || strings.TrimSpace(RawText(n)) != ""
 	}
 	return false
+}
+
+// IsElem reports whether n is an element named name. Extractors create
+// nodes without DataAtom, so the name is compared, not the atom.
+func IsElem(n *html.Node, name string) bool {
+	return n != nil && n.Type == html.ElementNode && n.Data == name
+}
+
+// TextContent concatenates the text nodes under n (script and style
+// excluded).
+func TextContent(n *html.Node) string {
+	var b strings.Builder
+	Walk(n, func(c *html.Node) bool {
+		switch c.Type {
+		case html.TextNode:
+			b.WriteString(c.Data)
+		case html.ElementNode:
+			if c.Data == "script" || c.Data == "style" {
+				return false
+			}
+		}
+		return true
+	})
+
+	return b.String()
+}
+
+// CollapseSpace trims s and turns every run of white space into one space.
+func CollapseSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// CloneNode deep-copies n (detached from any tree).
+func CloneNode(n *html.Node) *html.Node {
+	c := &html.Node{Type: n.Type, DataAtom: n.DataAtom, Data: n.Data, Namespace: n.Namespace}
+	c.Attr = append([]html.Attribute(nil), n.Attr...)
+	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+		c.AppendChild(CloneNode(ch))
+	}
+	return c
+}
+
+// DocumentBase returns the URL relative links resolve against: the first
+// <base href> (HTML Standard "document base URL"), resolved against base,
+// when it is an http(s) URL; otherwise base.
+func DocumentBase(doc *html.Node, base *url.URL) *url.URL {
+	var href string
+	found := false
+	Walk(doc, func(n *html.Node) bool {
+		if found {
+			return false
+		}
+		if n.Type == html.ElementNode && n.DataAtom == atom.Base {
+			if v, ok := Attr(n, "href"); ok {
+				href, found = v, true
+				return false
+			}
+		}
+		return true
+	})
+
+	if !found {
+		return base
+	}
+	ref, err := url.Parse(strings.TrimSpace(href))
+	if err != nil {
+		return base
+	}
+	u := ref
+	if base != nil {
+		u = base.ResolveReference(ref)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return base
+	}
+	return u
 }

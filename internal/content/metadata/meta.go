@@ -1,4 +1,4 @@
-package content
+package metadata
 
 import (
 	"encoding/json"
@@ -94,27 +94,27 @@ func (s Shell) AppShell() bool {
 	return s.Scripts && s.VisibleChars < shellMaxChars && (s.EmptyMount || s.NoscriptAsksJS)
 }
 
-// pendingFacts are a page's Facts read from its tree before extraction,
+// Pending is a page's Facts read from its tree before extraction,
 // waiting for the converted main content to order the links.
-type pendingFacts struct {
+type Pending struct {
 	f     Facts
 	links []Link // every distinct link, document order
 }
 
-// readFacts reads the Facts of a parsed page (doc unchanged; base is the
+// Read reads the Facts of a parsed page (doc unchanged; base is the
 // document base URL). HTMLToMarkdown calls it before the extractors change
-// the tree, and done once the main content is known.
-func readFacts(doc *html.Node, base *url.URL) *pendingFacts {
-	p := &pendingFacts{}
+// the tree, and Done once the main content is known.
+func Read(doc *html.Node, base *url.URL) *Pending {
+	p := &Pending{}
 	p.f.Meta = readMetadata(doc, base)
 	p.links = readLinks(doc, base)
 	p.f.Shell = readShell(doc)
 	return p
 }
 
-// done returns the Facts, the links ordered main-content first (those
+// Done returns the Facts, the links ordered main-content first (those
 // whose target is a link target of md) and capped at MaxLinks.
-func (p *pendingFacts) done(md string) Facts {
+func (p *Pending) Done(md string) Facts {
 	f := p.f
 	main := markdownTargets(md)
 	f.LinksTotal = len(p.links)
@@ -136,7 +136,7 @@ func PageFacts(htmlText string, base *url.URL, md string) Facts {
 	if err != nil {
 		return Facts{}
 	}
-	return readFacts(doc, documentBase(doc, base)).done(md)
+	return Read(doc, dom.DocumentBase(doc, base)).Done(md)
 }
 
 // readMetadata reads the metadata fields, each from the first source that
@@ -171,7 +171,7 @@ func readMetadata(doc *html.Node, base *url.URL) Metadata {
 			}
 		case atom.Meta:
 			content, ok := dom.Attr(n, "content")
-			content = collapseSpace(content)
+			content = dom.CollapseSpace(content)
 			if !ok || content == "" {
 				return true
 			}
@@ -212,7 +212,7 @@ func readMetadata(doc *html.Node, base *url.URL) Metadata {
 	article, site, anyItem := pickLD(ld)
 	first := func(vals ...string) string {
 		for _, v := range vals {
-			if v = collapseSpace(v); v != "" {
+			if v = dom.CollapseSpace(v); v != "" {
 				return v
 			}
 		}
@@ -404,7 +404,7 @@ func ldName(v any) string {
 	case []any:
 		var names []string
 		for _, e := range t {
-			if n := collapseSpace(ldName(e)); n != "" {
+			if n := dom.CollapseSpace(ldName(e)); n != "" {
 				names = append(names, n)
 			}
 		}
@@ -550,7 +550,7 @@ var mdURLEscaper = strings.NewReplacer(" ", "%20", "[", "%5B", "]", "%5D", "(", 
 // the markdown writer gives the same link: the query re-encoded as
 // converter.ParseAndEncodeQuery does ("+" as "%20"), then space, brackets,
 // parentheses and angle brackets percent-encoded, IPv6 host brackets kept
-// (restoreIPv6Hosts). links[].url is in this one canonical form, so it is
+// (RestoreIPv6Hosts). links[].url is in this one canonical form, so it is
 // the URL the content shows and main-content links are found by it
 // ("…/Foo_(bar)" is "…/Foo_%28bar%29" in both; breaker6 D8).
 func linkFormURL(u string) string {
@@ -558,17 +558,17 @@ func linkFormURL(u string) string {
 		pu.RawQuery = strings.ReplaceAll(converter.ParseAndEncodeQuery(pu.RawQuery), "+", "%20")
 		u = pu.String()
 	}
-	return restoreIPv6Hosts(mdURLEscaper.Replace(u))
+	return RestoreIPv6Hosts(mdURLEscaper.Replace(u))
 }
 
 // linkText returns the anchor text of a link element: its text, else its
 // aria-label or title, else the alt of an image inside; collapsed and capped.
 func linkText(n *html.Node) string {
-	t := collapseSpace(textContent(n))
+	t := dom.CollapseSpace(dom.TextContent(n))
 	if t == "" {
 		for _, k := range []string{"aria-label", "title"} {
 			if v, ok := dom.Attr(n, k); ok && strings.TrimSpace(v) != "" {
-				t = collapseSpace(v)
+				t = dom.CollapseSpace(v)
 				break
 			}
 		}
@@ -577,7 +577,7 @@ func linkText(n *html.Node) string {
 		dom.Walk(n, func(c *html.Node) bool {
 			if t == "" && c.Type == html.ElementNode && c.DataAtom == atom.Img {
 				if v, ok := dom.Attr(c, "alt"); ok {
-					t = collapseSpace(v)
+					t = dom.CollapseSpace(v)
 				}
 			}
 			return t == ""
@@ -627,7 +627,7 @@ func readShell(doc *html.Node) Shell {
 	count = func(n *html.Node) {
 		switch n.Type {
 		case html.TextNode:
-			chars += utf8.RuneCountInString(collapseSpace(n.Data))
+			chars += utf8.RuneCountInString(dom.CollapseSpace(n.Data))
 			return
 		case html.ElementNode:
 			switch n.DataAtom {
@@ -688,4 +688,20 @@ func visibleOf(n *html.Node) string {
 	})
 
 	return b.String()
+}
+
+// encodedIPv6Host matches a link authority whose IPv6 literal the
+// converter percent-encoded ("http://%5B::1%5D:8080/": html-to-markdown
+// encodes every '[' and ']' of a destination). Brackets around an IPv6
+// host are URL syntax (RFC 3986 §3.2.2), and "%5B" is never valid in a
+// host, so putting them back changes no other URL.
+var encodedIPv6Host = lazyregexp.New(`(?i)([a-z][a-z0-9+.-]*://(?:[^/\s()\[\]@]*@)?)%5B([0-9a-f:.]+(?:%25[0-9a-z._~-]+)?)%5D`)
+
+// RestoreIPv6Hosts undoes the converter's encoding of IPv6 host brackets
+// in link and image destinations (encodedIPv6Host).
+func RestoreIPv6Hosts(md string) string {
+	if !strings.Contains(md, "%5B") && !strings.Contains(md, "%5b") {
+		return md
+	}
+	return encodedIPv6Host.ReplaceAllString(md, "$1[$2]")
 }
