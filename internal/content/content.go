@@ -63,6 +63,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/charset"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -214,7 +215,7 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 		return doc, err
 	case KindMarkdown:
 		// Comments and hidden HTML go, as from HTML pages (mdhtml.go).
-		text = sanitizeMarkdownHTML(text)
+		text = markdown.SanitizeHTML(text)
 		doc = Document{Title: markdownTitle(text), Markdown: text, Kind: KindMarkdown, Charset: cs}
 	case KindXML:
 		if strings.TrimSpace(text) == "" {

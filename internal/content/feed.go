@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/charset"
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -788,7 +789,7 @@ func escapeMarkdownText(s string) string {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '_':
-			if wordByteBefore(s, i) && wordByteAfter(s, i+1) {
+			if markdown.WordByteBefore(s, i) && markdown.WordByteAfter(s, i+1) {
 				b.WriteByte(c)
 				continue
 			}

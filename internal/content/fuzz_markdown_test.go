@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 )
 
@@ -186,7 +187,7 @@ func rawEntity(md string) string {
 			}
 			continue
 		}
-		if f := fenceOpener(trimmed); f != "" {
+		if f := markdown.FenceOpener(trimmed); f != "" {
 			fence = f
 			continue
 		}
@@ -198,7 +199,7 @@ func rawEntity(md string) string {
 				for i+k < len(line) && line[i+k] == '`' {
 					k++
 				}
-				if end := closingTicks(line, i+k, k); end >= 0 {
+				if end := markdown.ClosingTicks(line, i+k, k); end >= 0 {
 					i = end + k
 					continue
 				}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/content/metadata"
 	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -517,8 +518,8 @@ func dropRepeatedBlocks(md string) string {
 			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
 				fence = ""
 			}
-		case fenceOpener(trimmed) != "":
-			fence = fenceOpener(trimmed)
+		case markdown.FenceOpener(trimmed) != "":
+			fence = markdown.FenceOpener(trimmed)
 		case strings.TrimSpace(line) == "":
 			flush()
 			continue
@@ -603,12 +604,12 @@ func tightenNestedLists(md string) string {
 				fence = ""
 			}
 			itemCol = -1
-		case fenceOpener(trimmed) != "":
-			fence = fenceOpener(trimmed)
+		case markdown.FenceOpener(trimmed) != "":
+			fence = markdown.FenceOpener(trimmed)
 			itemCol = -1
 		case trimmed == "":
 			next, _, _ := strings.Cut(after, "\n")
-			indent, _, first := listMarker(next)
+			indent, _, first := markdown.ListMarker(next)
 			drop := itemCol >= 0 && found && indent >= itemCol && first
 			itemCol = -1
 			if drop || line != "" {
@@ -627,7 +628,7 @@ func tightenNestedLists(md string) string {
 			}
 		default:
 			itemCol = -1
-			if indent, width, _ := listMarker(line); width > 0 && strings.TrimSpace(line[indent+width:]) != "" {
+			if indent, width, _ := markdown.ListMarker(line); width > 0 && strings.TrimSpace(line[indent+width:]) != "" {
 				itemCol = indent + width
 			}
 		}
@@ -643,30 +644,6 @@ func tightenNestedLists(md string) string {
 		return md
 	}
 	return b.String()
-}
-
-// listMarker reads a list item marker at the start of line: its
-// indentation, the width of the marker with the space after it ("- " is
-// 2, "10. " is 4), and whether the marker may start a list that interrupts
-// a paragraph (a bullet, or an ordered marker numbered 1). Width is 0 when
-// the line is no list item.
-func listMarker(line string) (indent, width int, canInterrupt bool) {
-	for indent < len(line) && line[indent] == ' ' {
-		indent++
-	}
-	s := line[indent:]
-	if len(s) >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' ' {
-		return indent, 2, true
-	}
-	d := 0
-	for d < len(s) && d < 9 && s[d] >= '0' && s[d] <= '9' {
-		d++
-	}
-	if d > 0 && d+1 < len(s) && (s[d] == '.' || s[d] == ')') && s[d+1] == ' ' {
-		n := strings.TrimLeft(s[:d], "0")
-		return indent, d + 2, n == "1"
-	}
-	return indent, 0, false
 }
 
 // permalinkClasses are classes of the permalink and edit controls that

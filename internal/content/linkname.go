@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -21,7 +22,7 @@ import (
 // tree (images off), leaving "<a href=…></a>", which the converter drops
 // (an empty link), and readability's images without alt text became
 // "[![](…)](…)". So, before extraction, every link without text in
-// running prose (inProse) gets one character of text, linkNameMark
+// running prose (inProse) gets one character of text, markdown.LinkNameMark
 // (markTextlessLinks): enough for go-trafilatura to keep the link, too
 // little to change the link density the extractors weigh (the names
 // themselves, added before extraction, changed which blocks they kept on
@@ -32,12 +33,8 @@ import (
 // elsewhere. An image without any alternative is named after its file, as
 // screen readers do.
 
-// linkNameMark is the text markTextlessLinks gives a link without text (a
-// private-use code point: clear of real text).
-const linkNameMark = "\uE003"
-
 // markTextlessLinks gives every link under doc with a target, no text
-// and an image or icon, standing in running prose, the text linkNameMark.
+// and an image or icon, standing in running prose, the text markdown.LinkNameMark.
 func markTextlessLinks(doc *html.Node) {
 	var links []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
@@ -55,7 +52,7 @@ func markTextlessLinks(doc *html.Node) {
 			continue // a logo, avatar, thumbnail or icon bar: readability keeps the images
 		}
 		if linkName(a) != "" || imageFileName(a) != "" {
-			a.InsertBefore(&html.Node{Type: html.TextNode, Data: linkNameMark}, a.FirstChild)
+			a.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.LinkNameMark}, a.FirstChild)
 		}
 	}
 }
@@ -68,7 +65,7 @@ func collectLinkNames(doc *html.Node) map[string]string {
 		if !dom.IsElem(n, "a") {
 			return true
 		}
-		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == linkNameMark {
+		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == markdown.LinkNameMark {
 			href, _ := dom.Attr(n, "href")
 			name := linkName(n)
 			if name == "" {
@@ -137,7 +134,7 @@ func inProse(a *html.Node) bool {
 		for ; c != nil; c = c.NextSibling {
 			switch {
 			case c.Type == html.TextNode:
-				n += len(strings.TrimSpace(strings.ReplaceAll(c.Data, linkNameMark, "")))
+				n += len(strings.TrimSpace(strings.ReplaceAll(c.Data, markdown.LinkNameMark, "")))
 			case dom.IsElem(c, "a"), dom.IsElem(c, "script"), dom.IsElem(c, "style"):
 			case c.Type == html.ElementNode:
 				count(c.FirstChild)
@@ -255,7 +252,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 	var bare []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
 		switch {
-		case n.Type == html.TextNode && strings.Contains(n.Data, linkNameMark):
+		case n.Type == html.TextNode && strings.Contains(n.Data, markdown.LinkNameMark):
 			marked = append(marked, n)
 		case dom.IsElem(n, "a"):
 			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
@@ -266,7 +263,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 	})
 
 	for _, t := range marked {
-		t.Data = strings.ReplaceAll(t.Data, linkNameMark, "")
+		t.Data = strings.ReplaceAll(t.Data, markdown.LinkNameMark, "")
 		a := t.Parent
 		for a != nil && !dom.IsElem(a, "a") {
 			a = a.Parent
@@ -339,7 +336,7 @@ func setAttr(n *html.Node, key, val string) {
 // and came back as the code span alone, and so did a link around
 // emphasis, a keyboard key or any other element. So, before extraction,
 // every link with a target whose content opens with an element gets
-// linkLeadMark as its first text (markElementLinks); toMarkdown and the
+// markdown.LinkLeadMark as its first text (markElementLinks); toMarkdown and the
 // header's text readers drop the mark. One private-use character changes
 // neither the text the extractors compare nor the link density they
 // weigh by more than the mark of a textless link does. Only links in a
@@ -348,14 +345,9 @@ func setAttr(n *html.Node, key, val string) {
 // content to the mark ("[](…)15 Amazing Images"). The mark goes after any
 // white space that opens the link, which the converter moves out of it.
 
-// linkLeadMark is the text markElementLinks puts at the start of a link
-// whose content opens with an element (a private-use code point: clear of
-// real text and of the other marks).
-const linkLeadMark = "\uE006"
-
 // markElementLinks gives every link under doc with a target, standing in
 // a paragraph (inParagraph), whose content opens (white space aside) with
-// an element and which holds text, linkLeadMark before that element.
+// an element and which holds text, markdown.LinkLeadMark before that element.
 // Links without text are markTextlessLinks' concern.
 func markElementLinks(doc *html.Node) {
 	var links []*html.Node
@@ -370,7 +362,7 @@ func markElementLinks(doc *html.Node) {
 	})
 
 	for _, a := range links {
-		a.InsertBefore(&html.Node{Type: html.TextNode, Data: linkLeadMark}, openingElement(a))
+		a.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.LinkLeadMark}, openingElement(a))
 	}
 }
 

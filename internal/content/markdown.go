@@ -7,83 +7,22 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/content/metadata"
-	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
-// mdConverter is shared: html-to-markdown converters are safe for
-// concurrent use once built.
-var mdConverter = converter.NewConverter(
-	converter.WithPlugins(
-		base.NewBasePlugin(),
-		commonmark.NewCommonmarkPlugin(
-			commonmark.WithListEndComment(false),
-			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
-			commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
-		),
-		strikethrough.NewStrikethroughPlugin(),
-		escapePlugin{},
-		quotePlugin{},
-		supSubPlugin{},
-		table.NewTablePlugin(
-			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
-			table.WithSpanCellBehavior(table.SpanBehaviorEmpty),
-			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
-			table.WithSkipEmptyRows(true),
-			table.WithHeaderPromotion(true),
-		),
-	),
-)
-
-// toMarkdown converts node to markdown, links absolute against base.
+// toMarkdown converts node to markdown, links absolute against base
+// (markdown.Render), with the image marks dropped and IPv6 hosts restored.
 func toMarkdown(node *html.Node, base *url.URL) (string, error) {
-	var opts []converter.ConvertOptionFunc
-	if base != nil {
-		opts = append(opts, converter.WithDomain(base.String()))
-	}
-	out, err := mdConverter.ConvertNode(node, opts...)
+	md, err := markdown.Render(node, base)
 	if err != nil {
 		return "", err
 	}
-	fixed := fixEscapes(string(out))
-	if strings.Contains(fixed, gapMark) {
-		fixed = leadingGap.ReplaceAllString(fixed, "$1")
-	}
-	md := strings.NewReplacer(linkNameMark, "", linkLeadMark, "", cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixed)
-	if strings.Contains(md, "<br") {
-		md = collapseCellBreaks(md)
-	}
 	return metadata.RestoreIPv6Hosts(dropImageMarks(md)), nil
-}
-
-// leadingGap is a gapMark at the start of a line's text (after its
-// indentation, quote, list marker, heading or emphasis marks): a block
-// the converter put on a line of its own needs no space there.
-var leadingGap = lazyregexp.New(`(?m)^([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:#{1,6}[ \t]+)?(?:\*\*|\*|_)?)` + gapMark + `+`)
-
-// cellBreakRun is two or more line breaks in a row of a table: the
-// converter writes each newline of a cell's blocks as one ("<div>a</div>
-// <div>b</div>" became "a<br /><br /><br /><br />b").
-var cellBreakRun = lazyregexp.New(`(?:<br ?/?>\s*){2,}`)
-
-// collapseCellBreaks makes every run of line breaks in a table row one.
-func collapseCellBreaks(md string) string {
-	lines := strings.Split(md, "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimLeft(l, " >"), "|") {
-			lines[i] = cellBreakRun.ReplaceAllString(l, "<br>")
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // originals holds the page's own <pre> and <table> elements, keyed by their
@@ -274,17 +213,6 @@ func isBlockCode(n *html.Node) bool {
 	return true
 }
 
-// cellBreak stands in for a <br> inside a table cell during conversion; it
-// becomes "<br>" in the markdown, which GFM renders as a line break inside
-// the cell without ending the row. Private-use code points keep it clear of
-// real text.
-const cellBreak = "\uE000br\uE001"
-
-// cellPipe stands in for '|' inside code in a table cell: the converter
-// does not escape code, but GFM needs "\|" there too, or the pipe splits
-// the cell.
-const cellPipe = "\uE000pipe\uE001"
-
 // maxNesting is how many lists and block quotes may nest in the markdown.
 // The converter re-indents (or re-prefixes with "> ") the whole content of
 // a list item or quote at every level, so its time is the text times the
@@ -294,7 +222,7 @@ const maxNesting = 8
 
 // prepareForMarkdown adjusts the tree before conversion: code blocks get a
 // "language-x" class the converter understands, a <br> in a table cell
-// becomes cellBreak, lists and quotes nested deeper than maxNesting become
+// becomes markdown.CellBreak, lists and quotes nested deeper than maxNesting become
 // plain <div>s, permalink marks and script links go (cleanLinks), link
 // targets are repaired (repairHref) and lazy images get a src (setLazySrc).
 func prepareForMarkdown(root *html.Node) {
@@ -308,7 +236,7 @@ func prepareForMarkdown(root *html.Node) {
 		switch n.Type {
 		case html.TextNode:
 			if inCell && inCode {
-				n.Data = strings.ReplaceAll(n.Data, "|", cellPipe)
+				n.Data = strings.ReplaceAll(n.Data, "|", markdown.CellPipe)
 			}
 		case html.ElementNode:
 			switch n.Data {
@@ -347,7 +275,7 @@ func prepareForMarkdown(root *html.Node) {
 	}
 	visit(root, false, false, 0)
 	for _, br := range brs {
-		br.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: cellBreak}, br)
+		br.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.CellBreak}, br)
 		br.Parent.RemoveChild(br)
 	}
 }

@@ -6,33 +6,21 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
-// Task list placeholders: a GFM task list checkbox becomes one of these
-// before extraction (extractors drop <input>) and "[x]" or "[ ]" in the
-// markdown (toMarkdown). Private-use code points keep them clear of real
-// text and of the converter's escaping.
-const (
-	taskDone = "\uE000task-x\uE001"
-	taskOpen = "\uE000task-o\uE001"
-)
-
-// gapMark stands for the space polishTree puts between adjacent inline
-// elements; toMarkdown and chooseTitle turn it into a space.
-const gapMark = "\uE002"
-
 // textMarks turns the marks polishTree puts in the page's text back into
-// what they stand for: gapMark a space, linkLeadMark nothing (image marks,
+// what they stand for: markdown.GapMark a space, markdown.LinkLeadMark nothing (image marks,
 // inlineimg.go, go too: unmarkText).
-var textMarks = strings.NewReplacer(gapMark, " ", linkLeadMark, "")
+var textMarks = strings.NewReplacer(markdown.GapMark, " ", markdown.LinkLeadMark, "")
 
 // unmarkText is s, text read from the polished page (a heading, a byline,
 // an extracted title), without polishTree's marks (textMarks).
 func unmarkText(s string) string {
 	s = dropImageMarks(s)
-	if !strings.ContainsAny(s, gapMark+linkLeadMark) {
+	if !strings.ContainsAny(s, markdown.GapMark+markdown.LinkLeadMark) {
 		return s
 	}
 	return textMarks.Replace(s)
@@ -72,8 +60,8 @@ const captionClass = "gatehouse-figtext"
 //   - a <figcaption> that reads as a sentence (isSentence) becomes an
 //     italic paragraph after its <figure> (captionsToParagraphs,
 //     moveCaptionsOut); the extractors drop figure captions;
-//   - a checkbox <input> in a list item (GFM task list) becomes taskDone or
-//     taskOpen text;
+//   - a checkbox <input> in a list item (GFM task list) becomes markdown.TaskDone or
+//     markdown.TaskOpen text;
 //   - a <footer> or <cite> inside a <blockquote> (the quote's attribution)
 //     becomes a paragraph inside the quote;
 //   - Discourse's <aside class="quote"> becomes a block quote holding its
@@ -82,7 +70,7 @@ const captionClass = "gatehouse-figtext"
 //     ("<span class=user>alice</span><span class=date>Jan 3</span>",
 //     laid out apart by CSS) get a space between them;
 //   - the white space between a text and an inline element next to it
-//     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps);
+//     ("an <em>outbox</em> table") becomes markdown.GapMark (see keepInlineGaps);
 //   - a block ("<div>Item head</div><div>Item body</div>", a span laid
 //     out as a block) and what follows it with no white space between
 //     get a space between them (boxedNextTo): a browser puts them on
@@ -92,7 +80,7 @@ const captionClass = "gatehouse-figtext"
 //     them (splitHeadings);
 //   - a link without text gets its name (markTextlessLinks, linkname.go);
 //   - a link whose content opens with an element ("<a><code>x</code></a>")
-//     gets linkLeadMark as its first text (markElementLinks, linkname.go);
+//     gets markdown.LinkLeadMark as its first text (markElementLinks, linkname.go);
 //   - a code listing laid out as a table with line numbers becomes a code
 //     block (listingsToCode, tables.go).
 func polishTree(doc *html.Node) {
@@ -140,9 +128,9 @@ func polishTree(doc *html.Node) {
 	}
 	visit(doc, false, false)
 	for _, n := range inputs {
-		mark := taskOpen
+		mark := markdown.TaskOpen
 		if _, ok := dom.Attr(n, "checked"); ok {
-			mark = taskDone
+			mark = markdown.TaskDone
 		}
 		n.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: mark + " "}, n)
 		n.Parent.RemoveChild(n)
@@ -178,12 +166,12 @@ func polishTree(doc *html.Node) {
 	}
 	for _, n := range gaps {
 		// (The extractors drop a white-space-only node between the two
-		// and trim a leading space: gapMark survives, toMarkdown makes it
+		// and trim a leading space: markdown.GapMark survives, toMarkdown makes it
 		// a space.)
 		done := false
 		dom.Walk(n.NextSibling, func(c *html.Node) bool {
 			if !done && c.Type == html.TextNode && c.Data != "" {
-				c.Data = gapMark + c.Data
+				c.Data = markdown.GapMark + c.Data
 				done = true
 			}
 			return !done
@@ -253,26 +241,26 @@ func isPhrasing(n *html.Node) bool {
 // text around inline elements inside list items and definitions, which
 // glues words together. The run of white space at the start (when an
 // inline element comes before n) or at the end (when one comes after) of
-// a text node with words becomes one gapMark, which toMarkdown writes as a
+// a text node with words becomes one markdown.GapMark, which toMarkdown writes as a
 // space; a white-space-only node between two inline elements becomes
-// gapMark too.
+// markdown.GapMark too.
 func keepInlineGaps(n *html.Node) {
 	t := n.Data
 	core := strings.TrimFunc(t, isSpaceRune)
 	prev, next := isPhrasing(n.PrevSibling), isPhrasing(n.NextSibling)
 	if core == "" {
 		if prev && next && t != "" {
-			n.Data = gapMark
+			n.Data = markdown.GapMark
 		}
 		return
 	}
 	lead := t[:strings.IndexFunc(t, func(r rune) bool { return !isSpaceRune(r) })]
 	trail := t[len(strings.TrimRightFunc(t, isSpaceRune)):]
 	if prev && lead != "" {
-		lead = gapMark
+		lead = markdown.GapMark
 	}
 	if next && trail != "" {
-		trail = gapMark
+		trail = markdown.GapMark
 	}
 	n.Data = lead + core + trail
 }

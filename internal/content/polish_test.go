@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 )
 
@@ -199,7 +200,7 @@ func TestPolishTreeGaps(t *testing.T) {
 				t.Fatal(err)
 			}
 			polishTree(doc)
-			got := strings.ReplaceAll(dom.TextContent(doc), gapMark, " ")
+			got := strings.ReplaceAll(dom.TextContent(doc), markdown.GapMark, " ")
 			if got != tt.want {
 				t.Errorf("text = %q, want %q", got, tt.want)
 			}

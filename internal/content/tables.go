@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -156,7 +157,7 @@ func listingsToCode(root *html.Node) {
 }
 
 // flattenNestedTables writes each table inside a table cell as lines of
-// the cell (rows joined by cellBreak, cells of a row by " | ", escaped):
+// the cell (rows joined by markdown.CellBreak, cells of a row by " | ", escaped):
 // GFM has no table in a table, and the converter dropped the inner table
 // and its text. Innermost tables first, so any depth is kept.
 func flattenNestedTables(root *html.Node) {
@@ -191,10 +192,10 @@ func flattenNestedTables(root *html.Node) {
 				}
 			}
 			if len(cells) > 0 {
-				lines = append(lines, strings.Join(cells, " "+cellPipe+" "))
+				lines = append(lines, strings.Join(cells, " "+markdown.CellPipe+" "))
 			}
 		}
-		t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: strings.Join(lines, cellBreak)}, t)
+		t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: strings.Join(lines, markdown.CellBreak)}, t)
 		t.Parent.RemoveChild(t)
 	}
 }

@@ -1,4 +1,4 @@
-package content
+package markdown
 
 import (
 	"strconv"
@@ -25,17 +25,17 @@ import (
 // and <style> elements go too. Code (fenced blocks and code spans) is
 // left alone: an HTML example in code is shown, not rendered.
 
-// mdPiece is one piece of a markdown page for sanitizeMarkdownHTML.
+// mdPiece is one piece of a markdown page for SanitizeHTML.
 type mdPiece struct {
 	raw  string
 	kind byte // 't' text, 'c' code, 's' start tag, 'e' end tag, 'x' dropped (comments, doctype)
 	name string
 }
 
-// sanitizeMarkdownHTML returns md without its HTML comments, scripts,
+// SanitizeHTML returns md without its HTML comments, scripts,
 // styles and the elements a browser would not render (see above). md
 // without '<' is returned as is.
-func sanitizeMarkdownHTML(md string) string {
+func SanitizeHTML(md string) string {
 	if !strings.Contains(md, "<") {
 		return md
 	}
@@ -140,7 +140,7 @@ func splitMarkdownHTML(md string) []mdPiece {
 			}
 			continue
 		}
-		if f := fenceOpener(trimmed); f != "" && len(line)-len(strings.TrimLeft(line, " ")) < 4 {
+		if f := FenceOpener(trimmed); f != "" && len(line)-len(strings.TrimLeft(line, " ")) < 4 {
 			flushText()
 			fence = f
 			out = append(out, mdPiece{raw: line, kind: 'c'})
@@ -158,7 +158,7 @@ func splitMarkdownHTML(md string) []mdPiece {
 			for k < len(line) && line[k] == '`' {
 				k++
 			}
-			end := closingTicks(line, k, k-j)
+			end := ClosingTicks(line, k, k-j)
 			if end < 0 {
 				text.WriteString(line[i:k])
 				i = k
