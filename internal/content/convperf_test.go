@@ -6,7 +6,6 @@ import (
 	"testing"
 	"unicode"
 
-	"golang.org/x/net/html"
 )
 
 // TestNewBlockShinglesAreTheSet: a block's shingles are the distinct
@@ -62,19 +61,6 @@ func TestSplitMemo(t *testing.T) {
 }
 
 func unicodeLetterOrNumber(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }
-
-// findElement returns the first element named tag under n, or nil.
-func findElement(n *html.Node, tag string) *html.Node {
-	if n.Type == html.ElementNode && n.Data == tag {
-		return n
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if f := findElement(c, tag); f != nil {
-			return f
-		}
-	}
-	return nil
-}
 
 // TestRecordsCoverMemo: cover answers from its memo what coverOf computes,
 // for each text asked about, however often and in whatever order.
