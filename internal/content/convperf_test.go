@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 	"unicode"
-
 )
 
 // TestNewBlockShinglesAreTheSet: a block's shingles are the distinct
