@@ -25,7 +25,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
 	// A child started to read one PDF under memory and CPU limits
-	// (internal/content/pdfchild.go) does that and exits here.
+	// (internal/content/pdftext/pdfchild.go) does that and exits here.
 	content.ServePDFSubprocessIfAsked()
 	if exe, err := os.Executable(); err == nil {
 		content.UsePDFSubprocess(exe)

@@ -43,7 +43,7 @@ func onePagePDF(text string, pad int) []byte {
 }
 
 // TestExtractPDFInChildProcess (issue 17 item 1): the gatehouse binary reads
-// a PDF in a child process of itself (internal/content/pdfchild.go). A
+// a PDF in a child process of itself (internal/content/pdftext/pdfchild.go). A
 // 17 MiB file is over the in-process cap (16 MiB, for programs that embed
 // the package), so it reads only through the child.
 func TestExtractPDFInChildProcess(t *testing.T) {

@@ -3,6 +3,7 @@ package content
 import (
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -26,7 +27,7 @@ import (
 // stays a line break; the element's block children stay where they are.
 func breaksToParagraphs(doc *html.Node) {
 	var targets []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.Pre, atom.Code, atom.Script, atom.Style, atom.Svg, atom.Math, atom.Textarea, atom.Template:
@@ -39,6 +40,7 @@ func breaksToParagraphs(doc *html.Node) {
 		}
 		return true
 	})
+
 	for _, n := range targets {
 		splitAtBreaks(n)
 	}
@@ -97,12 +99,12 @@ func splitAtBreaks(n *html.Node) {
 		}
 		if content {
 			for _, c := range run[:start] {
-				if isElem(c, "br") {
+				if dom.IsElem(c, "br") {
 					n.RemoveChild(c)
 				}
 			}
 			for _, c := range run[end:] {
-				if isElem(c, "br") {
+				if dom.IsElem(c, "br") {
 					n.RemoveChild(c)
 				}
 			}
@@ -115,7 +117,7 @@ func splitAtBreaks(n *html.Node) {
 		switch {
 		case !inRun(c):
 			flush()
-		case isElem(c, "br") && doubleBreak(c):
+		case dom.IsElem(c, "br") && doubleBreak(c):
 			// The first <br> of a gap: it ends the paragraph, and
 			// the gap's other breaks are edge filler of the next.
 			run = append(run, c)
@@ -131,7 +133,7 @@ func splitAtBreaks(n *html.Node) {
 // edgeFiller reports whether c is a <br>, white space or a comment: what a
 // paragraph run is trimmed of.
 func edgeFiller(c *html.Node) bool {
-	return isElem(c, "br") || c.Type == html.CommentNode || c.Type == html.TextNode && strings.TrimFunc(c.Data, isSpaceRune) == ""
+	return dom.IsElem(c, "br") || c.Type == html.CommentNode || c.Type == html.TextNode && strings.TrimFunc(c.Data, isSpaceRune) == ""
 }
 
 // doubleBreak reports whether the <br> br is followed by another <br>,
@@ -139,7 +141,7 @@ func edgeFiller(c *html.Node) bool {
 func doubleBreak(br *html.Node) bool {
 	for c := br.NextSibling; c != nil; c = c.NextSibling {
 		switch {
-		case isElem(c, "br"):
+		case dom.IsElem(c, "br"):
 			return true
 		case !edgeFiller(c):
 			return false

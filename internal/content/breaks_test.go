@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 )
 
@@ -95,12 +96,13 @@ func TestBreaksToParagraphs(t *testing.T) {
 
 func findBody(n *html.Node) *html.Node {
 	var body *html.Node
-	walk(n, func(c *html.Node) bool {
-		if body == nil && isElem(c, "body") {
+	dom.Walk(n, func(c *html.Node) bool {
+		if body == nil && dom.IsElem(c, "body") {
 			body = c
 		}
 		return body == nil
 	})
+
 	return body
 }
 
@@ -123,12 +125,13 @@ func FuzzBreaksToParagraphs(f *testing.F) {
 		}
 		texts := func() string {
 			var sb strings.Builder
-			walk(doc, func(n *html.Node) bool {
+			dom.Walk(doc, func(n *html.Node) bool {
 				if n.Type == html.TextNode {
 					sb.WriteString(n.Data)
 				}
 				return true
 			})
+
 			return sb.String()
 		}
 		before := texts()

@@ -58,11 +58,12 @@ package content
 
 import (
 	"bytes"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/charset"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -153,7 +154,7 @@ func Convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 }
 
 func convert(body []byte, contentType string, base *url.URL) (doc Document, err error) {
-	mediaType := parseMediaType(contentType)
+	mediaType := charset.MediaType(contentType)
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Document{}, reason.New(reason.EmptyContent, "", "the response body is empty; nothing to extract")
 	}
@@ -167,7 +168,7 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 	xmlFamily := kind == KindXML
 	if kind == KindXML || mediaType == "" || isGenericBinary(mediaType) {
 		// XML, or an undeclared body: the root element decides.
-		root := xmlRoot(body)
+		root := charset.XMLRoot(body)
 		switch r := strings.ToLower(root.Local); {
 		case r == "svg":
 			return Document{}, imageRefusal("an SVG image")
@@ -176,7 +177,7 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 				kind = KindHTML // XHTML
 			}
 		case feedFormatOf(root, mediaType) != formatNone:
-			text, cs, err := decodeXML(body, contentType)
+			text, cs, err := charset.DecodeXML(body, contentType)
 			if err != nil {
 				return Document{}, err
 			}
@@ -194,9 +195,9 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 	}
 	var text, cs string
 	if xmlFamily {
-		text, cs, err = decodeXML(body, contentType)
+		text, cs, err = charset.DecodeXML(body, contentType)
 	} else {
-		text, cs, err = decode(body, contentType, kind == KindHTML)
+		text, cs, err = charset.DecodeBody(body, contentType, kind == KindHTML)
 	}
 	if err != nil {
 		return Document{}, err
@@ -214,7 +215,7 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 		return doc, err
 	case KindMarkdown:
 		// Comments and hidden HTML go, as from HTML pages (mdhtml.go).
-		text = sanitizeMarkdownHTML(text)
+		text = markdown.SanitizeHTML(text)
 		doc = Document{Title: markdownTitle(text), Markdown: text, Kind: KindMarkdown, Charset: cs}
 	case KindXML:
 		if strings.TrimSpace(text) == "" {
@@ -228,17 +229,6 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 		return Document{}, reason.New(reason.EmptyContent, "", "the response body has no text; nothing to extract")
 	}
 	return doc, nil
-}
-
-// parseMediaType returns the lower-cased media type of a Content-Type value,
-// without parameters; "" when none is given. A header that mime cannot parse
-// (duplicate parameters, stray characters) still yields the part before ';'.
-func parseMediaType(contentType string) string {
-	if mt, _, err := mime.ParseMediaType(contentType); err == nil {
-		return mt
-	}
-	mt, _, _ := strings.Cut(contentType, ";")
-	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 // classify picks the Kind for a body and its declared media type, or refuses
@@ -269,7 +259,7 @@ func classify(body []byte, mediaType string) (string, error) {
 		return k, nil
 	}
 	if mediaType == "" || isGenericBinary(mediaType) {
-		sniffed := parseMediaType(http.DetectContentType(body))
+		sniffed := charset.MediaType(http.DetectContentType(body))
 		if k := textKind(sniffed); k != "" {
 			return k, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -59,7 +60,7 @@ func convertHTML(t *testing.T, page string) Document {
 func fencedBlocks(md string) (infos, bodies []string) {
 	lines := strings.Split(md, "\n")
 	for i := 0; i < len(lines); i++ {
-		f := fenceOpener(lines[i])
+		f := markdown.FenceOpener(lines[i])
 		if f == "" {
 			continue
 		}

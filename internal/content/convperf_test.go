@@ -3,43 +3,9 @@ package content
 import (
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 	"unicode"
-
-	"golang.org/x/net/html"
 )
-
-// TestInlineStyleMemoFollowsAttribute: pageStyles.of parses an element's
-// inline style once per value of its style attribute, and a rewritten
-// attribute (removeStyleProp, dropOverridden) is read again.
-func TestInlineStyleMemoFollowsAttribute(t *testing.T) {
-	doc, err := html.Parse(strings.NewReader(`<p id=a style="visibility:hidden;font-size:1px">x</p>`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := findElement(doc, "p")
-	sty := &pageStyles{}
-	if got := sty.of(p)["visibility"]; got != "hidden" {
-		t.Fatalf("visibility = %q, want hidden", got)
-	}
-	removeStyleProp(p, "visibility")
-	if got := sty.of(p)["visibility"]; got != "" {
-		t.Fatalf("after removeStyleProp: visibility = %q, want none", got)
-	}
-	if got := sty.of(p)["font-size"]; got != "1px" {
-		t.Fatalf("font-size = %q, want 1px", got)
-	}
-	removeAttr(p, "style")
-	if got := sty.of(p); got != nil {
-		t.Fatalf("without a style attribute: %v, want nil", got)
-	}
-	// The memo gives what parsing gives.
-	p.Attr = append(p.Attr, html.Attribute{Key: "style", Val: "color:red;color:blue !important;display:block"})
-	if got, want := sty.of(p), parseInlineStyle(p); !maps.Equal(got, want) {
-		t.Fatalf("memoised %v, parsed %v", got, want)
-	}
-}
 
 // TestNewBlockShinglesAreTheSet: a block's shingles are the distinct
 // hashes shingles returns, sorted, whatever the guards in front of the
@@ -94,19 +60,6 @@ func TestSplitMemo(t *testing.T) {
 }
 
 func unicodeLetterOrNumber(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }
-
-// findElement returns the first element named tag under n, or nil.
-func findElement(n *html.Node, tag string) *html.Node {
-	if n.Type == html.ElementNode && n.Data == tag {
-		return n
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if f := findElement(c, tag); f != nil {
-			return f
-		}
-	}
-	return nil
-}
 
 // TestRecordsCoverMemo: cover answers from its memo what coverOf computes,
 // for each text asked about, however often and in whatever order.

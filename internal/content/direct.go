@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 )
@@ -67,7 +68,7 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 	for c := res.ContentNode.FirstChild; c != nil; c = c.NextSibling {
 		switch {
 		case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
-		case isElem(c, "p") && len(c.Attr) == 0 && c.FirstChild != nil &&
+		case dom.IsElem(c, "p") && len(c.Attr) == 0 && c.FirstChild != nil &&
 			c.FirstChild == c.LastChild && c.FirstChild.Type == html.TextNode:
 			paras = append(paras, c)
 		default:
@@ -87,26 +88,26 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 	}
 	ps := make([]string, len(paras))
 	for i, p := range paras {
-		ps[i] = collapseSpace(p.FirstChild.Data)
+		ps[i] = dom.CollapseSpace(p.FirstChild.Data)
 	}
 	if len(ps) == 1 {
 		found := false
-		walk(doc, func(n *html.Node) bool {
+		dom.Walk(doc, func(n *html.Node) bool {
 			if found {
 				return false
 			}
-			if isElem(n, "article") {
-				found = collapseSpace(textContent(n)) == ps[0]
+			if dom.IsElem(n, "article") {
+				found = dom.CollapseSpace(dom.TextContent(n)) == ps[0]
 				return false
 			}
-			if isElem(n, "body") {
-				// The document dump of a page without paragraphs: one
-				// paragraph holding (nearly) every word of the body.
-				pt, bt := len(tokenize(ps[0])), len(tokenize(textContent(n)))
+			if dom.IsElem(n, "body") {
+
+				pt, bt := len(tokenize(ps[0])), len(tokenize(dom.TextContent(n)))
 				found = pt >= dumpMinTokens && float64(pt) >= dumpMinShare*float64(bt)
 			}
 			return true
 		})
+
 		return found
 	}
 	// The dump follows paragraphs of at most 100 characters in all;
@@ -156,16 +157,16 @@ func isChrome(n *html.Node, inContent bool) bool {
 			return true
 		}
 	}
-	if role, ok := attr(n, "role"); ok && chromeRoles[strings.ToLower(strings.TrimSpace(role))] {
+	if role, ok := dom.Attr(n, "role"); ok && chromeRoles[strings.ToLower(strings.TrimSpace(role))] {
 		return true
 	}
-	if _, ok := attr(n, "hidden"); ok {
+	if _, ok := dom.Attr(n, "hidden"); ok {
 		return true
 	}
-	if v, ok := attr(n, "aria-hidden"); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+	if v, ok := dom.Attr(n, "aria-hidden"); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
 		return true
 	}
-	if st, ok := attr(n, "style"); ok {
+	if st, ok := dom.Attr(n, "style"); ok {
 		st = strings.ToLower(strings.ReplaceAll(st, " ", ""))
 		if strings.Contains(st, "display:none") || strings.Contains(st, "visibility:hidden") {
 			return true
@@ -201,7 +202,7 @@ func mainContainer(doc *html.Node) *html.Node {
 				}
 				inContent = true
 			}
-			if role, _ := attr(n, "role"); main == nil && strings.EqualFold(strings.TrimSpace(role), "main") {
+			if role, _ := dom.Attr(n, "role"); main == nil && strings.EqualFold(strings.TrimSpace(role), "main") {
 				main = n
 				inContent = true
 			}
@@ -312,7 +313,7 @@ func stripChrome(root *html.Node, inContent bool) {
 // conversion fails.
 func directMarkdown(c *html.Node, base *url.URL) string {
 	inContent := c.Data == "article" || c.Data == "main" || hasAncestor(c, "article", "main")
-	root := cloneNode(c)
+	root := dom.CloneNode(c)
 	stripChrome(root, inContent)
 	captionsToParagraphs(root, false)
 	figuresToImages(root)

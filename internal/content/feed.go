@@ -11,6 +11,10 @@ import (
 	xhtml "golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/charset"
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -246,7 +250,7 @@ func parseFeed(text string, base *url.URL, format feedFormat) *feed {
 	if format == formatAtom {
 		p.itemName = "entry"
 	}
-	scanXML(sanitizeXML(text), identityCharsetReader, maxXMLResyncs, func(tok xml.Token) bool {
+	charset.ScanDecodedXML(sanitizeXML(text), func(tok xml.Token) bool {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			p.start(t)
@@ -259,6 +263,7 @@ func parseFeed(text string, base *url.URL, format feedFormat) *feed {
 		}
 		return true
 	})
+
 	for len(p.stack) > 0 {
 		p.pop()
 	}
@@ -398,13 +403,13 @@ func (p *feedParser) itemField(t xml.StartElement, d int, base *url.URL) {
 	case "pubDate", "published", "issued":
 		p.capture(d, base, func(c *capture) {
 			if it.date == "" {
-				it.date = collapseSpace(c.plain.String())
+				it.date = dom.CollapseSpace(c.plain.String())
 			}
 		})
 	case "date", "updated", "modified":
 		p.capture(d, base, func(c *capture) {
 			if it.updated == "" {
-				it.updated = collapseSpace(c.plain.String())
+				it.updated = dom.CollapseSpace(c.plain.String())
 			}
 		})
 	case "author", "creator", "contributor":
@@ -416,7 +421,7 @@ func (p *feedParser) itemField(t xml.StartElement, d int, base *url.URL) {
 			if strings.TrimSpace(name) == "" {
 				name = c.plain.String()
 			}
-			if name = collapseSpace(name); name != "" && !containsString(it.authors, name) {
+			if name = dom.CollapseSpace(name); name != "" && !containsString(it.authors, name) {
 				it.authors = append(it.authors, name)
 			}
 		})
@@ -444,9 +449,9 @@ func (p *feedParser) titleText(c *capture, typ markupType) string {
 	case p.f.format == formatAtom && typ == markupHTML:
 		return htmlText(c.raw.String())
 	case p.f.format != formatAtom && strings.Contains(c.plain.String(), "&"):
-		return collapseSpace(html.UnescapeString(c.plain.String()))
+		return dom.CollapseSpace(html.UnescapeString(c.plain.String()))
 	}
-	return collapseSpace(c.plain.String())
+	return dom.CollapseSpace(c.plain.String())
 }
 
 // fieldMarkup returns what c holds, read as typ.
@@ -608,15 +613,16 @@ func resolveLink(base *url.URL, raw string) string {
 // a feed: every non-blank run of character data, trimmed, one per line.
 func xmlTextContent(text string) string {
 	var b strings.Builder
-	scanXML(sanitizeXML(text), identityCharsetReader, maxXMLResyncs, func(tok xml.Token) bool {
+	charset.ScanDecodedXML(sanitizeXML(text), func(tok xml.Token) bool {
 		if cd, ok := tok.(xml.CharData); ok {
-			if s := collapseSpace(string(cd)); s != "" {
+			if s := dom.CollapseSpace(string(cd)); s != "" {
 				b.WriteString(s)
 				b.WriteByte('\n')
 			}
 		}
 		return true
 	})
+
 	return b.String()
 }
 
@@ -710,10 +716,10 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 	}
 	// Text a browser would not render never reaches the agent, from a
 	// feed item as from a page (inline display:none, hidden, …).
-	dropHidden(ctx)
+	visibility.DropHidden(ctx)
 	removeElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
 		"form", "button", "select", "textarea", "input", "svg", "math", "dialog")
-	walk(ctx, func(n *xhtml.Node) bool {
+	dom.Walk(ctx, func(n *xhtml.Node) bool {
 		if n.Type == xhtml.ElementNode && isHeadingAtom(n.DataAtom) {
 			lvl := min(int(n.Data[1]-'0')+2, 6)
 			n.Data = fmt.Sprintf("h%d", lvl)
@@ -721,11 +727,12 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 		}
 		return true
 	})
+
 	absolutizeLinks(ctx, base)
 	prepareForMarkdown(ctx)
 	md, err := toMarkdown(ctx, base)
 	if err != nil {
-		return plainTextMarkdown(textContent(ctx))
+		return plainTextMarkdown(dom.TextContent(ctx))
 	}
 	return strings.TrimSpace(md)
 }
@@ -735,12 +742,12 @@ func htmlText(fragment string) string {
 	ctx := &xhtml.Node{Type: xhtml.ElementNode, Data: "div", DataAtom: atom.Div}
 	nodes, err := xhtml.ParseFragment(strings.NewReader(fragment), ctx)
 	if err != nil {
-		return collapseSpace(fragment)
+		return dom.CollapseSpace(fragment)
 	}
 	for _, n := range nodes {
 		ctx.AppendChild(n)
 	}
-	return collapseSpace(textContent(ctx))
+	return dom.CollapseSpace(dom.TextContent(ctx))
 }
 
 // plainTextMarkdown tidies plain text: CRLF becomes LF, trailing blanks go,
@@ -782,7 +789,7 @@ func escapeMarkdownText(s string) string {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '_':
-			if wordByteBefore(s, i) && wordByteAfter(s, i+1) {
+			if markdown.WordByteBefore(s, i) && markdown.WordByteAfter(s, i+1) {
 				b.WriteByte(c)
 				continue
 			}

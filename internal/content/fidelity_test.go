@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 )
 
@@ -53,13 +55,14 @@ func TestKeepInlineGaps(t *testing.T) {
 	root := parseFragment(t, "<li>an <em>x</em> table <code>y</code>\n<a>z</a> <b>w</b></li>")
 	polishTree(root)
 	var texts []string
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.TextNode {
 			texts = append(texts, n.Data)
 		}
 		return true
 	})
-	want := []string{"an" + gapMark, "x", gapMark + "table" + gapMark, "y", gapMark, "z", gapMark, "w"}
+
+	want := []string{"an" + markdown.GapMark, "x", markdown.GapMark + "table" + markdown.GapMark, "y", markdown.GapMark, "z", markdown.GapMark, "w"}
 	if strings.Join(texts, "|") != strings.Join(want, "|") {
 		t.Errorf("texts %q, want %q", texts, want)
 	}
@@ -78,32 +81,6 @@ func TestEscapingOnlyWhereNeeded(t *testing.T) {
 		`a\*b\*c`, `\_lead_`, `\<div>`, `\&gt; as shown`,
 		`\> not a quote`, `\[x](y)`,
 	}, []string{`MAX\_`, `path\_with`, `\~/notes`, `\[a-z]`, "&gt; 5", "&lt;", "&amp;"})
-}
-
-func TestFixEscapes(t *testing.T) {
-	for in, want := range map[string]string{
-		`MAX\_RETRY`:            `MAX_RETRY`,
-		`a \_b\_ c`:             `a \_b\_ c`,
-		`x\\\_y`:                `x\\\_y`, // a literal backslash, then an escaped '_' after a non-letter
-		"`MAX\\_X` and A\\_B":   "`MAX\\_X` and A_B",
-		`go \~/notes`:           `go ~/notes`,
-		`\~a\~ b`:               `\~a\~ b`,
-		`\[a-z]+`:               `\[a-z]+`, // line start: could be a definition or task box
-		`use \[a-z]+`:           `use [a-z]+`,
-		`see \[a\](b)`:          `see [a\](b)`, // the escaped "]" already stops the link
-		`see \[a](b)`:           `see \[a](b)`,
-		"```\nMAX\\_X\n```":     "```\nMAX\\_X\n```",
-		gtMark + " q":           `\> q`,
-		"- " + gtMark + " q":    `- \> q`,
-		"a " + gtMark + " b":    "a > b",
-		ltMark + "div" + gtMark: `\<div>`,
-		"1 " + ltMark + " 2":    "1 < 2",
-		ampMark + "gt;":         `\&gt;`,
-	} {
-		if got := fixEscapes(in); got != want {
-			t.Errorf("fixEscapes(%q) = %q, want %q", in, got, want)
-		}
-	}
 }
 
 // Item 10: nested blocks keep their nesting, to any depth.

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 )
 
 // FuzzHTMLToMarkdown builds an article page from the fuzzer's bytes (text
@@ -41,9 +44,7 @@ func FuzzHTMLToMarkdown(f *testing.F) {
 		}
 		loading := false
 		if tree, err := html.Parse(strings.NewReader(page)); err == nil {
-			sty := computeStyles(tree)
-			lens := map[*html.Node]int{}
-			loading = loadingState(tree, sty, lens, textLen(tree, lens))
+			loading = visibility.LoadingState(tree)
 		}
 		for _, h := range hidden {
 			if loading && strings.HasPrefix(h, fuzzScriptedMark) {
@@ -186,7 +187,7 @@ func rawEntity(md string) string {
 			}
 			continue
 		}
-		if f := fenceOpener(trimmed); f != "" {
+		if f := markdown.FenceOpener(trimmed); f != "" {
 			fence = f
 			continue
 		}
@@ -198,7 +199,7 @@ func rawEntity(md string) string {
 				for i+k < len(line) && line[i+k] == '`' {
 					k++
 				}
-				if end := closingTicks(line, i+k, k); end >= 0 {
+				if end := markdown.ClosingTicks(line, i+k, k); end >= 0 {
 					i = end + k
 					continue
 				}

@@ -3,6 +3,7 @@ package content
 import (
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -39,11 +40,11 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 		if h != nil || n.Type == html.ElementNode && isChrome(n, inContent) {
 			return
 		}
-		if isElem(n, "h1") {
+		if dom.IsElem(n, "h1") {
 			h = n
 			return
 		}
-		if isElem(n, "article") || isElem(n, "main") {
+		if dom.IsElem(n, "article") || dom.IsElem(n, "main") {
 			inContent = true
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -54,7 +55,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 	if h == nil {
 		return "", "", ""
 	}
-	h1 = collapseSpace(unmarkText(textContent(h)))
+	h1 = dom.CollapseSpace(unmarkText(dom.TextContent(h)))
 	// The elements after the headline, in document order, up to the
 	// first paragraph of prose.
 	steps := 0
@@ -74,7 +75,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 			}
 			return
 		}
-		text := collapseSpace(unmarkText(textContent(n)))
+		text := dom.CollapseSpace(unmarkText(dom.TextContent(n)))
 		if n.Data == "p" && len(tokenize(text)) >= proseMinTokens {
 			stop = true
 			return
@@ -96,7 +97,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 		for s := n.NextSibling; s != nil && !stop; s = s.NextSibling {
 			scan(s)
 		}
-		if isElem(n, "article") || isElem(n, "main") || isElem(n, "body") {
+		if dom.IsElem(n, "article") || dom.IsElem(n, "main") || dom.IsElem(n, "body") {
 			break
 		}
 	}
@@ -109,14 +110,14 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 // isBylineElem reports whether n marks an author: rel="author",
 // itemprop="author", or an id or class naming a byline or author.
 func isBylineElem(n *html.Node) bool {
-	if v, _ := attr(n, "rel"); strings.EqualFold(v, "author") {
+	if v, _ := dom.Attr(n, "rel"); strings.EqualFold(v, "author") {
 		return true
 	}
-	if v, _ := attr(n, "itemprop"); strings.EqualFold(v, "author") {
+	if v, _ := dom.Attr(n, "itemprop"); strings.EqualFold(v, "author") {
 		return true
 	}
 	for _, key := range []string{"class", "id"} {
-		v, _ := attr(n, key)
+		v, _ := dom.Attr(n, key)
 		for _, c := range strings.Fields(strings.ToLower(v)) {
 			if strings.Contains(c, "byline") || c == "author" || strings.HasSuffix(c, "-author") || strings.HasPrefix(c, "author-") || strings.HasSuffix(c, "__author") || c == "by-author" {
 				return true
@@ -132,10 +133,10 @@ func isDateElem(n *html.Node) bool {
 	if n.Data == "time" {
 		return true
 	}
-	if v, _ := attr(n, "itemprop"); strings.EqualFold(v, "datePublished") {
+	if v, _ := dom.Attr(n, "itemprop"); strings.EqualFold(v, "datePublished") {
 		return true
 	}
-	v, _ := attr(n, "class")
+	v, _ := dom.Attr(n, "class")
 	for _, c := range strings.Fields(strings.ToLower(v)) {
 		switch {
 		case c == "date", strings.HasSuffix(c, "-date"), strings.HasPrefix(c, "date-"), strings.Contains(c, "published"), strings.Contains(c, "pubdate"), c == "timestamp", c == "dateline":

@@ -12,6 +12,10 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
+	"github.com/gatehouse-dev/gatehouse/internal/content/metadata"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -158,17 +162,17 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		// Nested deeper than the parser accepts: the page with its
 		// nesting cut (payload.go) keeps its text.
 		doc, err = html.Parse(strings.NewReader(flattenDeep(htmlText)))
-		if err == nil && !hasWords(textContent(doc)) {
+		if err == nil && !hasWords(dom.TextContent(doc)) {
 			err = fmt.Errorf("open stack of elements exceeds %d nodes, and no text is left above that depth", maxHTMLDepth)
 		}
 	}
 	if err != nil {
 		return Document{Kind: KindHTML}, pass, parseError(err)
 	}
-	openNoscriptView(doc) // noscript.go: the page as a client without scripts gets it
-	dropHidden(doc)       // hidden.go: text a browser would not render never reaches the agent
-	base = documentBase(doc, base)
-	facts := readFacts(doc, base) // meta.go: before the extractors change the tree
+	openNoscriptView(doc)      // noscript.go: the page as a client without scripts gets it
+	visibility.DropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
+	base = dom.DocumentBase(doc, base)
+	facts := metadata.Read(doc, base) // meta.go: before the extractors change the tree
 	absolutizeLinks(doc, base)
 	preClean(doc, opt.keepComments)
 	if opt.allCaptions {
@@ -269,7 +273,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			md = secondary
 		}
 	}
-	metaTitle := collapseSpace(strings.TrimRight(collapseSpace(unmarkText(title)), titleMarks))
+	metaTitle := dom.CollapseSpace(strings.TrimRight(dom.CollapseSpace(unmarkText(title)), titleMarks))
 	title = chooseTitle(doc, title)
 	dropTitle := func(md string) string {
 		if opt.keepTitleH1 {
@@ -319,9 +323,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		md = "" // nothing but the title (trafilatura's last resort reads <title>)
 	}
 	if !hasWords(md) && !strings.Contains(md, "```") {
-		return Document{Kind: KindHTML, Title: title, Facts: facts.done("")}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
+		return Document{Kind: KindHTML, Title: title, Facts: facts.Done("")}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
-	return Document{Title: title, Markdown: md, Kind: KindHTML, Facts: facts.done(md)}, pass, nil
+	return Document{Title: title, Markdown: md, Kind: KindHTML, Facts: facts.Done(md)}, pass, nil
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and
@@ -341,16 +345,17 @@ func nodeToMarkdown(node *html.Node, base *url.URL, o *originals) string {
 // and page chrome, or nil. It modifies doc (called last).
 func wholeBody(doc *html.Node) *html.Node {
 	var body *html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if body != nil {
 			return false
 		}
-		if isElem(n, "body") {
+		if dom.IsElem(n, "body") {
 			body = n
 			return false
 		}
 		return true
 	})
+
 	if body == nil {
 		return nil
 	}
@@ -370,7 +375,7 @@ func wholeBody(doc *html.Node) *html.Node {
 // (nothing is resolved).
 func absolutizeLinks(doc *html.Node, base *url.URL) {
 	cleanLinks(doc)
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -378,7 +383,7 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 		switch n.Data {
 		case "a", "area":
 			keys = []string{"href"}
-			// mailto:/tel: stay as written; script and data: targets go.
+
 			repairHref(n)
 		case "img":
 			keys = []string{"src", "data-src"}
@@ -405,66 +410,33 @@ func absolutizeLinks(doc *html.Node, base *url.URL) {
 		}
 		return true
 	})
-}
 
-// documentBase returns the URL relative links resolve against: the first
-// <base href> (HTML Standard "document base URL"), resolved against base,
-// when it is an http(s) URL; otherwise base.
-func documentBase(doc *html.Node, base *url.URL) *url.URL {
-	var href string
-	found := false
-	walk(doc, func(n *html.Node) bool {
-		if found {
-			return false
-		}
-		if n.Type == html.ElementNode && n.DataAtom == atom.Base {
-			if v, ok := attr(n, "href"); ok {
-				href, found = v, true
-				return false
-			}
-		}
-		return true
-	})
-	if !found {
-		return base
-	}
-	ref, err := url.Parse(strings.TrimSpace(href))
-	if err != nil {
-		return base
-	}
-	u := ref
-	if base != nil {
-		u = base.ResolveReference(ref)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return base
-	}
-	return u
 }
 
 // pageTitle returns the text of <title>, else of the first <h1>.
 func pageTitle(doc *html.Node) string {
 	var title, h1 string
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.DataAtom {
 		case atom.Title:
 			if title == "" {
-				title = collapseSpace(textContent(n))
+				title = dom.CollapseSpace(dom.TextContent(n))
 			}
 			return false
 		case atom.Svg, atom.Math:
 			return false
 		case atom.H1:
 			if h1 == "" {
-				h1 = collapseSpace(textContent(n))
+				h1 = dom.CollapseSpace(dom.TextContent(n))
 			}
 			return false
 		}
 		return true
 	})
+
 	if title != "" {
 		return title
 	}
@@ -494,7 +466,7 @@ func dropLeadingTitle(md, title string) string {
 
 func normalizeForCompare(s string) string {
 	s = strings.ReplaceAll(s, "\\", "")
-	return strings.ToLower(collapseSpace(s))
+	return strings.ToLower(dom.CollapseSpace(s))
 }
 
 // hasWords reports whether md has at least one scorer-style token outside
@@ -546,8 +518,8 @@ func dropRepeatedBlocks(md string) string {
 			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
 				fence = ""
 			}
-		case fenceOpener(trimmed) != "":
-			fence = fenceOpener(trimmed)
+		case markdown.FenceOpener(trimmed) != "":
+			fence = markdown.FenceOpener(trimmed)
 		case strings.TrimSpace(line) == "":
 			flush()
 			continue
@@ -632,12 +604,12 @@ func tightenNestedLists(md string) string {
 				fence = ""
 			}
 			itemCol = -1
-		case fenceOpener(trimmed) != "":
-			fence = fenceOpener(trimmed)
+		case markdown.FenceOpener(trimmed) != "":
+			fence = markdown.FenceOpener(trimmed)
 			itemCol = -1
 		case trimmed == "":
 			next, _, _ := strings.Cut(after, "\n")
-			indent, _, first := listMarker(next)
+			indent, _, first := markdown.ListMarker(next)
 			drop := itemCol >= 0 && found && indent >= itemCol && first
 			itemCol = -1
 			if drop || line != "" {
@@ -656,7 +628,7 @@ func tightenNestedLists(md string) string {
 			}
 		default:
 			itemCol = -1
-			if indent, width, _ := listMarker(line); width > 0 && strings.TrimSpace(line[indent+width:]) != "" {
+			if indent, width, _ := markdown.ListMarker(line); width > 0 && strings.TrimSpace(line[indent+width:]) != "" {
 				itemCol = indent + width
 			}
 		}
@@ -672,30 +644,6 @@ func tightenNestedLists(md string) string {
 		return md
 	}
 	return b.String()
-}
-
-// listMarker reads a list item marker at the start of line: its
-// indentation, the width of the marker with the space after it ("- " is
-// 2, "10. " is 4), and whether the marker may start a list that interrupts
-// a paragraph (a bullet, or an ordered marker numbered 1). Width is 0 when
-// the line is no list item.
-func listMarker(line string) (indent, width int, canInterrupt bool) {
-	for indent < len(line) && line[indent] == ' ' {
-		indent++
-	}
-	s := line[indent:]
-	if len(s) >= 2 && (s[0] == '-' || s[0] == '*' || s[0] == '+') && s[1] == ' ' {
-		return indent, 2, true
-	}
-	d := 0
-	for d < len(s) && d < 9 && s[d] >= '0' && s[d] <= '9' {
-		d++
-	}
-	if d > 0 && d+1 < len(s) && (s[d] == '.' || s[d] == ')') && s[d+1] == ' ' {
-		n := strings.TrimLeft(s[:d], "0")
-		return indent, d + 2, n == "1"
-	}
-	return indent, 0, false
 }
 
 // permalinkClasses are classes of the permalink and edit controls that
@@ -721,7 +669,7 @@ var commentClasses = []string{"comments", "comment-list", "commentlist", "commen
 func preClean(doc *html.Node, keepComments bool) {
 	unwrapContentForms(doc) // records.go
 	var drop, unwrap, comments []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -737,11 +685,12 @@ func preClean(doc *html.Node, keepComments bool) {
 			drop = append(drop, n)
 			return false
 		}
-		if v, _ := attr(n, "class"); n.Data == "div" && strings.Contains(v, "heading") {
+		if v, _ := dom.Attr(n, "class"); n.Data == "div" && strings.Contains(v, "heading") {
 			unwrap = append(unwrap, n)
 		}
 		return true
 	})
+
 	if len(comments) > 0 && !commentsAreContent(doc, comments) {
 		drop = append(drop, comments...)
 	}
@@ -812,23 +761,24 @@ func hasAncestorNode(n, a *html.Node) bool {
 // banners are often the longest text of a forum or shop page, so the
 // extractors take them for its content.
 func isOverlay(n *html.Node) bool {
-	role, _ := attr(n, "role")
-	modal, _ := attr(n, "aria-modal")
+	role, _ := dom.Attr(n, "role")
+	modal, _ := dom.Attr(n, "aria-modal")
 	if r := strings.ToLower(strings.TrimSpace(role)); r == "dialog" || r == "alertdialog" || strings.EqualFold(strings.TrimSpace(modal), "true") {
 		holds := false
-		walk(n, func(c *html.Node) bool {
-			if isElem(c, "h1") || isElem(c, "main") || isElem(c, "article") {
+		dom.Walk(n, func(c *html.Node) bool {
+			if dom.IsElem(c, "h1") || dom.IsElem(c, "main") || dom.IsElem(c, "article") {
 				holds = true
 			}
 			return !holds
 		})
+
 		return !holds
 	}
-	if v, _ := attr(n, "aria-label"); strings.Contains(strings.ToLower(v), "cookie") {
+	if v, _ := dom.Attr(n, "aria-label"); strings.Contains(strings.ToLower(v), "cookie") {
 		return true
 	}
 	for _, key := range []string{"id", "class"} {
-		v, _ := attr(n, key)
+		v, _ := dom.Attr(n, key)
 		for _, tok := range strings.Fields(strings.ToLower(v)) {
 			switch {
 			case strings.HasPrefix(tok, "onetrust"), strings.HasPrefix(tok, "cybotcookiebot"), strings.HasPrefix(tok, "cookiebot"):
@@ -854,7 +804,7 @@ func isHeadingAtom(a atom.Atom) bool {
 
 // hasAnyClass reports whether one of n's classes is in names.
 func hasAnyClass(n *html.Node, names []string) bool {
-	v, ok := attr(n, "class")
+	v, ok := dom.Attr(n, "class")
 	if !ok {
 		return false
 	}
@@ -868,7 +818,7 @@ func hasAnyClass(n *html.Node, names []string) bool {
 
 // idIn reports whether n's id is in names.
 func idIn(n *html.Node, names []string) bool {
-	v, ok := attr(n, "id")
+	v, ok := dom.Attr(n, "id")
 	return ok && slices.Contains(names, strings.TrimSpace(v))
 }
 
@@ -885,11 +835,11 @@ const titleMarks = "¶#§🔗 \t\n"
 func chooseTitle(doc *html.Node, extracted string) string {
 	clean := func(s string) string {
 		s = unmarkText(s)
-		return collapseSpace(strings.TrimRight(collapseSpace(s), titleMarks))
+		return dom.CollapseSpace(strings.TrimRight(dom.CollapseSpace(s), titleMarks))
 	}
 	extracted = clean(extracted)
 	og, page := "", ""
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -897,17 +847,18 @@ func chooseTitle(doc *html.Node, extracted string) string {
 		case atom.Body:
 			return false
 		case atom.Meta:
-			if p, _ := attr(n, "property"); og == "" && strings.EqualFold(p, "og:title") {
-				og, _ = attr(n, "content")
+			if p, _ := dom.Attr(n, "property"); og == "" && strings.EqualFold(p, "og:title") {
+				og, _ = dom.Attr(n, "content")
 			}
 		case atom.Title:
 			if page == "" {
-				page = textContent(n)
+				page = dom.TextContent(n)
 			}
 			return false
 		}
 		return true
 	})
+
 	for _, t := range []string{clean(og), clean(page)} {
 		if t == "" {
 			continue

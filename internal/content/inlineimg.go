@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 )
 
@@ -40,17 +41,18 @@ func isImageMark(r rune) bool {
 // which the merge keeps from readability's answer.
 func markInlineImages(doc *html.Node) []*html.Node {
 	var imgs []*html.Node
-	walk(doc, func(n *html.Node) bool {
-		if isElem(n, "a") {
+	dom.Walk(doc, func(n *html.Node) bool {
+		if dom.IsElem(n, "a") {
 			return false
 		}
-		if len(imgs) < maxInlineImages && isElem(n, "img") && n.Parent != nil && inParagraph(n) {
-			if alt, _ := attr(n, "alt"); strings.TrimSpace(alt) != "" && hasText(paragraphOf(n)) {
+		if len(imgs) < maxInlineImages && dom.IsElem(n, "img") && n.Parent != nil && inParagraph(n) {
+			if alt, _ := dom.Attr(n, "alt"); strings.TrimSpace(alt) != "" && hasText(paragraphOf(n)) {
 				imgs = append(imgs, n)
 			}
 		}
 		return true
 	})
+
 	for i, img := range imgs {
 		img.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: string(rune(imageMarkBase + i))}, img)
 	}
@@ -62,12 +64,13 @@ func markInlineImages(doc *html.Node) []*html.Node {
 // is still there right after it.
 func restoreInlineImages(root *html.Node, imgs []*html.Node) {
 	var texts []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.TextNode && hasImageMark(n.Data) {
 			texts = append(texts, n)
 		}
 		return true
 	})
+
 	for _, t := range texts {
 		if t.Parent == nil {
 			continue
@@ -83,9 +86,9 @@ func restoreInlineImages(root *html.Node, imgs []*html.Node) {
 			t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: s[start:i]}, t)
 			idx := int(r - imageMarkBase)
 			rest := s[i+w:]
-			kept := rest == "" && isElem(t.NextSibling, "img")
+			kept := rest == "" && dom.IsElem(t.NextSibling, "img")
 			if !kept && idx < len(imgs) {
-				t.Parent.InsertBefore(cloneNode(imgs[idx]), t)
+				t.Parent.InsertBefore(dom.CloneNode(imgs[idx]), t)
 			}
 			i += w
 			start = i

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -56,7 +57,7 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 				return
 			}
 			if n.Data == "a" {
-				if h, ok := attr(n, "href"); ok && strings.TrimSpace(h) != "" && !strings.HasPrefix(strings.TrimSpace(h), "#") {
+				if h, ok := dom.Attr(n, "href"); ok && strings.TrimSpace(h) != "" && !strings.HasPrefix(strings.TrimSpace(h), "#") {
 					targets[strings.TrimSpace(h)] = true
 				}
 				inLink = true
@@ -71,7 +72,7 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 	if len(targets) < linkPageMinLinks || float64(linkTok) < linkPageMinShare*float64(allTok) {
 		return "", false
 	}
-	root := cloneNode(c)
+	root := dom.CloneNode(c)
 	stripChrome(root, inContent)
 	if !layoutHoldsLinks(root, len(targets)) {
 		return "", false // links in lists and cards: the extraction stands
@@ -92,28 +93,31 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 // in one row, the points in the next).
 func layoutHoldsLinks(root *html.Node, n int) bool {
 	in := map[string]bool{}
-	walk(root, func(t *html.Node) bool {
-		if !isElem(t, "table") {
+	dom.Walk(root, func(t *html.Node) bool {
+		if !dom.IsElem(t, "table") {
 			return true
 		}
 		header := false
-		walk(t, func(d *html.Node) bool {
-			header = header || isElem(d, "th")
+		dom.Walk(t, func(d *html.Node) bool {
+			header = header || dom.IsElem(d, "th")
 			return !header
 		})
+
 		if header {
 			return false
 		}
-		walk(t, func(d *html.Node) bool {
-			if isElem(d, "a") {
-				if h, ok := attr(d, "href"); ok {
+		dom.Walk(t, func(d *html.Node) bool {
+			if dom.IsElem(d, "a") {
+				if h, ok := dom.Attr(d, "href"); ok {
 					in[strings.TrimSpace(h)] = true
 				}
 			}
 			return true
 		})
+
 		return false
 	})
+
 	return 2*len(in) >= n
 }
 
@@ -123,12 +127,13 @@ func layoutHoldsLinks(root *html.Node, n int) bool {
 // that has text, its cells written inline (a space between them).
 func layoutTablesToLists(root *html.Node) {
 	var tables []*html.Node
-	walk(root, func(n *html.Node) bool {
-		if isElem(n, "table") {
+	dom.Walk(root, func(n *html.Node) bool {
+		if dom.IsElem(n, "table") {
 			tables = append(tables, n)
 		}
 		return true
 	})
+
 	// Innermost first, so that a rewritten inner table is plain markup
 	// inside its outer one's cells.
 	converted := map[*html.Node]bool{}
@@ -149,7 +154,7 @@ func layoutTablesToLists(root *html.Node) {
 			converted[t] = true
 			t.Data, t.DataAtom = "ul", atom.Ul
 			for _, r := range rows {
-				if strings.TrimSpace(textContent(r)) == "" {
+				if strings.TrimSpace(dom.TextContent(r)) == "" {
 					r.Parent.RemoveChild(r)
 					continue
 				}
@@ -169,27 +174,28 @@ func tableRows(t *html.Node, converted map[*html.Node]bool) (rows []*html.Node, 
 	visit = func(n *html.Node) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
-			case isElem(c, "tr"):
+			case dom.IsElem(c, "tr"):
 				rows = append(rows, c)
 				hasLink, hasTable := false, false
-				walk(c, func(d *html.Node) bool {
+				dom.Walk(c, func(d *html.Node) bool {
 					switch {
-					case isElem(d, "a"):
+					case dom.IsElem(d, "a"):
 						hasLink = true
-					case isElem(d, "table") || converted[d]:
+					case dom.IsElem(d, "table") || converted[d]:
 						hasTable = true
-					case isElem(d, "th"):
+					case dom.IsElem(d, "th"):
 						header = true
 					}
 					return true
 				})
+
 				if hasLink {
 					linked++
 				}
 				if hasTable {
 					nested++
 				}
-			case isElem(c, "thead"), isElem(c, "tbody"), isElem(c, "tfoot"):
+			case dom.IsElem(c, "thead"), dom.IsElem(c, "tbody"), dom.IsElem(c, "tfoot"):
 				visit(c)
 			}
 		}
@@ -201,7 +207,7 @@ func tableRows(t *html.Node, converted map[*html.Node]bool) (rows []*html.Node, 
 // cellsTo renames the cells of row r to tag, with a space after each.
 func cellsTo(r *html.Node, tag string, a atom.Atom) {
 	for c := r.FirstChild; c != nil; c = c.NextSibling {
-		if isElem(c, "td") || isElem(c, "th") {
+		if dom.IsElem(c, "td") || dom.IsElem(c, "th") {
 			c.Data, c.DataAtom = tag, a
 			c.AppendChild(&html.Node{Type: html.TextNode, Data: " "})
 		}
@@ -213,7 +219,7 @@ func cellsTo(r *html.Node, tag string, a atom.Atom) {
 func unwrapSections(t *html.Node) {
 	for c := t.FirstChild; c != nil; {
 		next := c.NextSibling
-		if isElem(c, "thead") || isElem(c, "tbody") || isElem(c, "tfoot") {
+		if dom.IsElem(c, "thead") || dom.IsElem(c, "tbody") || dom.IsElem(c, "tfoot") {
 			for r := c.FirstChild; r != nil; {
 				rn := r.NextSibling
 				c.RemoveChild(r)

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -20,7 +22,7 @@ import (
 // tree (images off), leaving "<a href=…></a>", which the converter drops
 // (an empty link), and readability's images without alt text became
 // "[![](…)](…)". So, before extraction, every link without text in
-// running prose (inProse) gets one character of text, linkNameMark
+// running prose (inProse) gets one character of text, markdown.LinkNameMark
 // (markTextlessLinks): enough for go-trafilatura to keep the link, too
 // little to change the link density the extractors weigh (the names
 // themselves, added before extraction, changed which blocks they kept on
@@ -31,29 +33,26 @@ import (
 // elsewhere. An image without any alternative is named after its file, as
 // screen readers do.
 
-// linkNameMark is the text markTextlessLinks gives a link without text (a
-// private-use code point: clear of real text).
-const linkNameMark = "\uE003"
-
 // markTextlessLinks gives every link under doc with a target, no text
-// and an image or icon, standing in running prose, the text linkNameMark.
+// and an image or icon, standing in running prose, the text markdown.LinkNameMark.
 func markTextlessLinks(doc *html.Node) {
 	var links []*html.Node
-	walk(doc, func(n *html.Node) bool {
-		if isElem(n, "a") {
-			if href, _ := attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
+	dom.Walk(doc, func(n *html.Node) bool {
+		if dom.IsElem(n, "a") {
+			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
 				links = append(links, n)
 			}
 			return false
 		}
 		return true
 	})
+
 	for _, a := range links {
 		if !inProse(a) {
 			continue // a logo, avatar, thumbnail or icon bar: readability keeps the images
 		}
 		if linkName(a) != "" || imageFileName(a) != "" {
-			a.InsertBefore(&html.Node{Type: html.TextNode, Data: linkNameMark}, a.FirstChild)
+			a.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.LinkNameMark}, a.FirstChild)
 		}
 	}
 }
@@ -62,12 +61,12 @@ func markTextlessLinks(doc *html.Node) {
 // markTextlessLinks to its name (linkName, else its image's file name).
 func collectLinkNames(doc *html.Node) map[string]string {
 	names := map[string]string{}
-	walk(doc, func(n *html.Node) bool {
-		if !isElem(n, "a") {
+	dom.Walk(doc, func(n *html.Node) bool {
+		if !dom.IsElem(n, "a") {
 			return true
 		}
-		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == linkNameMark {
-			href, _ := attr(n, "href")
+		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == markdown.LinkNameMark {
+			href, _ := dom.Attr(n, "href")
 			name := linkName(n)
 			if name == "" {
 				name = imageFileName(n)
@@ -78,6 +77,7 @@ func collectLinkNames(doc *html.Node) map[string]string {
 		}
 		return false
 	})
+
 	return names
 }
 
@@ -105,25 +105,26 @@ func inProse(a *html.Node) bool {
 	if b == nil || b.Type != html.ElementNode {
 		return false
 	}
-	href, _ := attr(a, "href")
+	href, _ := dom.Attr(a, "href")
 	href = strings.TrimSpace(href)
 	near := b
 	if p := b.Parent; p != nil && p.Type == html.ElementNode {
 		near = p
 	}
 	twin := false
-	walk(near, func(c *html.Node) bool {
+	dom.Walk(near, func(c *html.Node) bool {
 		if twin {
 			return false
 		}
-		if isElem(c, "a") && c != a {
-			if h, _ := attr(c, "href"); strings.TrimSpace(h) == href && hasText(c) {
+		if dom.IsElem(c, "a") && c != a {
+			if h, _ := dom.Attr(c, "href"); strings.TrimSpace(h) == href && hasText(c) {
 				twin = true
 			}
 			return false
 		}
 		return true
 	})
+
 	if twin {
 		return false
 	}
@@ -133,8 +134,8 @@ func inProse(a *html.Node) bool {
 		for ; c != nil; c = c.NextSibling {
 			switch {
 			case c.Type == html.TextNode:
-				n += len(strings.TrimSpace(strings.ReplaceAll(c.Data, linkNameMark, "")))
-			case isElem(c, "a"), isElem(c, "script"), isElem(c, "style"):
+				n += len(strings.TrimSpace(strings.ReplaceAll(c.Data, markdown.LinkNameMark, "")))
+			case dom.IsElem(c, "a"), dom.IsElem(c, "script"), dom.IsElem(c, "style"):
 			case c.Type == html.ElementNode:
 				count(c.FirstChild)
 			}
@@ -149,7 +150,7 @@ func inProse(a *html.Node) bool {
 
 // hasText reports whether n holds any non-space text.
 func hasText(n *html.Node) bool {
-	return strings.TrimFunc(textContent(n), isSpaceRune) != ""
+	return strings.TrimFunc(dom.TextContent(n), isSpaceRune) != ""
 }
 
 // linkName is the accessible name of link a that has no text: its
@@ -157,32 +158,32 @@ func hasText(n *html.Node) bool {
 // <title> of its inline SVG icons, else its title, else the title of its
 // images; collapsed, or "".
 func linkName(a *html.Node) string {
-	if v, _ := attr(a, "aria-label"); strings.TrimSpace(v) != "" {
-		return collapseSpace(v)
+	if v, _ := dom.Attr(a, "aria-label"); strings.TrimSpace(v) != "" {
+		return dom.CollapseSpace(v)
 	}
 	var parts []string
-	walk(a, func(n *html.Node) bool {
+	dom.Walk(a, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.Data {
 		case "img":
-			v, _ := attr(n, "alt")
+			v, _ := dom.Attr(n, "alt")
 			if strings.TrimSpace(v) == "" {
-				v, _ = attr(n, "aria-label")
+				v, _ = dom.Attr(n, "aria-label")
 			}
-			if v = collapseSpace(v); v != "" {
+			if v = dom.CollapseSpace(v); v != "" {
 				parts = append(parts, v)
 			}
 			return false
 		case "svg":
-			if v, _ := attr(n, "aria-label"); strings.TrimSpace(v) != "" {
-				parts = append(parts, collapseSpace(v))
+			if v, _ := dom.Attr(n, "aria-label"); strings.TrimSpace(v) != "" {
+				parts = append(parts, dom.CollapseSpace(v))
 				return false
 			}
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
-				if isElem(c, "title") {
-					if v := collapseSpace(textContent(c)); v != "" {
+				if dom.IsElem(c, "title") {
+					if v := dom.CollapseSpace(dom.TextContent(c)); v != "" {
 						parts = append(parts, v)
 					}
 				}
@@ -191,20 +192,22 @@ func linkName(a *html.Node) string {
 		}
 		return true
 	})
+
 	if len(parts) > 0 {
 		return strings.Join(parts, " ")
 	}
-	if v, _ := attr(a, "title"); strings.TrimSpace(v) != "" {
-		return collapseSpace(v)
+	if v, _ := dom.Attr(a, "title"); strings.TrimSpace(v) != "" {
+		return dom.CollapseSpace(v)
 	}
 	var title string
-	walk(a, func(n *html.Node) bool {
-		if title == "" && isElem(n, "img") {
-			v, _ := attr(n, "title")
-			title = collapseSpace(v)
+	dom.Walk(a, func(n *html.Node) bool {
+		if title == "" && dom.IsElem(n, "img") {
+			v, _ := dom.Attr(n, "title")
+			title = dom.CollapseSpace(v)
 		}
 		return title == ""
 	})
+
 	return title
 }
 
@@ -212,12 +215,12 @@ func linkName(a *html.Node) string {
 // ("chart-2024.png"), or "".
 func imageFileName(n *html.Node) string {
 	var name string
-	walk(n, func(c *html.Node) bool {
+	dom.Walk(n, func(c *html.Node) bool {
 		if name != "" {
 			return false
 		}
-		if isElem(c, "img") {
-			src, _ := attr(c, "src")
+		if dom.IsElem(c, "img") {
+			src, _ := dom.Attr(c, "src")
 			src = strings.TrimSpace(src)
 			if strings.HasPrefix(strings.ToLower(src), "data:") {
 				return false
@@ -227,12 +230,13 @@ func imageFileName(n *html.Node) string {
 					if un, err := url.PathUnescape(b); err == nil {
 						b = un
 					}
-					name = collapseSpace(b)
+					name = dom.CollapseSpace(b)
 				}
 			}
 		}
 		return name == ""
 	})
+
 	return name
 }
 
@@ -246,27 +250,28 @@ func imageFileName(n *html.Node) string {
 func nameTextlessLinks(root *html.Node, names map[string]string) {
 	var marked []*html.Node
 	var bare []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		switch {
-		case n.Type == html.TextNode && strings.Contains(n.Data, linkNameMark):
+		case n.Type == html.TextNode && strings.Contains(n.Data, markdown.LinkNameMark):
 			marked = append(marked, n)
-		case isElem(n, "a"):
-			if href, _ := attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
+		case dom.IsElem(n, "a"):
+			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
 				bare = append(bare, n)
 			}
 		}
 		return true
 	})
+
 	for _, t := range marked {
-		t.Data = strings.ReplaceAll(t.Data, linkNameMark, "")
+		t.Data = strings.ReplaceAll(t.Data, markdown.LinkNameMark, "")
 		a := t.Parent
-		for a != nil && !isElem(a, "a") {
+		for a != nil && !dom.IsElem(a, "a") {
 			a = a.Parent
 		}
 		if a == nil || strings.TrimSpace(t.Data) != "" {
 			continue // (an extractor moved it out of its link, or joined it to text)
 		}
-		href, _ := attr(a, "href")
+		href, _ := dom.Attr(a, "href")
 		name := names[strings.TrimSpace(href)]
 		if name == "" {
 			if name = linkName(a); name == "" {
@@ -274,7 +279,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 			}
 		}
 		if img := firstImage(a); img != nil {
-			if alt, _ := attr(img, "alt"); strings.TrimSpace(alt) == "" && name != "" {
+			if alt, _ := dom.Attr(img, "alt"); strings.TrimSpace(alt) == "" && name != "" {
 				setAttr(img, "alt", name)
 			}
 			continue
@@ -285,7 +290,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 		name := linkName(a)
 		prose := inProse(a)
 		if img := firstImage(a); img != nil {
-			if alt, _ := attr(img, "alt"); strings.TrimSpace(alt) == "" {
+			if alt, _ := dom.Attr(img, "alt"); strings.TrimSpace(alt) == "" {
 				if name == "" && prose {
 					name = imageFileName(a)
 				}
@@ -307,18 +312,19 @@ func firstImage(n *html.Node) *html.Node {
 	if n == nil {
 		return nil
 	}
-	walk(n, func(c *html.Node) bool {
-		if img == nil && isElem(c, "img") {
+	dom.Walk(n, func(c *html.Node) bool {
+		if img == nil && dom.IsElem(c, "img") {
 			img = c
 		}
 		return img == nil
 	})
+
 	return img
 }
 
 // setAttr sets n's attribute key to val.
 func setAttr(n *html.Node, key, val string) {
-	removeAttr(n, key)
+	dom.RemoveAttr(n, key)
 	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
 }
 
@@ -330,7 +336,7 @@ func setAttr(n *html.Node, key, val string) {
 // and came back as the code span alone, and so did a link around
 // emphasis, a keyboard key or any other element. So, before extraction,
 // every link with a target whose content opens with an element gets
-// linkLeadMark as its first text (markElementLinks); toMarkdown and the
+// markdown.LinkLeadMark as its first text (markElementLinks); toMarkdown and the
 // header's text readers drop the mark. One private-use character changes
 // neither the text the extractors compare nor the link density they
 // weigh by more than the mark of a textless link does. Only links in a
@@ -339,28 +345,24 @@ func setAttr(n *html.Node, key, val string) {
 // content to the mark ("[](…)15 Amazing Images"). The mark goes after any
 // white space that opens the link, which the converter moves out of it.
 
-// linkLeadMark is the text markElementLinks puts at the start of a link
-// whose content opens with an element (a private-use code point: clear of
-// real text and of the other marks).
-const linkLeadMark = "\uE006"
-
 // markElementLinks gives every link under doc with a target, standing in
 // a paragraph (inParagraph), whose content opens (white space aside) with
-// an element and which holds text, linkLeadMark before that element.
+// an element and which holds text, markdown.LinkLeadMark before that element.
 // Links without text are markTextlessLinks' concern.
 func markElementLinks(doc *html.Node) {
 	var links []*html.Node
-	walk(doc, func(n *html.Node) bool {
-		if !isElem(n, "a") {
+	dom.Walk(doc, func(n *html.Node) bool {
+		if !dom.IsElem(n, "a") {
 			return true
 		}
-		if href, _ := attr(n, "href"); strings.TrimSpace(href) != "" && openingElement(n) != nil && hasText(n) && inParagraph(n) {
+		if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && openingElement(n) != nil && hasText(n) && inParagraph(n) {
 			links = append(links, n)
 		}
 		return false
 	})
+
 	for _, a := range links {
-		a.InsertBefore(&html.Node{Type: html.TextNode, Data: linkLeadMark}, openingElement(a))
+		a.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.LinkLeadMark}, openingElement(a))
 	}
 }
 

@@ -7,97 +7,22 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
-	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
+	"github.com/gatehouse-dev/gatehouse/internal/content/metadata"
 )
 
-// mdConverter is shared: html-to-markdown converters are safe for
-// concurrent use once built.
-var mdConverter = converter.NewConverter(
-	converter.WithPlugins(
-		base.NewBasePlugin(),
-		commonmark.NewCommonmarkPlugin(
-			commonmark.WithListEndComment(false),
-			commonmark.WithLinkEmptyContentBehavior(commonmark.LinkBehaviorSkip),
-			commonmark.WithLinkEmptyHrefBehavior(commonmark.LinkBehaviorSkip),
-		),
-		strikethrough.NewStrikethroughPlugin(),
-		escapePlugin{},
-		quotePlugin{},
-		supSubPlugin{},
-		table.NewTablePlugin(
-			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
-			table.WithSpanCellBehavior(table.SpanBehaviorEmpty),
-			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
-			table.WithSkipEmptyRows(true),
-			table.WithHeaderPromotion(true),
-		),
-	),
-)
-
-// toMarkdown converts node to markdown, links absolute against base.
+// toMarkdown converts node to markdown, links absolute against base
+// (markdown.Render), with the image marks dropped and IPv6 hosts restored.
 func toMarkdown(node *html.Node, base *url.URL) (string, error) {
-	var opts []converter.ConvertOptionFunc
-	if base != nil {
-		opts = append(opts, converter.WithDomain(base.String()))
-	}
-	out, err := mdConverter.ConvertNode(node, opts...)
+	md, err := markdown.Render(node, base)
 	if err != nil {
 		return "", err
 	}
-	fixed := fixEscapes(string(out))
-	if strings.Contains(fixed, gapMark) {
-		fixed = leadingGap.ReplaceAllString(fixed, "$1")
-	}
-	md := strings.NewReplacer(linkNameMark, "", linkLeadMark, "", cellBreak, "<br>", cellPipe, `\|`, taskDone, "[x]", taskOpen, "[ ]", gapMark+"\n", "\n", gapMark, " ").Replace(fixed)
-	if strings.Contains(md, "<br") {
-		md = collapseCellBreaks(md)
-	}
-	return restoreIPv6Hosts(dropImageMarks(md)), nil
-}
-
-// leadingGap is a gapMark at the start of a line's text (after its
-// indentation, quote, list marker, heading or emphasis marks): a block
-// the converter put on a line of its own needs no space there.
-var leadingGap = lazyregexp.New(`(?m)^([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?:#{1,6}[ \t]+)?(?:\*\*|\*|_)?)` + gapMark + `+`)
-
-// cellBreakRun is two or more line breaks in a row of a table: the
-// converter writes each newline of a cell's blocks as one ("<div>a</div>
-// <div>b</div>" became "a<br /><br /><br /><br />b").
-var cellBreakRun = lazyregexp.New(`(?:<br ?/?>\s*){2,}`)
-
-// collapseCellBreaks makes every run of line breaks in a table row one.
-func collapseCellBreaks(md string) string {
-	lines := strings.Split(md, "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimLeft(l, " >"), "|") {
-			lines[i] = cellBreakRun.ReplaceAllString(l, "<br>")
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// encodedIPv6Host matches a link authority whose IPv6 literal the
-// converter percent-encoded ("http://%5B::1%5D:8080/": html-to-markdown
-// encodes every '[' and ']' of a destination). Brackets around an IPv6
-// host are URL syntax (RFC 3986 §3.2.2), and "%5B" is never valid in a
-// host, so putting them back changes no other URL.
-var encodedIPv6Host = lazyregexp.New(`(?i)([a-z][a-z0-9+.-]*://(?:[^/\s()\[\]@]*@)?)%5B([0-9a-f:.]+(?:%25[0-9a-z._~-]+)?)%5D`)
-
-// restoreIPv6Hosts undoes the converter's encoding of IPv6 host brackets
-// in link and image destinations (encodedIPv6Host).
-func restoreIPv6Hosts(md string) string {
-	if !strings.Contains(md, "%5B") && !strings.Contains(md, "%5b") {
-		return md
-	}
-	return encodedIPv6Host.ReplaceAllString(md, "$1[$2]")
+	return metadata.RestoreIPv6Hosts(dropImageMarks(md)), nil
 }
 
 // originals holds the page's own <pre> and <table> elements, keyed by their
@@ -125,7 +50,7 @@ type originals struct {
 // collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
 func collectOriginals(doc *html.Node) *originals {
 	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc), linkNames: collectLinkNames(doc)}
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -146,6 +71,7 @@ func collectOriginals(doc *html.Node) *originals {
 		}
 		return true
 	})
+
 	return o
 }
 
@@ -168,16 +94,15 @@ func restoreOriginals(root *html.Node, o *originals) {
 	used := map[*html.Node]bool{}
 	lossy := lossyTables{page: o.tables, keys: map[*html.Node][][]string{}}
 	var swaps [][2]*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode || n == root {
 			return true
 		}
 		var pool map[string][]*html.Node
-		// Extractors build nodes without DataAtom, so compare tag names.
+
 		switch n.Data {
 		case "pre", "code", "blockquote", "p":
-			// trafilatura turns <pre> into <code> or <blockquote>, and its
-			// last-resort "baseline" into a plain <p>.
+
 			pool = pools["pre"]
 		case "table":
 			pool = pools["table"]
@@ -193,8 +118,7 @@ func restoreOriginals(root *html.Node, o *originals) {
 			cands = cands[1:]
 		}
 		if len(cands) == 0 && n.Data == "table" && k != "" {
-			// A table that lost punctuation: match on letters and
-			// digits alone.
+
 			lk := looseKey(k)
 			for len(loose[lk]) > 0 && used[loose[lk][0]] {
 				loose[lk] = loose[lk][1:]
@@ -210,22 +134,21 @@ func restoreOriginals(root *html.Node, o *originals) {
 		if k == "" || len(cands) == 0 {
 			return true
 		}
-		multiline := strings.Contains(textContent(cands[0]), "\n")
+		multiline := strings.Contains(dom.TextContent(cands[0]), "\n")
 		if (n.Data == "code" && !isBlockCode(n) || n.Data == "p") && !multiline {
-			// An inline code span or a sentence that happens to equal a
-			// one-line <pre>.
+
 			return true
 		}
-		used[cands[0]] = true // (later lookups skip it)
-		// The copy loses the original's parents, where Sphinx, GitHub
-		// and Jekyll put the language: read it from the page.
-		repl := cloneNode(cands[0])
+		used[cands[0]] = true
+
+		repl := dom.CloneNode(cands[0])
 		if repl.Data == "pre" {
 			setLanguage(repl, codeLanguage(cands[0]))
 		}
 		swaps = append(swaps, [2]*html.Node{n, repl})
 		return false
 	})
+
 	for _, s := range swaps {
 		old, repl := s[0], s[1]
 		if old.Parent == nil {
@@ -258,17 +181,17 @@ func copyPool(m map[string][]*html.Node) map[string][]*html.Node {
 // text and drop white-space-only nodes, so only the other characters can be
 // compared.
 func textKey(n *html.Node) string {
-	return strings.Join(strings.Fields(textContent(n)), "")
+	return strings.Join(strings.Fields(dom.TextContent(n)), "")
 }
 
 // isBlockCode reports whether a <code> element stands for a code block: its
 // text spans lines, it wraps another <code>, or it stands alone in a block
 // container (no text beside it) rather than inside a paragraph.
 func isBlockCode(n *html.Node) bool {
-	if strings.Contains(textContent(n), "\n") {
+	if strings.Contains(dom.TextContent(n), "\n") {
 		return true
 	}
-	if c := n.FirstChild; isElem(c, "code") {
+	if c := n.FirstChild; dom.IsElem(c, "code") {
 		return true
 	}
 	// trafilatura turns a one-line <pre> into a <code> standing alone
@@ -290,17 +213,6 @@ func isBlockCode(n *html.Node) bool {
 	return true
 }
 
-// cellBreak stands in for a <br> inside a table cell during conversion; it
-// becomes "<br>" in the markdown, which GFM renders as a line break inside
-// the cell without ending the row. Private-use code points keep it clear of
-// real text.
-const cellBreak = "\uE000br\uE001"
-
-// cellPipe stands in for '|' inside code in a table cell: the converter
-// does not escape code, but GFM needs "\|" there too, or the pipe splits
-// the cell.
-const cellPipe = "\uE000pipe\uE001"
-
 // maxNesting is how many lists and block quotes may nest in the markdown.
 // The converter re-indents (or re-prefixes with "> ") the whole content of
 // a list item or quote at every level, so its time is the text times the
@@ -310,7 +222,7 @@ const maxNesting = 8
 
 // prepareForMarkdown adjusts the tree before conversion: code blocks get a
 // "language-x" class the converter understands, a <br> in a table cell
-// becomes cellBreak, lists and quotes nested deeper than maxNesting become
+// becomes markdown.CellBreak, lists and quotes nested deeper than maxNesting become
 // plain <div>s, permalink marks and script links go (cleanLinks), link
 // targets are repaired (repairHref) and lazy images get a src (setLazySrc).
 func prepareForMarkdown(root *html.Node) {
@@ -324,7 +236,7 @@ func prepareForMarkdown(root *html.Node) {
 		switch n.Type {
 		case html.TextNode:
 			if inCell && inCode {
-				n.Data = strings.ReplaceAll(n.Data, "|", cellPipe)
+				n.Data = strings.ReplaceAll(n.Data, "|", markdown.CellPipe)
 			}
 		case html.ElementNode:
 			switch n.Data {
@@ -363,7 +275,7 @@ func prepareForMarkdown(root *html.Node) {
 	}
 	visit(root, false, false, 0)
 	for _, br := range brs {
-		br.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: cellBreak}, br)
+		br.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.CellBreak}, br)
 		br.Parent.RemoveChild(br)
 	}
 }
@@ -379,7 +291,7 @@ func emboldenTerm(dt *html.Node) {
 		}
 		kids = append(kids, c)
 	}
-	if len(kids) == 0 || len(kids) == 1 && (isElem(kids[0], "strong") || isElem(kids[0], "b")) {
+	if len(kids) == 0 || len(kids) == 1 && (dom.IsElem(kids[0], "strong") || dom.IsElem(kids[0], "b")) {
 		return
 	}
 	wrapChildren(dt, "strong", atom.Strong)
@@ -404,24 +316,24 @@ func wrapChildren(n *html.Node, tag string, a atom.Atom) *html.Node {
 func codeLanguage(pre *html.Node) string {
 	cands := []*html.Node{pre}
 	for c := pre.FirstChild; c != nil; c = c.NextSibling {
-		if isElem(c, "code") {
+		if dom.IsElem(c, "code") {
 			cands = append(cands, c)
 		}
 	}
 	// Wrappers: GitHub's <div class="highlight highlight-source-rust"><pre>,
 	// Sphinx's <div class="highlight-python"><div class="highlight"><pre>,
 	// Jekyll's <div class="language-ruby highlighter-rouge"> two levels up.
-	for p, i := pre.Parent, 0; i < maxLangAncestors && isElem(p, "div"); p, i = p.Parent, i+1 {
+	for p, i := pre.Parent, 0; i < maxLangAncestors && dom.IsElem(p, "div"); p, i = p.Parent, i+1 {
 		cands = append(cands, p)
 	}
 	for _, n := range cands {
 		// lang="…" is a human language, so only the data attributes count.
 		for _, key := range []string{"data-lang", "data-language"} {
-			if v, ok := attr(n, key); ok && isLangName(v) {
+			if v, ok := dom.Attr(n, key); ok && isLangName(v) {
 				return strings.ToLower(v)
 			}
 		}
-		class, _ := attr(n, "class")
+		class, _ := dom.Attr(n, "class")
 		if lang := languageFromClass(class); lang != "" {
 			return lang
 		}
@@ -482,17 +394,18 @@ func isLangName(s string) bool {
 func setLanguage(pre *html.Node, lang string) {
 	target := pre
 	for c := pre.FirstChild; c != nil; c = c.NextSibling {
-		if isElem(c, "code") {
+		if dom.IsElem(c, "code") {
 			target = c
 			break
 		}
 	}
-	walk(pre, func(n *html.Node) bool {
+	dom.Walk(pre, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
-			removeAttr(n, "class")
+			dom.RemoveAttr(n, "class")
 		}
 		return true
 	})
+
 	if lang != "" {
 		target.Attr = append(target.Attr, html.Attribute{Key: "class", Val: "language-" + lang})
 	}
@@ -500,54 +413,36 @@ func setLanguage(pre *html.Node, lang string) {
 
 // ---------------------------------------------------------------- tree helpers
 
-// walk visits n and its descendants in document order; fn returns false to
-// skip a node's children.
-func walk(n *html.Node, fn func(*html.Node) bool) {
-	if n == nil {
-		return
-	}
-	if !fn(n) {
-		return
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		walk(c, fn)
-	}
-}
-
-// isElem reports whether n is an element named name. Extractors create
-// nodes without DataAtom, so the name is compared, not the atom.
-func isElem(n *html.Node, name string) bool {
-	return n != nil && n.Type == html.ElementNode && n.Data == name
-}
-
 // figuresToImages replaces every <figure> under root by a paragraph that
 // holds only its images (<img>, or <picture> with its sources), followed by
 // its caption when polishTree made it a paragraph of class captionClass,
 // and drops stray <figcaption> elements: credits and gallery counters go.
 func figuresToImages(root *html.Node) {
 	var figs []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n != root && (n.Data == "figure" || n.Data == "figcaption") {
 			figs = append(figs, n)
 			return false
 		}
 		return true
 	})
+
 	for _, f := range figs {
 		if f.Data == "figure" {
 			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
 			var imgs, caps []*html.Node
-			walk(f, func(n *html.Node) bool {
+			dom.Walk(f, func(n *html.Node) bool {
 				switch {
-				case isElem(n, "img") || isElem(n, "picture"):
+				case dom.IsElem(n, "img") || dom.IsElem(n, "picture"):
 					imgs = append(imgs, n)
 					return false
-				case isElem(n, "p") && hasAnyClass(n, []string{captionClass}):
+				case dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}):
 					caps = append(caps, n)
 					return false
 				}
 				return true
 			})
+
 			for _, img := range imgs {
 				img.Parent.RemoveChild(img)
 				p.AppendChild(img)
@@ -567,7 +462,7 @@ func figuresToImages(root *html.Node) {
 // removeElements detaches every element under root named one of names.
 func removeElements(root *html.Node, names ...string) {
 	var drop []*html.Node
-	walk(root, func(n *html.Node) bool {
+	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n != root {
 			for _, name := range names {
 				if n.Data == name {
@@ -578,61 +473,10 @@ func removeElements(root *html.Node, names ...string) {
 		}
 		return true
 	})
+
 	for _, n := range drop {
 		n.Parent.RemoveChild(n)
 	}
-}
-
-func attr(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Namespace == "" && a.Key == key {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
-func removeAttr(n *html.Node, key string) {
-	out := n.Attr[:0]
-	for _, a := range n.Attr {
-		if a.Key != key {
-			out = append(out, a)
-		}
-	}
-	n.Attr = out
-}
-
-// textContent concatenates the text nodes under n (script and style
-// excluded).
-func textContent(n *html.Node) string {
-	var b strings.Builder
-	walk(n, func(c *html.Node) bool {
-		switch c.Type {
-		case html.TextNode:
-			b.WriteString(c.Data)
-		case html.ElementNode:
-			if c.Data == "script" || c.Data == "style" {
-				return false
-			}
-		}
-		return true
-	})
-	return b.String()
-}
-
-// collapseSpace trims s and turns every run of white space into one space.
-func collapseSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// cloneNode deep-copies n (detached from any tree).
-func cloneNode(n *html.Node) *html.Node {
-	c := &html.Node{Type: n.Type, DataAtom: n.DataAtom, Data: n.Data, Namespace: n.Namespace}
-	c.Attr = append([]html.Attribute(nil), n.Attr...)
-	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-		c.AppendChild(cloneNode(ch))
-	}
-	return c
 }
 
 // ---------------------------------------------------------------- links and images
@@ -649,16 +493,16 @@ var permalinkMarks = map[string]bool{"": true, "¶": true, "#": true, "§": true
 // counts only when it is aria-hidden or holds an aria-hidden icon and no
 // image.
 func isPermalink(a *html.Node) bool {
-	class, _ := attr(a, "class")
+	class, _ := dom.Attr(a, "class")
 	classes := strings.Fields(strings.ToLower(class))
 	if slices.Contains(classes, "headerlink") {
 		return true
 	}
-	text := strings.TrimSpace(textContent(a))
+	text := strings.TrimSpace(dom.TextContent(a))
 	if !permalinkMarks[text] {
 		return false
 	}
-	href, _ := attr(a, "href")
+	href, _ := dom.Attr(a, "href")
 	marked := strings.Contains(href, "#")
 	for _, c := range classes {
 		switch c {
@@ -673,22 +517,23 @@ func isPermalink(a *html.Node) bool {
 		return true
 	}
 	hidden, image := false, false
-	walk(a, func(n *html.Node) bool {
+	dom.Walk(a, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		if v, _ := attr(n, "aria-hidden"); v == "true" {
+		if v, _ := dom.Attr(n, "aria-hidden"); v == "true" {
 			hidden = true
 		}
 		switch n.Data {
 		case "img", "picture":
 			image = true
 		case "svg":
-			// An inline icon (octicon, feather).
+
 			hidden = true
 		}
 		return true
 	})
+
 	return hidden && !image
 }
 
@@ -698,8 +543,8 @@ func isPermalink(a *html.Node) bool {
 // its content (the text stays, the target goes).
 func cleanLinks(root *html.Node) {
 	var drop, unwrap []*html.Node
-	walk(root, func(n *html.Node) bool {
-		if !isElem(n, "a") || n == root {
+	dom.Walk(root, func(n *html.Node) bool {
+		if !dom.IsElem(n, "a") || n == root {
 			return true
 		}
 		if isPermalink(n) || isBacklink(n) {
@@ -711,6 +556,7 @@ func cleanLinks(root *html.Node) {
 		}
 		return true
 	})
+
 	for _, n := range drop {
 		n.Parent.RemoveChild(n)
 	}
@@ -729,7 +575,7 @@ func cleanLinks(root *html.Node) {
 // a data: URI other than an image, also when an extractor resolved it as a
 // relative path.
 func scriptTarget(a *html.Node) bool {
-	v, ok := attr(a, "href")
+	v, ok := dom.Attr(a, "href")
 	if !ok {
 		return false
 	}
@@ -844,23 +690,23 @@ var lazySrcsetAttrs = []string{"srcset", "data-srcset", "data-lazy-srcset"}
 // the first <source> of its <picture> that has one. The new src is resolved
 // against base when base is non-nil. A real src is left alone.
 func setLazySrc(img *html.Node, base *url.URL) {
-	src, _ := attr(img, "src")
+	src, _ := dom.Attr(img, "src")
 	src = strings.TrimSpace(src)
 	if src != "" && !strings.HasPrefix(strings.ToLower(src), "data:") {
 		return
 	}
 	var v string
 	for _, k := range lazySrcAttrs {
-		if c, ok := attr(img, k); ok && strings.TrimSpace(c) != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(c)), "data:") {
+		if c, ok := dom.Attr(img, k); ok && strings.TrimSpace(c) != "" && !strings.HasPrefix(strings.ToLower(strings.TrimSpace(c)), "data:") {
 			v = strings.TrimSpace(c)
 			break
 		}
 	}
 	srcs := []*html.Node{img}
-	if p := img.Parent; isElem(p, "picture") {
+	if p := img.Parent; dom.IsElem(p, "picture") {
 		// <picture><source srcset=…><img>: the sources, in order.
 		for c := p.FirstChild; c != nil; c = c.NextSibling {
-			if isElem(c, "source") {
+			if dom.IsElem(c, "source") {
 				srcs = append(srcs, c)
 			}
 		}
@@ -870,7 +716,7 @@ func setLazySrc(img *html.Node, base *url.URL) {
 			if v != "" {
 				break
 			}
-			if c, ok := attr(n, k); ok {
+			if c, ok := dom.Attr(n, k); ok {
 				v = largestCandidate(c)
 			}
 		}
@@ -883,7 +729,7 @@ func setLazySrc(img *html.Node, base *url.URL) {
 			v = base.ResolveReference(ref).String()
 		}
 	}
-	removeAttr(img, "src")
+	dom.RemoveAttr(img, "src")
 	img.Attr = append(img.Attr, html.Attribute{Key: "src", Val: v})
 }
 

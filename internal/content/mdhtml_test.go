@@ -3,6 +3,8 @@ package content
 import (
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 )
 
 // A markdown page (text/markdown) loses its HTML comments, scripts, styles
@@ -45,7 +47,7 @@ func TestMarkdownHiddenHTMLDropped(t *testing.T) {
 		t.Errorf("title %q", doc.Title)
 	}
 	plain := "# Plain\n\nNo HTML at all, a < b.\n"
-	if got := sanitizeMarkdownHTML(plain); got != plain {
+	if got := markdown.SanitizeHTML(plain); got != plain {
 		t.Errorf("plain markdown changed: %q", got)
 	}
 }

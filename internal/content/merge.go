@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
@@ -321,7 +322,7 @@ func startsInList(pb []mdBlock, found, keep []bool) bool {
 		if strings.HasPrefix(b.text, " ") {
 			return true
 		}
-		_, w, first := listMarker(b.text)
+		_, w, first := markdown.ListMarker(b.text)
 		return w > 0 && !first
 	}
 	return false
@@ -571,7 +572,7 @@ func (b mdBlock) isPlainList() bool {
 	}
 	items := 0
 	for _, line := range strings.Split(b.text, "\n") {
-		if _, w, _ := listMarker(line); w > 0 {
+		if _, w, _ := markdown.ListMarker(line); w > 0 {
 			items++
 		} else if !strings.HasPrefix(line, " ") {
 			return false
@@ -582,7 +583,7 @@ func (b mdBlock) isPlainList() bool {
 
 // isCode reports whether the block is a fenced code block.
 func (b mdBlock) isCode() bool {
-	return fenceOpener(strings.TrimLeft(b.text, " ")) != ""
+	return markdown.FenceOpener(strings.TrimLeft(b.text, " ")) != ""
 }
 
 // isImage reports whether the block is only images (possibly linked).
@@ -907,7 +908,7 @@ func splitBlocks(md string) []mdBlock {
 			}
 			continue
 		}
-		if f := fenceOpener(trimmed); f != "" {
+		if f := markdown.FenceOpener(trimmed); f != "" {
 			flush()
 			fence = f
 			cur = append(cur, line)
@@ -921,21 +922,6 @@ func splitBlocks(md string) []mdBlock {
 	}
 	flush()
 	return blocks
-}
-
-// fenceOpener returns the fence (``` or ~~~, possibly longer) that opens a
-// code block on this line, or "".
-func fenceOpener(line string) string {
-	for _, c := range []byte{'`', '~'} {
-		n := 0
-		for n < len(line) && line[n] == c {
-			n++
-		}
-		if n >= 3 {
-			return line[:n]
-		}
-	}
-	return ""
 }
 
 // tokenize returns the maximal runs of Unicode letters, digits and '_', as

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 )
 
@@ -117,8 +118,8 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 			if c.Type == html.ElementNode && nestBlocks[c.Data] {
 				s.blocks++
 			}
-			if isElem(c, "a") {
-				if h, _ := attr(c, "href"); strings.TrimSpace(h) != "" {
+			if dom.IsElem(c, "a") {
+				if h, _ := dom.Attr(c, "href"); strings.TrimSpace(h) != "" {
 					s.links++
 				}
 			}
@@ -174,7 +175,7 @@ type nestEntry struct {
 func collectNested(doc *html.Node) nestIndex {
 	idx := nestIndex{bySig: map[textSig][]nestEntry{}, byBag: map[textSig][]nestEntry{}}
 	stats := sigStats(doc)
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && nestContainers[n.Data] {
 			if s := stats[n]; (s.blocks > 0 || s.links > 0 || s.numbered > 0 || n.Data == "blockquote") && s.sig.n > 0 {
 				e := nestEntry{n, s.sig, s.blocks, s.links, s.numbered}
@@ -184,6 +185,7 @@ func collectNested(doc *html.Node) nestIndex {
 		}
 		return true
 	})
+
 	return idx
 }
 
@@ -204,7 +206,7 @@ func restoreNesting(root *html.Node, idx nestIndex) {
 		if n.Type == html.ElementNode && n != root && restoreOne(n, inQuote, stats[n], idx, used, &swaps) {
 			return
 		}
-		inQuote = inQuote || isElem(n, "blockquote")
+		inQuote = inQuote || dom.IsElem(n, "blockquote")
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			visit(c, inQuote)
 		}
@@ -244,7 +246,7 @@ func restoreOne(n *html.Node, inQuote bool, s nodeStat, idx nestIndex, used map[
 			continue // a hash collision
 		}
 		used[e.node] = true
-		*swaps = append(*swaps, [2]*html.Node{n, cloneNode(e.node)})
+		*swaps = append(*swaps, [2]*html.Node{n, dom.CloneNode(e.node)})
 		return true
 	}
 	// The same runes in another order: the extractor reordered the text.
@@ -257,7 +259,7 @@ func restoreOne(n *html.Node, inQuote bool, s nodeStat, idx nestIndex, used map[
 			continue // the same order (handled above), or a collision
 		}
 		used[e.node] = true
-		*swaps = append(*swaps, [2]*html.Node{n, cloneNode(e.node)})
+		*swaps = append(*swaps, [2]*html.Node{n, dom.CloneNode(e.node)})
 		return true
 	}
 	return false
@@ -280,7 +282,7 @@ func sameRunes(a, b string) bool {
 // quote is a code block), and n is a code element holding blocks or a
 // generic block, outside any quote of the extraction.
 func lostQuote(n, q *html.Node, inQuote bool) bool {
-	if inQuote || !isElem(q, "blockquote") || isElem(n, "blockquote") {
+	if inQuote || !dom.IsElem(q, "blockquote") || dom.IsElem(n, "blockquote") {
 		return false
 	}
 	switch n.Data {
@@ -300,7 +302,7 @@ func lostQuote(n, q *html.Node, inQuote bool) bool {
 			return true
 		}
 	}
-	return !isElem(only, "code") && !isElem(only, "pre")
+	return !dom.IsElem(only, "code") && !dom.IsElem(only, "pre")
 }
 
 // holdsBlock reports whether n has a block-level child: a code element
@@ -340,10 +342,10 @@ func sameBlockKind(extracted, page *html.Node) bool {
 // markdown numbers its items from there (CommonMark 0.31 §5.3, the first
 // item's number is the list's start).
 func numberedList(n *html.Node) bool {
-	if !isElem(n, "ol") {
+	if !dom.IsElem(n, "ol") {
 		return false
 	}
-	v, ok := attr(n, "start")
+	v, ok := dom.Attr(n, "start")
 	if !ok {
 		return false
 	}

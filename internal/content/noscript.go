@@ -3,6 +3,8 @@ package content
 import (
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -28,12 +30,12 @@ const noscriptMinChars = 512
 
 // openNoscriptView replaces each large <noscript> of doc's <body> (see
 // above) with the nodes its markup parses to, in the context of its parent
-// element. It runs before dropHidden, which then judges the new nodes like
+// element. It runs before visibility.DropHidden, which then judges the new nodes like
 // any others.
 func openNoscriptView(doc *html.Node) {
 	var cands []*html.Node
 	inBody := false
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -50,6 +52,7 @@ func openNoscriptView(doc *html.Node) {
 		}
 		return true
 	})
+
 	if len(cands) == 0 {
 		return
 	}
@@ -65,19 +68,19 @@ func openNoscriptView(doc *html.Node) {
 		if ctx == nil || ctx.Type != html.ElementNode {
 			continue
 		}
-		nodes, err := html.ParseFragment(strings.NewReader(rawText(n)), &html.Node{Type: html.ElementNode, Data: ctx.Data, DataAtom: ctx.DataAtom})
+		nodes, err := html.ParseFragment(strings.NewReader(dom.RawText(n)), &html.Node{Type: html.ElementNode, Data: ctx.Data, DataAtom: ctx.DataAtom})
 		if err != nil {
 			continue
 		}
 		chars := 0
 		for _, c := range nodes {
-			chars += textLen(c, map[*html.Node]int{})
+			chars += visibility.TextLen(c, map[*html.Node]int{})
 		}
 		views = append(views, view{n, nodes, chars})
 		viewChars += chars
 	}
-	// The rest of the page's text (textLen skips <noscript>).
-	total := textLen(doc, map[*html.Node]int{}) + viewChars
+	// The rest of the page's text (visibility.TextLen skips <noscript>).
+	total := visibility.TextLen(doc, map[*html.Node]int{}) + viewChars
 	for _, v := range views {
 		if v.chars == 0 || float64(v.chars) < noscriptMinShare*float64(total) {
 			continue

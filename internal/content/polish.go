@@ -5,33 +5,22 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
-// Task list placeholders: a GFM task list checkbox becomes one of these
-// before extraction (extractors drop <input>) and "[x]" or "[ ]" in the
-// markdown (toMarkdown). Private-use code points keep them clear of real
-// text and of the converter's escaping.
-const (
-	taskDone = "\uE000task-x\uE001"
-	taskOpen = "\uE000task-o\uE001"
-)
-
-// gapMark stands for the space polishTree puts between adjacent inline
-// elements; toMarkdown and chooseTitle turn it into a space.
-const gapMark = "\uE002"
-
 // textMarks turns the marks polishTree puts in the page's text back into
-// what they stand for: gapMark a space, linkLeadMark nothing (image marks,
+// what they stand for: markdown.GapMark a space, markdown.LinkLeadMark nothing (image marks,
 // inlineimg.go, go too: unmarkText).
-var textMarks = strings.NewReplacer(gapMark, " ", linkLeadMark, "")
+var textMarks = strings.NewReplacer(markdown.GapMark, " ", markdown.LinkLeadMark, "")
 
 // unmarkText is s, text read from the polished page (a heading, a byline,
 // an extracted title), without polishTree's marks (textMarks).
 func unmarkText(s string) string {
 	s = dropImageMarks(s)
-	if !strings.ContainsAny(s, gapMark+linkLeadMark) {
+	if !strings.ContainsAny(s, markdown.GapMark+markdown.LinkLeadMark) {
 		return s
 	}
 	return textMarks.Replace(s)
@@ -44,15 +33,16 @@ func unmarkText(s string) string {
 // to 0.974 (its reference texts mostly leave captions out).
 func captionsToParagraphs(root *html.Node, sentencesOnly bool) {
 	var caps []*html.Node
-	walk(root, func(n *html.Node) bool {
-		if isElem(n, "figcaption") && (!sentencesOnly || isSentence(textContent(n))) {
+	dom.Walk(root, func(n *html.Node) bool {
+		if dom.IsElem(n, "figcaption") && (!sentencesOnly || isSentence(dom.TextContent(n))) {
 			caps = append(caps, n)
 			return false
 		}
 		return true
 	})
+
 	for _, n := range caps {
-		if strings.TrimSpace(textContent(n)) == "" {
+		if strings.TrimSpace(dom.TextContent(n)) == "" {
 			continue
 		}
 		wrapChildren(n, "em", atom.Em)
@@ -70,8 +60,8 @@ const captionClass = "gatehouse-figtext"
 //   - a <figcaption> that reads as a sentence (isSentence) becomes an
 //     italic paragraph after its <figure> (captionsToParagraphs,
 //     moveCaptionsOut); the extractors drop figure captions;
-//   - a checkbox <input> in a list item (GFM task list) becomes taskDone or
-//     taskOpen text;
+//   - a checkbox <input> in a list item (GFM task list) becomes markdown.TaskDone or
+//     markdown.TaskOpen text;
 //   - a <footer> or <cite> inside a <blockquote> (the quote's attribution)
 //     becomes a paragraph inside the quote;
 //   - Discourse's <aside class="quote"> becomes a block quote holding its
@@ -80,7 +70,7 @@ const captionClass = "gatehouse-figtext"
 //     ("<span class=user>alice</span><span class=date>Jan 3</span>",
 //     laid out apart by CSS) get a space between them;
 //   - the white space between a text and an inline element next to it
-//     ("an <em>outbox</em> table") becomes gapMark (see keepInlineGaps);
+//     ("an <em>outbox</em> table") becomes markdown.GapMark (see keepInlineGaps);
 //   - a block ("<div>Item head</div><div>Item body</div>", a span laid
 //     out as a block) and what follows it with no white space between
 //     get a space between them (boxedNextTo): a browser puts them on
@@ -90,7 +80,7 @@ const captionClass = "gatehouse-figtext"
 //     them (splitHeadings);
 //   - a link without text gets its name (markTextlessLinks, linkname.go);
 //   - a link whose content opens with an element ("<a><code>x</code></a>")
-//     gets linkLeadMark as its first text (markElementLinks, linkname.go);
+//     gets markdown.LinkLeadMark as its first text (markElementLinks, linkname.go);
 //   - a code listing laid out as a table with line numbers becomes a code
 //     block (listingsToCode, tables.go).
 func polishTree(doc *html.Node) {
@@ -111,7 +101,7 @@ func polishTree(doc *html.Node) {
 			case "pre", "code", "script", "style", "svg", "math", "textarea":
 				inCode = true
 			case "input":
-				if t, _ := attr(n, "type"); strings.EqualFold(t, "checkbox") && leadsItem(n) {
+				if t, _ := dom.Attr(n, "type"); strings.EqualFold(t, "checkbox") && leadsItem(n) {
 					inputs = append(inputs, n)
 				}
 			case "details":
@@ -138,9 +128,9 @@ func polishTree(doc *html.Node) {
 	}
 	visit(doc, false, false)
 	for _, n := range inputs {
-		mark := taskOpen
-		if _, ok := attr(n, "checked"); ok {
-			mark = taskDone
+		mark := markdown.TaskOpen
+		if _, ok := dom.Attr(n, "checked"); ok {
+			mark = markdown.TaskDone
 		}
 		n.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: mark + " "}, n)
 		n.Parent.RemoveChild(n)
@@ -155,7 +145,7 @@ func polishTree(doc *html.Node) {
 		var title, quote *html.Node
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
-			case isElem(c, "blockquote") && quote == nil:
+			case dom.IsElem(c, "blockquote") && quote == nil:
 				quote = c
 			case c.Type == html.ElementNode && hasAnyClass(c, []string{"title"}) && title == nil:
 				title = c
@@ -176,16 +166,17 @@ func polishTree(doc *html.Node) {
 	}
 	for _, n := range gaps {
 		// (The extractors drop a white-space-only node between the two
-		// and trim a leading space: gapMark survives, toMarkdown makes it
+		// and trim a leading space: markdown.GapMark survives, toMarkdown makes it
 		// a space.)
 		done := false
-		walk(n.NextSibling, func(c *html.Node) bool {
+		dom.Walk(n.NextSibling, func(c *html.Node) bool {
 			if !done && c.Type == html.TextNode && c.Data != "" {
-				c.Data = gapMark + c.Data
+				c.Data = markdown.GapMark + c.Data
 				done = true
 			}
 			return !done
 		})
+
 	}
 }
 
@@ -210,7 +201,7 @@ var phrasingElements = map[atom.Atom]bool{
 // night.").
 func blockDetails(n *html.Node) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if !isElem(c, "summary") {
+		if !dom.IsElem(c, "summary") {
 			continue
 		}
 		wrapChildren(c, "strong", atom.Strong)
@@ -250,26 +241,26 @@ func isPhrasing(n *html.Node) bool {
 // text around inline elements inside list items and definitions, which
 // glues words together. The run of white space at the start (when an
 // inline element comes before n) or at the end (when one comes after) of
-// a text node with words becomes one gapMark, which toMarkdown writes as a
+// a text node with words becomes one markdown.GapMark, which toMarkdown writes as a
 // space; a white-space-only node between two inline elements becomes
-// gapMark too.
+// markdown.GapMark too.
 func keepInlineGaps(n *html.Node) {
 	t := n.Data
 	core := strings.TrimFunc(t, isSpaceRune)
 	prev, next := isPhrasing(n.PrevSibling), isPhrasing(n.NextSibling)
 	if core == "" {
 		if prev && next && t != "" {
-			n.Data = gapMark
+			n.Data = markdown.GapMark
 		}
 		return
 	}
 	lead := t[:strings.IndexFunc(t, func(r rune) bool { return !isSpaceRune(r) })]
 	trail := t[len(strings.TrimRightFunc(t, isSpaceRune)):]
 	if prev && lead != "" {
-		lead = gapMark
+		lead = markdown.GapMark
 	}
 	if next && trail != "" {
-		trail = gapMark
+		trail = markdown.GapMark
 	}
 	n.Data = lead + core + trail
 }
@@ -292,7 +283,7 @@ func spacedInline(n *html.Node) bool {
 	default:
 		return false
 	}
-	_, ok := attr(n, "class")
+	_, ok := dom.Attr(n, "class")
 	return ok || n.Data == "time"
 }
 
@@ -352,7 +343,7 @@ func edgeText(n *html.Node, last bool) string {
 // item: no text comes before it in its <li>.
 func leadsItem(n *html.Node) bool {
 	li := n.Parent
-	for li != nil && !isElem(li, "li") {
+	for li != nil && !dom.IsElem(li, "li") {
 		li = li.Parent
 	}
 	if li == nil {
@@ -360,7 +351,7 @@ func leadsItem(n *html.Node) bool {
 	}
 	lead := true
 	found := false
-	walk(li, func(c *html.Node) bool {
+	dom.Walk(li, func(c *html.Node) bool {
 		if found || !lead {
 			return false
 		}
@@ -372,6 +363,7 @@ func leadsItem(n *html.Node) bool {
 		}
 		return !found && lead
 	})
+
 	return found && lead
 }
 
@@ -383,17 +375,17 @@ func lastInParent(n *html.Node) bool {
 			return false
 		}
 	}
-	return n.Parent != nil && isElem(n.Parent, "blockquote")
+	return n.Parent != nil && dom.IsElem(n.Parent, "blockquote")
 }
 
 // isBacklink reports whether a is a footnote's "jump back" mark (MediaWiki's
 // "^" or "↑" pointing at #cite_ref-…): it carries no text of its own.
 func isBacklink(a *html.Node) bool {
-	href, _ := attr(a, "href")
+	href, _ := dom.Attr(a, "href")
 	if !strings.Contains(href, "#cite_ref") {
 		return false
 	}
-	switch strings.TrimSpace(textContent(a)) {
+	switch strings.TrimSpace(dom.TextContent(a)) {
 	case "^", "↑", "":
 		return true
 	}
@@ -429,16 +421,17 @@ func isSentence(s string) bool {
 // right after the figure: the extractors drop a figure's text.
 func moveCaptionsOut(doc *html.Node) {
 	var ps []*html.Node
-	walk(doc, func(n *html.Node) bool {
-		if isElem(n, "p") && hasAnyClass(n, []string{captionClass}) {
+	dom.Walk(doc, func(n *html.Node) bool {
+		if dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}) {
 			ps = append(ps, n)
 			return false
 		}
 		return true
 	})
+
 	for _, p := range ps {
 		f := p.Parent
-		for f != nil && !isElem(f, "figure") {
+		for f != nil && !dom.IsElem(f, "figure") {
 			f = f.Parent
 		}
 		if f != nil && f.Parent != nil {
@@ -465,12 +458,13 @@ var headingBlocks = map[string]bool{
 // it has none, its first block (a "<h1><div>Title</div></h1>" stays).
 func splitHeadings(doc *html.Node) {
 	var heads []*html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && isHeadingAtom(n.DataAtom) {
 			heads = append(heads, n)
 		}
 		return true
 	})
+
 	for _, h := range heads {
 		if h.Parent == nil {
 			continue
@@ -480,7 +474,7 @@ func splitHeadings(doc *html.Node) {
 		for c := h.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode && headingBlocks[c.Data] {
 				if !words && cut == nil && !isHeadingAtom(c.DataAtom) {
-					words = strings.TrimFunc(textContent(c), isSpaceRune) != ""
+					words = strings.TrimFunc(dom.TextContent(c), isSpaceRune) != ""
 					continue // the heading's text is this block
 				}
 				cut = c
@@ -517,7 +511,7 @@ func isBoxed(n *html.Node) bool {
 	if n == nil || n.Type != html.ElementNode {
 		return false
 	}
-	if v, ok := attr(n, "style"); ok && strings.Contains(strings.ToLower(v), "display") {
+	if v, ok := dom.Attr(n, "style"); ok && strings.Contains(strings.ToLower(v), "display") {
 		for _, decl := range strings.Split(strings.ToLower(v), ";") {
 			k, val, ok := strings.Cut(decl, ":")
 			if !ok || strings.TrimSpace(k) != "display" {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 )
 
@@ -198,7 +200,7 @@ func TestPolishTreeGaps(t *testing.T) {
 				t.Fatal(err)
 			}
 			polishTree(doc)
-			got := strings.ReplaceAll(textContent(doc), gapMark, " ")
+			got := strings.ReplaceAll(dom.TextContent(doc), markdown.GapMark, " ")
 			if got != tt.want {
 				t.Errorf("text = %q, want %q", got, tt.want)
 			}

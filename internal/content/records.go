@@ -3,6 +3,8 @@ package content
 import (
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -50,16 +52,17 @@ type coverMemo struct {
 // doc without changing it; time is linear in the page's size.
 func findRecords(doc *html.Node) *records {
 	var body *html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if body != nil {
 			return false
 		}
-		if isElem(n, "body") {
+		if dom.IsElem(n, "body") {
 			body = n
 			return false
 		}
 		return true
 	})
+
 	if body == nil {
 		return nil
 	}
@@ -103,7 +106,7 @@ func findRecords(doc *html.Node) *records {
 				continue
 			}
 			sig := c.Data
-			if v, ok := attr(c, "class"); ok {
+			if v, ok := dom.Attr(c, "class"); ok {
 				if f := strings.Fields(v); len(f) > 0 {
 					sig += "." + f[0]
 				}
@@ -201,7 +204,7 @@ func (r *records) sideSection(md, primary, secondary string) bool {
 const contentFormShare = 0.5
 
 // unwrapContentForms turns every outermost <form> of doc that holds
-// contentFormShare of the text of the page (textLen: outside scripts and
+// contentFormShare of the text of the page (visibility.TextLen: outside scripts and
 // styles) into a <div>. Forum software wraps a thread's posts in a
 // moderation form (Invision Community's multimodComment, vBulletin's
 // inline moderation) and ASP.NET wraps whole pages in one; the extractors
@@ -209,23 +212,24 @@ const contentFormShare = 0.5
 // would drop the posts with it.
 func unwrapContentForms(doc *html.Node) {
 	var forms []*html.Node
-	walk(doc, func(n *html.Node) bool {
-		if isElem(n, "form") {
+	dom.Walk(doc, func(n *html.Node) bool {
+		if dom.IsElem(n, "form") {
 			forms = append(forms, n)
 			return false
 		}
 		return true
 	})
+
 	if len(forms) == 0 {
 		return
 	}
 	lens := map[*html.Node]int{}
-	total := textLen(doc, lens)
+	total := visibility.TextLen(doc, lens)
 	for _, f := range forms {
 		if total > 0 && float64(lens[f]) >= contentFormShare*float64(total) {
 			f.Data, f.DataAtom = "div", atom.Div
 			for _, k := range []string{"action", "method", "enctype", "target"} {
-				removeAttr(f, k)
+				dom.RemoveAttr(f, k)
 			}
 		}
 	}

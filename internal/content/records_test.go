@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 )
 
@@ -77,17 +78,18 @@ func TestContentFormUnwrapped(t *testing.T) {
 	doc := parsePage(t, page)
 	unwrapContentForms(doc)
 	forms, divs := 0, 0
-	walk(doc, func(n *html.Node) bool {
-		if isElem(n, "form") {
+	dom.Walk(doc, func(n *html.Node) bool {
+		if dom.IsElem(n, "form") {
 			forms++
 		}
-		if isElem(n, "div") {
-			if _, ok := attr(n, "action"); !ok && n.FirstChild != nil && isElem(n.FirstChild, "div") && hasAnyClass(n.FirstChild, []string{"thread"}) {
+		if dom.IsElem(n, "div") {
+			if _, ok := dom.Attr(n, "action"); !ok && n.FirstChild != nil && dom.IsElem(n.FirstChild, "div") && hasAnyClass(n.FirstChild, []string{"thread"}) {
 				divs++
 			}
 		}
 		return true
 	})
+
 	if forms != 1 || divs != 1 {
 		t.Fatalf("forms=%d unwrapped=%d, want the search form kept and the post form a div", forms, divs)
 	}

@@ -1,9 +1,11 @@
 package content
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/charset"
 	"golang.org/x/text/encoding/charmap"
 )
 
@@ -27,7 +29,7 @@ func TestRenderWrongLegacyLabel(t *testing.T) {
 		{"utf-8 label", "text/html; charset=utf-8", []byte(utf8Page), "utf-8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text, cs, err := Decode(tc.body, tc.contentType)
+			text, cs, err := charset.Decode(tc.body, tc.contentType)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +44,7 @@ func TestRenderWrongLegacyLabel(t *testing.T) {
 		})
 	}
 	// ASCII-only bodies keep the declared label (nothing to decide).
-	if _, cs, _ := Decode([]byte("<p>plain</p>"), "text/html; charset=iso-8859-1"); cs != "windows-1252" {
+	if _, cs, _ := charset.Decode([]byte("<p>plain</p>"), "text/html; charset=iso-8859-1"); cs != "windows-1252" {
 		t.Errorf("ASCII body: charset = %q", cs)
 	}
 	doc, err := Convert([]byte(utf8Page), "text/html; charset=iso-8859-1", nil)
@@ -68,11 +70,11 @@ func TestRenderSniffCyrillic(t *testing.T) {
 		{"latin1 german", mustEncode(t, charmap.Windows1252, "<p>Größere Straßen führen über die Brücke; Öl und Äpfel.</p>"), "Größere Straßen", []string{"windows-1252", "iso-8859-15"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text, cs, err := Decode(tc.body, "text/html")
+			text, cs, err := charset.Decode(tc.body, "text/html")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !contains(tc.charset, cs) || !strings.Contains(text, tc.want) {
+			if !slices.Contains(tc.charset, cs) || !strings.Contains(text, tc.want) {
 				t.Errorf("Decode = %q, %q; want %v and %q", cs, text, tc.charset, tc.want)
 			}
 		})

@@ -3,6 +3,8 @@ package content
 import (
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 )
 
 // TestRenderCodeLanguageFromWrapper: the language on a wrapper <div>
@@ -194,7 +196,7 @@ func TestRenderRepairHref(t *testing.T) {
 	} {
 		a := parseFragment(t, `<a href="`+tc.in+`">x</a>`).FirstChild
 		repairHref(a)
-		if got, _ := attr(a, "href"); got != tc.want || scriptTarget(a) {
+		if got, _ := dom.Attr(a, "href"); got != tc.want || scriptTarget(a) {
 			t.Errorf("repairHref(%q) = %q (script %v); want %q", tc.in, got, scriptTarget(a), tc.want)
 		}
 	}

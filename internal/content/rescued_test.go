@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 )
@@ -32,13 +33,13 @@ func TestTrafilaturaDumpOfAPageWithoutParagraphs(t *testing.T) {
 		body.AppendChild(p)
 		return &trafilatura.ExtractResult{ContentNode: body, ContentText: text}
 	}
-	dump := collapseSpace(textContent(doc))
+	dump := dom.CollapseSpace(dom.TextContent(doc))
 	if !trafilaturaRescued(result(dump), doc) {
 		t.Error("the dump of the whole body was taken for an extraction")
 	}
 	one := strings.Repeat("The keeper climbed the hundred steps every evening and trimmed the wick. ", 40)
 	page, _ := html.Parse(strings.NewReader(`<html><body><nav>Home About Contact</nav><main><div>` + one + `</div><section>` + strings.Repeat("Another section of text, on a different subject, about ships and weather. ", 40) + `</section></main></body></html>`))
-	if trafilaturaRescued(result(collapseSpace(one)), page) {
+	if trafilaturaRescued(result(dom.CollapseSpace(one)), page) {
 		t.Error("one block of a longer page was taken for the dump")
 	}
 }

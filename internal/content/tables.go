@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -18,12 +20,12 @@ func rowCells(t *html.Node) [][]*html.Node {
 	visit = func(n *html.Node) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
-			case isElem(c, "thead"), isElem(c, "tbody"), isElem(c, "tfoot"):
+			case dom.IsElem(c, "thead"), dom.IsElem(c, "tbody"), dom.IsElem(c, "tfoot"):
 				visit(c)
-			case isElem(c, "tr"):
+			case dom.IsElem(c, "tr"):
 				var cells []*html.Node
 				for d := c.FirstChild; d != nil; d = d.NextSibling {
-					if isElem(d, "td") || isElem(d, "th") {
+					if dom.IsElem(d, "td") || dom.IsElem(d, "th") {
 						cells = append(cells, d)
 					}
 				}
@@ -53,9 +55,9 @@ func codeListing(t *html.Node) (code string, ok bool) {
 	}
 	if len(rows) == 1 && len(rows[0]) == 2 {
 		// Pygments: the numbers as lines of one cell.
-		nums := strings.Fields(textContent(rows[0][0]))
+		nums := strings.Fields(dom.TextContent(rows[0][0]))
 		if len(nums) >= 2 && consecutive(nums) && findElem(rows[0][1], "pre") != nil {
-			return strings.TrimRight(textContent(rows[0][1]), "\n"), true
+			return strings.TrimRight(dom.TextContent(rows[0][1]), "\n"), true
 		}
 		return "", false
 	}
@@ -64,12 +66,12 @@ func codeListing(t *html.Node) (code string, ok bool) {
 		if len(r) != 2 || findElem(r[1], "table") != nil {
 			return "", false
 		}
-		num := strings.TrimSpace(textContent(r[0]))
+		num := strings.TrimSpace(dom.TextContent(r[0]))
 		if num == "" {
-			num, _ = attr(r[0], "data-line-number")
+			num, _ = dom.Attr(r[0], "data-line-number")
 		}
 		nums = append(nums, strings.TrimSpace(num))
-		lines = append(lines, strings.TrimRight(strings.TrimPrefix(textContent(r[1]), "\n"), "\n"))
+		lines = append(lines, strings.TrimRight(strings.TrimPrefix(dom.TextContent(r[1]), "\n"), "\n"))
 	}
 	if len(rows) < 3 || !consecutive(nums) || !looksLikeCode(lines) {
 		return "", false
@@ -107,12 +109,13 @@ func looksLikeCode(lines []string) bool {
 func findElem(n *html.Node, name string) *html.Node {
 	var found *html.Node
 	for c := n.FirstChild; c != nil && found == nil; c = c.NextSibling {
-		walk(c, func(d *html.Node) bool {
-			if found == nil && isElem(d, name) {
+		dom.Walk(c, func(d *html.Node) bool {
+			if found == nil && dom.IsElem(d, name) {
 				found = d
 			}
 			return found == nil
 		})
+
 	}
 	return found
 }
@@ -121,12 +124,13 @@ func findElem(n *html.Node, name string) *html.Node {
 // root (codeListing) by a code block with the listing's language.
 func listingsToCode(root *html.Node) {
 	var tables []*html.Node
-	walk(root, func(n *html.Node) bool {
-		if isElem(n, "table") {
+	dom.Walk(root, func(n *html.Node) bool {
+		if dom.IsElem(n, "table") {
 			tables = append(tables, n)
 		}
 		return true
 	})
+
 	for _, t := range tables {
 		if t.Parent == nil {
 			continue
@@ -153,7 +157,7 @@ func listingsToCode(root *html.Node) {
 }
 
 // flattenNestedTables writes each table inside a table cell as lines of
-// the cell (rows joined by cellBreak, cells of a row by " | ", escaped):
+// the cell (rows joined by markdown.CellBreak, cells of a row by " | ", escaped):
 // GFM has no table in a table, and the converter dropped the inner table
 // and its text. Innermost tables first, so any depth is kept.
 func flattenNestedTables(root *html.Node) {
@@ -162,12 +166,12 @@ func flattenNestedTables(root *html.Node) {
 	visit = func(n *html.Node, inCell bool) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
-			case isElem(c, "table"):
+			case dom.IsElem(c, "table"):
 				visit(c, false)
 				if inCell {
 					inner = append(inner, c) // (after its own nested tables)
 				}
-			case isElem(c, "td") || isElem(c, "th"):
+			case dom.IsElem(c, "td") || dom.IsElem(c, "th"):
 				visit(c, true)
 			default:
 				visit(c, inCell)
@@ -183,15 +187,15 @@ func flattenNestedTables(root *html.Node) {
 		for _, r := range rowCells(t) {
 			var cells []string
 			for _, c := range r {
-				if s := collapseSpace(textContent(c)); s != "" {
+				if s := dom.CollapseSpace(dom.TextContent(c)); s != "" {
 					cells = append(cells, s)
 				}
 			}
 			if len(cells) > 0 {
-				lines = append(lines, strings.Join(cells, " "+cellPipe+" "))
+				lines = append(lines, strings.Join(cells, " "+markdown.CellPipe+" "))
 			}
 		}
-		t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: strings.Join(lines, cellBreak)}, t)
+		t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: strings.Join(lines, markdown.CellBreak)}, t)
 		t.Parent.RemoveChild(t)
 	}
 }

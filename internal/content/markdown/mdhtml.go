@@ -1,9 +1,11 @@
-package content
+package markdown
 
 import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/visibility"
 	"golang.org/x/net/html"
 )
 
@@ -14,26 +16,26 @@ import (
 // and … -->") or an element a browser would not render ("<span
 // style="display:none">…</span>", "<div hidden>", "<template>") shows
 // nothing to a reader and everything to a model, which is how prompt
-// injections are slipped to agents. So these go, the way dropHidden
+// injections are slipped to agents. So these go, the way visibility.DropHidden
 // treats HTML pages (issue 6 item 4): the markdown's raw HTML, with its
 // text runs and code in place, is parsed as the HTML document GFM would
-// produce, dropHidden (and the document's own <style> rules) decides what
+// produce, visibility.DropHidden (and the document's own <style> rules) decides what
 // a browser would not render, and the markdown keeps exactly the pieces
 // (text runs, tags, code) that survive, byte for byte. Comments, <script>
 // and <style> elements go too. Code (fenced blocks and code spans) is
 // left alone: an HTML example in code is shown, not rendered.
 
-// mdPiece is one piece of a markdown page for sanitizeMarkdownHTML.
+// mdPiece is one piece of a markdown page for SanitizeHTML.
 type mdPiece struct {
 	raw  string
 	kind byte // 't' text, 'c' code, 's' start tag, 'e' end tag, 'x' dropped (comments, doctype)
 	name string
 }
 
-// sanitizeMarkdownHTML returns md without its HTML comments, scripts,
+// SanitizeHTML returns md without its HTML comments, scripts,
 // styles and the elements a browser would not render (see above). md
 // without '<' is returned as is.
-func sanitizeMarkdownHTML(md string) string {
+func SanitizeHTML(md string) string {
 	if !strings.Contains(md, "<") {
 		return md
 	}
@@ -48,7 +50,7 @@ func sanitizeMarkdownHTML(md string) string {
 		switch p.kind {
 		case 't', 'c':
 			if p.kind == 't' && i > 0 && pieces[i-1].kind == 's' && (pieces[i-1].name == "style" || pieces[i-1].name == "script") {
-				b.WriteString(p.raw) // the rules dropHidden reads (the element goes anyway)
+				b.WriteString(p.raw) // the rules visibility.DropHidden reads (the element goes anyway)
 				continue
 			}
 			b.WriteString(`<gh-p i="` + id + `"></gh-p>`)
@@ -67,9 +69,9 @@ func sanitizeMarkdownHTML(md string) string {
 	if err != nil {
 		return joinKept(pieces, nil, true) // (nested too deep: comments still go)
 	}
-	dropHidden(doc)
+	visibility.DropHidden(doc)
 	kept := map[int]bool{}
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -85,6 +87,7 @@ func sanitizeMarkdownHTML(md string) string {
 		}
 		return true
 	})
+
 	return joinKept(pieces, kept, false)
 }
 
@@ -137,7 +140,7 @@ func splitMarkdownHTML(md string) []mdPiece {
 			}
 			continue
 		}
-		if f := fenceOpener(trimmed); f != "" && len(line)-len(strings.TrimLeft(line, " ")) < 4 {
+		if f := FenceOpener(trimmed); f != "" && len(line)-len(strings.TrimLeft(line, " ")) < 4 {
 			flushText()
 			fence = f
 			out = append(out, mdPiece{raw: line, kind: 'c'})
@@ -155,7 +158,7 @@ func splitMarkdownHTML(md string) []mdPiece {
 			for k < len(line) && line[k] == '`' {
 				k++
 			}
-			end := closingTicks(line, k, k-j)
+			end := ClosingTicks(line, k, k-j)
 			if end < 0 {
 				text.WriteString(line[i:k])
 				i = k

@@ -1,9 +1,10 @@
-package content
+package visibility
 
 import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -76,7 +77,7 @@ func svgViewportHides(n *html.Node, st map[string]string) bool {
 	for _, p := range []string{"width", "height"} {
 		v := st[p]
 		if v == "" {
-			v, _ = attr(n, p)
+			v, _ = dom.Attr(n, p)
 		}
 		if x, _, ok := cssLength(v); ok && x == 0 && strings.TrimSpace(v) != "" {
 			return true
@@ -99,7 +100,7 @@ func svgTextAway(n *html.Node) bool {
 	}
 	var svg *html.Node
 	for p := n; p != nil && p.Namespace == "svg"; p = p.Parent {
-		if _, ok := attr(p, "transform"); ok {
+		if _, ok := dom.Attr(p, "transform"); ok {
 			return false
 		}
 		if p.DataAtom == atom.Svg {
@@ -115,7 +116,7 @@ func svgTextAway(n *html.Node) bool {
 		return false
 	}
 	first := func(k string) (float64, bool) {
-		v, present := attr(n, k)
+		v, present := dom.Attr(n, k)
 		if !present {
 			return 0, true
 		}
@@ -145,7 +146,7 @@ const svgFar = 1000
 // svgViewport returns the user-space rectangle an <svg> shows: its
 // viewBox, else 0 0 width height (px or unitless attributes).
 func svgViewport(svg *html.Node) (minX, minY, w, h float64, ok bool) {
-	if vb, has := attr(svg, "viewBox"); has {
+	if vb, has := dom.Attr(svg, "viewBox"); has {
 		f := strings.FieldsFunc(vb, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
 		if len(f) != 4 {
 			return 0, 0, 0, 0, false
@@ -161,7 +162,7 @@ func svgViewport(svg *html.Node) (minX, minY, w, h float64, ok bool) {
 		return v[0], v[1], v[2], v[3], v[2] > 0 && v[3] > 0
 	}
 	px := func(k string) (float64, bool) {
-		v, _ := attr(svg, k)
+		v, _ := dom.Attr(svg, k)
 		x, unit, ok := cssLength(v)
 		return x, ok && (unit == "" || unit == "px") && x > 0
 	}
@@ -201,7 +202,7 @@ func svgUnpainted(n *html.Node, sty *pageStyles) bool {
 // any of them overrides a presentation attribute.
 func svgHidesByAttribute(doc *html.Node) bool {
 	found := false
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if found {
 			return false
 		}
@@ -212,5 +213,6 @@ func svgHidesByAttribute(doc *html.Node) bool {
 		}
 		return !found
 	})
+
 	return found
 }

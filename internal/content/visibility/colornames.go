@@ -1,4 +1,4 @@
-package content
+package visibility
 
 // namedColors are the named colours of CSS Color 4 §6.1, as 0xRRGGBB.
 var namedColors = map[string]uint32{

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package content
+package pdftext
 
 import "errors"
 
@@ -9,7 +9,7 @@ const pdfChildLimited = false
 
 // limitSelf: address-space and CPU limits are set on Linux only; elsewhere
 // the child process runs unlimited (still killed at pdfTimeout), so
-// UsePDFSubprocess refuses to serve there.
+// UseSubprocess refuses to serve there.
 func limitSelf(mem int64, cpu int) error {
 	return errors.New("PDF child processes are limited on Linux only")
 }

@@ -1,4 +1,4 @@
-package content
+package visibility
 
 import (
 	"sort"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/andybalholm/cascadia"
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"github.com/tdewolff/parse/v2"
 	"github.com/tdewolff/parse/v2/css"
 	"golang.org/x/net/html"
@@ -16,7 +17,7 @@ import (
 // Page stylesheets (the page's own <style> elements) are read for the
 // declarations that can hide an element (hideProps), so that text hidden by
 // a class or id rule is judged like text hidden by an inline style (see
-// dropHidden). The CSS is tokenized and parsed by tdewolff/parse/v2/css
+// DropHidden). The CSS is tokenized and parsed by tdewolff/parse/v2/css
 // (CSS Syntax Module Level 3); selectors are compiled and matched by
 // andybalholm/cascadia. External stylesheets (<link rel=stylesheet>) are
 // never fetched: the direct path reads the page it was given, nothing else.
@@ -151,7 +152,7 @@ func (s *pageStyles) of(n *html.Node) map[string]string {
 	// Outside SVG the inline style is a function of the style attribute
 	// alone: parsed once per value (the hidden-text passes ask about the
 	// same elements many times; the style may be rewritten between them).
-	style, ok := attr(n, "style")
+	style, ok := dom.Attr(n, "style")
 	if !ok || strings.TrimSpace(style) == "" {
 		return nil
 	}
@@ -181,7 +182,7 @@ func computeStyles(doc *html.Node) *pageStyles {
 	out := &pageStyles{}
 	var sheets []string
 	size := 0
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -189,8 +190,8 @@ func computeStyles(doc *html.Node) *pageStyles {
 		case atom.Template:
 			return false
 		case atom.Style:
-			if m, ok := attr(n, "media"); ok && mediaApplies(m) != mediaAlways {
-				return false // print-only, or a viewport-dependent sheet: see above
+			if m, ok := dom.Attr(n, "media"); ok && mediaApplies(m) != mediaAlways {
+				return false
 			}
 			for c := n.FirstChild; c != nil; c = c.NextSibling {
 				if c.Type == html.TextNode && size < maxStyleBytes {
@@ -206,6 +207,7 @@ func computeStyles(doc *html.Node) *pageStyles {
 		}
 		return true
 	})
+
 	if len(sheets) == 0 {
 		return out
 	}
@@ -589,7 +591,7 @@ func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
 	// An element with the hidden attribute gets its full cascade: an
 	// author rule setting display beats the UA sheet's [hidden]{display:
 	// none} (CSS Cascade 4 §6.1; hideKind).
-	_, hiddenAttr := attr(n, "hidden")
+	_, hiddenAttr := dom.Attr(n, "hidden")
 	pres := presentationDecls(n)
 	full := len(hit) > 0 || restore || hiddenAttr
 	for _, d := range append(pres, inline...) {
@@ -717,7 +719,7 @@ func parseInlineDecls(n *html.Node) []cssDecl {
 // lower-cased, CSS escapes decoded, "!important" removed and recorded. Nil
 // when there is no style.
 func inlineDecls(n *html.Node) []cssDecl {
-	s, ok := attr(n, "style")
+	s, ok := dom.Attr(n, "style")
 	if !ok || strings.TrimSpace(s) == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package content
+package pdftext
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // TestMain lets this test binary serve as the PDF child process, as the
 // gatehouse binary does (cmd/gatehouse main).
 func TestMain(m *testing.M) {
-	ServePDFSubprocessIfAsked()
+	ServeSubprocessIfAsked()
 	os.Exit(m.Run())
 }
 
@@ -40,8 +40,8 @@ func useTestPDFChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	UsePDFSubprocess(exe)
-	t.Cleanup(func() { UsePDFSubprocess("") })
+	UseSubprocess(exe)
+	t.Cleanup(func() { UseSubprocess("") })
 }
 
 // glyphHeavyPDF is a one-page PDF whose content stream (compressed, under
@@ -80,7 +80,7 @@ func TestPDFSubprocessMemoryLimit(t *testing.T) {
 	// With the default budget it reads (slow under the race detector,
 	// where TestConvertPDF/subprocess shows the default budget suffices).
 	if !raceEnabled {
-		doc, err := Convert(body, "application/pdf", nil)
+		doc, err := Convert(body)
 		if err != nil || !strings.Contains(doc.Markdown, "glyphs glyphs") {
 			t.Fatalf("default memory budget: err %v, %d bytes of text", err, len(doc.Markdown))
 		}
@@ -88,12 +88,12 @@ func TestPDFSubprocessMemoryLimit(t *testing.T) {
 	old := pdfChildMemory
 	pdfChildMemory = 32 << 20
 	t.Cleanup(func() { pdfChildMemory = old })
-	_, err := Convert(body, "application/pdf", nil)
+	_, err := Convert(body)
 	if reason.Of(err) != reason.EmptyContent || !strings.Contains(err.Error(), "memory") {
 		t.Fatalf("err = %v (%v), want empty_content naming the memory limit", err, errors.Unwrap(err))
 	}
 	// A small file still reads under the small budget.
-	if _, err := Convert(minimalPDF("T", "Hello"), "application/pdf", nil); err != nil {
+	if _, err := Convert(minimalPDF("T", "Hello")); err != nil {
 		t.Fatalf("small PDF under a 32 MiB budget: %v (%v)", err, errors.Unwrap(err))
 	}
 }
@@ -108,13 +108,13 @@ func TestPDFSubprocessKilledAtDeadline(t *testing.T) {
 	if err := os.WriteFile(hang, []byte("#!/bin/sh\nexec sleep 60\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	UsePDFSubprocess(hang)
-	t.Cleanup(func() { UsePDFSubprocess("") })
+	UseSubprocess(hang)
+	t.Cleanup(func() { UseSubprocess("") })
 	old := pdfTimeout
 	pdfTimeout = 300 * time.Millisecond
 	t.Cleanup(func() { pdfTimeout = old })
 	start := time.Now()
-	_, err := Convert(minimalPDF("T", "Hello"), "application/pdf", nil)
+	_, err := Convert(minimalPDF("T", "Hello"))
 	if reason.Of(err) != reason.ExtractTimeout {
 		t.Fatalf("err = %v, want extract_timeout", err)
 	}
@@ -127,7 +127,7 @@ func TestPDFSubprocessKilledAtDeadline(t *testing.T) {
 // refused before the library sees it.
 func TestPDFInProcessSizeCap(t *testing.T) {
 	body := append(minimalPDF("T", "Hello"), bytes.Repeat([]byte("%padding\n"), maxPDFInProcess/9+1)...)
-	_, err := Convert(body, "application/pdf", nil)
+	_, err := Convert(body)
 	if reason.Of(err) != reason.EmptyContent || !strings.Contains(err.Error(), "in process") {
 		t.Fatalf("err = %v, want empty_content naming the in-process cap", err)
 	}
@@ -148,11 +148,11 @@ func BenchmarkConvertPDF(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				UsePDFSubprocess(exe)
-				defer UsePDFSubprocess("")
+				UseSubprocess(exe)
+				defer UseSubprocess("")
 			}
 			for b.Loop() {
-				if _, err := Convert(body, "application/pdf", nil); err != nil {
+				if _, err := Convert(body); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package content
+package pdftext
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 // to allocate far more than the file's size or to spin; in process the
 // only bounds are the page and stream limits of pdf.go and a deadline
 // after which the reading goroutine is abandoned (it stops at its next
-// read of the file). A program that calls UsePDFSubprocess reads each PDF
+// read of the file). A program that calls UseSubprocess reads each PDF
 // in a new process instead, running its own executable with
 // pdfSubprocessEnv set: the child limits its own address space
 // (RLIMIT_AS, pdfChildMemory above what it had at start) and CPU time
@@ -35,7 +35,7 @@ import (
 const pdfSubprocessEnv = "GATEHOUSE_PDF_CHILD"
 
 var (
-	// pdfSubprocess is the executable UsePDFSubprocess named, nil for in
+	// pdfSubprocess is the executable UseSubprocess named, nil for in
 	// process.
 	pdfSubprocess atomic.Pointer[string]
 	// pdfChildMemory is the address space the child may add to what it
@@ -46,12 +46,12 @@ var (
 	maxPDFChildOutput = 64 << 20
 )
 
-// UsePDFSubprocess makes Convert read every PDF in a child process running
-// exe (normally os.Executable()), which must call ServePDFSubprocessIfAsked
+// UseSubprocess makes Convert read every PDF in a child process running
+// exe (normally os.Executable()), which must call ServeSubprocessIfAsked
 // first thing in main. exe "" goes back to reading in process, as does
 // any exe where the child cannot limit itself (not Linux). Safe for
 // concurrent use.
-func UsePDFSubprocess(exe string) {
+func UseSubprocess(exe string) {
 	if exe == "" || !pdfChildLimited {
 		pdfSubprocess.Store(nil)
 		return
@@ -59,12 +59,12 @@ func UsePDFSubprocess(exe string) {
 	pdfSubprocess.Store(&exe)
 }
 
-// ServePDFSubprocessIfAsked returns at once unless this process was started
-// by UsePDFSubprocess's Convert to read a PDF. Then it limits its address
+// ServeSubprocessIfAsked returns at once unless this process was started
+// by UseSubprocess's Convert to read a PDF. Then it limits its address
 // space and CPU time, reads the PDF from stdin, writes the result to stdout
 // and exits the process (status 0 for a result or a refusal, 1 when it
 // cannot read its input or set its limits).
-func ServePDFSubprocessIfAsked() {
+func ServeSubprocessIfAsked() {
 	spec, ok := os.LookupEnv(pdfSubprocessEnv)
 	if !ok {
 		return
@@ -102,7 +102,7 @@ func servePDFChild(spec string, in io.Reader, out io.Writer) int {
 		return 1
 	}
 	doc, err := readPDFRecover(bytes.NewReader(body), int64(len(body)))
-	res := pdfChildResult{Title: doc.Title, Markdown: doc.Markdown, Pages: doc.Facts.Pages}
+	res := pdfChildResult{Title: doc.Title, Markdown: doc.Markdown, Pages: doc.Pages}
 	if err != nil {
 		res = pdfChildResult{Code: reason.Of(err), Message: err.Error()}
 		var re *reason.Error
@@ -121,7 +121,7 @@ func servePDFChild(spec string, in io.Reader, out io.Writer) int {
 }
 
 // convertPDFSubprocess reads body in a child process running exe (see
-// UsePDFSubprocess). A child killed at pdfTimeout or by its CPU limit
+// UseSubprocess). A child killed at pdfTimeout or by its CPU limit
 // gives reason.ExtractTimeout, one out of memory reason.EmptyContent.
 func convertPDFSubprocess(exe string, body []byte) (Document, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pdfTimeout)
@@ -143,7 +143,7 @@ func convertPDFSubprocess(exe string, body []byte) (Document, error) {
 			if res.Code != "" {
 				return Document{}, reason.New(res.Code, "", res.Message)
 			}
-			return Document{Title: res.Title, Markdown: res.Markdown, Kind: KindPDF, Facts: Facts{Pages: res.Pages}}, nil
+			return Document{Title: res.Title, Markdown: res.Markdown, Pages: res.Pages}, nil
 		}
 	}
 	msg := stderr.b.String()

@@ -1,4 +1,4 @@
-package content
+package metadata
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
@@ -93,27 +94,27 @@ func (s Shell) AppShell() bool {
 	return s.Scripts && s.VisibleChars < shellMaxChars && (s.EmptyMount || s.NoscriptAsksJS)
 }
 
-// pendingFacts are a page's Facts read from its tree before extraction,
+// Pending is a page's Facts read from its tree before extraction,
 // waiting for the converted main content to order the links.
-type pendingFacts struct {
+type Pending struct {
 	f     Facts
 	links []Link // every distinct link, document order
 }
 
-// readFacts reads the Facts of a parsed page (doc unchanged; base is the
+// Read reads the Facts of a parsed page (doc unchanged; base is the
 // document base URL). HTMLToMarkdown calls it before the extractors change
-// the tree, and done once the main content is known.
-func readFacts(doc *html.Node, base *url.URL) *pendingFacts {
-	p := &pendingFacts{}
+// the tree, and Done once the main content is known.
+func Read(doc *html.Node, base *url.URL) *Pending {
+	p := &Pending{}
 	p.f.Meta = readMetadata(doc, base)
 	p.links = readLinks(doc, base)
 	p.f.Shell = readShell(doc)
 	return p
 }
 
-// done returns the Facts, the links ordered main-content first (those
+// Done returns the Facts, the links ordered main-content first (those
 // whose target is a link target of md) and capped at MaxLinks.
-func (p *pendingFacts) done(md string) Facts {
+func (p *Pending) Done(md string) Facts {
 	f := p.f
 	main := markdownTargets(md)
 	f.LinksTotal = len(p.links)
@@ -135,7 +136,7 @@ func PageFacts(htmlText string, base *url.URL, md string) Facts {
 	if err != nil {
 		return Facts{}
 	}
-	return readFacts(doc, documentBase(doc, base)).done(md)
+	return Read(doc, dom.DocumentBase(doc, base)).Done(md)
 }
 
 // readMetadata reads the metadata fields, each from the first source that
@@ -159,23 +160,23 @@ func readMetadata(doc *html.Node, base *url.URL) Metadata {
 	metas := map[string]string{} // lower-cased name/property/itemprop → first content
 	var canonical, lang, httpLang, timeDate string
 	var ld []map[string]any
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.DataAtom {
 		case atom.Html:
-			if v, ok := attr(n, "lang"); ok && lang == "" {
+			if v, ok := dom.Attr(n, "lang"); ok && lang == "" {
 				lang = strings.TrimSpace(v)
 			}
 		case atom.Meta:
-			content, ok := attr(n, "content")
-			content = collapseSpace(content)
+			content, ok := dom.Attr(n, "content")
+			content = dom.CollapseSpace(content)
 			if !ok || content == "" {
 				return true
 			}
 			for _, k := range []string{"name", "property", "itemprop"} {
-				if key, ok := attr(n, k); ok {
+				if key, ok := dom.Attr(n, k); ok {
 					for _, key := range strings.Fields(strings.ToLower(key)) {
 						if _, seen := metas[key]; !seen {
 							metas[key] = content
@@ -183,34 +184,35 @@ func readMetadata(doc *html.Node, base *url.URL) Metadata {
 					}
 				}
 			}
-			if he, ok := attr(n, "http-equiv"); ok && strings.EqualFold(strings.TrimSpace(he), "content-language") && httpLang == "" {
+			if he, ok := dom.Attr(n, "http-equiv"); ok && strings.EqualFold(strings.TrimSpace(he), "content-language") && httpLang == "" {
 				httpLang, _, _ = strings.Cut(content, ",")
 			}
 		case atom.Link:
-			rel, _ := attr(n, "rel")
+			rel, _ := dom.Attr(n, "rel")
 			if canonical == "" && hasToken(rel, "canonical") {
-				canonical, _ = attr(n, "href")
+				canonical, _ = dom.Attr(n, "href")
 			}
 		case atom.Script:
-			if t, _ := attr(n, "type"); strings.EqualFold(strings.TrimSpace(t), "application/ld+json") {
-				ld = append(ld, jsonLDItems(rawText(n))...)
+			if t, _ := dom.Attr(n, "type"); strings.EqualFold(strings.TrimSpace(t), "application/ld+json") {
+				ld = append(ld, jsonLDItems(dom.RawText(n))...)
 			}
 			return false
 		case atom.Time:
 			if timeDate == "" {
-				ip, _ := attr(n, "itemprop")
-				_, pub := attr(n, "pubdate")
-				if dt, ok := attr(n, "datetime"); ok && (pub || strings.EqualFold(strings.TrimSpace(ip), "datePublished")) {
+				ip, _ := dom.Attr(n, "itemprop")
+				_, pub := dom.Attr(n, "pubdate")
+				if dt, ok := dom.Attr(n, "datetime"); ok && (pub || strings.EqualFold(strings.TrimSpace(ip), "datePublished")) {
 					timeDate = dt
 				}
 			}
 		}
 		return true
 	})
+
 	article, site, anyItem := pickLD(ld)
 	first := func(vals ...string) string {
 		for _, v := range vals {
-			if v = collapseSpace(v); v != "" {
+			if v = dom.CollapseSpace(v); v != "" {
 				return v
 			}
 		}
@@ -402,7 +404,7 @@ func ldName(v any) string {
 	case []any:
 		var names []string
 		for _, e := range t {
-			if n := collapseSpace(ldName(e)); n != "" {
+			if n := dom.CollapseSpace(ldName(e)); n != "" {
 				names = append(names, n)
 			}
 		}
@@ -501,7 +503,7 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 	}
 	idx := map[string]int{}
 	var all []Link
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -512,7 +514,7 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 		default:
 			return true
 		}
-		href, ok := attr(n, "href")
+		href, ok := dom.Attr(n, "href")
 		if !ok {
 			return true
 		}
@@ -536,6 +538,7 @@ func readLinks(doc *html.Node, base *url.URL) []Link {
 		all = append(all, Link{URL: u, Text: text})
 		return true
 	})
+
 	return all
 }
 
@@ -547,7 +550,7 @@ var mdURLEscaper = strings.NewReplacer(" ", "%20", "[", "%5B", "]", "%5D", "(", 
 // the markdown writer gives the same link: the query re-encoded as
 // converter.ParseAndEncodeQuery does ("+" as "%20"), then space, brackets,
 // parentheses and angle brackets percent-encoded, IPv6 host brackets kept
-// (restoreIPv6Hosts). links[].url is in this one canonical form, so it is
+// (RestoreIPv6Hosts). links[].url is in this one canonical form, so it is
 // the URL the content shows and main-content links are found by it
 // ("…/Foo_(bar)" is "…/Foo_%28bar%29" in both; breaker6 D8).
 func linkFormURL(u string) string {
@@ -555,30 +558,31 @@ func linkFormURL(u string) string {
 		pu.RawQuery = strings.ReplaceAll(converter.ParseAndEncodeQuery(pu.RawQuery), "+", "%20")
 		u = pu.String()
 	}
-	return restoreIPv6Hosts(mdURLEscaper.Replace(u))
+	return RestoreIPv6Hosts(mdURLEscaper.Replace(u))
 }
 
 // linkText returns the anchor text of a link element: its text, else its
 // aria-label or title, else the alt of an image inside; collapsed and capped.
 func linkText(n *html.Node) string {
-	t := collapseSpace(textContent(n))
+	t := dom.CollapseSpace(dom.TextContent(n))
 	if t == "" {
 		for _, k := range []string{"aria-label", "title"} {
-			if v, ok := attr(n, k); ok && strings.TrimSpace(v) != "" {
-				t = collapseSpace(v)
+			if v, ok := dom.Attr(n, k); ok && strings.TrimSpace(v) != "" {
+				t = dom.CollapseSpace(v)
 				break
 			}
 		}
 	}
 	if t == "" {
-		walk(n, func(c *html.Node) bool {
+		dom.Walk(n, func(c *html.Node) bool {
 			if t == "" && c.Type == html.ElementNode && c.DataAtom == atom.Img {
-				if v, ok := attr(c, "alt"); ok {
-					t = collapseSpace(v)
+				if v, ok := dom.Attr(c, "alt"); ok {
+					t = dom.CollapseSpace(v)
 				}
 			}
 			return t == ""
 		})
+
 	}
 	if utf8.RuneCountInString(t) > maxLinkText {
 		r := []rune(t)
@@ -590,33 +594,20 @@ func linkText(n *html.Node) string {
 // jsWords are what a <noscript> asking for JavaScript says.
 var jsWords = lazyregexp.New(`(?i)javascript|\bjs\b`)
 
-// runsScript reports whether the <script> element n runs JavaScript: no
-// type, a JavaScript MIME type or "module" (HTML §4.12.1.1; JSON-LD and
-// templates are data), with a src or a body.
-func runsScript(n *html.Node) bool {
-	t, _ := attr(n, "type")
-	t = strings.ToLower(strings.TrimSpace(t))
-	if t == "" || t == "module" || strings.Contains(t, "javascript") || strings.Contains(t, "ecmascript") {
-		src, _ := attr(n, "src")
-		return src != "" || strings.TrimSpace(rawText(n)) != ""
-	}
-	return false
-}
-
 // readShell measures the structure of <body> (see Shell).
 func readShell(doc *html.Node) Shell {
 	var s Shell
 	var body *html.Node
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
 		switch n.DataAtom {
 		case atom.Script:
-			s.Scripts = s.Scripts || runsScript(n)
+			s.Scripts = s.Scripts || dom.RunsScript(n)
 			return false
 		case atom.Noscript:
-			if jsWords.MatchString(rawText(n)) {
+			if jsWords.MatchString(dom.RawText(n)) {
 				s.NoscriptAsksJS = true
 			}
 			return false
@@ -627,6 +618,7 @@ func readShell(doc *html.Node) Shell {
 		}
 		return true
 	})
+
 	if body == nil {
 		return s
 	}
@@ -635,7 +627,7 @@ func readShell(doc *html.Node) Shell {
 	count = func(n *html.Node) {
 		switch n.Type {
 		case html.TextNode:
-			chars += utf8.RuneCountInString(collapseSpace(n.Data))
+			chars += utf8.RuneCountInString(dom.CollapseSpace(n.Data))
 			return
 		case html.ElementNode:
 			switch n.DataAtom {
@@ -664,7 +656,7 @@ func readShell(doc *html.Node) Shell {
 			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Link, atom.Meta:
 				continue
 			}
-			_, hasID := attr(c, "id")
+			_, hasID := dom.Attr(c, "id")
 			custom := strings.Contains(c.Data, "-")
 			if (hasID || custom) && strings.TrimSpace(visibleOf(c)) == "" {
 				s.EmptyMount = true
@@ -679,22 +671,10 @@ func readShell(doc *html.Node) Shell {
 	return s
 }
 
-// rawText returns the text children of a raw-text element (<script>,
-// <noscript>), which textContent skips.
-func rawText(n *html.Node) string {
-	var b strings.Builder
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == html.TextNode {
-			b.WriteString(c.Data)
-		}
-	}
-	return b.String()
-}
-
 // visibleOf returns the text of n outside scripts, styles, <noscript> and <template>.
 func visibleOf(n *html.Node) string {
 	var b strings.Builder
-	walk(n, func(c *html.Node) bool {
+	dom.Walk(n, func(c *html.Node) bool {
 		switch c.Type {
 		case html.TextNode:
 			b.WriteString(c.Data)
@@ -706,5 +686,22 @@ func visibleOf(n *html.Node) string {
 		}
 		return b.Len() < 64
 	})
+
 	return b.String()
+}
+
+// encodedIPv6Host matches a link authority whose IPv6 literal the
+// converter percent-encoded ("http://%5B::1%5D:8080/": html-to-markdown
+// encodes every '[' and ']' of a destination). Brackets around an IPv6
+// host are URL syntax (RFC 3986 §3.2.2), and "%5B" is never valid in a
+// host, so putting them back changes no other URL.
+var encodedIPv6Host = lazyregexp.New(`(?i)([a-z][a-z0-9+.-]*://(?:[^/\s()\[\]@]*@)?)%5B([0-9a-f:.]+(?:%25[0-9a-z._~-]+)?)%5D`)
+
+// RestoreIPv6Hosts undoes the converter's encoding of IPv6 host brackets
+// in link and image destinations (encodedIPv6Host).
+func RestoreIPv6Hosts(md string) string {
+	if !strings.Contains(md, "%5B") && !strings.Contains(md, "%5b") {
+		return md
+	}
+	return encodedIPv6Host.ReplaceAllString(md, "$1[$2]")
 }

@@ -1,10 +1,11 @@
-package content
+package visibility
 
 import (
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -444,7 +445,7 @@ func tinyImage(n *html.Node, st map[string]string) bool {
 			}
 			continue // CSS sets it: the attribute does not count
 		}
-		if v, ok := attr(n, dim); ok && tinyDimension(v) {
+		if v, ok := dom.Attr(n, dim); ok && tinyDimension(v) {
 			return true
 		}
 	}

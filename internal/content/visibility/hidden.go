@@ -1,14 +1,15 @@
-package content
+package visibility
 
 import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
-// dropHidden removes from the parsed page every element a browser would not
+// DropHidden removes from the parsed page every element a browser would not
 // render, before any extractor sees the tree. Text nobody can see is how
 // prompt injections are slipped to agents, so it never reaches the markdown:
 //
@@ -95,11 +96,11 @@ import (
 // that and kept (see loadingState and hideAnimated); a hidden message is a
 // small share of a page. External stylesheets are not fetched
 // (stylesheet.go).
-func dropHidden(doc *html.Node) {
+func DropHidden(doc *html.Node) {
 	dropHiddenWith(doc, computeStyles(doc))
 }
 
-// dropHiddenWith is dropHidden with the page's styles computed. It runs
+// dropHiddenWith is DropHidden with the page's styles computed. It runs
 // to a fixed point (at most maxHiddenRounds passes): whether an element is
 // hidden can depend on its children (font-size:0 with a child that resets
 // the size), so removing a hidden child can hide its parent.
@@ -109,12 +110,13 @@ func dropHiddenWith(doc *html.Node, sty *pageStyles) {
 			break
 		}
 	}
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
 			dropOverridden(n)
 		}
 		return true
 	})
+
 }
 
 // dropOverridden rewrites n's style attribute without the declarations a
@@ -167,7 +169,7 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 	measure := func() {
 		if lens == nil {
 			lens = map[*html.Node]int{}
-			total = textLen(doc, lens)
+			total = TextLen(doc, lens)
 		}
 	}
 	// small reports whether n is no page-reveal wrapper: one holds at
@@ -189,7 +191,7 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 		return loading
 	}
 	var rv *revealer
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -200,50 +202,47 @@ func dropHiddenOnce(doc *html.Node, sty *pageStyles) bool {
 				rv = &revealer{doc: doc, lens: lens, total: total, loading: isLoading()}
 			}
 			if rv.revealed(n, kind) {
-				return true // content the page's scripts or controls show: judge what is inside
+				return true
 			}
 		}
 		if kind == hideNone {
-			if _, ok := attr(n, "hidden"); ok {
-				// The page's CSS shows it (hideKind): the extractors,
-				// which drop any element with the attribute, must not.
-				removeAttr(n, "hidden")
+			if _, ok := dom.Attr(n, "hidden"); ok {
+
+				dom.RemoveAttr(n, "hidden")
 			}
 			if n.DataAtom == atom.Dialog {
-				n.DataAtom, n.Data = atom.Div, "div" // an open dialog is rendered
+				n.DataAtom, n.Data = atom.Div, "div"
 			}
 			st := sty.of(n)
 			if v := st["visibility"]; (v == "hidden" || v == "collapse") && small(n) && !isLoading() {
-				// A visible descendant keeps only itself: the rest of
-				// the subtree inherits the hidden visibility.
+
 				drop = append(drop, invisibleParts(n, sty.visibleAgain)...)
-				// What is left is visible; the extractors drop any
-				// visibility:hidden element whole.
+
 				hiddenStyle = append(hiddenStyle, n)
 			}
 			if sty.tinyText(n) && small(n) {
-				// Likewise a descendant whose computed font size is
-				// readable again.
+
 				drop = append(drop, invisibleParts(n, sty.readableText)...)
 			}
 			if transparentText(st) && small(n) {
-				// Likewise a descendant that sets a colour of its own.
+
 				drop = append(drop, invisibleParts(n, sty.coloredAgain)...)
 			}
 			return true
 		}
 		if n.DataAtom != atom.Template && n.DataAtom != atom.Dialog {
-			if id, _ := attr(n, "id"); react && strings.HasPrefix(id, "S:") {
-				removeAttr(n, "hidden")
+			if id, _ := dom.Attr(n, "id"); react && strings.HasPrefix(id, "S:") {
+				dom.RemoveAttr(n, "hidden")
 				return true
 			}
 			if !small(n) {
-				return true // a page-reveal wrapper: judge what is inside
+				return true
 			}
 		}
 		drop = append(drop, n)
 		return false
 	})
+
 	for _, n := range drop {
 		if n.Parent != nil {
 			n.Parent.RemoveChild(n)
@@ -295,7 +294,7 @@ func (r *revealer) revealed(n *html.Node, kind hidden) bool {
 	if r.controlled == nil {
 		r.controlled = controlledIDs(r.doc)
 	}
-	id, _ := attr(n, "id")
+	id, _ := dom.Attr(n, "id")
 	return id != "" && r.controlled[id]
 }
 
@@ -310,12 +309,12 @@ func (r *revealer) revealed(n *html.Node, kind hidden) bool {
 // gating them cost 0.002 F1 there.)
 func pageRunsScripts(doc *html.Node) bool {
 	found := false
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if found || n.Type != html.ElementNode {
 			return !found
 		}
 		if n.DataAtom == atom.Script {
-			found = runsScript(n)
+			found = dom.RunsScript(n)
 			return false
 		}
 		for _, a := range n.Attr {
@@ -326,6 +325,7 @@ func pageRunsScripts(doc *html.Node) bool {
 		}
 		return true
 	})
+
 	return found
 }
 
@@ -334,7 +334,7 @@ func pageRunsScripts(doc *html.Node) bool {
 // an <h1> or <h2>.
 func anchorsPage(n *html.Node) bool {
 	found := false
-	walk(n, func(d *html.Node) bool {
+	dom.Walk(n, func(d *html.Node) bool {
 		if found || d.Type != html.ElementNode {
 			return !found
 		}
@@ -344,12 +344,13 @@ func anchorsPage(n *html.Node) bool {
 		case atom.Script, atom.Style, atom.Template:
 			return false
 		default:
-			if r, _ := attr(d, "role"); strings.EqualFold(r, "main") {
+			if r, _ := dom.Attr(d, "role"); strings.EqualFold(r, "main") {
 				found = true
 			}
 		}
 		return !found
 	})
+
 	return found
 }
 
@@ -373,13 +374,13 @@ const (
 // loadingState reports whether the elements hidden the way scripts undo
 // (hideAnimated, hideWidget) hold at least loadingShare of the page's text, over
 // at least loadingElements of them with none holding half of it (lens and
-// total from textLen).
+// total from TextLen).
 func loadingState(doc *html.Node, sty *pageStyles, lens map[*html.Node]int, total int) bool {
 	if total == 0 {
 		return false
 	}
 	sum, count, largest := 0, 0, 0
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
@@ -396,6 +397,7 @@ func loadingState(doc *html.Node, sty *pageStyles, lens map[*html.Node]int, tota
 		}
 		return true
 	})
+
 	return float64(sum) >= loadingShare*float64(total) && count >= loadingElements && 2*largest <= sum
 }
 
@@ -408,27 +410,27 @@ func loadingState(doc *html.Node, sty *pageStyles, lens map[*html.Node]int, tota
 // the control, one click away like the content of a closed <details>.
 func controlledIDs(doc *html.Node) map[string]bool {
 	out := map[string]bool{}
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		if v, ok := attr(n, "aria-controls"); ok {
+		if v, ok := dom.Attr(n, "aria-controls"); ok {
 			for _, id := range strings.Fields(v) {
 				out[id] = true
 			}
 		}
 		for _, k := range []string{"data-bs-target", "data-target"} {
-			if v, ok := attr(n, k); ok {
+			if v, ok := dom.Attr(n, k); ok {
 				if id, ok := strings.CutPrefix(strings.TrimSpace(v), "#"); ok && id != "" {
 					out[id] = true
 				}
 			}
 		}
-		role, _ := attr(n, "role")
-		_, toggle := attr(n, "data-toggle")
-		_, bsToggle := attr(n, "data-bs-toggle")
+		role, _ := dom.Attr(n, "role")
+		_, toggle := dom.Attr(n, "data-toggle")
+		_, bsToggle := dom.Attr(n, "data-bs-toggle")
 		if strings.EqualFold(role, "tab") || toggle || bsToggle {
-			if v, ok := attr(n, "href"); ok {
+			if v, ok := dom.Attr(n, "href"); ok {
 				if id, ok := strings.CutPrefix(strings.TrimSpace(v), "#"); ok && id != "" {
 					out[id] = true
 				}
@@ -436,6 +438,7 @@ func controlledIDs(doc *html.Node) map[string]bool {
 		}
 		return true
 	})
+
 	return out
 }
 
@@ -464,7 +467,7 @@ const revealShare = 0.8
 
 // wrapsPage reports whether n wraps the page the way an anti-flicker
 // wrapper does: it is <html> or <body>, or every element between it and
-// <body> has it as its only child with text (lens from textLen). A long
+// <body> has it as its only child with text (lens from TextLen). A long
 // hidden paragraph inside the article is no wrapper, however long
 // (hostile review session 5, D14).
 func wrapsPage(n *html.Node, lens map[*html.Node]int) bool {
@@ -488,24 +491,25 @@ func wrapsPage(n *html.Node, lens map[*html.Node]int) bool {
 // boundary placeholder (<template id="B:…">).
 func hasReactBoundaries(doc *html.Node) bool {
 	found := false
-	walk(doc, func(n *html.Node) bool {
+	dom.Walk(doc, func(n *html.Node) bool {
 		if found {
 			return false
 		}
 		if n.Type == html.ElementNode && n.DataAtom == atom.Template {
-			if id, _ := attr(n, "id"); strings.HasPrefix(id, "B:") {
+			if id, _ := dom.Attr(n, "id"); strings.HasPrefix(id, "B:") {
 				found = true
 			}
 			return false
 		}
 		return true
 	})
+
 	return found
 }
 
-// textLen returns the bytes of text under n (script, style and template
+// TextLen returns the bytes of text under n (script, style and template
 // content excluded) and records it for every element in lens.
-func textLen(n *html.Node, lens map[*html.Node]int) int {
+func TextLen(n *html.Node, lens map[*html.Node]int) int {
 	switch n.Type {
 	case html.TextNode:
 		return len(strings.TrimSpace(n.Data))
@@ -517,7 +521,7 @@ func textLen(n *html.Node, lens map[*html.Node]int) int {
 	}
 	sum := 0
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		sum += textLen(c, lens)
+		sum += TextLen(c, lens)
 	}
 	if n.Type == html.ElementNode {
 		lens[n] = sum
@@ -527,7 +531,7 @@ func textLen(n *html.Node, lens map[*html.Node]int) int {
 
 // isHiddenElement reports whether n itself (not its ancestors) makes its
 // subtree unrendered, by its attributes, its inline style and the page's
-// stylesheet rules (sty); see dropHidden.
+// stylesheet rules (sty); see DropHidden.
 func isHiddenElement(n *html.Node, sty *pageStyles) bool {
 	return hideKind(n, sty) != hideNone
 }
@@ -550,7 +554,7 @@ const (
 	// revealer). display:none and content-visibility:hidden set inline,
 	// and the hidden attribute, are hideOther.
 	hideWidget
-	hideOther // any other kind (see dropHidden)
+	hideOther // any other kind (see DropHidden)
 )
 
 // hideKind returns how n itself (not its ancestors) makes its subtree
@@ -561,12 +565,12 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	case atom.Template:
 		return hideOther
 	case atom.Dialog:
-		if _, open := attr(n, "open"); !open {
+		if _, open := dom.Attr(n, "open"); !open {
 			return hideOther
 		}
 	}
 	st := sty.of(n)
-	if v, ok := attr(n, "hidden"); ok {
+	if v, ok := dom.Attr(n, "hidden"); ok {
 		if strings.EqualFold(strings.TrimSpace(v), "until-found") {
 			return hideOther
 		}
@@ -605,7 +609,7 @@ func hideKind(n *html.Node, sty *pageStyles) hidden {
 	if n.Namespace == "svg" && (svgViewportHides(n, st) || svgTextAway(n) || svgUnpainted(n, sty)) {
 		return hideOther // svgstyle.go
 	}
-	if v, _ := attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
+	if v, _ := dom.Attr(n, "aria-hidden"); strings.EqualFold(strings.TrimSpace(v), "true") && offScreen(st) {
 		return hideOther
 	}
 	if scripted {
@@ -687,7 +691,7 @@ func invisibleParts(n *html.Node, shown func(*html.Node) bool) []*html.Node {
 func hasDescendant(n *html.Node, pred func(*html.Node) bool) bool {
 	found := false
 	for c := n.FirstChild; c != nil && !found; c = c.NextSibling {
-		walk(c, func(d *html.Node) bool {
+		dom.Walk(c, func(d *html.Node) bool {
 			if found || d.Type != html.ElementNode {
 				return !found
 			}
@@ -696,6 +700,7 @@ func hasDescendant(n *html.Node, pred func(*html.Node) bool) bool {
 			}
 			return !found
 		})
+
 	}
 	return found
 }
@@ -871,4 +876,13 @@ func cssLength(s string) (v float64, unit string, ok bool) {
 		return f, unit, true
 	}
 	return 0, "", false
+}
+
+// LoadingState reports whether DropHidden keeps doc's hidden text as the
+// start state of the page's load animations (loadingState over the page's
+// computed styles). Tests of the whole conversion ask it to know which
+// hidden text may remain.
+func LoadingState(doc *html.Node) bool {
+	lens := map[*html.Node]int{}
+	return loadingState(doc, computeStyles(doc), lens, TextLen(doc, lens))
 }

@@ -1,4 +1,4 @@
-package content
+package charset
 
 import (
 	"bytes"
@@ -60,14 +60,15 @@ const (
 // wins. charset is the WHATWG name of the encoding used ("utf-8", "gbk",
 // "utf-16le", …). err is non-nil only if a decoder fails outright.
 func Decode(body []byte, contentType string) (text string, charset string, err error) {
-	mt := parseMediaType(contentType)
+	mt := MediaType(contentType)
 	prescan := mt == "" || mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/xml" ||
 		mt == "application/xml" || strings.HasSuffix(mt, "+xml")
-	return decode(body, contentType, prescan)
+	return DecodeBody(body, contentType, prescan)
 }
 
-// decode is Decode with the <meta> prescan switched on or off.
-func decode(body []byte, contentType string, prescan bool) (string, string, error) {
+// DecodeBody is Decode with the <meta> prescan switched on or off by the
+// caller (on for HTML, off for text and feeds whose kind is already known).
+func DecodeBody(body []byte, contentType string, prescan bool) (string, string, error) {
 	if enc, name, n := bomEncoding(body); enc != nil {
 		text, err := decodeWith(enc, body[n:])
 		return text, name, err

@@ -1,11 +1,11 @@
-package content
+package visibility
 
 import (
 	"strconv"
 	"strings"
 )
 
-// CSS values that hide an element or its text (see dropHidden). Each
+// CSS values that hide an element or its text (see DropHidden). Each
 // parser reads the lower-cased, trimmed value of one declaration (see
 // parseInlineStyle) and fails safe: a value it cannot read hides nothing.
 

@@ -1,4 +1,4 @@
-package content
+package pdftext
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ func TestRenderPDFLayout(t *testing.T) {
 		{"separate text objects", "BT /F1 12 Tf 72 700 Td (one) Tj ET BT /F1 12 Tf 72 686 Td (two) Tj ET", "one\ntwo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc, err := Convert(streamPDF(tc.stream), "application/pdf", nil)
+			doc, err := Convert(streamPDF(tc.stream))
 			if err != nil {
 				t.Fatalf("Convert: %v", err)
 			}
@@ -57,7 +57,7 @@ func TestRenderPDFLayout(t *testing.T) {
 // TestRenderPDFHelperLines: the existing two-line helper still reads as two
 // lines.
 func TestRenderPDFHelperLines(t *testing.T) {
-	doc, err := Convert(minimalPDF("T", "Hello PDF world", "Second line of text"), "application/pdf", nil)
+	doc, err := Convert(minimalPDF("T", "Hello PDF world", "Second line of text"))
 	if err != nil {
 		t.Fatal(err)
 	}

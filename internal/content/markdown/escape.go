@@ -1,4 +1,4 @@
-package content
+package markdown
 
 import (
 	"strings"
@@ -116,8 +116,8 @@ func fixEscapes(md string) string {
 				fence = ""
 			}
 			b.WriteString(line)
-		case fenceOpener(trimmed) != "" && !strings.Contains(line, gtMark):
-			fence = fenceOpener(trimmed)
+		case FenceOpener(trimmed) != "" && !strings.Contains(line, gtMark):
+			fence = FenceOpener(trimmed)
 			b.WriteString(line)
 		default:
 			b.WriteString(fixLine(line))
@@ -146,7 +146,7 @@ func fixLine(line string) string {
 			for i+n < len(line) && line[i+n] == '`' {
 				n++
 			}
-			end := closingTicks(line, i+n, n)
+			end := ClosingTicks(line, i+n, n)
 			if end < 0 {
 				b.WriteString(line[i : i+n])
 				i += n
@@ -160,7 +160,7 @@ func fixLine(line string) string {
 			drop := false
 			switch next {
 			case '_':
-				drop = wordByteBefore(line, i) && wordByteAfter(line, i+2)
+				drop = WordByteBefore(line, i) && WordByteAfter(line, i+2)
 			case '~':
 				drop = tildes == 1 && i > lead
 			case '[':
@@ -214,7 +214,7 @@ func blockPrefixLen(line string) int {
 			i++
 			continue
 		}
-		if _, w, _ := listMarker(line[i:]); w > 0 {
+		if _, w, _ := ListMarker(line[i:]); w > 0 {
 			i += w
 			continue
 		}
@@ -222,9 +222,9 @@ func blockPrefixLen(line string) int {
 	}
 }
 
-// closingTicks returns the index of the first run of exactly n backticks
+// ClosingTicks returns the index of the first run of exactly n backticks
 // in line from i, or -1.
-func closingTicks(line string, i, n int) int {
+func ClosingTicks(line string, i, n int) int {
 	for i < len(line) {
 		j := strings.IndexByte(line[i:], '`')
 		if j < 0 {
@@ -263,16 +263,16 @@ func linkCanForm(line string, i int) bool {
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// wordByteBefore reports whether the rune ending at line[i] is a letter
+// WordByteBefore reports whether the rune ending at line[i] is a letter
 // or digit.
-func wordByteBefore(line string, i int) bool {
+func WordByteBefore(line string, i int) bool {
 	r, _ := utf8.DecodeLastRuneInString(line[:i])
 	return i > 0 && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
-// wordByteAfter reports whether the rune starting at line[i] is a letter
+// WordByteAfter reports whether the rune starting at line[i] is a letter
 // or digit.
-func wordByteAfter(line string, i int) bool {
+func WordByteAfter(line string, i int) bool {
 	r, _ := utf8.DecodeRuneInString(line[i:])
 	return i < len(line) && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
