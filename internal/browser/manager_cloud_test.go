@@ -452,9 +452,10 @@ func TestJanitorReleasesIdleCloudSession(t *testing.T) {
 		t.Fatalf("%+v", nr)
 	}
 	waitFor(t, "the release", 5*time.Second, func() bool { return fake.Count("POST", "/v1/sessions/bb-j") == 1 })
-	if !strings.Contains(logs.String(), "Cleaning up inactive session") {
-		t.Error("no reap record")
-	}
+	// The provider sees the release inside the reap (Tab.Close); the reap
+	// record (and the tomb that makes the next call session_expired) comes
+	// after it returns: wait for the record, not just the release.
+	waitFor(t, "the reap record", 5*time.Second, func() bool { return strings.Contains(logs.String(), "Cleaning up inactive session") })
 	if c := m.Click(ctx, "j", RefInput{Ref: "e1"}); c.Reason != reason.SessionExpired {
 		t.Errorf("click after reap: %+v", c)
 	}
