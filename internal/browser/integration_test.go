@@ -249,7 +249,7 @@ root.querySelector('button').onclick = () => { document.title = 'shadow clicked'
 		w.Header().Set("Content-Type", "text/javascript")
 		fmt.Fprintf(w, "fetch(%q).catch(()=>{});", q.Get("to"))
 	case "/ws":
-		ps.websocket(w, r)
+		wsAccept(w, r)
 	case "/page", "/r/site.css", "/frame-secret", "/frame-shown":
 		serveHiddenPage(w, r)
 	case "/hiddenattr":
@@ -306,8 +306,9 @@ try { new Worker("/worker.js?to=" + encodeURIComponent("%[1]s/kind/worker")); } 
 	html(w, "Egress", body)
 }
 
-// websocket answers the opening handshake (RFC 6455 §4.2.2) and closes.
-func (ps *pageServer) websocket(w http.ResponseWriter, r *http.Request) {
+// wsAccept answers a WebSocket opening handshake (RFC 6455 §4.2.2) and
+// closes.
+func wsAccept(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Sec-WebSocket-Key")
 	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	hj, ok := w.(http.Hijacker)

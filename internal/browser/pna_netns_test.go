@@ -2,8 +2,6 @@ package browser
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -319,23 +317,6 @@ func (p *privateTargets) hits() map[string]int64 {
 		out[k] = c.Load()
 	}
 	return out
-}
-
-// wsAccept answers a WebSocket opening handshake (RFC 6455 §4.2.2).
-func wsAccept(w http.ResponseWriter, r *http.Request) {
-	h := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		return
-	}
-	c, brw, err := hj.Hijack()
-	if err != nil {
-		return
-	}
-	defer c.Close()
-	fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n", base64.StdEncoding.EncodeToString(h[:]))
-	brw.Flush()
-	time.Sleep(200 * time.Millisecond)
 }
 
 // publicSite serves the attacking pages on 198.18.0.1.
