@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/internal/content/pdftext/pdftest"
 )
 
 // onePagePDF is a valid one-page PDF showing text, padded with comment
@@ -23,23 +25,12 @@ func onePagePDF(text string, pad int) []byte {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content), content),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	for b.Len() < pad {
-		b.WriteString("% padding padding padding padding padding padding padding padding\n")
+	var header strings.Builder
+	header.WriteString("%PDF-1.4\n")
+	for header.Len() < pad {
+		header.WriteString("% padding padding padding padding padding padding padding padding\n")
 	}
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return pdftest.Assemble(header.String(), objs, "")
 }
 
 // TestExtractPDFInChildProcess (issue 17 item 1): the gatehouse binary reads
