@@ -87,7 +87,7 @@ func (g *Gates) JudgeStatic(raw string, active bool) *reason.Error {
 	if rerr := g.Guard(active).CheckStatic(u); rerr != nil {
 		return rerr
 	}
-	if b := g.Policy.Check(u.Href); b != nil {
+	if b := g.Policy.CheckURL(u); b != nil {
 		return b.Err()
 	}
 	return nil

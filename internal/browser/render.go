@@ -239,7 +239,7 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 	var rerr *reason.Error
 	if e := guard.CheckStatic(fu); e != nil {
 		rerr = e
-	} else if b := m.gates.Policy.Check(fu.Href); b != nil {
+	} else if b := m.gates.Policy.CheckURL(fu); b != nil {
 		rerr = b.Err()
 	}
 	if rerr == nil {

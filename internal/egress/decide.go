@@ -87,7 +87,7 @@ func (g *Guard) Decide(ctx context.Context, raw string, r Rules) (*Decision, *re
 	} else if e := g.CheckStatic(u); e != nil {
 		return nil, e
 	}
-	if b := g.opts.Policy.Check(u.Href); b != nil {
+	if b := g.opts.Policy.CheckURL(u); b != nil {
 		return nil, b.Err()
 	}
 	return d, nil

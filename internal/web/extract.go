@@ -387,7 +387,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 			rows[j.idx], done[j.idx] = errRow(j.u.Href, privateToVendor(name)), true
 			continue
 		}
-		if b := s.d.Policy.Check(j.u.Href); b != nil {
+		if b := s.d.Policy.CheckURL(j.u); b != nil {
 			r := errRow(j.u.Href, reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message()))
 			r.BlockedByPolicy = b
 			rows[j.idx], done[j.idx] = r, true

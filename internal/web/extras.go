@@ -265,7 +265,7 @@ func (s *Service) judgeLinks(ctx context.Context, links []provider.Link) []Link 
 			}
 			continue
 		}
-		if b := s.d.Policy.Check(u.Href); b != nil {
+		if b := s.d.Policy.CheckURL(u); b != nil {
 			out[i].Reason, out[i].Gate = reason.PolicyBlocked, reason.GatePolicy
 			continue
 		}

@@ -33,7 +33,7 @@ func (s *Service) checkFinal(ctx context.Context, j *job, final string) (Result,
 	}
 	// The policy first: it needs no DNS, so a blocklisted host is not
 	// even looked up, and it is the more telling refusal.
-	if b := s.d.Policy.Check(fu.Href); b != nil {
+	if b := s.d.Policy.CheckURL(fu); b != nil {
 		return redirectPolicyRow(j.u.Href, fu.Href, b), false
 	}
 	if fu.Host != j.u.Host {
