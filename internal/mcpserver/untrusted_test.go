@@ -235,6 +235,21 @@ func wantTags(t *testing.T, call string, seen map[string]bool, want ...string) {
 	}
 }
 
+// untrustedCaller returns a tool call over cs whose result is checked by
+// checkUntrusted: the result, the hostile tags seen inside the boundary and
+// the decoded structured content.
+func untrustedCaller(t *testing.T, f *fixture, cs *mcp.ClientSession) func(name string, args map[string]any) (*mcp.CallToolResult, map[string]bool, map[string]any) {
+	return func(name string, args map[string]any) (*mcp.CallToolResult, map[string]bool, map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		seen, v := checkUntrusted(t, f, name, res)
+		return res, seen, v
+	}
+}
+
 // TestPageStringsInsideBoundaryOverMCP (issue 16 item 4): every string a
 // page wrote (title, meta description, author, site name, language,
 // published, link texts, an HTTP reason phrase, search titles and snippets)
@@ -244,15 +259,7 @@ func wantTags(t *testing.T, call string, seen map[string]bool, want ...string) {
 func TestPageStringsInsideBoundaryOverMCP(t *testing.T) {
 	f := untrustedFixture(t, mcpserver.Options{})
 	cs := f.stdio(t, nil)
-	call := func(name string, args map[string]any) (*mcp.CallToolResult, map[string]bool, map[string]any) {
-		t.Helper()
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		seen, v := checkUntrusted(t, f, name, res)
-		return res, seen, v
-	}
+	call := untrustedCaller(t, f, cs)
 
 	_, seen, v := call("web_extract", map[string]any{"urls": []string{f.site.URL("/page"), f.site.URL("/status"), f.site.URL("/ctype"), f.site.URL("/cenc")}, "include_links": true})
 	wantTags(t, "web_extract", seen, "INJ-title", "INJ-description", "INJ-author", "INJ-sitename", "INJ-lang", "INJ-content", "INJ-link")
@@ -343,15 +350,7 @@ func TestBrowserPageStringsInsideBoundaryOverMCP(t *testing.T) {
 	}
 	f := untrustedFixture(t, mcpserver.Options{})
 	cs := f.stdio(t, nil)
-	call := func(name string, args map[string]any) (*mcp.CallToolResult, map[string]bool, map[string]any) {
-		t.Helper()
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		seen, v := checkUntrusted(t, f, name, res)
-		return res, seen, v
-	}
+	call := untrustedCaller(t, f, cs)
 	refOf := func(snap, role string) string {
 		m := regexp.MustCompile(role + ` [^\n]*\[ref=(e\d+)\]`).FindStringSubmatch(snap)
 		if m == nil {
