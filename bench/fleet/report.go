@@ -62,7 +62,7 @@ func Table(fleet, base *Result) string {
 		return s
 	})
 	row("searches reaching the backend / issued", func(r *Result) string {
-		return fmt.Sprintf("%d / %d (%d answered from the memo)", r.SearchBackend, r.SearchIssued, r.SearchCachedRows)
+		return fmt.Sprintf("%d / %d (%d with meta.cached)", r.SearchBackend, r.SearchIssued, r.SearchCachedRows)
 	})
 	row("replica CPU, user+sys", func(r *Result) string { return fmt.Sprintf("%.2f s", r.CPU.Seconds()) })
 	row("**replica CPU per call**", func(r *Result) string { return "**" + ms(r.CPUPerCall()) + "**" })
