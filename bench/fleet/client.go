@@ -42,9 +42,10 @@ func (c *Client) Connect(ctx context.Context) (*mcp.ClientSession, error) {
 }
 
 // bearer adds the principal's token to every request and waits out an
-// HTTP 429 (a replica at its global call cap: Retry-After, at most 5 s, up
-// to 5 times) before sending the request again, as a client honouring
-// Retry-After does.
+// HTTP 429 (a replica at its call cap, mcp.replica_max_calls, or a
+// principal over its limits: Retry-After, at most 5 s per wait) before
+// sending the request again, as a client honouring Retry-After does, for
+// as long as the request's context allows.
 type bearer struct {
 	token string
 	base  http.RoundTripper
@@ -63,7 +64,7 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Body = body
 		}
 		resp, err := b.base.RoundTrip(r)
-		if err != nil || resp.StatusCode != http.StatusTooManyRequests || attempt == 5 || (req.Body != nil && req.GetBody == nil) {
+		if err != nil || resp.StatusCode != http.StatusTooManyRequests || (req.Body != nil && req.GetBody == nil) {
 			return resp, err
 		}
 		wait := time.Second

@@ -253,6 +253,7 @@ defaults
   timeout client 120s
   timeout server 120s
   timeout queue 30s
+  timeout check 5s
   retries 3
   option redispatch 1
 
@@ -275,7 +276,11 @@ backend replicas
 		h.Check = "GET /readyz"
 		fmt.Fprintf(&b, "  option httpchk\n  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1:%d\n  http-check expect status 200\n", f.Port)
 	}
-	b.WriteString("  default-server inter 300ms fall 2 rise 2\n")
+	// A probe may wait behind a loaded replica's tool calls (2 cores): a
+	// check times out after 5 s, not after inter (HAProxy's default).
+	// A dead replica is found at once anyway: its refused connection is
+	// retried on the other (retries, redispatch).
+	b.WriteString("  default-server inter 500ms fall 3 rise 2\n")
 	for _, r := range f.Replicas {
 		fmt.Fprintf(&b, "  server %s %s check\n", r.Name, r.Addr)
 	}
