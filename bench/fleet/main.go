@@ -1,7 +1,7 @@
 // Command fleet is the load and fault test of issue 18: Gatehouse as a
 // shared service, two replicas sharing one Redis behind HAProxy.
 //
-//	go run ./bench/fleet [-tasks 200] [-short] [-kill=true] [-baseline=true]
+//	go run ./bench/fleet [-tasks 200] [-short] [-rounds 1] [-kill=true] [-baseline=true] [-bin FILE]
 //
 // It builds cmd/gatehouse, then re-executes itself inside a network
 // namespace of its own (unshare -n as root, else unshare -r -n), where it
@@ -54,6 +54,7 @@ func main() {
 	delay := flag.Duration("search-delay", 50*time.Millisecond, "how long the fake search backend holds each answer")
 	bin := flag.String("bin", "", "gatehouse binary to test (default: build ./cmd/gatehouse)")
 	keep := flag.Bool("keep", false, "keep the scratch directory (logs, homes, haproxy.cfg)")
+	rounds := flag.Int("rounds", 1, "rounds of (fleet, embedded) runs, interleaved; the CPU ratio is their median")
 	flag.Parse()
 	if *short {
 		given := false
@@ -80,24 +81,60 @@ func main() {
 	}
 	o := runOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Kill: *kill, Version: *version, SearchDelay: *delay,
 		Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
-	fleet, err := runFleet(o, true)
-	if err != nil {
-		fatal(err)
-	}
-	var base *Result
-	if *baseline {
-		if base, err = runFleet(o, false); err != nil {
+	var fleets, bases []*Result
+	for round := range max(*rounds, 1) {
+		if *rounds > 1 {
+			o.Log("== round %d of %d", round+1, *rounds)
+		}
+		fleet, err := runFleet(o, true)
+		if err != nil {
 			fatal(err)
+		}
+		fleets = append(fleets, fleet)
+		if *baseline {
+			base, err := runFleet(o, false)
+			if err != nil {
+				fatal(err)
+			}
+			bases = append(bases, base)
+		}
+	}
+	ok := true
+	for i, fleet := range fleets {
+		var base *Result
+		if bases != nil {
+			base = bases[i]
+		}
+		fmt.Println()
+		if len(fleets) > 1 {
+			fmt.Printf("Round %d of %d:\n\n", i+1, len(fleets))
+		}
+		fmt.Print(Table(fleet, base))
+		sum, good := Summary(fleet, base)
+		ok = ok && good
+		if len(fleets) > 1 {
+			fmt.Println("\n" + sum)
 		}
 	}
 	fmt.Println()
-	fmt.Print(Table(fleet, base))
-	sum, ok := Summary(fleet, base)
-	fmt.Println()
-	fmt.Println(sum)
+	if len(fleets) > 1 {
+		sum, good := MedianSummary(fleets, bases)
+		fmt.Println(sum)
+		ok = good
+	} else {
+		sum, _ := Summary(fleets[0], first(bases))
+		fmt.Println(sum)
+	}
 	if !ok {
 		os.Exit(1)
 	}
+}
+
+func first(rs []*Result) *Result {
+	if len(rs) == 0 {
+		return nil
+	}
+	return rs[0]
 }
 
 // reexec builds the binary (unless given) and runs this program again inside

@@ -152,3 +152,45 @@ func Summary(fleet, base *Result) (string, bool) {
 	}
 	return s + ": FAIL", false
 }
+
+// MedianSummary is the last line of several rounds: every round's targets
+// (tasks, cross-principal reads, retries) must hold, and the CPU ratio is
+// the median of the rounds' ratios.
+func MedianSummary(fleets, bases []*Result) (string, bool) {
+	ok := true
+	var ratios []float64
+	tasks, done, calls, failed, retried, cross := 0, 0, 0, 0, 0, 0
+	for i, f := range fleets {
+		tasks += f.Tasks
+		done += f.Completed
+		calls += f.Calls
+		failed += f.FailedAfterRetry
+		retried += f.FailedAttempts
+		cross += f.CrossSucceeded
+		ok = ok && f.Completed == f.Tasks && f.CrossSucceeded == 0 && f.FailedAfterRetry == 0 && f.CrossReads > 0
+		if i < len(bases) && bases[i].CPUPerCall() > 0 {
+			ratios = append(ratios, float64(f.CPUPerCall())/float64(bases[i].CPUPerCall()))
+			ok = ok && bases[i].Completed == bases[i].Tasks
+		}
+	}
+	s := fmt.Sprintf("fleet, %d rounds: %d/%d tasks completed, %d calls (%d failed attempts retried, %d failed after retry), %d cross-principal reads",
+		len(fleets), done, tasks, calls, retried, failed, cross)
+	if len(ratios) > 0 {
+		sorted := append([]float64(nil), ratios...)
+		sort.Float64s(sorted)
+		med := sorted[len(sorted)/2]
+		if len(sorted)%2 == 0 {
+			med = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+		}
+		var parts []string
+		for _, r := range ratios {
+			parts = append(parts, fmt.Sprintf("%.2f", r))
+		}
+		s += fmt.Sprintf(", CPU per call vs embedded %s× (median %.2f×, budget %.1f×)", strings.Join(parts, ", "), med, CPUBudget)
+		ok = ok && med <= CPUBudget
+	}
+	if ok {
+		return s + ": PASS", true
+	}
+	return s + ": FAIL", false
+}
