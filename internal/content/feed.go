@@ -720,7 +720,7 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 	removeElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
 		"form", "button", "select", "textarea", "input", "svg", "math", "dialog")
 	dom.Walk(ctx, func(n *xhtml.Node) bool {
-		if n.Type == xhtml.ElementNode && isHeadingAtom(n.DataAtom) {
+		if n.Type == xhtml.ElementNode && dom.IsHeading(n.DataAtom) {
 			lvl := min(int(n.Data[1]-'0')+2, 6)
 			n.Data = fmt.Sprintf("h%d", lvl)
 			n.DataAtom = atom.Lookup([]byte(n.Data))

@@ -673,11 +673,11 @@ func preClean(doc *html.Node, keepComments bool) {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		if (n.Data == "a" || n.Data == "span") && hasAnyClass(n, permalinkClasses) {
+		if (n.Data == "a" || n.Data == "span") && dom.HasAnyClass(n, permalinkClasses) {
 			drop = append(drop, n)
 			return false
 		}
-		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
+		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (dom.HasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
 			comments = append(comments, n)
 			return false
 		}
@@ -705,7 +705,7 @@ func preClean(doc *html.Node, keepComments bool) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
 			case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
-			case c.Type == html.ElementNode && isHeadingAtom(c.DataAtom) && h == nil:
+			case c.Type == html.ElementNode && dom.IsHeading(c.DataAtom) && h == nil:
 				h = c
 			case c.Type == html.CommentNode:
 			default:
@@ -789,28 +789,6 @@ func isOverlay(n *html.Node) bool {
 			case strings.HasPrefix(tok, "consent-") || strings.HasSuffix(tok, "-consent") || strings.Contains(tok, "gdpr"):
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func isHeadingAtom(a atom.Atom) bool {
-	switch a {
-	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-		return true
-	}
-	return false
-}
-
-// hasAnyClass reports whether one of n's classes is in names.
-func hasAnyClass(n *html.Node, names []string) bool {
-	v, ok := dom.Attr(n, "class")
-	if !ok {
-		return false
-	}
-	for _, c := range strings.Fields(v) {
-		if slices.Contains(names, c) {
-			return true
 		}
 	}
 	return false

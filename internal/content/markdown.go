@@ -436,7 +436,7 @@ func figuresToImages(root *html.Node) {
 				case dom.IsElem(n, "img") || dom.IsElem(n, "picture"):
 					imgs = append(imgs, n)
 					return false
-				case dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}):
+				case dom.IsElem(n, "p") && dom.HasAnyClass(n, []string{captionClass}):
 					caps = append(caps, n)
 					return false
 				}

@@ -114,7 +114,7 @@ func polishTree(doc *html.Node) {
 					return
 				}
 			case "aside":
-				if hasAnyClass(n, []string{"quote"}) {
+				if dom.HasAnyClass(n, []string{"quote"}) {
 					asides = append(asides, n)
 				}
 			}
@@ -147,7 +147,7 @@ func polishTree(doc *html.Node) {
 			switch {
 			case dom.IsElem(c, "blockquote") && quote == nil:
 				quote = c
-			case c.Type == html.ElementNode && hasAnyClass(c, []string{"title"}) && title == nil:
+			case c.Type == html.ElementNode && dom.HasAnyClass(c, []string{"title"}) && title == nil:
 				title = c
 			}
 		}
@@ -422,7 +422,7 @@ func isSentence(s string) bool {
 func moveCaptionsOut(doc *html.Node) {
 	var ps []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}) {
+		if dom.IsElem(n, "p") && dom.HasAnyClass(n, []string{captionClass}) {
 			ps = append(ps, n)
 			return false
 		}
@@ -459,7 +459,7 @@ var headingBlocks = map[string]bool{
 func splitHeadings(doc *html.Node) {
 	var heads []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if n.Type == html.ElementNode && isHeadingAtom(n.DataAtom) {
+		if n.Type == html.ElementNode && dom.IsHeading(n.DataAtom) {
 			heads = append(heads, n)
 		}
 		return true
@@ -473,7 +473,7 @@ func splitHeadings(doc *html.Node) {
 		var cut *html.Node
 		for c := h.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode && headingBlocks[c.Data] {
-				if !words && cut == nil && !isHeadingAtom(c.DataAtom) {
+				if !words && cut == nil && !dom.IsHeading(c.DataAtom) {
 					words = strings.TrimFunc(dom.TextContent(c), isSpaceRune) != ""
 					continue // the heading's text is this block
 				}
