@@ -682,7 +682,7 @@ func renderFeed(f *feed, base *url.URL) string {
 			b.WriteString(body + "\n\n")
 		}
 	}
-	return tidyMarkdown(b.String())
+	return markdown.Tidy(b.String())
 }
 
 // markupToMarkdown converts an item's description: HTML and XHTML through
@@ -717,7 +717,7 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 	// Text a browser would not render never reaches the agent, from a
 	// feed item as from a page (inline display:none, hidden, …).
 	visibility.DropHidden(ctx)
-	removeElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
+	markdown.RemoveElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
 		"form", "button", "select", "textarea", "input", "svg", "math", "dialog")
 	dom.Walk(ctx, func(n *xhtml.Node) bool {
 		if n.Type == xhtml.ElementNode && dom.IsHeading(n.DataAtom) {
@@ -728,9 +728,9 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 		return true
 	})
 
-	absolutizeLinks(ctx, base)
-	prepareForMarkdown(ctx)
-	md, err := toMarkdown(ctx, base)
+	markdown.AbsolutizeLinks(ctx, base)
+	markdown.Prepare(ctx)
+	md, err := markdown.Convert(ctx, base)
 	if err != nil {
 		return plainTextMarkdown(dom.TextContent(ctx))
 	}

@@ -1,6 +1,15 @@
-// Package markdown writes an HTML tree prepared by internal/content as
-// GitHub-flavoured markdown (html-to-markdown v2 with the house plugins)
-// and holds the line-level markdown helpers the content packages share.
+// Package markdown turns the HTML trees internal/content extracts into
+// GitHub-flavoured markdown. On the page, before extraction, it polishes
+// layouts the extractors and the writer would misread (Polish,
+// BreaksToParagraphs, CaptionsToParagraphs), marks images in running text
+// (MarkInlineImages), makes links absolute (AbsolutizeLinks) and indexes
+// the page's own code blocks and tables (CollectOriginals). On each
+// extracted tree it restores what the extractors lost (RestoreOriginals),
+// prepares the tree for the writer (Prepare, FiguresToImages) and writes
+// it (Convert: html-to-markdown v2 with the house plugins, Render); Tidy
+// trims the text. It also holds the line-level markdown helpers the
+// content packages share and the sanitising of HTML inside markdown
+// documents (SanitizeHTML).
 package markdown
 
 import (
