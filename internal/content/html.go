@@ -90,7 +90,7 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // answer holding one or a few of them gives way to one covering most, and
 // a <noscript> holding most of the page is read as a client without
 // scripts gets it (noscript.go). Extracted trees get back the page's nested blocks
-// (nesting.go), and the article's headline leads the markdown when it is
+// (content/markdown: nesting.go), and the article's headline leads the markdown when it is
 // not the title (header.go). Escaping follows escape.go: only where GFM
 // needs it, every entity decoded once.
 //
@@ -177,9 +177,9 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	if opt.allCaptions {
 		markdown.CaptionsToParagraphs(doc, false)
 	}
-	markdown.BreaksToParagraphs(doc) // breaks.go: "text<br><br>text" in a div becomes paragraphs
+	markdown.BreaksToParagraphs(doc) // markdown/breaks.go: "text<br><br>text" in a div becomes paragraphs
 	markdown.Polish(doc)
-	inlineImages := markdown.MarkInlineImages(doc) // inlineimg.go
+	inlineImages := markdown.MarkInlineImages(doc) // markdown/inlineimg.go
 	originals := markdown.CollectOriginals(doc)
 	originals.Images = inlineImages
 	if pass.recs = nil; !opt.noRecords {

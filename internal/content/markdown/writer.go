@@ -98,15 +98,15 @@ func collapseCellBreaks(md string) string {
 
 // Task list placeholders: a GFM task list checkbox becomes one of these
 // before extraction (extractors drop <input>) and "[x]" or "[ ]" in the
-// markdown (toMarkdown). Private-use code points keep them clear of real
+// markdown (Convert). Private-use code points keep them clear of real
 // text and of the converter's escaping.
 const (
 	TaskDone = "\uE000task-x\uE001"
 	TaskOpen = "\uE000task-o\uE001"
 )
 
-// GapMark stands for the space polishTree puts between adjacent inline
-// elements; toMarkdown and chooseTitle turn it into a space.
+// GapMark stands for the space Polish puts between adjacent inline
+// elements; Convert and content's chooseTitle turn it into a space.
 const GapMark = "\uE002"
 
 // LinkNameMark is the text markTextlessLinks gives a link without text (a
