@@ -173,7 +173,8 @@ func HasAnyClass(n *html.Node, names []string) bool {
 	return false
 }
 
-// VoidElements are the HTML elements without an end tag.
+// VoidElements are the HTML elements without an end tag (the void
+// elements of HTML §13.1.2). Read only.
 var VoidElements = map[string]bool{
 	"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true, "img": true,
 	"input": true, "link": true, "meta": true, "source": true, "track": true, "wbr": true,

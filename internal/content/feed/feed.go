@@ -42,10 +42,10 @@ const (
 type Format int
 
 const (
-	FormatNone Format = iota
-	formatRSS         // RSS 0.9x / 2.0: <rss><channel><item>
-	formatRDF         // RSS 0.90 / 1.0: <rdf:RDF><channel/><item>
-	formatAtom        // Atom (RFC 4287): <feed><entry>
+	FormatNone Format = iota // not a feed
+	formatRSS                // RSS 0.9x / 2.0: <rss><channel><item>
+	formatRDF                // RSS 0.90 / 1.0: <rdf:RDF><channel/><item>
+	formatAtom               // Atom (RFC 4287): <feed><entry>
 )
 
 // FormatOf picks the format from the root element, else from the
