@@ -43,6 +43,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -97,19 +98,28 @@ type Server struct {
 	stdioTask string
 	paths     pathHider // the server's home, hidden from clients (paths.go)
 
-	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*session
-	running  map[string]int // task → calls in flight
+	owners        owners        // Mcp-Session-Id → principal (principals.go)
+	principalIdle time.Duration // sessionless tasks end after this long without calls (HTTPOptions.SessionIdle)
+
+	mu          sync.Mutex
+	sessions    map[*mcp.ServerSession]*session
+	byPrincipal map[string]*session // principal → its sessionless session (principals.go)
+	running     map[string]int      // task → calls in flight
 }
 
 // session is what the server keeps per MCP session: its task id and a
 // context that ends with the session, so calls still running when a session
-// closes or expires are interrupted rather than left behind.
+// closes or expires are interrupted rather than left behind. A principal's
+// sessionless calls (protocol 2026-07-28) share one such session
+// (principals.go).
 type session struct {
 	task   string
-	id     string // Mcp-Session-Id ("" on stdio)
+	id     string // Mcp-Session-Id ("" on stdio and for sessionless calls)
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	sessionless bool        // the calls of one principal without a session
+	idle        *time.Timer // sessionless: ends the session when idle
 
 	mu     sync.Mutex
 	stored map[string]string // store names this session's results linked → page URL
@@ -148,7 +158,7 @@ func New(opts Options) *Server {
 		Logger:       sdkLogger(opts.Logger),
 		Capabilities: &mcp.ServerCapabilities{},
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
-			s.taskOf(req.Session)
+			s.taskOf(ctx, req.Session)
 		},
 	})
 	s.mcp.AddReceivingMiddleware(s.middleware)
@@ -194,11 +204,17 @@ func mcpTool(t *tools.Tool) *mcp.Tool {
 // sight so its end releases the task. HTTP task ids are derived from the
 // session id by hashing (the id itself is a credential of the session and is
 // never logged).
-func (s *Server) taskOf(ss *mcp.ServerSession) string {
-	return s.sessionOf(ss).task
+func (s *Server) taskOf(ctx context.Context, ss *mcp.ServerSession) string {
+	return s.sessionOf(ctx, ss).task
 }
 
-func (s *Server) sessionOf(ss *mcp.ServerSession) *session {
+// sessionOf returns the session a request belongs to: the sessionless
+// session of its principal for a request of protocol 2026-07-28 served
+// without a session (ctx says so), else that of ss.
+func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) *session {
+	if isSessionless(ctx) {
+		return s.principalSession(principal.From(ctx))
+	}
 	if ss == nil {
 		return &session{task: s.stdioTask, ctx: context.Background()}
 	}
@@ -236,11 +252,13 @@ func (s *Server) interruptSessions(id string) {
 	}
 }
 
-// acquire reserves a call slot for task; false when the cap is reached.
-func (s *Server) acquire(task string) (release func(), ok bool) {
+// acquire reserves a call slot for task; false when the per-session cap is
+// reached. Sessionless calls (uncapped here) are capped per principal by
+// the HTTP layer's Limiter instead: one principal's agents share that task.
+func (s *Server) acquire(task string, uncapped bool) (release func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running[task] >= s.opts.MaxConcurrentCalls {
+	if !uncapped && s.running[task] >= s.opts.MaxConcurrentCalls {
 		return nil, false
 	}
 	s.running[task]++
@@ -256,12 +274,12 @@ func (s *Server) acquire(task string) (release func(), ok bool) {
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		se := s.sessionOf(req.Session)
+		se := s.sessionOf(ctx, req.Session)
 		task := se.task
 		ctx, stop := context.WithCancel(ctx)
 		defer stop()
 		defer context.AfterFunc(se.ctx, stop)()
-		release, ok := s.acquire(task)
+		release, ok := s.acquire(task, se.sessionless)
 		if !ok {
 			res := &tools.Result{Value: tools.Refusal(reason.Newf(reason.TooManyCalls, "",
 				"This session already has %d tool calls running; wait for one to finish, then retry.", s.opts.MaxConcurrentCalls)), Refused: true}
@@ -370,7 +388,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, storeError(uri, err)
 	}
-	if !s.sessionOf(req.Session).mayRead(got) {
+	if !s.sessionOf(ctx, req.Session).mayRead(got) {
 		return nil, storeError(uri, tools.NotThisSession(got))
 	}
 	if !s.opts.DisableContentBoundaries {
@@ -435,13 +453,13 @@ func (se *session) remember(name, url string) {
 // tool results linked (resource_link), with name, title, MIME type and size
 // in bytes; a page no longer in the store is left out. Other sessions' pages
 // are not listed: their names would tell which URLs another task read.
-func (s *Server) listResources(req mcp.Request) *mcp.ListResourcesResult {
+func (s *Server) listResources(ctx context.Context, req mcp.Request) *mcp.ListResourcesResult {
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	if ss == nil || s.opts.Store == nil {
+	if (ss == nil && !isSessionless(ctx)) || s.opts.Store == nil {
 		return out
 	}
-	se := s.sessionOf(ss)
+	se := s.sessionOf(ctx, ss)
 	se.mu.Lock()
 	names := make([]string, 0, len(se.stored))
 	for n := range se.stored {
@@ -469,8 +487,15 @@ func (s *Server) listResources(req mcp.Request) *mcp.ListResourcesResult {
 // transport.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			// The session belongs to the principal of the request that
+			// created it (principals.go).
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				s.owners.bind(ss, principal.From(ctx))
+			}
+		}
 		if method == "resources/list" && s.opts.Store != nil {
-			return s.listResources(req), nil
+			return s.listResources(ctx, req), nil
 		}
 		res, err := next(ctx, method, req)
 		if err != nil && method == "resources/read" {
@@ -507,7 +532,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	s.taskOf(ss)
+	s.taskOf(ctx, ss)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
