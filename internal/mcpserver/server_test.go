@@ -107,6 +107,11 @@ func newFixture(t *testing.T, opts mcpserver.Options) *fixture {
 	env := tools.Env{Web: f.w.Env()}
 	env.Web.Logger = logger
 	f.reg, _ = tools.Default(env)
+	if opts.Registry != nil { // extra tools of the test
+		for _, t := range opts.Registry.All() {
+			f.reg.Add(t)
+		}
+	}
 	opts.Registry = f.reg
 	opts.Store = env.Store()
 	opts.Logger = logger

@@ -49,9 +49,9 @@ func (l Limits) normalized() Limits {
 
 // Local is the in-process Limiter (one replica; the embedded default): a
 // concurrency count and a token bucket (golang.org/x/time/rate) per
-// principal, kept in memory. A principal's entry is dropped when it has no
-// call running and its bucket is full again, so idle principals cost
-// nothing. Safe for concurrent use.
+// principal, kept in memory (one small entry per principal seen: the names
+// of the --tokens file, a finite set; an entry is dropped when its last
+// call ends with its bucket full). Safe for concurrent use.
 type Local struct {
 	lim Limits
 	now func() time.Time // for tests

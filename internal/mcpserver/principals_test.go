@@ -1,0 +1,373 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
+	"github.com/gatehouse-dev/gatehouse/internal/tools"
+)
+
+// recordRT records the JSON-RPC methods and Mcp-Session-Id headers a client
+// sends, and adds its bearer token.
+type recordRT struct {
+	token string
+	mu    sync.Mutex
+	calls []string // method of each POST (first message)
+	sids  []string // Mcp-Session-Id of each request
+}
+
+func (rt *recordRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if rt.token != "" {
+		r.Header.Set("Authorization", "Bearer "+rt.token)
+	}
+	if r.Body != nil {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var m struct {
+			Method string `json:"method"`
+		}
+		json.Unmarshal(b, &m)
+		rt.mu.Lock()
+		rt.calls = append(rt.calls, m.Method)
+		rt.sids = append(rt.sids, r.Header.Get("Mcp-Session-Id"))
+		rt.mu.Unlock()
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func connectRecorded(t *testing.T, url, version string, rt *recordRT) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s: %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestProtocolVersionsSideBySide: a 2026-07-28 client (server/discover, no
+// initialize, no Mcp-Session-Id, _meta per request) and 2025-06-18 and
+// 2025-11-25 clients (initialize, a session) list the same tools, byte for
+// byte, and get the same web_extract result from one HTTP server.
+func TestProtocolVersionsSideBySide(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{DisableContentBoundaries: true})
+	hs := f.listen(t, mcpserver.HTTPOptions{})
+	var lists, results []string
+	for _, v := range []string{"2026-07-28", "2025-06-18", "2025-11-25"} {
+		rt := &recordRT{}
+		cs := connectRecorded(t, hs.URL, v, rt)
+		if got := cs.InitializeResult().ProtocolVersion; got != v {
+			t.Fatalf("%s client negotiated %s", v, got)
+		}
+		lt, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("%s tools/list: %v", v, err)
+		}
+		b, _ := json.Marshal(lt.Tools)
+		lists = append(lists, string(b))
+		_, res := callTool(t, cs, "web_extract", map[string]any{"urls": []string{f.site.URL("/a")}})
+		row := res["results"].([]any)[0].(map[string]any)
+		if !strings.Contains(row["content"].(string), "Alpha content") {
+			t.Fatalf("%s web_extract: %v", v, res)
+		}
+		delete(row, "meta") // cached / age_s differ between the first call and the next
+		b, _ = json.Marshal(res)
+		results = append(results, string(b))
+
+		rt.mu.Lock()
+		calls, sids := slices.Clone(rt.calls), slices.Clone(rt.sids)
+		rt.mu.Unlock()
+		if v == "2026-07-28" {
+			if calls[0] != "server/discover" || slices.Contains(calls, "initialize") {
+				t.Errorf("2026-07-28 client sent %v, want server/discover first and no initialize", calls)
+			}
+			if slices.ContainsFunc(sids, func(s string) bool { return s != "" }) {
+				t.Errorf("2026-07-28 client sent an Mcp-Session-Id: %q", sids)
+			}
+		} else if calls[0] != "initialize" || sids[len(sids)-1] == "" {
+			t.Errorf("%s client: methods %v, session ids %q; want initialize and a session", v, calls, sids)
+		}
+	}
+	for i := 1; i < len(lists); i++ {
+		if lists[i] != lists[0] {
+			t.Errorf("tools/list differs between protocol versions:\n%s\n%s", lists[0], lists[i])
+		}
+		if results[i] != results[0] {
+			t.Errorf("web_extract result differs between protocol versions:\n%s\n%s", results[0], results[i])
+		}
+	}
+}
+
+// TestStdioSessionless: over stdio, a 2026-07-28 client (server/discover,
+// _meta per request) and a 2025-06-18 one are both served.
+func TestStdioSessionless(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	for _, v := range []string{"2026-07-28", "2025-06-18"} {
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); f.srv.Run(ctx, mcpserver.NewLineTransport(sr, sw)) }()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.IOTransport{Reader: cr, Writer: cw}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+		if err != nil {
+			t.Fatal(v, err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; got != v {
+			t.Errorf("stdio %s client negotiated %s", v, got)
+		}
+		_, res := callTool(t, cs, "web_extract", map[string]any{"urls": []string{f.site.URL("/b")}})
+		if !strings.Contains(res["results"].([]any)[0].(map[string]any)["content"].(string), "Bravo content") {
+			t.Errorf("stdio %s web_extract: %v", v, res)
+		}
+		cs.Close()
+		cancel()
+		<-done
+	}
+}
+
+// TestToolsListDeterministic: tools/list is the same bytes every time and
+// sorted by name.
+func TestToolsListDeterministic(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	hs := f.listen(t, mcpserver.HTTPOptions{})
+	var raw []string
+	for range 2 {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(sessionlessBody(1, "tools/list", map[string]any{})))
+		setSessionless(req, "", "tools/list", "")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		raw = append(raw, string(b))
+	}
+	if raw[0] != raw[1] || !strings.Contains(raw[0], `"web_extract"`) {
+		t.Fatalf("two tools/list answers differ or lack tools:\n%s\n%s", raw[0], raw[1])
+	}
+	cs := httpClient(t, hs.URL, "", nil)
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lt.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.IsSorted(names) || len(names) < 3 {
+		t.Errorf("tools/list not sorted by name: %v", names)
+	}
+}
+
+// sessionlessBody is a 2026-07-28 request: version and capabilities in _meta.
+func sessionlessBody(id int, method string, params map[string]any) string {
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return string(b)
+}
+
+// setSessionless sets the headers of a 2026-07-28 request: the version,
+// Mcp-Method and, for tools/call, Mcp-Name (the SDK checks them against the
+// body).
+func setSessionless(req *http.Request, token, method, name string) {
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+}
+
+func tokensOf(t *testing.T, nameTok ...string) *principal.Tokens {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < len(nameTok); i += 2 {
+		sum := sha256.Sum256([]byte(nameTok[i+1]))
+		b.WriteString(nameTok[i] + ":" + hex.EncodeToString(sum[:]) + "\n")
+	}
+	toks, err := principal.ParseTokens([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toks
+}
+
+// whoami is a test tool that answers the principal its context carries.
+func whoami() *tools.Registry {
+	type in struct{}
+	type out struct {
+		Principal string `json:"principal"`
+	}
+	r := tools.NewRegistry()
+	r.Add(tools.New(tools.Spec{Name: "whoami", Description: "test"}, func(ctx context.Context, c *tools.Call, _ in) (out, error) {
+		return out{Principal: principal.From(ctx)}, nil
+	}))
+	return r
+}
+
+// TestPrincipalsScoped: with a tokens file, each call runs as the principal
+// of its bearer token (in both protocol flows; stdio is principal.Default);
+// principal Y reads neither principal X's stored page (read_not_found, as a
+// missing page) nor its resource, and X's Mcp-Session-Id is unknown to Y.
+func TestPrincipalsScoped(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{Registry: whoami()})
+	hs := f.listen(t, mcpserver.HTTPOptions{Tokens: tokensOf(t, "xavier", "token-x", "yvonne", "token-y")})
+	for _, v := range []string{"2026-07-28", "2025-06-18"} {
+		x := httpClientVersion(t, hs.URL, "token-x", v, nil)
+		y := httpClientVersion(t, hs.URL, "token-y", v, nil)
+		if _, r := callTool(t, x, "whoami", map[string]any{}); r["principal"] != "xavier" {
+			t.Errorf("%s: X's call runs as %v", v, r["principal"])
+		}
+		if _, r := callTool(t, y, "whoami", map[string]any{}); r["principal"] != "yvonne" {
+			t.Errorf("%s: Y's call runs as %v", v, r["principal"])
+		}
+		_, r := callTool(t, x, "web_extract", map[string]any{"urls": []string{f.site.URL("/long")}, "char_limit": 2000})
+		m := footerRe.FindStringSubmatch(r["results"].([]any)[0].(map[string]any)["content"].(string))
+		if m == nil {
+			t.Fatalf("%s: no web_read footer: %v", v, r)
+		}
+		if res, r := callTool(t, x, "web_read", map[string]any{"path": m[1]}); res.IsError {
+			t.Fatalf("%s: X cannot read its own page: %v", v, r)
+		}
+		res, ry := callTool(t, y, "web_read", map[string]any{"path": m[1]})
+		_, missing := callTool(t, y, "web_read", map[string]any{"path": "site.test-0123456789.md"})
+		if !res.IsError || ry["reason"] != "read_not_found" || missing["reason"] != "read_not_found" {
+			t.Errorf("%s: Y reading X's page: isError=%v %v (a missing page: %v); want read_not_found", v, res.IsError, ry, missing)
+		}
+		if _, err := y.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tools.StoreURIPrefix + m[1]}); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("%s: Y's resources/read of X's page: %v, want not found", v, err)
+		}
+		if v == "2026-07-28" {
+			continue
+		}
+		// X's session id, sent with Y's token, is answered as an unknown id.
+		post := func(sid string) (int, string) {
+			req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer token-y")
+			req.Header.Set("Mcp-Session-Id", sid)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		st, body := post(x.ID())
+		st2, body2 := post("NOSUCHSESSION0000000000000000000")
+		if st != http.StatusNotFound || st != st2 || body != body2 {
+			t.Errorf("Y with X's session id: %d %s; with an unknown id: %d %s", st, body, st2, body2)
+		}
+	}
+	// A wrong token is 401.
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(sessionlessBody(1, "tools/list", map[string]any{})))
+	setSessionless(req, "token-z", "tools/list", "")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d, want 401", resp.StatusCode)
+	}
+	// stdio is principal.Default.
+	if _, r := callTool(t, f.stdio(t, nil), "whoami", map[string]any{}); r["principal"] != principal.Default {
+		t.Errorf("stdio call runs as %v", r["principal"])
+	}
+}
+
+// callRaw posts a sessionless tools/call with token and returns the status,
+// the Retry-After header and the body.
+func callRaw(t *testing.T, url, token string, args map[string]any) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(sessionlessBody(1, "tools/call", map[string]any{"name": "web_extract", "arguments": args})))
+	setSessionless(req, token, "tools/call", "web_extract")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
+}
+
+// TestPrincipalLimits: a principal over its concurrency cap gets 429
+// too_many_calls and over its rate 429 rate_limited, each with Retry-After;
+// another principal is not affected.
+func TestPrincipalLimits(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	toks := tokensOf(t, "xavier", "token-x", "yvonne", "token-y")
+	a := map[string]any{"urls": []string{f.site.URL("/a")}}
+
+	hs := f.listen(t, mcpserver.HTTPOptions{Tokens: toks, Limiter: principal.NewLocal(principal.Limits{MaxCalls: 1, Rate: 1000})})
+	hung := make(chan struct{})
+	go func() {
+		defer close(hung)
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(sessionlessBody(1, "tools/call",
+			map[string]any{"name": "web_extract", "arguments": map[string]any{"urls": []string{f.site.URL("/hang")}}})))
+		setSessionless(req, "token-x", "tools/call", "web_extract")
+		if resp, err := http.DefaultClient.Do(req); err == nil { // the server's Close ends it
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	f.waitHung(t)
+	st, ra, body := callRaw(t, hs.URL, "token-x", a)
+	if st != http.StatusTooManyRequests || ra == "" || !strings.Contains(body, `"reason":"too_many_calls"`) {
+		t.Errorf("over the cap: %d Retry-After=%q %s", st, ra, body)
+	}
+	if st, _, body := callRaw(t, hs.URL, "token-y", a); st != http.StatusOK || !strings.Contains(body, "Alpha content") {
+		t.Errorf("another principal under its cap: %d %s", st, body)
+	}
+	hs.Close() // interrupts the hung call
+	<-hung
+
+	hs = f.listen(t, mcpserver.HTTPOptions{Tokens: toks, Limiter: principal.NewLocal(principal.Limits{MaxCalls: 4, Rate: 0.01, Burst: 1})})
+	if st, _, body := callRaw(t, hs.URL, "token-x", a); st != http.StatusOK {
+		t.Fatalf("first call: %d %s", st, body)
+	}
+	st, ra, body = callRaw(t, hs.URL, "token-x", a)
+	secs, _ := strconv.Atoi(ra)
+	if st != http.StatusTooManyRequests || secs < 1 || !strings.Contains(body, `"reason":"rate_limited"`) || !strings.Contains(body, "mcp.principal_rate") {
+		t.Errorf("over the rate: %d Retry-After=%q %s", st, ra, body)
+	}
+	if st, _, _ := callRaw(t, hs.URL, "token-y", a); st != http.StatusOK {
+		t.Errorf("another principal within its rate: %d", st)
+	}
+	// The session flow is limited the same way (the SDK client sees an error).
+	x := httpClient(t, hs.URL, "token-x", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := x.CallTool(ctx, &mcp.CallToolParams{Name: "web_extract", Arguments: a}); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("session call over the rate: %v", err)
+	}
+}
