@@ -6,8 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +20,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
+	"github.com/gatehouse-dev/gatehouse/internal/webtest"
 )
 
 // recordRT records the JSON-RPC methods and Mcp-Session-Id headers a client
@@ -369,5 +374,42 @@ func TestPrincipalLimits(t *testing.T) {
 	defer cancel()
 	if _, err := x.CallTool(ctx, &mcp.CallToolParams{Name: "web_extract", Arguments: a}); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 		t.Errorf("session call over the rate: %v", err)
+	}
+}
+
+// TestSnapshotScopedToPrincipal: a browser snapshot stored for principal X
+// is read_not_found for principal Y even when Y knows its name (the name is
+// a hash of the text: anyone who guesses the text of a page X browsed can
+// compute it), exactly like a missing one; X reads it.
+func TestSnapshotScopedToPrincipal(t *testing.T) {
+	if _, err := backend.FindChromium(""); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("Chromium missing (CI unset): %v", err)
+		}
+		t.Fatal(err)
+	}
+	f := newFixture(t, mcpserver.Options{Version: "test"})
+	t.Cleanup(func() { f.reg.Close() })
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "<p>Line %d of a long page.</p>", i)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/big", webtest.Page(`<!doctype html><title>Big</title>`+b.String()))
+	site := f.w.Serve("big.test", mux)
+	hs := f.listen(t, mcpserver.HTTPOptions{Tokens: tokensOf(t, "xavier", "token-x", "yvonne", "token-y")})
+	x := httpClientVersion(t, hs.URL, "token-x", "2026-07-28", nil)
+	y := httpClientVersion(t, hs.URL, "token-y", "2026-07-28", nil)
+	_, nav := callTool(t, x, "browser_navigate", map[string]any{"url": site.URL("/big")})
+	m := regexp.MustCompile(`web_read path="(browser-snapshot-[0-9a-f]+\.txt)"`).FindStringSubmatch(fmt.Sprint(nav["snapshot"]))
+	if m == nil {
+		t.Fatalf("navigate: %v", nav)
+	}
+	if res, r := callTool(t, x, "web_read", map[string]any{"path": m[1]}); res.IsError {
+		t.Fatalf("X reads its snapshot: %v", r)
+	}
+	res, r := callTool(t, y, "web_read", map[string]any{"path": m[1]})
+	if !res.IsError || r["reason"] != "read_not_found" {
+		t.Errorf("Y reads X's snapshot: isError=%v %v, want read_not_found", res.IsError, r)
 	}
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
@@ -123,6 +124,7 @@ type session struct {
 
 	mu     sync.Mutex
 	stored map[string]string // store names this session's results linked → page URL
+	snaps  map[string]bool   // browser snapshot store names this session's results named
 }
 
 // New builds the server: every usable tool of opts.Registry (listed with its
@@ -351,6 +353,7 @@ func (s *Server) toMCP(res *tools.Result, se *session) (*mcp.CallToolResult, err
 		}
 	}
 	text := s.paths.hide(strings.TrimSuffix(string(b), "\n"))
+	se.rememberSnapshots(text)
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.Refused}
 	for _, im := range images(res.Value) {
 		out.Content = append(out.Content, im)
@@ -427,16 +430,39 @@ func storeError(uri string, err error) error {
 // mayRead reports whether this session may read the stored page name: a
 // truncated web_extract page (<host>-<hash of the URL>.md, a name anyone
 // knowing the URL can compute) only when this session's results linked it;
-// a browser snapshot (browser-snapshot-<hash of its text>.txt, which only a
-// session that saw the text can name) always.
+// a browser snapshot (browser-snapshot-<hash of its text>.txt) only when
+// this session's results named it: a caller who guesses the text of a page
+// another session or principal browsed must not learn that it was browsed
+// (issue 18: a handle is never authentication). The store is shared by
+// every session and principal of the process; this is what scopes it.
 func (se *session) mayRead(name string) bool {
-	if !strings.HasSuffix(name, ".md") {
-		return true
-	}
 	se.mu.Lock()
 	defer se.mu.Unlock()
+	if strings.HasSuffix(name, ".txt") {
+		return se.snaps[name]
+	}
 	_, ok := se.stored[name]
 	return ok
+}
+
+// snapshotNameRe matches the store name of a browser snapshot in a result.
+var snapshotNameRe = lazyregexp.New(`browser-snapshot-[0-9a-f]{10}\.txt`)
+
+// rememberSnapshots records the browser snapshot store names a result's
+// text names (a truncated snapshot's note), so this session may read them.
+func (se *session) rememberSnapshots(text string) {
+	if !strings.Contains(text, "browser-snapshot-") {
+		return
+	}
+	names := snapshotNameRe.FindAllString(text, -1)
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if se.snaps == nil {
+		se.snaps = map[string]bool{}
+	}
+	for _, n := range names {
+		se.snaps[n] = true
+	}
 }
 
 // remember records that this session's results linked the stored page name.
