@@ -209,7 +209,7 @@ func (s *Server) principalSession(name string) *session {
 		return se
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	se = &session{task: principalTask(name), ctx: ctx, cancel: cancel, sessionless: true}
+	se = &session{task: principalTask(name), ctx: ctx, cancel: cancel, sessionless: true, storeScoped: s.opts.StoreScopedByPrincipal}
 	s.byPrincipal[name] = se
 	se.idle = time.AfterFunc(s.idleAfter(), func() { s.expirePrincipal(name, se) })
 	s.log.Info("mcp sessionless task started", KeyTask, se.task)

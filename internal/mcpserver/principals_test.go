@@ -229,10 +229,11 @@ func whoami() *tools.Registry {
 	type in struct{}
 	type out struct {
 		Principal string `json:"principal"`
+		Task      string `json:"task"`
 	}
 	r := tools.NewRegistry()
 	r.Add(tools.New(tools.Spec{Name: "whoami", Description: "test"}, func(ctx context.Context, c *tools.Call, _ in) (out, error) {
-		return out{Principal: principal.From(ctx)}, nil
+		return out{Principal: principal.From(ctx), Task: c.Task}, nil
 	}))
 	return r
 }
@@ -247,11 +248,21 @@ func TestPrincipalsScoped(t *testing.T) {
 	for _, v := range []string{"2026-07-28", "2025-06-18"} {
 		x := httpClientVersion(t, hs.URL, "token-x", v, nil)
 		y := httpClientVersion(t, hs.URL, "token-y", v, nil)
-		if _, r := callTool(t, x, "whoami", map[string]any{}); r["principal"] != "xavier" {
-			t.Errorf("%s: X's call runs as %v", v, r["principal"])
+		_, rx := callTool(t, x, "whoami", map[string]any{})
+		if rx["principal"] != "xavier" {
+			t.Errorf("%s: X's call runs as %v", v, rx["principal"])
 		}
-		if _, r := callTool(t, y, "whoami", map[string]any{}); r["principal"] != "yvonne" {
-			t.Errorf("%s: Y's call runs as %v", v, r["principal"])
+		_, ry := callTool(t, y, "whoami", map[string]any{})
+		if ry["principal"] != "yvonne" {
+			t.Errorf("%s: Y's call runs as %v", v, ry["principal"])
+		}
+		if rx["task"] == ry["task"] {
+			t.Errorf("%s: X and Y share the task %v", v, rx["task"])
+		}
+		// Sessionless: one task per principal, whichever connection.
+		_, rx2 := callTool(t, httpClientVersion(t, hs.URL, "token-x", v, nil), "whoami", map[string]any{})
+		if same := rx2["task"] == rx["task"]; same != (v == "2026-07-28") {
+			t.Errorf("%s: X's tasks on two connections: %v and %v", v, rx["task"], rx2["task"])
 		}
 		_, r := callTool(t, x, "web_extract", map[string]any{"urls": []string{f.site.URL("/long")}, "char_limit": 2000})
 		m := footerRe.FindStringSubmatch(r["results"].([]any)[0].(map[string]any)["content"].(string))
@@ -411,5 +422,57 @@ func TestSnapshotScopedToPrincipal(t *testing.T) {
 	res, r := callTool(t, y, "web_read", map[string]any{"path": m[1]})
 	if !res.IsError || r["reason"] != "read_not_found" {
 		t.Errorf("Y reads X's snapshot: isError=%v %v, want read_not_found", res.IsError, r)
+	}
+}
+
+// TestSessionlessTaskExpires: a principal's sessionless task ends (its
+// per-task state released) after the session idle time without calls.
+func TestSessionlessTaskExpires(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{Registry: whoami()})
+	hs := f.listen(t, mcpserver.HTTPOptions{SessionIdle: 300 * time.Millisecond})
+	_, r := callTool(t, httpClientVersion(t, hs.URL, "", "2026-07-28", nil), "whoami", map[string]any{})
+	task, _ := r["task"].(string)
+	if !strings.HasPrefix(task, "mcp-principal-") {
+		t.Fatalf("sessionless task %q", task)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, rec := range f.logs.records("mcp session ended") {
+			if rec["task"] == task {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the sessionless task %s did not end after the idle time", task)
+}
+
+// TestStoreScopedByPrincipalAcrossReplicas: with a store that scopes pages by
+// principal (Options.StoreScopedByPrincipal; here two servers on one home
+// stand in for two replicas), a sessionless call on replica B reads the page
+// the same principal stored through replica A; without it, B refuses what
+// its own results did not link (read_not_found).
+func TestStoreScopedByPrincipalAcrossReplicas(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{StoreScopedByPrincipal: true})
+	a := f.listen(t, mcpserver.HTTPOptions{})
+	_, r := callTool(t, httpClientVersion(t, a.URL, "", "2026-07-28", nil), "web_extract", map[string]any{"urls": []string{f.site.URL("/long")}, "char_limit": 2000})
+	m := footerRe.FindStringSubmatch(r["results"].([]any)[0].(map[string]any)["content"].(string))
+	if m == nil {
+		t.Fatalf("no footer: %v", r)
+	}
+	env := tools.Env{Web: f.w.Env()}
+	for _, scoped := range []bool{true, false} {
+		b, err := mcpserver.New(mcpserver.Options{Registry: f.reg, Store: env.Store(), StoreScopedByPrincipal: scoped}).Listen(mcpserver.HTTPOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		res, rd := callTool(t, httpClientVersion(t, b.URL, "", "2026-07-28", nil), "web_read", map[string]any{"path": m[1]})
+		if scoped && res.IsError {
+			t.Errorf("scoped store: replica B refuses the principal's page: %v", rd)
+		}
+		if !scoped && (!res.IsError || rd["reason"] != "read_not_found") {
+			t.Errorf("unscoped store: replica B reads a page its results never linked: %v", rd)
+		}
 	}
 }

@@ -88,6 +88,15 @@ type Options struct {
 	// MaxConcurrentCalls caps tool calls running at once per session; more
 	// are refused with reason too_many_calls. 0 → DefaultMaxConcurrentCalls.
 	MaxConcurrentCalls int
+	// StoreScopedByPrincipal says that the store behind web_read keeps each
+	// principal's pages apart and serves a page only to the principal that
+	// stored it (the shared state layer, keyed by principal.From(ctx)).
+	// Sessionless calls (protocol 2026-07-28) then read every page of their
+	// principal, whichever replica stored it, instead of only the pages
+	// this process's results linked. Leave it false for a store shared by
+	// principals (the local disk store): this server's memory is then what
+	// keeps one principal from another's pages.
+	StoreScopedByPrincipal bool
 }
 
 // Server is a Gatehouse MCP server. One Server serves any number of sessions
@@ -121,6 +130,7 @@ type session struct {
 
 	sessionless bool        // the calls of one principal without a session
 	idle        *time.Timer // sessionless: ends the session when idle
+	storeScoped bool        // sessionless with Options.StoreScopedByPrincipal: the store decides what it may read
 
 	mu     sync.Mutex
 	stored map[string]string // store names this session's results linked → page URL
@@ -436,6 +446,9 @@ func storeError(uri string, err error) error {
 // (issue 18: a handle is never authentication). The store is shared by
 // every session and principal of the process; this is what scopes it.
 func (se *session) mayRead(name string) bool {
+	if se.storeScoped {
+		return true
+	}
 	se.mu.Lock()
 	defer se.mu.Unlock()
 	if strings.HasSuffix(name, ".txt") {
