@@ -183,12 +183,16 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 	// Requests of protocol 2026-07-28 and later, which carry no session,
 	// are served by the SDK's stateless handler (principals.go).
 	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Stateless:                  true,
-		MaxRequestBodyBytes:        maxBody,
-		DisableLocalhostProtection: len(o.AllowedHosts) > 0,
-		Logger:                     sdkLogger(s.opts.Logger),
+		Stateless:           true,
+		MaxRequestBodyBytes: maxBody,
+		// The POST is the whole call: a client that goes away cancels it.
+		PropagateRequestCancellation: true,
+		DisableLocalhostProtection:   len(o.AllowedHosts) > 0,
+		Logger:                       sdkLogger(s.opts.Logger),
 	})
+	s.mu.Lock()
 	s.principalIdle = idle
+	s.mu.Unlock()
 	auth := o.Tokens
 	if o.Token != "" {
 		auth = principal.SingleToken(o.Token)

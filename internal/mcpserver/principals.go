@@ -64,7 +64,8 @@ type postInfo struct {
 // is valid JSON (one message or a batch): whether it uses the sessionless
 // protocol (the MCP-Protocol-Version header or a message's
 // _meta[io.modelcontextprotocol/protocolVersion] is 2026-07-28 or later) and
-// how many tools/call requests it holds.
+// how many tools/call requests it holds. An initialize request is never
+// sessionless.
 func inspectPost(h http.Header, body []byte) postInfo {
 	var info postInfo
 	if v := h.Get("Mcp-Protocol-Version"); v >= legacyInit {
@@ -86,14 +87,20 @@ func inspectPost(h http.Header, body []byte) postInfo {
 			msgs = append(msgs, m)
 		}
 	}
+	initialize := false
 	for _, m := range msgs {
 		if v, _ := m.Params.Meta[metaProtocolVersion].(string); v >= legacyInit {
 			info.sessionless = true
 		}
+		initialize = initialize || m.Method == "initialize"
 		if m.Method == "tools/call" && len(m.ID) > 0 {
 			info.calls++
 		}
 	}
+	// initialize starts a session whatever version it names: the session
+	// handler answers it (and refuses a 2026-07-28 one with the versions it
+	// negotiates).
+	info.sessionless = info.sessionless && !initialize
 	return info
 }
 
@@ -205,17 +212,19 @@ func (s *Server) principalSession(name string) *session {
 	}
 	se := s.byPrincipal[name]
 	if se != nil {
+		se.lastUse = time.Now()
 		se.idle.Reset(s.idleAfter())
 		return se
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	se = &session{task: principalTask(name), ctx: ctx, cancel: cancel, sessionless: true, storeScoped: s.opts.StoreScopedByPrincipal}
+	se = &session{task: principalTask(name), ctx: ctx, cancel: cancel, sessionless: true, storeScoped: s.opts.StoreScopedByPrincipal, lastUse: time.Now()}
 	s.byPrincipal[name] = se
 	se.idle = time.AfterFunc(s.idleAfter(), func() { s.expirePrincipal(name, se) })
 	s.log.Info("mcp sessionless task started", KeyTask, se.task)
 	return se
 }
 
+// idleAfter is the idle time of sessionless sessions; s.mu is held.
 func (s *Server) idleAfter() time.Duration {
 	if s.principalIdle > 0 {
 		return s.principalIdle
@@ -224,17 +233,20 @@ func (s *Server) idleAfter() time.Duration {
 }
 
 // expirePrincipal ends se, the sessionless session of name, unless a call
-// of it is still running (then it looks again after the idle time).
+// of it is still running or started within the idle time (then it looks
+// again later).
 func (s *Server) expirePrincipal(name string, se *session) {
 	s.mu.Lock()
-	if s.running[se.task] > 0 {
-		se.idle.Reset(s.idleAfter())
+	if s.byPrincipal[name] != se { // already ended
 		s.mu.Unlock()
 		return
 	}
-	if s.byPrincipal[name] == se {
-		delete(s.byPrincipal, name)
+	if idle := s.idleAfter(); s.running[se.task] > 0 || time.Since(se.lastUse) < idle {
+		se.idle.Reset(idle - min(time.Since(se.lastUse), idle/2))
+		s.mu.Unlock()
+		return
 	}
+	delete(s.byPrincipal, name)
 	s.mu.Unlock()
 	s.endSessionless(se)
 }

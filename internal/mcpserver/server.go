@@ -130,6 +130,7 @@ type session struct {
 
 	sessionless bool        // the calls of one principal without a session
 	idle        *time.Timer // sessionless: ends the session when idle
+	lastUse     time.Time   // sessionless: when a call last started (guarded by Server.mu)
 	storeScoped bool        // sessionless with Options.StoreScopedByPrincipal: the store decides what it may read
 
 	mu     sync.Mutex
