@@ -8,8 +8,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
 // Tokens is a set of principals, each named by a NAME and known by the
@@ -27,7 +28,7 @@ type tokenEntry struct {
 // nameRe is a principal name: 1 to 64 letters, digits, '.', '_' or '-',
 // starting with a letter or digit (it appears in audit lines and task ids,
 // never in metric labels).
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var nameRe = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // ReadTokensFile reads a --tokens file: one principal per line,
 //
