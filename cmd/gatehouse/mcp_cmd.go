@@ -83,8 +83,15 @@ config_invalid until it is fixed.`,
 				reg = r
 			}
 			defer func() { closeRegistry(reg) }()
+			// Per-principal limits (HTTP): config mcp.principal_max_calls
+			// and mcp.principal_rate, re-read with config.yaml.
+			principalLimits := func() principal.Limits {
+				return principal.Limits{MaxCalls: a.cfg.MCP.PrincipalMaxCalls, Rate: a.cfg.MCP.PrincipalRate}
+			}
+			lim := principal.NewLocal(principalLimits())
 			if reload > 0 {
 				w := newConfigReload(a, reg, reload)
+				w.reloaded = func() { lim.SetLimits(principalLimits()) }
 				reg.SetBeforeCall(w.poll)
 			}
 			env := tools.Env{}
@@ -127,7 +134,7 @@ config_invalid until it is fixed.`,
 			hs, err := srv.Listen(mcpserver.HTTPOptions{
 				Addr: httpAddr, Token: token, Tokens: toks, AllowedHosts: allowHosts,
 				MaxBodyBytes: maxBody, SessionIdle: idle,
-				Limiter: principal.NewLocal(principal.Limits{MaxCalls: a.cfg.MCP.PrincipalMaxCalls, Rate: a.cfg.MCP.PrincipalRate}),
+				Limiter: lim,
 			})
 			if err != nil {
 				return err

@@ -72,7 +72,25 @@ func NewLocal(l Limits) *Local {
 }
 
 // Limits returns the limits in force, defaults filled in.
-func (l *Local) Limits() Limits { return l.lim }
+func (l *Local) Limits() Limits {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lim
+}
+
+// SetLimits changes the limits (a reloaded config.yaml); calls running keep
+// their slots, and every principal's bucket takes the new rate and size.
+func (l *Local) SetLimits(lim Limits) {
+	lim = lim.normalized()
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lim = lim
+	for _, e := range l.byID {
+		e.bucket.SetLimitAt(now, rate.Limit(lim.Rate))
+		e.bucket.SetBurstAt(now, lim.Burst)
+	}
+}
 
 // Acquire implements Limiter. The concurrency cap is checked first (a call
 // refused for it takes no token), then the bucket; a refusal is a *Refusal

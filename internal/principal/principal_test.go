@@ -153,3 +153,33 @@ func TestLocalLimiter(t *testing.T) {
 		t.Error("RetryAfterSeconds does not round up to whole seconds ≥ 1")
 	}
 }
+
+// TestLocalSetLimits: new limits (a reloaded config.yaml) apply to the next
+// calls, also of principals already seen.
+func TestLocalSetLimits(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := NewLocal(Limits{MaxCalls: 1, Rate: 0.001, Burst: 1})
+	l.now = func() time.Time { return now }
+	ctx := context.Background()
+	r, err := l.Acquire(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx, "x"); err == nil {
+		t.Fatal("over the cap admitted")
+	}
+	r()
+	if _, err := l.Acquire(ctx, "x"); err == nil {
+		t.Fatal("over the rate admitted")
+	}
+	l.SetLimits(Limits{MaxCalls: 3, Rate: 100, Burst: 3})
+	now = now.Add(50 * time.Millisecond) // 5 tokens at the new rate, capped at 3
+	for i := range 3 {
+		if _, err := l.Acquire(ctx, "x"); err != nil {
+			t.Fatalf("call %d under the new limits: %v", i+1, err)
+		}
+	}
+	if got := l.Limits(); got.MaxCalls != 3 || got.Rate != 100 {
+		t.Errorf("Limits() = %+v", got)
+	}
+}
