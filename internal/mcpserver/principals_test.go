@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/webtest"
 )
@@ -475,4 +476,41 @@ func TestStoreScopedByPrincipalAcrossReplicas(t *testing.T) {
 			t.Errorf("unscoped store: replica B reads a page its results never linked: %v", rd)
 		}
 	}
+}
+
+// failingLimiter stands in for a shared Limiter whose store is down.
+type failingLimiter struct{}
+
+func (failingLimiter) Acquire(context.Context, string) (func(), error) {
+	return nil, reason.New("state_unavailable", "", "the shared state at redis.internal:6379 does not answer")
+}
+
+// TestLimiterPluggable: HTTPOptions.Limiter replaces the in-process one; an
+// error of it that is no *principal.Refusal (a shared store down) refuses the
+// call with 503, Retry-After and its reason code, and the call does not run.
+func TestLimiterPluggable(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	hs := f.listen(t, mcpserver.HTTPOptions{Limiter: failingLimiter{}})
+	st, ra, body := callRaw(t, hs.URL, "", map[string]any{"urls": []string{f.site.URL("/a")}})
+	if st != http.StatusServiceUnavailable || ra != "1" || !strings.Contains(body, `"reason":"state_unavailable"`) || strings.Contains(body, "Alpha") {
+		t.Errorf("limiter down: %d Retry-After=%q %s", st, ra, body)
+	}
+	if len(f.logs.records(mcpserver.LogToolCall)) != 0 {
+		t.Error("a refused call ran")
+	}
+}
+
+// TestListenTokenOptions: --token with --tokens is refused; a tokens file
+// alone lets a non-loopback address serve.
+func TestListenTokenOptions(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	toks := tokensOf(t, "xavier", "token-x")
+	if _, err := f.srv.Listen(mcpserver.HTTPOptions{Token: "t", Tokens: toks}); err == nil || !strings.Contains(err.Error(), "cannot be used together") {
+		t.Errorf("Token with Tokens: %v", err)
+	}
+	hs, err := f.srv.Listen(mcpserver.HTTPOptions{Addr: "0.0.0.0:0", Tokens: toks})
+	if err != nil {
+		t.Fatalf("non-loopback with a tokens file: %v", err)
+	}
+	hs.Close()
 }
