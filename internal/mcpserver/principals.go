@@ -50,10 +50,6 @@ func isSessionless(ctx context.Context) bool {
 	return v
 }
 
-// metaProtocolVersion is the _meta key of the per-request protocol version
-// (MCP 2026-07-28, SEP-2575).
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-
 // postInfo is what checkPost learned of a POST body.
 type postInfo struct {
 	sessionless bool // a request of protocol ≥ 2026-07-28 without Mcp-Session-Id
@@ -89,7 +85,7 @@ func inspectPost(h http.Header, body []byte) postInfo {
 	}
 	initialize := false
 	for _, m := range msgs {
-		if v, _ := m.Params.Meta[metaProtocolVersion].(string); v >= legacyInit {
+		if v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string); v >= legacyInit {
 			info.sessionless = true
 		}
 		initialize = initialize || m.Method == "initialize"

@@ -6,7 +6,12 @@
 // Each MCP session is its own task (tools package doc): stdio has one session
 // per process, streamable HTTP one per Mcp-Session-Id. When a session closes
 // (stdin EOF, DELETE /mcp, idle expiry) the registry's task-end hooks run, so
-// per-task state is released and a later session can never reach it.
+// per-task state is released and a later session can never reach it. Clients
+// of protocol 2026-07-28 have no session: over HTTP their calls run in their
+// principal's sessionless task (principals.go). Every HTTP call runs as the
+// principal of its bearer token (principal.From(ctx) in the tool handlers;
+// stdio is principal.Default), and two principals never share a session,
+// a task or a stored page.
 //
 // Tool results are the tool's JSON result as one text content item, with
 // isError set on a whole-call refusal. Page text, and every other string a
