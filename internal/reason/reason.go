@@ -231,7 +231,7 @@ var codes = map[Code]string{
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",
-	TooManyCalls:     "this MCP session (gatehouse mcp --max-calls) or this caller, across all its sessions (config mcp.principal_max_calls), already has the maximum number of tool calls running; wait for one to finish (over HTTP the answer is 429 with Retry-After)",
+	TooManyCalls:     "this MCP session (gatehouse mcp --max-calls: a refused tool result) or this caller across all its sessions (config mcp.principal_max_calls: HTTP 429 with Retry-After) already has the maximum number of tool calls running; wait for one to finish",
 	RateLimited:      "this caller started tool calls faster than its rate allows (a token bucket per principal, config mcp.principal_rate); retry after the Retry-After seconds of the HTTP 429 answer",
 	ReadOutsideStore: "web_read was given a path outside the full-text store directory (a .. component, an absolute path elsewhere, a subdirectory, or a file that is not a stored page)",
 	ReadSymlink:      "web_read refuses symlinks, even inside the store directory",
