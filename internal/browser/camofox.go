@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/camofox"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -169,14 +171,14 @@ func (m *Manager) camoErr(ctx context.Context, what string, err error) *reason.E
 	return reason.Wrap(reason.BrowserFailed, "", "Camofox failed to "+what+": "+urlsafe.Redact(err.Error()), err)
 }
 
-func (m *Manager) camoLookup(key string) (Owner, bool) {
+func (m *Manager) camoLookup(key string) (sessionkey.Owner, bool) {
 	m.camo.mu.Lock()
 	defer m.camo.mu.Unlock()
 	t, ok := m.camo.tabs[key]
 	if !ok {
-		return Owner{}, false
+		return sessionkey.Owner{}, false
 	}
-	return Owner{SessionKey: t.key, OwnerTaskID: t.owner}, true
+	return sessionkey.Owner{SessionKey: t.key, OwnerTaskID: t.owner}, true
 }
 
 // camoTabFor returns key's tab, creating it (POST /tabs).
@@ -193,7 +195,7 @@ func (m *Manager) camoTabFor(ctx context.Context, key string) (*camoTab, error) 
 	if err != nil {
 		return nil, m.camoErr(ctx, "create a tab", err)
 	}
-	t := &camoTab{key: key, owner: BareTask(key), id: p.TabID, lastUsed: time.Now()}
+	t := &camoTab{key: key, owner: sessionkey.BareTask(key), id: p.TabID, lastUsed: time.Now()}
 	b.mu.Lock()
 	if old, ok := b.tabs[key]; ok { // another call created it meanwhile: the stored one wins
 		b.mu.Unlock()
@@ -228,8 +230,8 @@ func (m *Manager) camoTouch(t *camoTab) {
 // navigate, the post-redirect check (a refused final URL resets the tab to
 // about:blank), the page gate on the snapshot's URL, the binding.
 func (m *Manager) camoNavigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
-	task = TaskID(task)
-	key := NavigationKey(task, in.URL, m.route, nil) // Camofox: never ::local
+	task = sessionkey.TaskID(task)
+	key := sessionkey.NavigationKey(task, in.URL, m.route, nil) // Camofox: never ::local
 	r := NavigateResult{Page: Page{SessionKey: key}, BackendInfo: BackendInfo{Backend: "camofox"}}
 	if m.camo.err != nil {
 		m.errOf(nil, &r.Page, m.camo.err)
@@ -302,7 +304,7 @@ func (m *Manager) camoNavigate(ctx context.Context, task string, in NavigateInpu
 	r.Snapshot, r.Truncated, _ = m.render(ctx, text)
 	r.Truncated = r.Truncated || snap.Truncated
 	r.ElementCount = snap.Refs
-	r.BotDetectionWarning = BotDetectionWarning(pg.Title)
+	r.BotDetectionWarning = snapshot.BotDetectionWarning(pg.Title)
 	return r
 }
 
@@ -311,7 +313,7 @@ func (m *Manager) camoNavigate(ctx context.Context, task string, in NavigateInpu
 // gate to its current URL (GET /tabs/{id}/stats; a failed probe fails open,
 // spec §B8.2). The returned release unlocks the tab.
 func (m *Manager) camoBegin(ctx context.Context, task string, p *Page) (*camoTab, func(), bool) {
-	task = TaskID(task)
+	task = sessionkey.TaskID(task)
 	key, _ := m.bindings.Resolve(task, m.camoLookup)
 	p.SessionKey = key
 	if m.camo.err != nil {
@@ -383,7 +385,7 @@ func (m *Manager) camoAfter(ctx context.Context, t *camoTab, p *Page, c *Change)
 		n := snap.Refs
 		c.ElementCount = &n
 	} else {
-		c.Delta, _, _ = m.render(ctx, Delta(t.lastSnap, text))
+		c.Delta, _, _ = m.render(ctx, snapshot.Delta(t.lastSnap, text))
 	}
 	t.lastSnap, t.lastURL = text, snap.URL
 }
@@ -442,28 +444,28 @@ func (m *Manager) camoAct(ctx context.Context, task string, p *Page, c *Change, 
 
 func (m *Manager) camoClick(ctx context.Context, task string, in RefInput) ClickResult {
 	var r ClickResult
-	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "click "+NormalizeRef(in.Ref), func(cctx context.Context, t *camoTab) error {
-		_, err := m.camo.c.Click(cctx, t.id, m.camo.userID, refID(in.Ref))
+	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "click "+snapshot.NormalizeRef(in.Ref), func(cctx context.Context, t *camoTab) error {
+		_, err := m.camo.c.Click(cctx, t.id, m.camo.userID, snapshot.RefID(in.Ref))
 		return err
 	}) {
-		r.Clicked = NormalizeRef(in.Ref)
+		r.Clicked = snapshot.NormalizeRef(in.Ref)
 	}
 	return r
 }
 
 func (m *Manager) camoType(ctx context.Context, task string, in TypeInput) TypeResult {
 	var r TypeResult
-	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "type into "+NormalizeRef(in.Ref), func(cctx context.Context, t *camoTab) error {
-		return m.camo.c.Type(cctx, t.id, m.camo.userID, refID(in.Ref), in.Text)
+	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "type into "+snapshot.NormalizeRef(in.Ref), func(cctx context.Context, t *camoTab) error {
+		return m.camo.c.Type(cctx, t.id, m.camo.userID, snapshot.RefID(in.Ref), in.Text)
 	}) {
-		r.Typed, r.Element = redactText(in.Text), NormalizeRef(in.Ref)
+		r.Typed, r.Element = redactText(in.Text), snapshot.NormalizeRef(in.Ref)
 	}
 	return r
 }
 
 func (m *Manager) camoScroll(ctx context.Context, task string, in ScrollInput) ScrollResult {
 	var r ScrollResult
-	dy, _ := ScrollDelta(in.Direction)
+	dy, _ := snapshot.ScrollDelta(in.Direction)
 	if m.camoAct(ctx, task, &r.Page, &r.Change, 0, "scroll", func(cctx context.Context, t *camoTab) error {
 		return m.camo.c.Scroll(cctx, t.id, m.camo.userID, in.Direction, max(dy, -dy))
 	}) {
@@ -622,7 +624,7 @@ func (m *Manager) camoCloseTask(key string) []string {
 	for k := range m.camo.tabs {
 		keys = append(keys, k)
 	}
-	reap := CleanupKeys(key, keys)
+	reap := sessionkey.CleanupKeys(key, keys)
 	var ts []*camoTab
 	for _, k := range reap {
 		ts = append(ts, m.camo.tabs[k])

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -95,7 +96,7 @@ func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) Dialo
 		accept = true
 	case "dismiss":
 	default:
-		r.SessionKey = TaskID(task)
+		r.SessionKey = sessionkey.TaskID(task)
 		r.Error, r.Reason = `Invalid dialog action: use "accept" or "dismiss".`, reason.InvalidDialogAction
 		return r
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -129,7 +130,7 @@ func (m *Manager) clearExpired(task string) {
 	m.life.mu.Lock()
 	defer m.life.mu.Unlock()
 	for k, t := range m.life.tombs {
-		if k == task || BareTask(t.key) == task {
+		if k == task || sessionkey.BareTask(t.key) == task {
 			delete(m.life.tombs, k)
 		}
 	}
@@ -261,4 +262,22 @@ func (m *Manager) stopIdleBrowser() bool {
 	}
 	m.logger.Info("browser stopped", "why", "no session left")
 	return true
+}
+
+// Timeouts are the command timeouts of spec §B5, in seconds.
+type Timeouts struct {
+	Command   int // browser.command_timeout, floor 5
+	Open      int // navigation: max(command, 60)
+	FirstOpen int // first navigation of a session: max(command, 120)
+}
+
+// CommandTimeouts returns the timeouts for browser.command_timeout seconds (0 =
+// unset → 30).
+func CommandTimeouts(seconds int) Timeouts {
+	c := seconds
+	if c == 0 {
+		c = int(config.DefaultCommandTimeout.Seconds())
+	}
+	c = max(c, int(config.MinCommandTimeout.Seconds()))
+	return Timeouts{Command: c, Open: max(c, 60), FirstOpen: max(c, 120)}
 }

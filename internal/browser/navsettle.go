@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -148,8 +149,8 @@ func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.D
 // until ctx's walk end (withWalkEnd; SnapshotTimeBudget from now when ctx
 // has none), so a retry never doubles a walk that spent its budget.
 func (m *Manager) snapshotSettled(ctx context.Context, s *Session, full bool) (snapData, error) {
-	if walkEnd(ctx).IsZero() {
-		ctx = withWalkEnd(ctx, time.Now().Add(SnapshotTimeBudget))
+	if snapshot.WalkEnd(ctx).IsZero() {
+		ctx = snapshot.WithWalkEnd(ctx, time.Now().Add(snapshot.TimeBudget))
 	}
 	d, err := s.snapshot(ctx, full)
 	if backend.IsNavigated(err) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -53,9 +55,9 @@ type Change struct {
 	Snapshot     string `json:"snapshot,omitempty"`
 	ElementCount *int   `json:"element_count,omitempty"`
 	Delta        string `json:"delta,omitempty"` // "+ added", "- removed", "~ changed" lines; "" = no change
-	// SnapshotCoverage: the snapshot lists only part of a huge page
+	// Coverage: the snapshot lists only part of a huge page
 	// (snapwalk.go); a delta is never given then.
-	SnapshotCoverage
+	snapshot.Coverage
 }
 
 // Settle caps (issue 8: a hard cap under 1 s, never a fixed sleep).
@@ -80,7 +82,7 @@ type NavigateResult struct {
 	BotDetectionWarning string        `json:"bot_detection_warning,omitempty"`
 	BlockedByPolicy     *policy.Block `json:"blocked_by_policy,omitempty"`
 	BackendInfo                       // which backend served it; a cloud fallback (manager_cloud.go)
-	SnapshotCoverage                  // the snapshot lists only part of a huge page (snapwalk.go)
+	snapshot.Coverage                 // the snapshot lists only part of a huge page (snapwalk.go)
 	// UsedRealProfile: the page loaded in the copy of the user's browser
 	// profile (browser.use_real_profile, spec §B10; profile.go).
 	UsedRealProfile bool `json:"used_real_profile,omitempty"`
@@ -104,8 +106,8 @@ type SnapshotResult struct {
 	Truncated     bool             `json:"truncated,omitempty"`
 	RecentDialogs []backend.Dialog `json:"recent_dialogs,omitempty"` // the tab's latest dialogs (spec §B12)
 
-	// SnapshotCoverage: the snapshot lists only part of a huge page (snapwalk.go).
-	SnapshotCoverage
+	// Coverage: the snapshot lists only part of a huge page (snapshot.Note).
+	snapshot.Coverage
 }
 
 // RefInput names one element by a ref from the latest snapshot.
@@ -241,7 +243,7 @@ type CloseResult struct {
 // ownership), locks it, fills p with the current page and applies the page
 // gate when read or input is true (spec §B8.2). The returned release unlocks.
 func (m *Manager) begin(ctx context.Context, task string, p *Page) (*Session, func(), bool) {
-	task = TaskID(task)
+	task = sessionkey.TaskID(task)
 	key, dropped := m.bindings.Resolve(task, m.lookupOwner)
 	if dropped {
 		m.logger.Info("browser binding dropped", "task", task, "why", "session gone or owned by another task")
@@ -319,8 +321,8 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	if m.camo != nil {
 		return m.camoNavigate(ctx, task, in) // Camofox backend (camofox.go)
 	}
-	task = TaskID(task)
-	key := NavigationKey(task, in.URL, m.route, m.privateFn(ctx))
+	task = sessionkey.TaskID(task)
+	key := sessionkey.NavigationKey(task, in.URL, m.route, m.privateFn(ctx))
 	r := NavigateResult{Page: Page{SessionKey: key}}
 	active := m.gates.GuardActive(m.localBackend(), key)
 	chk := m.gates.CheckURL(ctx, in.URL, active)
@@ -375,7 +377,7 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	if nr.ErrorText == "" {
 		// Client redirects (meta refresh, script) settle before the landing
 		// is judged and shown (navsettle.go).
-		st := m.settleNavigation(nctx, s, navSettleLimit(withWalkEnd(nctx, start.Add(m.navTarget))))
+		st := m.settleNavigation(nctx, s, navSettleLimit(snapshot.WithWalkEnd(nctx, start.Add(m.navTarget))))
 		switch {
 		case !st.navigated && err == nil:
 		case st.url != "" && !strings.HasPrefix(st.url, "chrome-error:"):
@@ -419,8 +421,8 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		return r
 	}
 	// The walk gets what the load and the settle wait left of navTarget
-	// (at least minWalkTime; snapwalk.go).
-	sctx, scancel := m.cmdCtx(withWalkEnd(ctx, start.Add(m.navTarget)))
+	// (at least snapshot.MinWalkTime; snapwalk.go).
+	sctx, scancel := m.cmdCtx(snapshot.WithWalkEnd(ctx, start.Add(m.navTarget)))
 	defer scancel()
 	d, err := m.snapshotSettled(sctx, s, false)
 	if err != nil {
@@ -441,10 +443,10 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		r.Popup = &PopupInfo{URL: redactText(pops[len(pops)-1].URL), Opened: len(pops)}
 	}
 	r.Success = true
-	r.SnapshotCoverage = d.Coverage()
-	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.SnapshotCoverage)
+	r.Coverage = d.Coverage()
+	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.Coverage)
 	r.ElementCount = d.Refs
-	r.BotDetectionWarning = BotDetectionWarning(r.Title)
+	r.BotDetectionWarning = snapshot.BotDetectionWarning(r.Title)
 	return r
 }
 
@@ -472,8 +474,8 @@ func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) S
 		return r
 	}
 	r.Success = true
-	r.SnapshotCoverage = d.Coverage()
-	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.SnapshotCoverage)
+	r.Coverage = d.Coverage()
+	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.Coverage)
 	r.ElementCount = d.Refs
 	return r
 }
@@ -491,7 +493,7 @@ type pointData struct {
 
 func staleErr(ref string) *reason.Error {
 	return reason.Newf(reason.StaleRef, "",
-		"Ref %s is not on the current page (the page navigated, the element was removed, or the ref was never issued). Call browser_snapshot and use a fresh ref.", NormalizeRef(ref))
+		"Ref %s is not on the current page (the page navigated, the element was removed, or the ref was never issued). Call browser_snapshot and use a fresh ref.", snapshot.NormalizeRef(ref))
 }
 
 // Click is browser_click: the element is scrolled into view and hit-tested at
@@ -509,7 +511,7 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 		if err != nil {
 			return err
 		}
-		if dx == 0 && dy == 0 && !frameRefRe.MatchString(refID(in.Ref)) {
+		if dx == 0 && dy == 0 && !frameRefRe.MatchString(snapshot.RefID(in.Ref)) {
 			s.nextRef = max(s.nextRef, pt.Next)
 		}
 		pt.X, pt.Y, pt.Stale = pt.X+dx, pt.Y+dy, pt.Stale || gone
@@ -519,18 +521,18 @@ func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResu
 		case pt.Disabled:
 			return reason.Newf(reason.ElementDisabled, "",
 				"Ref %s is %s, which is disabled: the browser delivers no click to it, so nothing was clicked. Do what the page needs to enable it (fill in the form, tick a box), then take a new browser_snapshot.",
-				NormalizeRef(in.Ref), pt.By)
+				snapshot.NormalizeRef(in.Ref), pt.By)
 		case pt.Hidden:
-			return reason.Newf(reason.NotVisible, "", "Ref %s has no visible box to click.", NormalizeRef(in.Ref))
+			return reason.Newf(reason.NotVisible, "", "Ref %s has no visible box to click.", snapshot.NormalizeRef(in.Ref))
 		case pt.Intercepted != "":
 			r.InterceptedBy = "@" + pt.Intercepted
 			return reason.Newf(reason.ClickIntercepted, "",
 				"The click on %s would land on %s [ref=%s], which covers it (an overlay, banner or dialog). Dismiss or click that element first.",
-				NormalizeRef(in.Ref), pt.By, pt.Intercepted)
+				snapshot.NormalizeRef(in.Ref), pt.By, pt.Intercepted)
 		}
 		return s.tab.Click(cctx, pt.X, pt.Y)
 	}) {
-		r.Clicked = NormalizeRef(in.Ref)
+		r.Clicked = snapshot.NormalizeRef(in.Ref)
 	}
 	return r
 }
@@ -604,15 +606,15 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	// A partial snapshot (snapwalk.go) is given whole: a delta against
 	// another partial one would list the lines past either's end as
 	// removed or added.
-	c.SnapshotCoverage = d.Coverage()
+	c.Coverage = d.Coverage()
 	if navigated || doc != prevDoc || prev == "" || prevCut || c.SnapshotTruncated {
 		c.Navigated = navigated || doc != prevDoc
-		c.Snapshot, _ = m.renderCovered(ctx, d.Snapshot, c.SnapshotCoverage)
+		c.Snapshot, _ = m.renderCovered(ctx, d.Snapshot, c.Coverage)
 		n := d.Refs
 		c.ElementCount = &n
 		return
 	}
-	c.Delta, _, _ = m.render(ctx, Delta(prev, d.Snapshot))
+	c.Delta, _, _ = m.render(ctx, snapshot.Delta(prev, d.Snapshot))
 }
 
 func (m *Manager) settle(ctx context.Context, s *Session, before backend.Activity) (navigated, busy bool) {
@@ -704,9 +706,9 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 		case f.Stale || gone:
 			return staleErr(in.Ref)
 		case !f.Editable && f.Why != "":
-			return reason.Newf(reason.NotEditable, "", "Ref %s is %s, a %s text field: it takes no typing. Snapshot again if the page enables it later.", NormalizeRef(in.Ref), f.What, f.Why)
+			return reason.Newf(reason.NotEditable, "", "Ref %s is %s, a %s text field: it takes no typing. Snapshot again if the page enables it later.", snapshot.NormalizeRef(in.Ref), f.What, f.Why)
 		case !f.Editable:
-			return reason.Newf(reason.NotEditable, "", "Ref %s is %s, not a text field; browser_type needs an input, textarea or editable element.", NormalizeRef(in.Ref), f.What)
+			return reason.Newf(reason.NotEditable, "", "Ref %s is %s, not a text field; browser_type needs an input, textarea or editable element.", snapshot.NormalizeRef(in.Ref), f.What)
 		}
 		mk.before = s.tab.Activity() // focusing is not what the call is judged by
 		if in.Text != "" {
@@ -717,7 +719,7 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 		s.callRef(cctx, in.Ref, "changed", map[string]any{}, nil) //nolint:errcheck // best effort: a navigation may have replaced the page
 		return nil
 	}) {
-		r.Typed, r.Element = redactText(in.Text), NormalizeRef(in.Ref) // echoed input redacted (spec §B2)
+		r.Typed, r.Element = redactText(in.Text), snapshot.NormalizeRef(in.Ref) // echoed input redacted (spec §B2)
 	}
 	return r
 }
@@ -725,9 +727,9 @@ func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResul
 // Scroll is browser_scroll: 500 px up or down (invalid_direction otherwise).
 func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) ScrollResult {
 	var r ScrollResult
-	dy, ok := ScrollDelta(in.Direction)
+	dy, ok := snapshot.ScrollDelta(in.Direction)
 	if !ok {
-		r.SessionKey = TaskID(task)
+		r.SessionKey = sessionkey.TaskID(task)
 		r.Error, r.Reason = fmt.Sprintf("Invalid scroll direction %q: use \"up\" or \"down\".", in.Direction), reason.InvalidDirection
 		return r
 	}
@@ -775,7 +777,7 @@ func (m *Manager) act(ctx context.Context, task string, p *Page, c *Change, time
 func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressResult {
 	var r PressResult
 	if _, ok := backend.KeyRune(in.Key); !ok {
-		r.SessionKey = TaskID(task)
+		r.SessionKey = sessionkey.TaskID(task)
 		r.Error, r.Reason = fmt.Sprintf("Unknown key %q; use a DOM key name such as Enter, Tab, Escape, ArrowDown, Backspace or a single character.", in.Key), reason.InvalidKey
 		return r
 	}
@@ -956,8 +958,8 @@ func (m *Manager) saveScreenshot(png []byte) string {
 // CloseSessions is browser_close: it releases the task's sessions now (the
 // task's own and its ::local sidecar) and drops its binding.
 func (m *Manager) CloseSessions(_ context.Context, task string) CloseResult {
-	r := CloseResult{Page: Page{Success: true, SessionKey: TaskID(task)}}
-	r.Closed = m.CloseTask(TaskID(task))
+	r := CloseResult{Page: Page{Success: true, SessionKey: sessionkey.TaskID(task)}}
+	r.Closed = m.CloseTask(sessionkey.TaskID(task))
 	if r.Closed == nil {
 		r.Closed = []string{}
 	}
