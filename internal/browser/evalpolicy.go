@@ -5,6 +5,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/evalpolicy"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -44,7 +45,7 @@ func (g *Gates) CheckEval(ctx context.Context, expr string, set EvalSettings, ac
 		}
 		if active || *chk.Reason == reason.SSRFMetadata {
 			return reason.Newf(reason.EvalURLLiteral, "",
-				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", originOf(lit), *chk.Reason)
+				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", gate.Origin(lit), *chk.Reason)
 		}
 	}
 	return nil

@@ -162,7 +162,9 @@ func (m *Manager) runJanitor(tick time.Duration) {
 		m.reapIdle()
 		m.trimSpares() // spares.go
 		m.expireCloudAll()
-		m.camoReapIdle()
+		if m.camo != nil {
+			m.camo.reapIdle() // camofox.go
+		}
 		if cycle%every == 0 {
 			m.sweepOrphans()
 		}
@@ -189,9 +191,7 @@ func (m *Manager) reapIdle() {
 	m.mu.Unlock()
 	for _, s := range reap {
 		sat := now.Sub(s.lastUsed)
-		m.life.mu.Lock()
-		fails := m.life.fails[s.Key]
-		m.life.mu.Unlock()
+		fails := m.life.failures(s.Key)
 		var err error
 		forced := fails+1 >= ForceReapAfter
 		if m.life.opts.CloseSession != nil {
@@ -200,10 +200,7 @@ func (m *Manager) reapIdle() {
 			err = s.tab.Close()
 		}
 		if err != nil && !forced {
-			m.life.mu.Lock()
-			m.life.fails[s.Key] = fails + 1
-			m.life.mu.Unlock()
-			m.logger.Warn("browser session cleanup failed; retrying on the next tick", "session", s.Key, "failures", fails+1, "err", err)
+			m.reapFailed(s.Key, fails, err)
 			m.mu.Lock()
 			if _, taken := m.sessions[s.Key]; !taken && !m.closed {
 				m.sessions[s.Key] = s
@@ -217,12 +214,7 @@ func (m *Manager) reapIdle() {
 		}
 		s.proxy.Close()
 		s.reaped = true
-		m.bindings.DropIf(s.Owner, s.Key)
-		m.life.mu.Lock()
-		delete(m.life.fails, s.Key)
-		tb := tomb{key: s.Key, idle: sat, at: now}
-		m.life.tombs[s.Key], m.life.tombs[s.Owner] = tb, tb
-		m.life.mu.Unlock()
+		m.reaped(s.Key, s.Owner, sat, now)
 		s.mu.Unlock()
 		m.logger.Info("Cleaning up inactive session", "session", s.Key, "idle_s", int(sat.Seconds()), "timeout_s", int(idle.Seconds()), "forced", err != nil)
 	}
@@ -233,6 +225,34 @@ func (m *Manager) reapIdle() {
 		// Retried on later ticks while a spare or a new session is being made.
 		m.life.stopPending = !m.stopIdleBrowser()
 	}
+}
+
+// failures is how many cleanups of key failed in a row.
+func (l *lifecycle) failures(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fails[key]
+}
+
+// reapFailed records the (fails+1)-th failed cleanup of key, to be retried
+// on the next tick; errv is logged.
+func (m *Manager) reapFailed(key string, fails int, errv any) {
+	m.life.mu.Lock()
+	m.life.fails[key] = fails + 1
+	m.life.mu.Unlock()
+	m.logger.Warn("browser session cleanup failed; retrying on the next tick", "session", key, "failures", fails+1, "err", errv)
+}
+
+// reaped records the janitor's reap of key (owner's session, idle for
+// idle): the binding is dropped, the failures forgotten, and the next call
+// of the key or its owner is session_expired (a tomb).
+func (m *Manager) reaped(key, owner string, idle time.Duration, now time.Time) {
+	m.bindings.DropIf(owner, key)
+	m.life.mu.Lock()
+	delete(m.life.fails, key)
+	tb := tomb{key: key, idle: idle, at: now}
+	m.life.tombs[key], m.life.tombs[owner] = tb, tb
+	m.life.mu.Unlock()
 }
 
 // stopIdleBrowser stops the local Chromium (and the spare session) when no

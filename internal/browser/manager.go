@@ -27,6 +27,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
@@ -34,6 +35,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/render"
 	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
@@ -111,12 +113,12 @@ type Manager struct {
 
 	bindings sessionkey.Bindings
 
-	rpool renderPool // web_extract's render step (render.go)
-	life  lifecycle  // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
+	rend renderstep.Renderer // web_extract's render step
+	life lifecycle           // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
 
-	cloud cloudState      // cloud provider selection (manager_cloud.go)
-	camo  *camofoxBackend // Camofox mode, else nil (camofox.go)
-	rp    realProfile     // the real-profile copy-browser (profile.go)
+	cloud cloudState     // cloud provider selection (manager_cloud.go)
+	camo  *camofoxDriver // Camofox mode, else nil (camofox.go)
+	rp    realProfile    // the real-profile copy-browser (profile.go)
 
 	downloadCap int64 // Options.DownloadCap
 
@@ -189,6 +191,7 @@ func New(o Options) (*Manager, []string) {
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
 	m.navTarget = navigateTarget
+	m.rend.Browser, m.rend.Policy, m.rend.Logger = m.ensureBrowser, gates.Policy, lg
 	m.life.init(o.Lifecycle)
 	tick := o.Lifecycle.Tick
 	if tick <= 0 {
@@ -464,10 +467,11 @@ func (m *Manager) lookupOwner(key string) (sessionkey.Owner, bool) {
 // itself; the last-active binding follows DropAfterCleanup. It returns the
 // keys closed.
 func (m *Manager) CloseTask(key string) []string {
-	key = sessionkey.TaskID(key)
-	if m.camo != nil {
-		return m.camoCloseTask(key) // camofox.go
-	}
+	return m.driver().closeTask(sessionkey.TaskID(key))
+}
+
+// closeLocalTask is CloseTask on the local driver.
+func (m *Manager) closeLocalTask(key string) []string {
 	m.mu.Lock()
 	active := make([]string, 0, len(m.sessions))
 	for k := range m.sessions {
@@ -516,7 +520,7 @@ func (m *Manager) Close() error {
 	m.closed = true
 	close(m.stop)
 	if m.camo != nil {
-		defer m.camoCloseAll() // camofox.go
+		defer m.camo.closeAll() // camofox.go
 	}
 	ss := m.sessions
 	m.sessions = map[string]*Session{}
@@ -525,7 +529,7 @@ func (m *Manager) Close() error {
 	dp := m.defProxy
 	m.mu.Unlock()
 	m.wg.Wait()
-	m.rpool.close()
+	m.rend.Close()
 	m.mu.Lock()
 	for i, sp := range m.spares {
 		ss[fmt.Sprintf("\x00spare%d", i)] = sp
@@ -796,4 +800,12 @@ func WithStoreNames(ctx context.Context) context.Context {
 func storeNames(ctx context.Context) bool {
 	v, _ := ctx.Value(storeNamesKey{}).(bool)
 	return v
+}
+
+var _ render.Renderer = (*Manager)(nil)
+
+// Render is web_extract's render step (render.Renderer) in the Manager's
+// local Chromium: see renderstep.Renderer.Render.
+func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *render.Fetched) (render.Rendered, error) {
+	return m.rend.Render(ctx, rawURL, guard, fetched)
 }
