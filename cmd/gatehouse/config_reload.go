@@ -28,6 +28,10 @@ type configReload struct {
 	every time.Duration
 	path  string
 
+	// reloaded, if set, runs after the tools were rebuilt from a changed
+	// config (a.cfg is then the new one).
+	reloaded func()
+
 	mu     sync.Mutex
 	next   time.Time // no look before this
 	seen   []byte    // the bytes the served tools come from
@@ -74,5 +78,8 @@ func (w *configReload) poll() {
 	closeOld := w.reg.Replace(next)
 	w.reg.RefuseAll(nil)
 	go closeOld() //nolint:errcheck // the old browser's close errors are not the caller's
+	if w.reloaded != nil {
+		w.reloaded()
+	}
 	w.a.logger.Info("config.yaml changed: tools rebuilt from the new config", "path", w.path)
 }

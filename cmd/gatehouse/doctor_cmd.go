@@ -47,13 +47,16 @@ type doctorReport struct {
 	// Unavailable lists registered tools this process cannot serve (not
 	// listed over MCP), each with why and the fix.
 	Unavailable []tools.Unusable `json:"tools_unavailable,omitempty"`
-	OK          bool             `json:"ok"`
+	// Principals is the --tokens file's status (doctor --tokens FILE).
+	Principals *PrincipalsStatus `json:"principals,omitempty"`
+	OK         bool              `json:"ok"`
 }
 
 func (a *app) doctorCmd() *cobra.Command {
 	var asJSON bool
+	var tokensFile string
 	c := &cobra.Command{
-		Use:   "doctor [--json]",
+		Use:   "doctor [--json] [--tokens FILE]",
 		Short: "Check config.yaml, show which backends search and extract resolve to and why, find misconfigurations",
 		Long: `doctor loads $GATEHOUSE_HOME/config.yaml the way every tool does and reports whether it
 loads (a broken file makes every web tool refuse with config_invalid, naming file,
@@ -62,7 +65,8 @@ that are missing (their rules are skipped with a warning; the tools keep running
 
 It then lists every web provider, whether its API key or URL is present (never the
 value), what web_search and web_extract resolve to right now and why, the keyless tier
-switches, and whether Chromium is found. It warns about misconfigurations before they
+switches, and whether Chromium is found. With --tokens FILE it checks a principals file
+the way "gatehouse mcp --tokens FILE" does and lists its principal names (never tokens). It warns about misconfigurations before they
 bite (for example web.backend: xai with no web.extract_backend, which makes every
 extract fail), each with the fix as a command. Nothing is sent over the network.
 
@@ -123,7 +127,11 @@ Exit status: 0 when the configuration loads and every configured selection can w
 					}
 				}
 			}
-			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed() && (rep.Browser == nil || rep.Browser.Problem == "")
+			if tokensFile != "" {
+				rep.Principals = principalsStatus(tokensFile)
+			}
+			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed() && (rep.Browser == nil || rep.Browser.Problem == "") &&
+				(rep.Principals == nil || rep.Principals.OK)
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
@@ -141,6 +149,7 @@ Exit status: 0 when the configuration loads and every configured selection can w
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().StringVar(&tokensFile, "tokens", "", "also check this gatehouse mcp --tokens file (principal names, never tokens)")
 	return c
 }
 
@@ -168,6 +177,7 @@ func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
 		fmt.Fprintf(w, "shared blocklist file: %s: %s\n", f.Path, state)
 	}
 	fmt.Fprintln(w)
+	printPrincipals(w, rep.Principals)
 	if rep.Web == nil {
 		fmt.Fprintln(w, "every web tool refuses until config.yaml is fixed")
 		return

@@ -305,3 +305,30 @@ func TestRefusedConfigPrintsNoDroppedWarning(t *testing.T) {
 		t.Errorf("exit %d stderr:\n%s", code, errs)
 	}
 }
+
+// TestDoctorTokensFile: doctor --tokens FILE reports a principals file as
+// gatehouse mcp --tokens would take it: the names when it is good (never a
+// token or hash), the line that breaks it otherwise (exit 1).
+func TestDoctorTokensFile(t *testing.T) {
+	home := t.TempDir()
+	const h = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	good := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(good, []byte("# team\nalice:"+h+"\n"), 0o600)
+	code, out, errs := cli(t, home, "doctor", "--json", "--tokens", good)
+	var d struct {
+		OK         bool `json:"ok"`
+		Principals struct {
+			OK    bool     `json:"ok"`
+			Names []string `json:"names"`
+		} `json:"principals"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || code != 0 || !d.OK || !d.Principals.OK || len(d.Principals.Names) != 1 || d.Principals.Names[0] != "alice" || strings.Contains(out, h) {
+		t.Fatalf("good file: exit %d %s %s (%v)", code, out, errs, err)
+	}
+	bad := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(bad, []byte("alice:"+h+"\n\nbob\n"), 0o600)
+	code, out, _ = cli(t, home, "doctor", "--tokens", bad)
+	if code != 1 || !strings.Contains(out, "principals: "+bad+": BROKEN") || !strings.Contains(out, "line 3") || strings.Contains(out, h) {
+		t.Fatalf("bad file: exit %d\n%s", code, out)
+	}
+}

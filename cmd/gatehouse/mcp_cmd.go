@@ -12,12 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 )
 
 func (a *app) mcpCmd() *cobra.Command {
-	var httpAddr, token string
+	var httpAddr, token, tokensFile string
 	var allowHosts []string
 	var noBoundaries bool
 	var maxCalls int
@@ -25,7 +26,7 @@ func (a *app) mcpCmd() *cobra.Command {
 	var maxBody int64
 	var reload time.Duration
 	c := &cobra.Command{
-		Use:   "mcp [--http 127.0.0.1:PORT [--token T]]",
+		Use:   "mcp [--http 127.0.0.1:PORT [--token T | --tokens FILE]]",
 		Short: "Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http)",
 		Long: `mcp serves Gatehouse's tools over the Model Context Protocol.
 
@@ -39,6 +40,14 @@ get 403 before any handler runs (DNS-rebinding protection; no environment
 variable turns it off). Binding anything but a loopback address requires a
 bearer token (--token or GATEHOUSE_MCP_TOKEN); clients send
 "Authorization: Bearer <token>".
+
+--tokens FILE serves several callers (principals) on one endpoint: one
+NAME:SHA256-HEX-OF-TOKEN line each ('#' comments and blank lines allowed; make a
+hash with: printf %s "$TOKEN" | sha256sum). The file must not be readable by
+group or others (chmod 600). Each principal has its own tasks, stored pages and
+limits (mcp.principal_max_calls, mcp.principal_rate; over them: 429 with
+Retry-After). Clients of protocol 2026-07-28 need no session: their calls run
+in their principal's task.
 
 Page text in results is wrapped in untrusted-content markers with a per-call
 nonce; --no-content-boundaries or "mcp.content_boundaries: false" turns that off.
@@ -74,8 +83,15 @@ config_invalid until it is fixed.`,
 				reg = r
 			}
 			defer func() { closeRegistry(reg) }()
+			// Per-principal limits (HTTP): config mcp.principal_max_calls
+			// and mcp.principal_rate, re-read with config.yaml.
+			principalLimits := func() principal.Limits {
+				return principal.Limits{MaxCalls: a.cfg.MCP.PrincipalMaxCalls, Rate: a.cfg.MCP.PrincipalRate}
+			}
+			lim := principal.NewLocal(principalLimits())
 			if reload > 0 {
 				w := newConfigReload(a, reg, reload)
+				w.reloaded = func() { lim.SetLimits(principalLimits()) }
 				reg.SetBeforeCall(w.poll)
 			}
 			env := tools.Env{}
@@ -102,19 +118,32 @@ config_invalid until it is fixed.`,
 			if token == "" {
 				token = os.Getenv("GATEHOUSE_MCP_TOKEN")
 			}
+			var toks *principal.Tokens
+			if tokensFile != "" {
+				if token != "" {
+					return usageError{fmt.Errorf("--tokens and --token (or GATEHOUSE_MCP_TOKEN) cannot be used together: put every principal in the --tokens file, or use one --token")}
+				}
+				if toks, err = principal.ReadTokensFile(tokensFile); err != nil {
+					return err
+				}
+			}
 			if token != "" && strings.TrimSpace(token) == "" {
 				// No client can send it (every request would get 401).
 				return usageError{fmt.Errorf("the bearer token (--token or GATEHOUSE_MCP_TOKEN) is only white space: set a real token, or unset it for a loopback-only server")}
 			}
 			hs, err := srv.Listen(mcpserver.HTTPOptions{
-				Addr: httpAddr, Token: token, AllowedHosts: allowHosts,
+				Addr: httpAddr, Token: token, Tokens: toks, AllowedHosts: allowHosts,
 				MaxBodyBytes: maxBody, SessionIdle: idle,
+				Limiter: lim,
 			})
 			if err != nil {
 				return err
 			}
 			auth := "no token (loopback only)"
-			if token != "" {
+			switch {
+			case toks != nil:
+				auth = fmt.Sprintf("bearer tokens of %d principals", toks.Len())
+			case token != "":
 				auth = "bearer token required"
 			}
 			fmt.Fprintf(a.stderr, "gatehouse: MCP streamable HTTP on %s (%s)\n", hs.URL, auth)
@@ -123,6 +152,7 @@ config_invalid until it is fixed.`,
 	}
 	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on HOST:PORT (e.g. 127.0.0.1:8765) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $GATEHOUSE_MCP_TOKEN); required for a non-loopback --http")
+	c.Flags().StringVar(&tokensFile, "tokens", "", "file of principals, one NAME:SHA256-HEX-OF-TOKEN per line (mode 600), for several callers on one --http endpoint; not with --token")
 	c.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "extra host name accepted in Host/Origin headers (repeatable), for a server reached by DNS name")
 	c.Flags().BoolVar(&noBoundaries, "no-content-boundaries", false, "do not wrap page text in untrusted-content markers")
 	c.Flags().IntVar(&maxCalls, "max-calls", mcpserver.DefaultMaxConcurrentCalls, "tool calls one session may run at once, at least 1 (more are refused with too_many_calls)")

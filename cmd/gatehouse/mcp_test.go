@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -438,4 +440,53 @@ func mcpStdio(tb testing.TB, bin, home string, env []string, args ...string) *mc
 		tb.Fatalf("initialize gatehouse mcp: %v", err)
 	}
 	return cs
+}
+
+// TestMCPBinaryProtocolVersionsWithTokens runs `gatehouse mcp --http
+// --tokens FILE`: a 2026-07-28 client (no initialize, no session) and a
+// 2025-06-18 client of one principal list the same tools and call
+// web_extract on a loopback page; a token not in the file is refused.
+func TestMCPBinaryProtocolVersionsWithTokens(t *testing.T) {
+	bin := gatehouseBinary(t)
+	home := mcpHome(t)
+	page := testPage(t)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	// printf %s tok-alice | sha256sum
+	sum := sha256.Sum256([]byte("tok-alice"))
+	if err := os.WriteFile(tokens, []byte("# principals\nalice:"+hex.EncodeToString(sum[:])+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	u := startHTTP(t, bin, home, "--tokens", tokens)
+	var lists []string
+	for _, v := range []string{"2026-07-28", "2025-06-18"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u, DisableStandaloneSSE: true,
+			HTTPClient: &http.Client{Transport: bearerRT("tok-alice")}}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; got != v {
+			t.Errorf("%s client negotiated %s", v, got)
+		}
+		lt, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatalf("%s tools/list: %v", v, err)
+		}
+		b, _ := json.Marshal(lt.Tools)
+		lists = append(lists, string(b))
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "web_extract", Arguments: map[string]any{"urls": []string{page.URL + "/x"}}})
+		if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "quick brown fox") {
+			t.Fatalf("%s web_extract: %v %+v", v, err, res)
+		}
+		cs.Close()
+	}
+	if lists[0] != lists[1] {
+		t.Errorf("tools/list differs between 2026-07-28 and 2025-06-18")
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	if cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u, DisableStandaloneSSE: true,
+		HTTPClient: &http.Client{Transport: bearerRT("tok-mallory")}}, nil); err == nil {
+		cs.Close()
+		t.Error("a token not in the file was accepted")
+	}
 }

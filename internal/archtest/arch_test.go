@@ -181,3 +181,34 @@ func TestChromedpOnlyInBackend(t *testing.T) {
 		}
 	}
 }
+
+// The parts split out of internal/browser (issue 17 item 3) each keep one job
+// and drive no browser: they never import the Manager's package, the
+// Chromium backend or the cloud providers, so a reader learns each without
+// the rest, and the seam cannot grow back into a cycle. The Camofox client
+// is in the list: it speaks Camofox's REST API and nothing else.
+func TestBrowserPartsDriveNoBrowser(t *testing.T) {
+	parts := []string{"evalpolicy", "sessionkey", "snapshot", "realprofile", "camofox"}
+	forbidden := []string{mod + "/internal/browser", mod + "/internal/browser/backend", mod + "/internal/browser/cloud"}
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		for _, part := range parts {
+			if p.ImportPath != mod+"/internal/browser/"+part {
+				continue
+			}
+			seen[part] = true
+			for _, imp := range p.Imports {
+				for _, f := range forbidden {
+					if imp == f || strings.HasPrefix(imp, f+"/") {
+						t.Errorf("%s imports %s; it must not drive a browser or reach the Manager", p.ImportPath, imp)
+					}
+				}
+			}
+		}
+	}
+	for _, part := range parts {
+		if !seen[part] {
+			t.Errorf("internal/browser/%s is gone: update this test's list", part)
+		}
+	}
+}

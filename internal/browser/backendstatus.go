@@ -3,6 +3,7 @@ package browser
 import (
 	"net/url"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/camofox"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 )
@@ -35,7 +36,7 @@ func Backend(cfg *config.Config, env map[string]string) BackendStatus {
 		st := BackendStatus{Backend: "cdp"}
 		if u, err := url.Parse(raw); err == nil && u.Host != "" {
 			st.Endpoint = u.Host
-			st.NetworkOurs = isLoopbackHost(u.Hostname())
+			st.NetworkOurs = camofox.IsLoopbackHost(u.Hostname())
 		} else {
 			st.Problem = "the CDP override is not a URL"
 		}
@@ -56,7 +57,7 @@ func Backend(cfg *config.Config, env map[string]string) BackendStatus {
 			st.Problem = "CAMOFOX_URL is not an http(s) URL"
 		default:
 			st.Endpoint = u.Host
-			if isLoopbackHost(u.Hostname()) {
+			if camofox.IsLoopbackHost(u.Hostname()) {
 				st.Note += "; the server is on loopback, so private URLs are allowed like on the local Chromium"
 			}
 		}

@@ -411,3 +411,24 @@ func TestCamofoxPinnedWithoutURL(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// TestCamofoxDialogIsUnsupported: browser_dialog in Camofox mode runs the
+// Manager's gate sequence on the task's Camofox tab and answers
+// backend_unsupported (Camofox has no dialog API). Before the backends
+// shared one driver interface, browser_dialog took the local path in
+// Camofox mode and opened a session in a local Chromium.
+func TestCamofoxDialogIsUnsupported(t *testing.T) {
+	f := newCamofoxFake(t)
+	m, _ := camofoxManager(t, f, "127.0.0.1", nil, LifecycleOptions{}, nil)
+	ctx := context.Background()
+	if nr := m.Navigate(ctx, "dlg", NavigateInput{URL: "http://localhost:3000/app"}); !nr.Success {
+		t.Fatalf("navigate: %+v", nr)
+	}
+	d := m.Dialog(ctx, "dlg", DialogInput{Action: "accept"})
+	if d.Success || d.Reason != reason.BackendUnsupported || d.SessionKey != "dlg" {
+		t.Fatalf("dialog: %+v", d)
+	}
+	if keys := m.Keys(); len(keys) != 0 {
+		t.Errorf("a local session was opened in Camofox mode: %v", keys)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -95,18 +96,12 @@ func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) Dialo
 		accept = true
 	case "dismiss":
 	default:
-		r.SessionKey = TaskID(task)
+		r.SessionKey = sessionkey.TaskID(task)
 		r.Error, r.Reason = `Invalid dialog action: use "accept" or "dismiss".`, reason.InvalidDialogAction
 		return r
 	}
-	ok := m.act(ctx, task, &r.Page, &r.Change, 0, func(cctx context.Context, s *Session, _ *actMark) error {
-		d, err := s.tab.AnswerDialog(cctx, in.DialogID, accept, in.PromptText, "agent")
-		if err != nil {
-			return err
-		}
-		d = redactDialogs([]backend.Dialog{d})[0]
-		r.Action, r.Dialog = in.Action, &d
-		return nil
+	ok := m.act(ctx, task, &r.Page, &r.Change, 0, "answer the dialog", func(cctx context.Context, t tab) error {
+		return t.answerDialog(cctx, in, accept, &r)
 	})
 	if ok && r.Success && !r.Navigated && r.Snapshot == "" && r.Delta == "" && len(r.PendingDialogs) == 0 {
 		if sn := m.Snapshot(ctx, task, SnapshotInput{}); sn.Success {

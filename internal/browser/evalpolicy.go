@@ -4,7 +4,8 @@ import (
 	"context"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
-
+	"github.com/gatehouse-dev/gatehouse/internal/browser/evalpolicy"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -21,9 +22,9 @@ type EvalSettings struct {
 // expression (spec §B8.3 steps 1–2), and the one function `gatehouse check
 // --eval` calls, so the two cannot disagree:
 //
-//  1. the opt-in denylist (EvalDenied): eval_denylist naming the primitive and
+//  1. the opt-in denylist (evalpolicy.Denied): eval_denylist naming the primitive and
 //     the setting that turns it off;
-//  2. the pre-screen of every http(s):// literal (URLLiterals) through the same
+//  2. the pre-screen of every http(s):// literal (evalpolicy.URLLiterals) through the same
 //     navigation gate as browser_navigate (CheckURL, DNS resolved): a
 //     metadata endpoint is refused on every backend, any other refusal only
 //     when the session's SSRF guard is active → eval_private_literal.
@@ -33,18 +34,18 @@ type EvalSettings struct {
 // The egress proxy, which judges every request the page makes on the dialed
 // IP, is the security boundary (docs/browser-lifecycle.md).
 func (g *Gates) CheckEval(ctx context.Context, expr string, set EvalSettings, active bool) *reason.Error {
-	if why := EvalDenied(expr, set.Restrict, set.AllowUnsafe); why != "" {
+	if why := evalpolicy.Denied(expr, set.Restrict, set.AllowUnsafe); why != "" {
 		return reason.Newf(reason.EvalDenylist, "",
 			"Blocked: the expression uses %s, which browser.restrict_evaluate refuses; it was not run. Set browser.restrict_evaluate: false (or browser.allow_unsafe_evaluate: true) to allow it.", why)
 	}
-	for _, lit := range URLLiterals(expr) {
+	for _, lit := range evalpolicy.URLLiterals(expr) {
 		chk := g.CheckURL(ctx, lit, active)
 		if chk.Allowed || chk.Reason == nil {
 			continue
 		}
 		if active || *chk.Reason == reason.SSRFMetadata {
 			return reason.Newf(reason.EvalURLLiteral, "",
-				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", originOf(lit), *chk.Reason)
+				"Blocked: the expression contains the URL literal %s, which the gates refuse (%s); it was not run.", gate.Origin(lit), *chk.Reason)
 		}
 	}
 	return nil

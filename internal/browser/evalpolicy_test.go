@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/evalpolicy"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
-
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -49,8 +49,8 @@ func TestURLLiteralsIPv6(t *testing.T) {
 		"'http://' + host":                         {},
 		"x='http://[::ffff:169.254.169.254]/'; y;": {"http://[::ffff:169.254.169.254]/"},
 	} {
-		if got := URLLiterals(expr); !slices.Equal(got, want) {
-			t.Errorf("URLLiterals(%q) = %q, want %q", expr, got, want)
+		if got := evalpolicy.URLLiterals(expr); !slices.Equal(got, want) {
+			t.Errorf("evalpolicy.URLLiterals(%q) = %q, want %q", expr, got, want)
 		}
 	}
 	g, _ := NewGates(config.Default(), t.TempDir(), stubResolver{}, nil)

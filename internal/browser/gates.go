@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/gate"
@@ -56,7 +57,7 @@ func NewGates(cfg *config.Config, home string, r egress.Resolver, allow []netip.
 // session (spec §B8.2): not a local backend, not a sidecar key, and private
 // URLs not allowed.
 func (g *Gates) GuardActive(localBackend bool, key string) bool {
-	return !localBackend && !IsSidecar(key) && !g.AllowPrivate
+	return !localBackend && !sessionkey.IsSidecar(key) && !g.AllowPrivate
 }
 
 // Guard returns the guard for a session with the SSRF check active or not.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 )
 
 // hugeButtons is the number of buttons of the huge test page (issue 16 item 5).
@@ -95,7 +97,7 @@ func TestHugePageSnapshotIsBoundedAndKeepsTheSession(t *testing.T) {
 	if w.StoppedBy == "" || w.ElementsTotal < hugeButtons || w.ElementsWalked >= w.ElementsTotal || w.RefsShown != nav.ElementCount || nav.ElementCount < 100 {
 		t.Errorf("navigate: snapshot_walk %+v, element_count %d", *w, nav.ElementCount)
 	}
-	if !nav.Truncated || utf8.RuneCountInString(nav.Snapshot) > SnapshotThreshold(m.cfg.Browser.SnapshotThreshold) ||
+	if !nav.Truncated || utf8.RuneCountInString(nav.Snapshot) > snapshot.Threshold(m.cfg.Browser.SnapshotThreshold) ||
 		!strings.Contains(nav.Snapshot, "[Partial snapshot:") || !strings.Contains(nav.Snapshot, "browser_snapshot again") {
 		t.Errorf("navigate: the shown snapshot is not cut at the threshold with the walk's note:\n…%s", nav.Snapshot[max(0, len(nav.Snapshot)-700):])
 	}
@@ -196,7 +198,7 @@ c.appendChild(f);
 	if !nav.Success {
 		t.Fatalf("navigate: %s (%s)", nav.Error, nav.Reason)
 	}
-	if nav.SnapshotWalk == nil || nav.SnapshotWalk.StoppedBy != WalkTimeBudget || nav.SnapshotWalk.ElementsWalked >= 25000 {
+	if nav.SnapshotWalk == nil || nav.SnapshotWalk.StoppedBy != snapshot.WalkTimeBudget || nav.SnapshotWalk.ElementsWalked >= 25000 {
 		t.Fatalf("navigate with its target spent: the walk was not cut to minWalkTime: %+v", nav.SnapshotWalk)
 	}
 	t.Logf("navigate: %+v", *nav.SnapshotWalk)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -129,7 +130,7 @@ func (m *Manager) clearExpired(task string) {
 	m.life.mu.Lock()
 	defer m.life.mu.Unlock()
 	for k, t := range m.life.tombs {
-		if k == task || BareTask(t.key) == task {
+		if k == task || sessionkey.BareTask(t.key) == task {
 			delete(m.life.tombs, k)
 		}
 	}
@@ -161,7 +162,9 @@ func (m *Manager) runJanitor(tick time.Duration) {
 		m.reapIdle()
 		m.trimSpares() // spares.go
 		m.expireCloudAll()
-		m.camoReapIdle()
+		if m.camo != nil {
+			m.camo.reapIdle() // camofox.go
+		}
 		if cycle%every == 0 {
 			m.sweepOrphans()
 		}
@@ -188,9 +191,7 @@ func (m *Manager) reapIdle() {
 	m.mu.Unlock()
 	for _, s := range reap {
 		sat := now.Sub(s.lastUsed)
-		m.life.mu.Lock()
-		fails := m.life.fails[s.Key]
-		m.life.mu.Unlock()
+		fails := m.life.failures(s.Key)
 		var err error
 		forced := fails+1 >= ForceReapAfter
 		if m.life.opts.CloseSession != nil {
@@ -199,10 +200,7 @@ func (m *Manager) reapIdle() {
 			err = s.tab.Close()
 		}
 		if err != nil && !forced {
-			m.life.mu.Lock()
-			m.life.fails[s.Key] = fails + 1
-			m.life.mu.Unlock()
-			m.logger.Warn("browser session cleanup failed; retrying on the next tick", "session", s.Key, "failures", fails+1, "err", err)
+			m.reapFailed(s.Key, fails, err)
 			m.mu.Lock()
 			if _, taken := m.sessions[s.Key]; !taken && !m.closed {
 				m.sessions[s.Key] = s
@@ -216,12 +214,7 @@ func (m *Manager) reapIdle() {
 		}
 		s.proxy.Close()
 		s.reaped = true
-		m.bindings.DropIf(s.Owner, s.Key)
-		m.life.mu.Lock()
-		delete(m.life.fails, s.Key)
-		tb := tomb{key: s.Key, idle: sat, at: now}
-		m.life.tombs[s.Key], m.life.tombs[s.Owner] = tb, tb
-		m.life.mu.Unlock()
+		m.reaped(s.Key, s.Owner, sat, now)
 		s.mu.Unlock()
 		m.logger.Info("Cleaning up inactive session", "session", s.Key, "idle_s", int(sat.Seconds()), "timeout_s", int(idle.Seconds()), "forced", err != nil)
 	}
@@ -232,6 +225,34 @@ func (m *Manager) reapIdle() {
 		// Retried on later ticks while a spare or a new session is being made.
 		m.life.stopPending = !m.stopIdleBrowser()
 	}
+}
+
+// failures is how many cleanups of key failed in a row.
+func (l *lifecycle) failures(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fails[key]
+}
+
+// reapFailed records the (fails+1)-th failed cleanup of key, to be retried
+// on the next tick; errv is logged.
+func (m *Manager) reapFailed(key string, fails int, errv any) {
+	m.life.mu.Lock()
+	m.life.fails[key] = fails + 1
+	m.life.mu.Unlock()
+	m.logger.Warn("browser session cleanup failed; retrying on the next tick", "session", key, "failures", fails+1, "err", errv)
+}
+
+// reaped records the janitor's reap of key (owner's session, idle for
+// idle): the binding is dropped, the failures forgotten, and the next call
+// of the key or its owner is session_expired (a tomb).
+func (m *Manager) reaped(key, owner string, idle time.Duration, now time.Time) {
+	m.bindings.DropIf(owner, key)
+	m.life.mu.Lock()
+	delete(m.life.fails, key)
+	tb := tomb{key: key, idle: idle, at: now}
+	m.life.tombs[key], m.life.tombs[owner] = tb, tb
+	m.life.mu.Unlock()
 }
 
 // stopIdleBrowser stops the local Chromium (and the spare session) when no
@@ -261,4 +282,22 @@ func (m *Manager) stopIdleBrowser() bool {
 	}
 	m.logger.Info("browser stopped", "why", "no session left")
 	return true
+}
+
+// Timeouts are the command timeouts of spec §B5, in seconds.
+type Timeouts struct {
+	Command   int // browser.command_timeout, floor 5
+	Open      int // navigation: max(command, 60)
+	FirstOpen int // first navigation of a session: max(command, 120)
+}
+
+// CommandTimeouts returns the timeouts for browser.command_timeout seconds (0 =
+// unset → 30).
+func CommandTimeouts(seconds int) Timeouts {
+	c := seconds
+	if c == 0 {
+		c = int(config.DefaultCommandTimeout.Seconds())
+	}
+	c = max(c, int(config.MinCommandTimeout.Seconds()))
+	return Timeouts{Command: c, Open: max(c, 60), FirstOpen: max(c, 120)}
 }

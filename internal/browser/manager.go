@@ -1,3 +1,11 @@
+// Package browser is Gatehouse's browser toolset: the Manager that owns the
+// sessions (spec §B3 routing through sessionkey), the navigation and page
+// gates (§B8.1–§B8.2) run once for every backend, the accessibility snapshot
+// with document-scoped refs (§B9, text side in snapshot), the eval policy
+// (§B8.3, scanner in evalpolicy), and the tools of §B2 as plain Go functions
+// (input struct → result struct). Chromium itself lives in browser/backend,
+// and every byte it sends goes through an egress proxy session; Camofox is
+// driven through browser/camofox.
 package browser
 
 import (
@@ -6,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -19,11 +26,17 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/render"
+	"github.com/gatehouse-dev/gatehouse/internal/safetext"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
@@ -60,7 +73,7 @@ type Options struct {
 	Env map[string]string
 	// RealProfile says how browser.use_real_profile finds its source
 	// (profile.go); zero = xdg-settings and ~/.config.
-	RealProfile RealProfileOptions
+	RealProfile realprofile.Options
 	// DownloadCap is the per-download size cap in bytes (popups.go); 0 =
 	// backend.DefaultDownloadCap (100 MiB).
 	DownloadCap int64
@@ -75,7 +88,7 @@ type Manager struct {
 	logger   *slog.Logger
 	gates    *Gates
 	resolver egress.Resolver
-	route    Route
+	route    sessionkey.Route
 	timeouts Timeouts
 	store    truncate.Store
 
@@ -98,14 +111,14 @@ type Manager struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 
-	bindings Bindings
+	bindings sessionkey.Bindings
 
-	rpool renderPool // web_extract's render step (render.go)
-	life  lifecycle  // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
+	rend renderstep.Renderer // web_extract's render step
+	life lifecycle           // janitor state: reaped, suspect, failed cleanups (lifecycle.go)
 
-	cloud cloudState      // cloud provider selection (manager_cloud.go)
-	camo  *camofoxBackend // Camofox mode, else nil (camofox.go)
-	rp    realProfile     // the real-profile copy-browser (profile.go)
+	cloud cloudState     // cloud provider selection (manager_cloud.go)
+	camo  *camofoxDriver // Camofox mode, else nil (camofox.go)
+	rp    realProfile    // the real-profile copy-browser (profile.go)
 
 	downloadCap int64 // Options.DownloadCap
 
@@ -167,7 +180,7 @@ func New(o Options) (*Manager, []string) {
 	gates, warns := NewGates(cfg, o.Home, o.Resolver, o.AllowAddrPorts)
 	m := &Manager{
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
-		route:    Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
+		route:    sessionkey.Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
 		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
 		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
 		sessions: map[string]*Session{},
@@ -178,6 +191,7 @@ func New(o Options) (*Manager, []string) {
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
 	m.navTarget = navigateTarget
+	m.rend.Browser, m.rend.Policy, m.rend.Logger = m.ensureBrowser, gates.Policy, lg
 	m.life.init(o.Lifecycle)
 	tick := o.Lifecycle.Tick
 	if tick <= 0 {
@@ -363,7 +377,7 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 			return nil, err
 		}
 	}
-	s.Key, s.Owner, s.lastUsed = key, BareTask(key), time.Now()
+	s.Key, s.Owner, s.lastUsed = key, sessionkey.BareTask(key), time.Now()
 	s.proxy.SetName(key)
 	tab, p := s.tab, s.proxy
 	m.mu.Lock()
@@ -438,14 +452,14 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 		frameK: map[backend.FrameID]int{}, frameOf: map[int]backend.FrameID{}, frameRef: map[int]int{}}, nil
 }
 
-func (m *Manager) lookupOwner(key string) (Owner, bool) {
+func (m *Manager) lookupOwner(key string) (sessionkey.Owner, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[key]
 	if !ok || !s.tab.Healthy() {
-		return Owner{}, false
+		return sessionkey.Owner{}, false
 	}
-	return Owner{SessionKey: s.Key, OwnerTaskID: s.Owner}, true
+	return sessionkey.Owner{SessionKey: s.Key, OwnerTaskID: s.Owner}, true
 }
 
 // CloseTask releases the sessions of key now (spec §B3 cleanup): a bare task id
@@ -453,16 +467,17 @@ func (m *Manager) lookupOwner(key string) (Owner, bool) {
 // itself; the last-active binding follows DropAfterCleanup. It returns the
 // keys closed.
 func (m *Manager) CloseTask(key string) []string {
-	key = TaskID(key)
-	if m.camo != nil {
-		return m.camoCloseTask(key) // camofox.go
-	}
+	return m.driver().closeTask(sessionkey.TaskID(key))
+}
+
+// closeLocalTask is CloseTask on the local driver.
+func (m *Manager) closeLocalTask(key string) []string {
 	m.mu.Lock()
 	active := make([]string, 0, len(m.sessions))
 	for k := range m.sessions {
 		active = append(active, k)
 	}
-	reap := CleanupKeys(key, active)
+	reap := sessionkey.CleanupKeys(key, active)
 	var ss []*Session
 	for _, k := range reap {
 		ss = append(ss, m.sessions[k])
@@ -505,7 +520,7 @@ func (m *Manager) Close() error {
 	m.closed = true
 	close(m.stop)
 	if m.camo != nil {
-		defer m.camoCloseAll() // camofox.go
+		defer m.camo.closeAll() // camofox.go
 	}
 	ss := m.sessions
 	m.sessions = map[string]*Session{}
@@ -514,7 +529,7 @@ func (m *Manager) Close() error {
 	dp := m.defProxy
 	m.mu.Unlock()
 	m.wg.Wait()
-	m.rpool.close()
+	m.rend.Close()
 	m.mu.Lock()
 	for i, sp := range m.spares {
 		ss[fmt.Sprintf("\x00spare%d", i)] = sp
@@ -546,7 +561,7 @@ func (m *Manager) privateFn(ctx context.Context) func(string) bool {
 		r = m.resolver
 	}
 	ranges, _ := urlsafe.ParseFakeIPRanges(m.cfg.Security.FakeIPRanges)
-	return func(u string) bool { return URLIsPrivate(ctx, u, r, ranges) }
+	return func(u string) bool { return sessionkey.URLIsPrivate(ctx, u, r, ranges) }
 }
 
 // callJS runs op of page.js in the session's isolated world and decodes the
@@ -566,30 +581,30 @@ func (s *Session) callJS(ctx context.Context, op string, arg any, out any) error
 }
 
 type snapData struct {
-	Snapshot string    `json:"snapshot"`
-	Refs     int       `json:"refs"`
-	Next     int       `json:"next"`
-	Title    string    `json:"title"`
-	URL      string    `json:"url"`
-	Walk     *walkData `json:"walk"` // how far the walk went (snapwalk.go)
-	rawURL   string    // URL before redaction, for the gates (showDocument)
+	Snapshot string             `json:"snapshot"`
+	Refs     int                `json:"refs"`
+	Next     int                `json:"next"`
+	Title    string             `json:"title"`
+	URL      string             `json:"url"`
+	Walk     *snapshot.WalkData `json:"walk"` // how far the walk went (snapwalk.go)
+	rawURL   string             // URL before redaction, for the gates (showDocument)
 }
 
 // Coverage returns how much of the page the snapshot covers (snapwalk.go).
-func (d snapData) Coverage() SnapshotCoverage { return d.Walk.coverage(d.Refs) }
+func (d snapData) Coverage() snapshot.Coverage { return d.Walk.Coverage(d.Refs) }
 
 // snapshot takes an in-page accessibility snapshot and advances the tab-wide
 // ref counter; it records the text for deltas.
 func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 	doc := s.tab.Activity().DocSeq
 	var d snapData
-	budget, _ := walkBudgetFor(ctx, time.Time{}, SnapshotNodeBudget)
+	budget, _ := snapshot.BudgetFor(ctx, time.Time{}, snapshot.NodeBudget)
 	end := time.Now().Add(time.Duration(budget.MS) * time.Millisecond)
 	if err := s.callJS(ctx, "snapshot", map[string]any{"full": full, "base": s.nextRef, "budget": budget}, &d); err != nil {
 		return d, err
 	}
 	if d.Walk == nil {
-		d.Walk = &walkData{}
+		d.Walk = &snapshot.WalkData{}
 	}
 	s.nextRef = max(s.nextRef, d.Next)
 	d.rawURL = d.URL
@@ -656,11 +671,11 @@ func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool, end 
 			s.frameK[f.ID], s.frameOf[k] = k, f.ID
 			s.frameRef[k] = 1
 		}
-		budget, ok := walkBudgetFor(ctx, end, SnapshotNodeBudget-d.Walk.Elements)
+		budget, ok := snapshot.BudgetFor(ctx, end, snapshot.NodeBudget-d.Walk.Elements)
 		if !ok {
 			if d.Walk.Stopped == "" {
 				d.Walk.Stopped = "time"
-				if d.Walk.Elements >= SnapshotNodeBudget {
+				if d.Walk.Elements >= snapshot.NodeBudget {
 					d.Walk.Stopped = "nodes"
 				}
 			}
@@ -671,7 +686,7 @@ func (s *Session) expandFrames(ctx context.Context, d *snapData, full bool, end 
 		if err != nil || json.Unmarshal(raw, &fd) != nil {
 			continue // gone, or its target could not be attached
 		}
-		d.Walk.merge(fd.Walk)
+		d.Walk.Merge(fd.Walk)
 		s.frameRef[k] = max(s.frameRef[k], fd.Next)
 		indent := strings.Repeat(" ", len(lines[at])-len(strings.TrimLeft(lines[at], " "))+2)
 		var sub []string
@@ -697,7 +712,7 @@ var frameRefRe = lazyregexp.New(`^f(\d+)e\d+$`)
 // of that frame's viewport, to add to coordinates it returns). An unknown frame
 // is stale.
 func (s *Session) callRef(ctx context.Context, ref, op string, arg map[string]any, out any) (dx, dy float64, stale bool, err error) {
-	id := refID(ref)
+	id := snapshot.RefID(ref)
 	arg["ref"] = id
 	m := frameRefRe.FindStringSubmatch(id)
 	if m == nil {
@@ -730,7 +745,7 @@ func (s *Session) callRef(ctx context.Context, ref, op string, arg map[string]an
 // (web.agent_visible_paths), or by its store name when ctx says the caller
 // cannot see this disk (WithStoreNames: MCP), as web_extract's footer does.
 func (m *Manager) render(ctx context.Context, text string) (out string, truncated bool, stored string) {
-	return m.renderAt(ctx, text, SnapshotThreshold(m.cfg.Browser.SnapshotThreshold))
+	return m.renderAt(ctx, text, snapshot.Threshold(m.cfg.Browser.SnapshotThreshold))
 }
 
 // renderAt is render at threshold th chars.
@@ -738,14 +753,14 @@ func (m *Manager) renderAt(ctx context.Context, text string, th int) (out string
 	if len(text) <= th { // bytes ≥ chars: a cheap pre-check
 		return text, false, ""
 	}
-	hp, err := SaveSnapshot(m.store.Dir, text)
+	hp, err := snapshot.Save(m.store.Dir, text)
 	if err == nil {
 		stored = m.store.AgentPath(hp)
 		if storeNames(ctx) {
 			stored = filepath.Base(hp)
 		}
 	}
-	out, tr := TruncateSnapshot(text, th, stored)
+	out, tr := snapshot.Truncate(text, th, stored)
 	return out, tr.Truncated, stored
 }
 
@@ -785,4 +800,12 @@ func WithStoreNames(ctx context.Context) context.Context {
 func storeNames(ctx context.Context) bool {
 	v, _ := ctx.Value(storeNamesKey{}).(bool)
 	return v
+}
+
+var _ render.Renderer = (*Manager)(nil)
+
+// Render is web_extract's render step (render.Renderer) in the Manager's
+// local Chromium: see renderstep.Renderer.Render.
+func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *render.Fetched) (render.Rendered, error) {
+	return m.rend.Render(ctx, rawURL, guard, fetched)
 }

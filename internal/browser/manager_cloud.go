@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -99,7 +100,7 @@ func (m *Manager) cloudApplies() bool {
 // the navigation gates are the egress control). Any failure after Create
 // releases the provider session.
 func (m *Manager) cloudSession(ctx context.Context, key string) (*Session, *BackendInfo, error) {
-	if IsSidecar(key) || !m.cloudApplies() {
+	if sessionkey.IsSidecar(key) || !m.cloudApplies() {
 		return nil, nil, nil
 	}
 	if m.cloud.selErr != nil {
@@ -115,7 +116,7 @@ func (m *Manager) cloudSession(ctx context.Context, key string) (*Session, *Back
 	if m.cloud.sel.Err != nil {
 		return fail(reason.CloudNotConfigured, m.cloud.sel.Err.Error())
 	}
-	rec, err := p.Create(ctx, BareTask(key))
+	rec, err := p.Create(ctx, sessionkey.BareTask(key))
 	if err != nil {
 		return fail(reason.CloudFallback, "create session: "+err.Error())
 	}
@@ -258,7 +259,7 @@ func (m *Manager) backendInfo(s *Session) BackendInfo {
 			}
 		}
 		return bi
-	case m.cdpOverride() != "" && !IsSidecar(s.Key):
+	case m.cdpOverride() != "" && !sessionkey.IsSidecar(s.Key):
 		return BackendInfo{Backend: "cdp"}
 	}
 	return BackendInfo{Backend: "local"}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud/cloudfake"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -201,7 +202,7 @@ func TestCloudBrowserbaseSessionEndToEnd(t *testing.T) {
 	// sees it (spec §B3).
 	priv := "http://127.0.0.1:" + pages.port + "/private"
 	pr := m.Navigate(ctx, task, NavigateInput{URL: priv})
-	if !pr.Success || pr.SessionKey != task+LocalSuffix || pr.Backend != "local" || !strings.Contains(pr.Snapshot, "Served /private") {
+	if !pr.Success || pr.SessionKey != task+sessionkey.LocalSuffix || pr.Backend != "local" || !strings.Contains(pr.Snapshot, "Served /private") {
 		t.Fatalf("private URL: %+v", pr)
 	}
 	if m.BrowserPID() == 0 {

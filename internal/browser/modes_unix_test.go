@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 )
 
 // TestSnapshotAndScreenshotModesPrivate (issue 6 item 5, found again in the
@@ -21,7 +23,7 @@ func TestSnapshotAndScreenshotModesPrivate(t *testing.T) {
 	if err := os.Chmod(web, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := SaveSnapshot(web, "- heading \"Private\" [ref=e1]")
+	snap, err := snapshot.Save(web, "- heading \"Private\" [ref=e1]")
 	if err != nil {
 		t.Fatal(err)
 	}

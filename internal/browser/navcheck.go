@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
@@ -41,7 +42,7 @@ func proxyRefusal(s *Session, start time.Time, docURL string) *reason.Error {
 	for _, rf := range s.proxy.RefusedSince(start) {
 		if rf.Host == fu.Host && (port == 0 || rf.Port == 0 || rf.Port == port) {
 			return reason.Newf(rf.Reason, reason.GateSSRF,
-				"Blocked: the egress proxy refused the request for %s (%s).%s", originOf(docURL), rf.Reason, refusalHint(rf.Reason))
+				"Blocked: the egress proxy refused the request for %s (%s).%s", gate.Origin(docURL), rf.Reason, refusalHint(rf.Reason))
 		}
 	}
 	return nil
@@ -84,7 +85,7 @@ func loadFailure(s *Session, start time.Time, doc backend.DocLoad, errText strin
 			for _, f := range s.proxy.FailedSince(start) {
 				if strings.EqualFold(f.Host, fu.Host) && (fu.Port == "" || fu.Port == strconv.Itoa(int(f.Port))) {
 					return reason.Newf(reason.NavigationFailed, "",
-						"The page could not be loaded: its server %s did not answer (%s: connection refused, unreachable or timed out).", originOf(doc.URL), f.Reason)
+						"The page could not be loaded: its server %s did not answer (%s: connection refused, unreachable or timed out).", gate.Origin(doc.URL), f.Reason)
 				}
 			}
 		}
@@ -133,7 +134,7 @@ func (m *Manager) actionLanding(ctx context.Context, s *Session, p *Page, before
 	}
 	m.resetBlank(ctx, s, p)
 	m.errOf(s, p, reason.Wrap(rr.Code, rr.Gate,
-		"The action navigated to "+originOf(doc.URL)+", which was not loaded; the tab was reset to about:blank. "+rr.Message, rr))
+		"The action navigated to "+gate.Origin(doc.URL)+", which was not loaded; the tab was reset to about:blank. "+rr.Message, rr))
 	return true
 }
 

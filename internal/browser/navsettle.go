@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -148,8 +150,8 @@ func (m *Manager) settleNavigation(ctx context.Context, s *Session, limit time.D
 // until ctx's walk end (withWalkEnd; SnapshotTimeBudget from now when ctx
 // has none), so a retry never doubles a walk that spent its budget.
 func (m *Manager) snapshotSettled(ctx context.Context, s *Session, full bool) (snapData, error) {
-	if walkEnd(ctx).IsZero() {
-		ctx = withWalkEnd(ctx, time.Now().Add(SnapshotTimeBudget))
+	if snapshot.WalkEnd(ctx).IsZero() {
+		ctx = snapshot.WithWalkEnd(ctx, time.Now().Add(snapshot.TimeBudget))
 	}
 	d, err := s.snapshot(ctx, full)
 	if backend.IsNavigated(err) {
@@ -190,31 +192,40 @@ func (m *Manager) shownRefusal(s *Session, p *Page, d snapData) *reason.Error {
 
 // landingRefusal is the post-redirect check of where a navigation to
 // requested ended (final, after server and client redirects; spec §B8.1
-// step 6): the gates on final (redirect_metadata, redirect_private,
-// policy_blocked), then the egress proxy's refusal of final's host since
-// start (a redirect that landed on a refused host is redirect_metadata or
-// redirect_private, as the gates would say). nil when it may be shown.
+// step 6): the gates on final (Gates.RedirectRefusal: redirect_metadata,
+// redirect_private, policy_blocked), then the egress proxy's refusal of
+// final's host since start (proxyLanding). nil when it may be shown.
 func (m *Manager) landingRefusal(s *Session, requested, final string, start time.Time, active bool) *reason.Error {
+	if rr := m.gates.RedirectRefusal(requested, final, active); rr != nil {
+		return rr
+	}
+	return proxyLanding(s, requested, final, start)
+}
+
+// proxyLanding is the local backend's part of the post-redirect check, run
+// when the gates passed final: the egress proxy's refusal of final's host
+// since start. A redirect that landed on a refused host is redirect_metadata
+// or redirect_private, as the gates would say; another refusal names both
+// the page asked for and the one it led to. nil when the proxy refused
+// nothing of final's.
+func proxyLanding(s *Session, requested, final string, start time.Time) *reason.Error {
 	docRefusal := proxyRefusal(s, start, final)
-	redirected := final != "" && final != requested && !strings.HasPrefix(final, "chrome-error:")
-	rr := m.gates.RedirectRefusal(requested, final, active)
-	if rr == nil && docRefusal != nil && redirected {
-		switch docRefusal.Code {
-		case reason.SSRFMetadata:
-			rr = reason.New(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the redirect landed on a cloud metadata endpoint; the tab was reset to about:blank.")
-		case reason.SSRFPrivate:
-			rr = reason.New(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank.")
-		default:
-			// The refused request is not the page the agent asked for but
-			// one it led to (a redirect, a form it submitted, a script or
-			// meta-refresh navigation): say so, naming both.
-			rr = reason.Wrap(docRefusal.Code, docRefusal.Gate, fmt.Sprintf(
-				"Blocked: the page %s led the tab on to %s (a redirect, a form submission or a script navigation), and the egress proxy refused that request (%s); the tab was reset to about:blank.%s",
-				originOf(requested), originOf(final), docRefusal.Code, refusalHint(docRefusal.Code)), docRefusal)
-		}
+	if docRefusal == nil {
+		return nil
 	}
-	if rr == nil && docRefusal != nil {
-		rr = docRefusal
+	if final == "" || final == requested || strings.HasPrefix(final, "chrome-error:") {
+		return docRefusal
 	}
-	return rr
+	switch docRefusal.Code {
+	case reason.SSRFMetadata:
+		return reason.New(reason.RedirectMetadata, reason.GateSSRF, "Blocked: the redirect landed on a cloud metadata endpoint; the tab was reset to about:blank.")
+	case reason.SSRFPrivate:
+		return reason.New(reason.RedirectPrivate, reason.GateSSRF, "Blocked: the redirect landed on a private/internal address; the tab was reset to about:blank.")
+	}
+	// The refused request is not the page the agent asked for but one it
+	// led to (a redirect, a form it submitted, a script or meta-refresh
+	// navigation): say so, naming both.
+	return reason.Wrap(docRefusal.Code, docRefusal.Gate, fmt.Sprintf(
+		"Blocked: the page %s led the tab on to %s (a redirect, a form submission or a script navigation), and the egress proxy refused that request (%s); the tab was reset to about:blank.%s",
+		gate.Origin(requested), gate.Origin(final), docRefusal.Code, refusalHint(docRefusal.Code)), docRefusal)
 }

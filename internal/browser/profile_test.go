@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -29,24 +30,24 @@ func TestRealProfileSourceFailsClosed(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, "google-chrome", "Profile 1"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ok := RealProfileOptions{DefaultBrowser: defaultIs("google-chrome.desktop"), ConfigHome: home}
-	src, err := resolveProfile("Profile 1", ok)
+	ok := realprofile.Options{DefaultBrowser: defaultIs("google-chrome.desktop"), ConfigHome: home}
+	src, err := realprofile.Resolve("Profile 1", ok)
 	if err != nil || src.Browser != "Google Chrome" || src.ProfileDir != filepath.Join(home, "google-chrome", "Profile 1") {
 		t.Fatalf("pinned profile: %+v %v", src, err)
 	}
 	for _, c := range []struct {
 		name, pin string
-		o         RealProfileOptions
+		o         realprofile.Options
 		want      reason.Code
 	}{
 		{"missing pin", "Profile 9", ok, reason.RealProfileUnavailable},
 		{"missing Default", "", ok, reason.RealProfileUnavailable},
 		{"pin with a slash", "../x", ok, reason.RealProfileUnavailable},
-		{"firefox", "Profile 1", RealProfileOptions{DefaultBrowser: defaultIs("firefox.desktop"), ConfigHome: home}, reason.RealProfileUnavailable},
-		{"beta channel", "Profile 1", RealProfileOptions{DefaultBrowser: defaultIs("google-chrome-beta.desktop"), ConfigHome: home}, reason.RealProfileUnavailable},
-		{"no default", "Profile 1", RealProfileOptions{DefaultBrowser: defaultIs(""), ConfigHome: home}, reason.RealProfileUnavailable},
+		{"firefox", "Profile 1", realprofile.Options{DefaultBrowser: defaultIs("firefox.desktop"), ConfigHome: home}, reason.RealProfileUnavailable},
+		{"beta channel", "Profile 1", realprofile.Options{DefaultBrowser: defaultIs("google-chrome-beta.desktop"), ConfigHome: home}, reason.RealProfileUnavailable},
+		{"no default", "Profile 1", realprofile.Options{DefaultBrowser: defaultIs(""), ConfigHome: home}, reason.RealProfileUnavailable},
 	} {
-		if _, err := resolveProfile(c.pin, c.o); reason.Of(err) != c.want {
+		if _, err := realprofile.Resolve(c.pin, c.o); reason.Of(err) != c.want {
 			t.Errorf("%s: %v, want %s", c.name, err, c.want)
 		}
 	}
@@ -55,7 +56,7 @@ func TestRealProfileSourceFailsClosed(t *testing.T) {
 	if err := os.Symlink(host+"-"+strconv.Itoa(os.Getpid()), filepath.Join(home, "google-chrome", "SingletonLock")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = resolveProfile("Profile 1", ok)
+	_, err = realprofile.Resolve("Profile 1", ok)
 	if reason.Of(err) != reason.RealProfileLocked || !strings.Contains(err.Error(), "quit Google Chrome") {
 		t.Fatalf("live SingletonLock: %v", err)
 	}
@@ -136,7 +137,7 @@ func TestRealProfileCopyLockedThenCookieVisible(t *testing.T) {
 	cfg.Browser.RealProfilePin = filepath.Join(udd, "Default")
 	home := t.TempDir()
 	m, _ := New(Options{Config: cfg, Home: home, Resolver: hostResolver{},
-		RealProfile: RealProfileOptions{DefaultBrowser: defaultIs("chromium.desktop")}})
+		RealProfile: realprofile.Options{DefaultBrowser: defaultIs("chromium.desktop")}})
 	defer m.Close()
 
 	// Another connection holds the Cookies database in a write transaction

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
@@ -350,14 +351,12 @@ func TestRenderKeepsSpareContexts(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		m.rpool.mu.Lock()
-		n := len(m.rpool.spares)
-		m.rpool.mu.Unlock()
-		if n == renderSpares {
+		n := m.rend.SparesReady()
+		if n == renderstep.Spares {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d spare render contexts after 30 s, want %d", n, renderSpares)
+			t.Fatalf("%d spare render contexts after 30 s, want %d", n, renderstep.Spares)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
 )
@@ -33,7 +34,7 @@ func TestRenderOfSpinningShellIsBoundedAndReported(t *testing.T) {
 	if !strings.Contains(msg, "render") || !strings.Contains(msg, p.RenderUnavailable) || strings.Contains(msg, "try the browser tools") {
 		t.Errorf("message %q: want the render attempt and its reason %s, and no advice to use the browser tools", msg, p.RenderUnavailable)
 	}
-	if took > renderLoadTimeout+10*time.Second {
+	if took > renderstep.LoadTimeout+10*time.Second {
 		t.Errorf("the render of a spinning page cost %v", took)
 	}
 }

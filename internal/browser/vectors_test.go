@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/evalpolicy"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/vectors"
@@ -45,14 +48,14 @@ func TestVectorSessionKey(t *testing.T) {
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
 		t.Run(v.Note, func(t *testing.T) {
-			r := Route{CloudProvider: in.Cloud == nil || *in.Cloud, AutoLocal: in.Auto == nil || *in.Auto, CDPOverride: in.CDP, Camofox: in.Camofox}
+			r := sessionkey.Route{CloudProvider: in.Cloud == nil || *in.Cloud, AutoLocal: in.Auto == nil || *in.Auto, CDPOverride: in.CDP, Camofox: in.Camofox}
 			task := ""
 			if in.TaskID != nil {
 				task = *in.TaskID
 			}
-			priv := func(u string) bool { return URLIsPrivate(context.Background(), u, stubResolver{}, nil) }
-			if got := NavigationKey(task, in.URL, r, priv); got != want.SessionKey {
-				t.Errorf("NavigationKey = %q, want %q", got, want.SessionKey)
+			priv := func(u string) bool { return sessionkey.URLIsPrivate(context.Background(), u, stubResolver{}, nil) }
+			if got := sessionkey.NavigationKey(task, in.URL, r, priv); got != want.SessionKey {
+				t.Errorf("sessionkey.NavigationKey = %q, want %q", got, want.SessionKey)
 			}
 		})
 	}
@@ -78,8 +81,8 @@ func TestURLIsPrivateOracle(t *testing.T) {
 		{"http://198.18.0.9/", false},                     // literal in declared fake-IP range
 		{"not a url", false},
 	} {
-		if got := URLIsPrivate(context.Background(), tc.url, res, fake); got != tc.want {
-			t.Errorf("URLIsPrivate(%q) = %v, want %v", tc.url, got, tc.want)
+		if got := sessionkey.URLIsPrivate(context.Background(), tc.url, res, fake); got != tc.want {
+			t.Errorf("sessionkey.URLIsPrivate(%q) = %v, want %v", tc.url, got, tc.want)
 		}
 	}
 }
@@ -101,15 +104,15 @@ func TestVectorLastSessionKey(t *testing.T) {
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
 		t.Run(v.Note, func(t *testing.T) {
-			var b Bindings
+			var b sessionkey.Bindings
 			for k, val := range in.LastActive {
 				b.Set(k, val)
 			}
-			lookup := func(key string) (Owner, bool) {
+			lookup := func(key string) (sessionkey.Owner, bool) {
 				if in.Session == nil || in.Session.Key != key {
-					return Owner{}, false
+					return sessionkey.Owner{}, false
 				}
-				return Owner{SessionKey: in.Session.Key, OwnerTaskID: in.Session.Owner}, true
+				return sessionkey.Owner{SessionKey: in.Session.Key, OwnerTaskID: in.Session.Owner}, true
 			}
 			key, dropped := b.Resolve(in.TaskID, lookup)
 			if key != want.Key || dropped != want.Dropped {
@@ -126,35 +129,35 @@ func TestVectorLastSessionKey(t *testing.T) {
 func TestOwnershipAndBindingTables(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		o    Owner
+		o    sessionkey.Owner
 		want bool
 	}{
-		{"no metadata at all (legacy)", Owner{}, true},
-		{"owner matches", Owner{SessionKey: "task7", OwnerTaskID: "task7"}, true},
-		{"owner is another task", Owner{SessionKey: "task7", OwnerTaskID: "task9"}, false},
-		{"session_key is another session", Owner{SessionKey: "task9", OwnerTaskID: "task7"}, false},
+		{"no metadata at all (legacy)", sessionkey.Owner{}, true},
+		{"owner matches", sessionkey.Owner{SessionKey: "task7", OwnerTaskID: "task7"}, true},
+		{"owner is another task", sessionkey.Owner{SessionKey: "task7", OwnerTaskID: "task9"}, false},
+		{"session_key is another session", sessionkey.Owner{SessionKey: "task9", OwnerTaskID: "task7"}, false},
 	} {
-		if got := Owned(tc.o, "task7", "task7"); got != tc.want {
-			t.Errorf("%s: Owned = %v, want %v", tc.name, got, tc.want)
+		if got := sessionkey.Owned(tc.o, "task7", "task7"); got != tc.want {
+			t.Errorf("%s: sessionkey.Owned = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {
 		name    string
 		binding string // "" = none
-		live    map[string]Owner
+		live    map[string]sessionkey.Owner
 		after   bool // binding still present
 	}{
-		{"live session, owner matches", "task7", map[string]Owner{"task7": {"task7", "task7"}}, true},
+		{"live session, owner matches", "task7", map[string]sessionkey.Owner{"task7": {SessionKey: "task7", OwnerTaskID: "task7"}}, true},
 		{"session already cleaned up", "task7", nil, false},
-		{"session recycled and re-owned by #9", "task7", map[string]Owner{"task7": {"task7", "task9"}}, false},
+		{"session recycled and re-owned by #9", "task7", map[string]sessionkey.Owner{"task7": {SessionKey: "task7", OwnerTaskID: "task9"}}, false},
 		{"no binding recorded yet", "", nil, false},
 		{"sidecar key bound, sidecar gone", "task7::local", nil, false},
 	} {
-		var b Bindings
+		var b sessionkey.Bindings
 		if tc.binding != "" {
 			b.Set("task7", tc.binding)
 		}
-		key, _ := b.Resolve("task7", func(k string) (Owner, bool) { o, ok := tc.live[k]; return o, ok })
+		key, _ := b.Resolve("task7", func(k string) (sessionkey.Owner, bool) { o, ok := tc.live[k]; return o, ok })
 		if key != "task7" {
 			t.Errorf("%s: key %q, want task7", tc.name, key)
 		}
@@ -178,26 +181,26 @@ func TestVectorCleanup(t *testing.T) {
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
 		t.Run(v.Note, func(t *testing.T) {
-			got := CleanupKeys(in.Key, in.Active)
+			got := sessionkey.CleanupKeys(in.Key, in.Active)
 			if !slices.Equal(got, want.Reaped) {
 				t.Errorf("reaped %v, want %v", got, want.Reaped)
 			}
-			var b Bindings
+			var b sessionkey.Bindings
 			for k, val := range in.LastActive {
 				b.Set(k, val)
 			}
 			if len(in.LastActive) == 0 {
-				b.Set(BareTask(in.Key), in.Key)
+				b.Set(sessionkey.BareTask(in.Key), in.Key)
 			}
 			b.DropAfterCleanup(in.Key)
-			_, present := b.Get(BareTask(in.Key))
+			_, present := b.Get(sessionkey.BareTask(in.Key))
 			if want.Binding == "dropped" && present {
 				t.Error("binding not dropped")
 			}
 		})
 	}
 	// A sidecar cleanup keeps a binding that points at the primary.
-	var b Bindings
+	var b sessionkey.Bindings
 	b.Set("t", "t")
 	b.DropAfterCleanup("t::local")
 	if _, ok := b.Get("t"); !ok {
@@ -254,8 +257,8 @@ func TestVectorNavigateGate(t *testing.T) {
 			}
 			key := "task"
 			if in.Sidecar {
-				key = NavigationKey("task", url, Route{CloudProvider: true, AutoLocal: true},
-					func(u string) bool { return URLIsPrivate(context.Background(), u, stubResolver{}, nil) })
+				key = sessionkey.NavigationKey("task", url, sessionkey.Route{CloudProvider: true, AutoLocal: true},
+					func(u string) bool { return sessionkey.URLIsPrivate(context.Background(), u, stubResolver{}, nil) })
 				if want.SessionKeySuffix != "" && !strings.HasSuffix(key, want.SessionKeySuffix) {
 					t.Fatalf("key %q lacks suffix %q", key, want.SessionKeySuffix)
 				}
@@ -366,7 +369,7 @@ func TestVectorSnapshotTruncate(t *testing.T) {
 				t.Fatalf("fixture has %d chars, vector says %d", len(text), in.TotalChars)
 			}
 			path := strings.Repeat("p", in.PathLen)
-			out, tr := TruncateSnapshot(text, in.Threshold, path)
+			out, tr := snapshot.Truncate(text, in.Threshold, path)
 			if tr.Truncated != want.Truncated {
 				t.Fatalf("truncated=%v, want %v", tr.Truncated, want.Truncated)
 			}
@@ -405,8 +408,8 @@ func TestVectorSnapshotThreshold(t *testing.T) {
 		if p := in["browser.snapshot_threshold"]; p != nil {
 			raw = *p
 		}
-		if got := SnapshotThreshold(raw); got != want.Effective {
-			t.Errorf("SnapshotThreshold(%d) = %d, want %d", raw, got, want.Effective)
+		if got := snapshot.Threshold(raw); got != want.Effective {
+			t.Errorf("snapshot.Threshold(%d) = %d, want %d", raw, got, want.Effective)
 		}
 		// The config loader applies the same default and floor.
 		yaml := "browser: {}\n"
@@ -458,7 +461,7 @@ func TestVectorScrollDirection(t *testing.T) {
 		}
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
-		dy, ok := ScrollDelta(in.Direction)
+		dy, ok := snapshot.ScrollDelta(in.Direction)
 		if ok != want.Valid {
 			t.Errorf("%q valid=%v, want %v", in.Direction, ok, want.Valid)
 		}
@@ -475,11 +478,11 @@ func TestVectorRefNormalize(t *testing.T) {
 		}
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
-		if got := NormalizeRef(in.Ref); got != want.Ref {
-			t.Errorf("NormalizeRef(%q) = %q, want %q", in.Ref, got, want.Ref)
+		if got := snapshot.NormalizeRef(in.Ref); got != want.Ref {
+			t.Errorf("snapshot.NormalizeRef(%q) = %q, want %q", in.Ref, got, want.Ref)
 		}
-		if refID(in.Ref) != strings.TrimPrefix(want.Ref, "@") {
-			t.Errorf("refID(%q) = %q", in.Ref, refID(in.Ref))
+		if snapshot.RefID(in.Ref) != strings.TrimPrefix(want.Ref, "@") {
+			t.Errorf("snapshot.RefID(%q) = %q", in.Ref, snapshot.RefID(in.Ref))
 		}
 	}
 }
@@ -494,7 +497,7 @@ func TestVectorBotDetectionHint(t *testing.T) {
 		}
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
-		if got := BotDetectionWarning(in.Title) != ""; got != want.Warn {
+		if got := snapshot.BotDetectionWarning(in.Title) != ""; got != want.Warn {
 			t.Errorf("%q: warning=%v, want %v", in.Title, got, want.Warn)
 		}
 	}
@@ -528,9 +531,9 @@ func TestVectorEvalDenylist(t *testing.T) {
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
 		t.Run(v.Note, func(t *testing.T) {
-			got := EvalDenied(in.Expression, in.Restrict, in.AllowUnsafe)
+			got := evalpolicy.Denied(in.Expression, in.Restrict, in.AllowUnsafe)
 			if (got != "") != want.Blocked || (want.Reason != nil && got != *want.Reason) {
-				t.Errorf("EvalDenied(%q) = %q, want blocked=%v reason=%v", in.Expression, got, want.Blocked, want.Reason)
+				t.Errorf("evalpolicy.Denied(%q) = %q, want blocked=%v reason=%v", in.Expression, got, want.Blocked, want.Reason)
 			}
 		})
 	}
@@ -546,8 +549,8 @@ func TestVectorEvalURLPrescreen(t *testing.T) {
 		}
 		vectors.Decode(t, v.Input, &in)
 		vectors.Decode(t, v.Expected, &want)
-		if got := URLLiterals(in.Expression); !slices.Equal(got, want.URLs) {
-			t.Errorf("URLLiterals(%q) = %q, want %q", in.Expression, got, want.URLs)
+		if got := evalpolicy.URLLiterals(in.Expression); !slices.Equal(got, want.URLs) {
+			t.Errorf("evalpolicy.URLLiterals(%q) = %q, want %q", in.Expression, got, want.URLs)
 		}
 	}
 }

@@ -128,7 +128,26 @@ type MCP struct {
 	// --no-content-boundaries` also turns it off). The CLI's --json output is
 	// never wrapped.
 	ContentBoundaries bool
+	// PrincipalMaxCalls caps the tool calls one principal (a caller of the
+	// --tokens file, or the one caller of --token) runs at once over HTTP,
+	// across all its sessions (mcp.principal_max_calls, integer ≥ 1,
+	// default DefaultPrincipalMaxCalls); more are refused with
+	// too_many_calls (HTTP 429, Retry-After).
+	PrincipalMaxCalls int
+	// PrincipalRate is the sustained tool calls per second one principal may
+	// start over HTTP (mcp.principal_rate, a number > 0, default
+	// DefaultPrincipalRate): a token bucket holding
+	// max(PrincipalMaxCalls, ⌈rate⌉) calls; more are refused with
+	// rate_limited (HTTP 429, Retry-After).
+	PrincipalRate float64
 }
+
+// Defaults of the per-principal limits (principal.DefaultMaxCalls and
+// principal.DefaultRate): one agent never meets them.
+const (
+	DefaultPrincipalMaxCalls = 16
+	DefaultPrincipalRate     = 10.0
+)
 
 // Web holds the web_search / web_extract settings (YAML block "web", spec §A12).
 type Web struct {
@@ -308,7 +327,7 @@ type ExtensionControl struct {
 // returns a fresh value (maps and slices are not shared).
 func Default() *Config {
 	return &Config{
-		MCP: MCP{ContentBoundaries: true},
+		MCP: MCP{ContentBoundaries: true, PrincipalMaxCalls: DefaultPrincipalMaxCalls, PrincipalRate: DefaultPrincipalRate},
 		Web: Web{
 			ExtractCharLimit:  DefaultExtractCharLimit,
 			KeylessFallback:   true,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"sort"
 	"strings"
@@ -182,6 +183,8 @@ var schema = &field{name: "", children: []*field{
 	),
 	block("mcp",
 		boolean("content_boundaries", func(c *Config) *bool { return &c.MCP.ContentBoundaries }),
+		intFloor("principal_max_calls", func(c *Config) *int { return &c.MCP.PrincipalMaxCalls }, DefaultPrincipalMaxCalls, 1),
+		positive("principal_rate", func(c *Config) *float64 { return &c.MCP.PrincipalRate }, DefaultPrincipalRate),
 	),
 }}
 
@@ -308,6 +311,23 @@ func seconds(name string, p func(*Config) *time.Duration, def, floor time.Durati
 			return nil
 		},
 		get: func(c *Config) any { return durationSeconds(*p(c)) },
+	}
+}
+
+// positive is a number > 0 (a rate); anything else keeps def.
+func positive(name string, p func(*Config) *float64, def float64) *field {
+	return &field{
+		name: name, typ: "number > 0",
+		set: func(c *Config, v any, _ string) *problem {
+			f, ok := floatValue(v, true)
+			if !ok || f <= 0 || math.IsInf(f, 0) {
+				*p(c) = def
+				return rejectf(fmt.Sprintf("using %g", def), "want a number greater than 0, got %v", v)
+			}
+			*p(c) = f
+			return nil
+		},
+		get: func(c *Config) any { return *p(c) },
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 )
 
@@ -81,7 +82,7 @@ func TestBreaksToParagraphs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		breaksToParagraphs(doc)
+		markdown.BreaksToParagraphs(doc)
 		var sb strings.Builder
 		for c := findBody(doc).FirstChild; c != nil; c = c.NextSibling {
 			if err := html.Render(&sb, c); err != nil {
@@ -89,7 +90,7 @@ func TestBreaksToParagraphs(t *testing.T) {
 			}
 		}
 		if got := sb.String(); got != tt.want {
-			t.Errorf("breaksToParagraphs(%s)\n got %s\nwant %s", tt.in, got, tt.want)
+			t.Errorf("markdown.BreaksToParagraphs(%s)\n got %s\nwant %s", tt.in, got, tt.want)
 		}
 	}
 }
@@ -106,7 +107,7 @@ func findBody(n *html.Node) *html.Node {
 	return body
 }
 
-// FuzzBreaksToParagraphs: on any tree, breaksToParagraphs keeps every
+// FuzzBreaksToParagraphs: on any tree, markdown.BreaksToParagraphs keeps every
 // text node in document order (it only moves nodes into new <p> elements
 // and removes <br>), and the result renders and parses again.
 func FuzzBreaksToParagraphs(f *testing.F) {
@@ -135,7 +136,7 @@ func FuzzBreaksToParagraphs(f *testing.F) {
 			return sb.String()
 		}
 		before := texts()
-		breaksToParagraphs(doc)
+		markdown.BreaksToParagraphs(doc)
 		if after := texts(); after != before {
 			t.Fatalf("text changed:\n before %q\n after  %q", before, after)
 		}

@@ -16,7 +16,7 @@
 //   - text/plain, markdown and JSON pass through as decoded text;
 //   - XML (text/xml, application/xml, any +xml type, or an undeclared body
 //     that is XML) is told apart by its root element: an RSS, RDF or Atom
-//     feed becomes a markdown list of its items (feed.go), <svg> is
+//     feed becomes a markdown list of its items (content/feed), <svg> is
 //     refused as an image, <html> (XHTML) takes the HTML path, anything
 //     else is shown as written in a fenced ```xml block;
 //   - PDF: plain text per page (github.com/ledongthuc/pdf), laid out from
@@ -62,7 +62,9 @@ import (
 	"net/url"
 	"strings"
 
+	"encoding/xml"
 	"github.com/gatehouse-dev/gatehouse/internal/content/charset"
+	"github.com/gatehouse-dev/gatehouse/internal/content/feed"
 	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -176,12 +178,12 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 			if kind == KindXML {
 				kind = KindHTML // XHTML
 			}
-		case feedFormatOf(root, mediaType) != formatNone:
+		case feed.FormatOf(root, mediaType) != feed.FormatNone:
 			text, cs, err := charset.DecodeXML(body, contentType)
 			if err != nil {
 				return Document{}, err
 			}
-			doc, ok, err := convertFeed(text, cs, base, feedFormatOf(root, mediaType), root)
+			doc, ok, err := convertFeed(text, cs, base, feed.FormatOf(root, mediaType), root)
 			if ok {
 				return doc, err
 			}
@@ -229,6 +231,16 @@ func convert(body []byte, contentType string, base *url.URL) (doc Document, err 
 		return Document{}, reason.New(reason.EmptyContent, "", "the response body has no text; nothing to extract")
 	}
 	return doc, nil
+}
+
+// convertFeed reads an RSS, RDF or Atom feed (feed.Convert) as a Document of
+// KindFeed in charset cs; ok is false when the body is no feed after all.
+func convertFeed(text, cs string, base *url.URL, format feed.Format, root xml.Name) (doc Document, ok bool, err error) {
+	title, md, ok, err := feed.Convert(text, base, format, root)
+	if !ok || err != nil {
+		return Document{}, ok, err
+	}
+	return Document{Title: title, Markdown: md, Kind: KindFeed, Charset: cs}, true, nil
 }
 
 // classify picks the Kind for a body and its declared media type, or refuses
@@ -404,4 +416,20 @@ func trimClosingHashes(h string) string {
 		return strings.TrimSpace(t)
 	}
 	return h
+}
+
+// fencedXML shows XML text as a fenced ```xml block; the fence is longer
+// than any run of backticks in the text.
+func fencedXML(text string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "xml\n" + strings.TrimRight(text, "\r\n") + "\n" + fence + "\n"
 }

@@ -148,8 +148,8 @@ func TestCodeLanguageSources(t *testing.T) {
 func fragmentToMarkdown(t *testing.T, fragment string, base *url.URL) string {
 	t.Helper()
 	node := parseFragment(t, fragment)
-	prepareForMarkdown(node)
-	md, err := toMarkdown(node, base)
+	markdown.Prepare(node)
+	md, err := markdown.Convert(node, base)
 	if err != nil {
 		t.Fatal(err)
 	}

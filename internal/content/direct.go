@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	trafilatura "github.com/markusmobius/go-trafilatura"
 	"golang.org/x/net/html"
 )
@@ -315,10 +316,10 @@ func directMarkdown(c *html.Node, base *url.URL) string {
 	inContent := c.Data == "article" || c.Data == "main" || hasAncestor(c, "article", "main")
 	root := dom.CloneNode(c)
 	stripChrome(root, inContent)
-	captionsToParagraphs(root, false)
-	figuresToImages(root)
-	prepareForMarkdown(root)
-	md, err := toMarkdown(root, base)
+	markdown.CaptionsToParagraphs(root, false)
+	markdown.FiguresToImages(root)
+	markdown.Prepare(root)
+	md, err := markdown.Convert(root, base)
 	if err != nil {
 		return ""
 	}

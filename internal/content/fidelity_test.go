@@ -53,7 +53,7 @@ func TestInlineSpacesInListItems(t *testing.T) {
 
 func TestKeepInlineGaps(t *testing.T) {
 	root := parseFragment(t, "<li>an <em>x</em> table <code>y</code>\n<a>z</a> <b>w</b></li>")
-	polishTree(root)
+	markdown.Polish(root)
 	var texts []string
 	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.TextNode {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -55,7 +56,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 	if h == nil {
 		return "", "", ""
 	}
-	h1 = dom.CollapseSpace(unmarkText(dom.TextContent(h)))
+	h1 = dom.CollapseSpace(markdown.UnmarkText(dom.TextContent(h)))
 	// The elements after the headline, in document order, up to the
 	// first paragraph of prose.
 	steps := 0
@@ -75,7 +76,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 			}
 			return
 		}
-		text := dom.CollapseSpace(unmarkText(dom.TextContent(n)))
+		text := dom.CollapseSpace(markdown.UnmarkText(dom.TextContent(n)))
 		if n.Data == "p" && len(tokenize(text)) >= proseMinTokens {
 			stop = true
 			return
@@ -210,7 +211,7 @@ func addArticleHeader(md, title string, doc *html.Node, withByline bool) string 
 func textMarkdown(s string) string {
 	p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
 	p.AppendChild(&html.Node{Type: html.TextNode, Data: s})
-	md, err := toMarkdown(p, nil)
+	md, err := markdown.Convert(p, nil)
 	if err != nil {
 		return s
 	}

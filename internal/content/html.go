@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	trafilatura "github.com/markusmobius/go-trafilatura"
@@ -91,7 +90,7 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // answer holding one or a few of them gives way to one covering most, and
 // a <noscript> holding most of the page is read as a client without
 // scripts gets it (noscript.go). Extracted trees get back the page's nested blocks
-// (nesting.go), and the article's headline leads the markdown when it is
+// (content/markdown: nesting.go), and the article's headline leads the markdown when it is
 // not the title (header.go). Escaping follows escape.go: only where GFM
 // needs it, every entity decoded once.
 //
@@ -173,16 +172,16 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	visibility.DropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
 	base = dom.DocumentBase(doc, base)
 	facts := metadata.Read(doc, base) // meta.go: before the extractors change the tree
-	absolutizeLinks(doc, base)
+	markdown.AbsolutizeLinks(doc, base)
 	preClean(doc, opt.keepComments)
 	if opt.allCaptions {
-		captionsToParagraphs(doc, false)
+		markdown.CaptionsToParagraphs(doc, false)
 	}
-	breaksToParagraphs(doc) // breaks.go: "text<br><br>text" in a div becomes paragraphs
-	polishTree(doc)
-	inlineImages := markInlineImages(doc) // inlineimg.go
-	originals := collectOriginals(doc)
-	originals.images = inlineImages
+	markdown.BreaksToParagraphs(doc) // markdown/breaks.go: "text<br><br>text" in a div becomes paragraphs
+	markdown.Polish(doc)
+	inlineImages := markdown.MarkInlineImages(doc) // markdown/inlineimg.go
+	originals := markdown.CollectOriginals(doc)
+	originals.Images = inlineImages
 	if pass.recs = nil; !opt.noRecords {
 		pass.recs = findRecords(doc)
 	}
@@ -236,7 +235,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			}
 			// Captions are not article text (and trafilatura leaves them
 			// out); the images themselves are merged back in.
-			figuresToImages(art.Node)
+			markdown.FiguresToImages(art.Node)
 			secondary = nodeToMarkdown(art.Node, base, originals)
 		}
 	}
@@ -273,7 +272,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 			md = secondary
 		}
 	}
-	metaTitle := dom.CollapseSpace(strings.TrimRight(dom.CollapseSpace(unmarkText(title)), titleMarks))
+	metaTitle := dom.CollapseSpace(strings.TrimRight(dom.CollapseSpace(markdown.UnmarkText(title)), titleMarks))
 	title = chooseTitle(doc, title)
 	dropTitle := func(md string) string {
 		if opt.keepTitleH1 {
@@ -304,7 +303,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		// listing) or were skipped (a huge page): convert the whole body
 		// rather than return nothing.
 		if body := wholeBody(doc); body != nil {
-			if whole, err := toMarkdown(body, base); err == nil {
+			if whole, err := markdown.Convert(body, base); err == nil {
 				md = dropTitle(whole)
 			}
 		}
@@ -316,7 +315,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 	if hasWords(md) {
 		md = addArticleHeader(md, title, doc, opt.byline)
 	}
-	md = tidyMarkdown(md)
+	md = markdown.Tidy(md)
 	// (Only short answers can be the title: collapsing the spaces of a
 	// 10 MB answer to find out costs a full copy.)
 	if len(md) <= 2*len(title)+1024 && normalizeForCompare(strings.Trim(md, "# \n")) == normalizeForCompare(title) {
@@ -331,10 +330,10 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 // nodeToMarkdown converts an extractor's content node: original <pre> and
 // <table> elements are restored first, code languages normalised. A
 // conversion failure gives "".
-func nodeToMarkdown(node *html.Node, base *url.URL, o *originals) string {
-	restoreOriginals(node, o)
-	prepareForMarkdown(node)
-	md, err := toMarkdown(node, base)
+func nodeToMarkdown(node *html.Node, base *url.URL, o *markdown.Originals) string {
+	markdown.RestoreOriginals(node, o)
+	markdown.Prepare(node)
+	md, err := markdown.Convert(node, base)
 	if err != nil {
 		return ""
 	}
@@ -359,58 +358,9 @@ func wholeBody(doc *html.Node) *html.Node {
 	if body == nil {
 		return nil
 	}
-	removeElements(body, "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "iframe", "svg", "button", "select")
-	prepareForMarkdown(body)
+	markdown.RemoveElements(body, "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "iframe", "svg", "button", "select")
+	markdown.Prepare(body)
 	return body
-}
-
-// absolutizeLinks resolves a[href], img[src] and img[data-src] against
-// base (RFC 3986 via net/url), before the extractors see the page:
-// go-trafilatura resolves "../x" against the page URL as if it were a
-// directory, so it must only ever meet absolute URLs. Fragment-only links,
-// mailto:/tel: links and unparsable values are left alone; javascript:,
-// vbscript: and data: link targets are removed (the text stays). It also
-// drops permalink marks (cleanLinks) and gives lazy images their real
-// src (setLazySrc), so that the extractors keep them. base may be nil
-// (nothing is resolved).
-func absolutizeLinks(doc *html.Node, base *url.URL) {
-	cleanLinks(doc)
-	dom.Walk(doc, func(n *html.Node) bool {
-		if n.Type != html.ElementNode {
-			return true
-		}
-		var keys []string
-		switch n.Data {
-		case "a", "area":
-			keys = []string{"href"}
-
-			repairHref(n)
-		case "img":
-			keys = []string{"src", "data-src"}
-			setLazySrc(n, base)
-		default:
-			return true
-		}
-		if base == nil {
-			return true
-		}
-		for i, a := range n.Attr {
-			if a.Namespace != "" || !slices.Contains(keys, a.Key) {
-				continue
-			}
-			v := strings.TrimSpace(a.Val)
-			if v == "" || strings.HasPrefix(v, "#") || linkScheme(v) != "" {
-				continue
-			}
-			ref, err := url.Parse(v)
-			if err != nil {
-				continue
-			}
-			n.Attr[i].Val = base.ResolveReference(ref).String()
-		}
-		return true
-	})
-
 }
 
 // pageTitle returns the text of <title>, else of the first <h1>.
@@ -464,6 +414,24 @@ func dropLeadingTitle(md, title string) string {
 	return md
 }
 
+// moveLeadingBadges moves a first block made only of images (badges: linked
+// images, no words) that comes right before the first heading to after
+// that heading, so that the heading leads and a heading repeating the title
+// can be dropped.
+func moveLeadingBadges(md string) string {
+	rest := strings.TrimLeft(md, "\n")
+	first, after, ok := strings.Cut(rest, "\n\n")
+	if !ok || !strings.Contains(first, "![") || hasWords(first) || strings.HasPrefix(first, "#") {
+		return md
+	}
+	after = strings.TrimLeft(after, "\n")
+	heading, tail, _ := strings.Cut(after, "\n")
+	if h := strings.TrimLeft(heading, "#"); len(h) == len(heading) || !strings.HasPrefix(h, " ") {
+		return md
+	}
+	return heading + "\n\n" + first + "\n\n" + strings.TrimLeft(tail, "\n")
+}
+
 func normalizeForCompare(s string) string {
 	s = strings.ReplaceAll(s, "\\", "")
 	return strings.ToLower(dom.CollapseSpace(s))
@@ -474,176 +442,6 @@ func normalizeForCompare(s string) string {
 // find), without building the token list.
 func hasWords(md string) bool {
 	return strings.IndexFunc(visibleText(md), isTokenRune) >= 0
-}
-
-// tidyMarkdown trims blank space around the result, ends it with one
-// newline and makes nested lists tight (see tightenNestedLists). Other inner
-// blank lines are left alone (code blocks keep theirs).
-func tidyMarkdown(md string) string {
-	md = strings.TrimSpace(md)
-	if md == "" {
-		return ""
-	}
-	return dropRepeatedBlocks(tightenNestedLists(md)) + "\n"
-}
-
-// minRepeatChars is the length (bytes) from which a paragraph that repeats
-// an earlier one word for word is a copy of the same text, not a refrain:
-// a page that holds its article twice (a mobile and a desktop copy, a
-// hidden print view, a reveal wrapper) must not give the agent every
-// sentence two or three times.
-const minRepeatChars = 80
-
-// dropRepeatedBlocks removes every paragraph of md (a block between blank
-// lines, outside fenced code) of at least minRepeatChars that repeats an
-// earlier paragraph exactly; headings, list items, quotes, table rows and
-// code are never dropped (a repeated table row or code line can be data),
-// and neither is a paragraph that is not sentences (isSentences).
-// It returns md itself when nothing repeats.
-func dropRepeatedBlocks(md string) string {
-	if len(md) < 2*minRepeatChars {
-		return md
-	}
-	var blocks []string
-	var cur strings.Builder
-	fence := ""
-	flush := func() {
-		blocks = append(blocks, cur.String())
-		cur.Reset()
-	}
-	for _, line := range strings.Split(md, "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		switch {
-		case fence != "":
-			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
-				fence = ""
-			}
-		case markdown.FenceOpener(trimmed) != "":
-			fence = markdown.FenceOpener(trimmed)
-		case strings.TrimSpace(line) == "":
-			flush()
-			continue
-		}
-		if cur.Len() > 0 {
-			cur.WriteByte('\n')
-		}
-		cur.WriteString(line)
-	}
-	flush()
-	seen := map[string]bool{}
-	kept := blocks[:0]
-	dropped := false
-	for _, b := range blocks {
-		if len(b) >= minRepeatChars && isProseBlock(b) && isSentences(b) {
-			if seen[b] {
-				dropped = true
-				continue
-			}
-			seen[b] = true
-		}
-		kept = append(kept, b)
-	}
-	if !dropped {
-		return md
-	}
-	var out []string
-	for _, b := range kept {
-		if b != "" {
-			out = append(out, b)
-		}
-	}
-	return strings.Join(out, "\n\n")
-}
-
-// isSentences reports whether a paragraph reads as sentences: at least 12
-// words, ending in sentence-final punctuation (optionally inside a closing
-// quote). A meal plan's "Asian Chicken Zoodles [1 cup …]" or a price line
-// that recurs on a page is data and may repeat; a paragraph of sentences
-// given word for word twice is a copy of the same text.
-func isSentences(b string) bool {
-	t := strings.TrimRight(b, " \t\n\"'”’*_")
-	if t == "" || len(strings.Fields(t)) < 12 {
-		return false
-	}
-	r, _ := utf8.DecodeLastRuneInString(t)
-	return strings.ContainsRune(".!?…。！？", r)
-}
-
-// isProseBlock reports whether a markdown block is a plain paragraph: not
-// a heading, list, quote, table, code block or image line.
-func isProseBlock(b string) bool {
-	t := strings.TrimLeft(b, " ")
-	if t == "" || strings.ContainsAny(t[:1], "#>|-*+`~![") || strings.HasPrefix(t, "    ") {
-		return false
-	}
-	if i := strings.IndexAny(t, ".)"); i > 0 && i < 10 && strings.Trim(t[:i], "0123456789") == "" {
-		return false // an ordered list item
-	}
-	return true
-}
-
-// tightenNestedLists removes the blank line the converter writes between a
-// list item's first line and a list nested in it ("- two\n  \n  - nested"
-// becomes "- two\n  - nested"), which would otherwise make the outer list
-// loose. Only a nested bullet list or an ordered one starting at 1 may
-// follow an item's text directly (CommonMark §5.2), so others keep the
-// blank line. Lines of spaces only become empty. Fenced code is left
-// alone.
-func tightenNestedLists(md string) string {
-	var b strings.Builder
-	changed := false
-	fence := ""
-	itemCol := -1 // content column of the list item whose first line was the last line written
-	rest := md
-	for rest != "" {
-		line, after, found := strings.Cut(rest, "\n")
-		trimmed := strings.TrimLeft(line, " ")
-		switch {
-		case fence != "":
-			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
-				fence = ""
-			}
-			itemCol = -1
-		case markdown.FenceOpener(trimmed) != "":
-			fence = markdown.FenceOpener(trimmed)
-			itemCol = -1
-		case trimmed == "":
-			next, _, _ := strings.Cut(after, "\n")
-			indent, _, first := markdown.ListMarker(next)
-			drop := itemCol >= 0 && found && indent >= itemCol && first
-			itemCol = -1
-			if drop || line != "" {
-				// Drop the line, or write it empty: the spaces the
-				// converter indents blank lines with are noise.
-				if !changed {
-					b.Grow(len(md))
-					b.WriteString(md[:len(md)-len(rest)])
-					changed = true
-				}
-				if drop {
-					rest = after
-					continue
-				}
-				line = ""
-			}
-		default:
-			itemCol = -1
-			if indent, width, _ := markdown.ListMarker(line); width > 0 && strings.TrimSpace(line[indent+width:]) != "" {
-				itemCol = indent + width
-			}
-		}
-		if changed {
-			b.WriteString(line)
-			if found {
-				b.WriteByte('\n')
-			}
-		}
-		rest = after
-	}
-	if !changed {
-		return md
-	}
-	return b.String()
 }
 
 // permalinkClasses are classes of the permalink and edit controls that
@@ -673,11 +471,11 @@ func preClean(doc *html.Node, keepComments bool) {
 		if n.Type != html.ElementNode {
 			return true
 		}
-		if (n.Data == "a" || n.Data == "span") && hasAnyClass(n, permalinkClasses) {
+		if (n.Data == "a" || n.Data == "span") && dom.HasAnyClass(n, permalinkClasses) {
 			drop = append(drop, n)
 			return false
 		}
-		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (hasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
+		if !keepComments && n.Data != "body" && n.Data != "html" && n.Data != "main" && n.Data != "article" && (dom.HasAnyClass(n, commentClasses) || idIn(n, commentClasses)) {
 			comments = append(comments, n)
 			return false
 		}
@@ -705,7 +503,7 @@ func preClean(doc *html.Node, keepComments bool) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
 			case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
-			case c.Type == html.ElementNode && isHeadingAtom(c.DataAtom) && h == nil:
+			case c.Type == html.ElementNode && dom.IsHeading(c.DataAtom) && h == nil:
 				h = c
 			case c.Type == html.CommentNode:
 			default:
@@ -794,28 +592,6 @@ func isOverlay(n *html.Node) bool {
 	return false
 }
 
-func isHeadingAtom(a atom.Atom) bool {
-	switch a {
-	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-		return true
-	}
-	return false
-}
-
-// hasAnyClass reports whether one of n's classes is in names.
-func hasAnyClass(n *html.Node, names []string) bool {
-	v, ok := dom.Attr(n, "class")
-	if !ok {
-		return false
-	}
-	for _, c := range strings.Fields(v) {
-		if slices.Contains(names, c) {
-			return true
-		}
-	}
-	return false
-}
-
 // idIn reports whether n's id is in names.
 func idIn(n *html.Node, names []string) bool {
 	v, ok := dom.Attr(n, "id")
@@ -834,7 +610,7 @@ const titleMarks = "¶#§🔗 \t\n"
 // collapsed.
 func chooseTitle(doc *html.Node, extracted string) string {
 	clean := func(s string) string {
-		s = unmarkText(s)
+		s = markdown.UnmarkText(s)
 		return dom.CollapseSpace(strings.TrimRight(dom.CollapseSpace(s), titleMarks))
 	}
 	extracted = clean(extracted)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
+	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -78,9 +79,9 @@ func linkPageMarkdown(doc *html.Node, base *url.URL) (string, bool) {
 		return "", false // links in lists and cards: the extraction stands
 	}
 	layoutTablesToLists(root)
-	figuresToImages(root)
-	prepareForMarkdown(root)
-	out, err := toMarkdown(root, base)
+	markdown.FiguresToImages(root)
+	markdown.Prepare(root)
+	out, err := markdown.Convert(root, base)
 	if err != nil || !hasWords(out) {
 		return "", false
 	}

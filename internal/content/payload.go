@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -151,7 +152,7 @@ func flattenDeep(page string) string {
 		case html.StartTagToken:
 			name, _ := z.TagName()
 			n := string(name)
-			if voidElements[n] {
+			if dom.VoidElements[n] {
 				if keptOpen < keptDepth {
 					b.Write(raw)
 				}

@@ -46,7 +46,7 @@ func TestPolish(t *testing.T) {
 		{
 			// Short captions and credits stay out of extracted articles:
 			// the extraction bench scores them as noise (see
-			// captionsToParagraphs).
+			// markdown.CaptionsToParagraphs).
 			name:     "short caption left out of an article",
 			body:     `<figure><img src="/img/jane.jpg" alt="Jane at the desk"><figcaption>Photo: Jane Doe</figcaption></figure>`,
 			want:     []string{"![Jane at the desk](https://example.com/img/jane.jpg)"},
@@ -199,7 +199,7 @@ func TestPolishTreeGaps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			polishTree(doc)
+			markdown.Polish(doc)
 			got := strings.ReplaceAll(dom.TextContent(doc), markdown.GapMark, " ")
 			if got != tt.want {
 				t.Errorf("text = %q, want %q", got, tt.want)

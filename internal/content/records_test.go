@@ -83,7 +83,7 @@ func TestContentFormUnwrapped(t *testing.T) {
 			forms++
 		}
 		if dom.IsElem(n, "div") {
-			if _, ok := dom.Attr(n, "action"); !ok && n.FirstChild != nil && dom.IsElem(n.FirstChild, "div") && hasAnyClass(n.FirstChild, []string{"thread"}) {
+			if _, ok := dom.Attr(n, "action"); !ok && n.FirstChild != nil && dom.IsElem(n.FirstChild, "div") && dom.HasAnyClass(n.FirstChild, []string{"thread"}) {
 				divs++
 			}
 		}

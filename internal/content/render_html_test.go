@@ -3,8 +3,6 @@ package content
 import (
 	"strings"
 	"testing"
-
-	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
 )
 
 // TestRenderCodeLanguageFromWrapper: the language on a wrapper <div>
@@ -136,21 +134,6 @@ func TestRenderLazyImages(t *testing.T) {
 	}
 }
 
-func TestRenderLargestCandidate(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"a.png", "a.png"},
-		{"a.png 1x, b.png 2x", "b.png"},
-		{"b.png 800w, a.png 480w", "b.png"},
-		{"data:image/gif;base64,xx 1x, c.png 1x", "c.png"},
-		{"", ""},
-		{" , ", ""},
-	} {
-		if got := largestCandidate(tc.in); got != tc.want {
-			t.Errorf("largestCandidate(%q) = %q; want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestRenderOneLinePreWithCopyButton: a one-line <pre> next to a copy
 // button stays a fenced block.
 func TestRenderOneLinePreWithCopyButton(t *testing.T) {
@@ -168,45 +151,5 @@ func TestRenderOneLinePreWithCopyButton(t *testing.T) {
 				t.Errorf("want one fenced block, got %q in:\n%s", bodies, md)
 			}
 		})
-	}
-}
-
-func TestRenderLargestCandidateCommas(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"https://cdn.ex/w_480,h_300/a.jpg 480w, https://cdn.ex/w_960,h_600/a.jpg 960w", "https://cdn.ex/w_960,h_600/a.jpg"},
-		{"a.png, b.png 2x", "b.png"},
-	} {
-		if got := largestCandidate(tc.in); got != tc.want {
-			t.Errorf("largestCandidate(%q) = %q; want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestRenderRepairHref(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"https://ex.com/a/b.html/mailto:sales@ex.com", "mailto:sales@ex.com"},
-		{"https://cdn.ex.org/assets/mailto:a@b.c", "mailto:a@b.c"},
-		{"https://ex.com/a/mailto%3Aa%40b.c", "mailto:a@b.c"},
-		{"https://ex.com/a/tel:+15551234", "tel:+15551234"},
-		{"mailto:a@b.c", "mailto:a@b.c"},
-		{"https://en.wikipedia.org/wiki/Tel:Aviv", "https://en.wikipedia.org/wiki/Tel:Aviv"},
-		{"https://ex.com/wiki/Mailto:list", "https://ex.com/wiki/Mailto:list"},
-		{"https://commons.wikimedia.org/wiki/Data:Foo.map", "https://commons.wikimedia.org/wiki/Data:Foo.map"},
-		{"other.html", "other.html"},
-	} {
-		a := parseFragment(t, `<a href="`+tc.in+`">x</a>`).FirstChild
-		repairHref(a)
-		if got, _ := dom.Attr(a, "href"); got != tc.want || scriptTarget(a) {
-			t.Errorf("repairHref(%q) = %q (script %v); want %q", tc.in, got, scriptTarget(a), tc.want)
-		}
-	}
-	for _, in := range []string{"javascript:void(0)", "https://ex.com/a/javascript:alert(1)", " vbscript:x", "data:text/html,hi"} {
-		a := parseFragment(t, `<a href="`+in+`">x</a>`).FirstChild
-		if !scriptTarget(a) {
-			t.Errorf("scriptTarget(%q) = false", in)
-		}
-	}
-	if a := parseFragment(t, `<a href="data:image/png;base64,AA">x</a>`).FirstChild; scriptTarget(a) {
-		t.Error("data:image link counted as script")
 	}
 }

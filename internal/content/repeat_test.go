@@ -34,13 +34,3 @@ func TestRepeatedArticleCopiesDropped(t *testing.T) {
 		t.Errorf("table rows or code deduplicated:\n%s", d.Markdown)
 	}
 }
-
-func TestDropRepeatedBlocksKeepsCode(t *testing.T) {
-	long := strings.Repeat("word ", 20) + "end."
-	data := "Asian Chicken Zoodles [1 cup zucchini noodles, 4 oz. cooked chicken, 1/2 cup edamame, 1 tsp. sesame oil]"
-	md := data + "\n\n" + data + "\n\n" + long + "\n\n```\n" + long + "\n\n" + long + "\n```\n\n" + long + "\n\n- " + long + "\n\n- " + long
-	got := dropRepeatedBlocks(md)
-	if strings.Count(got, long) != 5 || strings.Count(got, data) != 2 {
-		t.Errorf("want the second paragraph copy dropped only:\n%s", got)
-	}
-}

@@ -178,30 +178,6 @@ func TestTrafilaturaRescuedNotOnArticles(t *testing.T) {
 	}
 }
 
-func TestTightenNestedLists(t *testing.T) {
-	cases := []struct{ name, in, want string }{
-		{"bullet in bullet", "- a\n  \n  - b\n- c", "- a\n  - b\n- c"},
-		{"empty blank line", "- a\n\n  - b", "- a\n  - b"},
-		{"ordered from 1", "1. a\n\n   1. b", "1. a\n   1. b"},
-		{"ordered from 3 keeps the blank", "1. a\n\n   3. b", "1. a\n\n   3. b"},
-		{"sibling list keeps the blank", "- a\n\n- b", "- a\n\n- b"},
-		{"paragraph then list keeps the blank", "text\n\n  - b", "text\n\n  - b"},
-		{"two blank lines left alone", "- a\n\n\n  - b", "- a\n\n\n  - b"},
-		{"inside a fence", "```\n- a\n\n  - b\n```", "```\n- a\n\n  - b\n```"},
-		{"after a fence", "```\nx\n```\n- a\n\n  - b", "```\nx\n```\n- a\n  - b"},
-		{"marker without text", "-\n\n  - b", "-\n\n  - b"},
-		{"spaces-only line emptied", "a\n  \nb", "a\n\nb"},
-		{"spaces kept in a fence", "```\na\n  \nb\n```", "```\na\n  \nb\n```"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tightenNestedLists(tc.in); got != tc.want {
-				t.Errorf("tightenNestedLists(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestPreferDirect(t *testing.T) {
 	cases := []struct {
 		name, extracted, direct string

@@ -81,3 +81,21 @@ func WithoutQuery(raw string) string {
 	}
 	return raw
 }
+
+// Origin returns scheme://host[:port] of raw for messages (never its
+// path or query, which may carry a secret): the port when raw names one
+// other than the scheme's default, an IPv6 host in brackets.
+func Origin(raw string) string {
+	u, err := urlsafe.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	host := u.Host
+	if u.Addr.Is6() {
+		host = "[" + host + "]"
+	}
+	if u.Port != "" {
+		host += ":" + u.Port
+	}
+	return u.Scheme + "://" + host
+}

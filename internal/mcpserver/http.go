@@ -3,8 +3,6 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
 )
 
 // HTTP defaults.
@@ -36,9 +36,17 @@ type HTTPOptions struct {
 	// host must be an IP address or "localhost". Default 127.0.0.1:0.
 	Addr string
 	// Token is the bearer token clients must send (Authorization: Bearer
-	// <token>). Required when Addr is not loopback: Listen refuses to start
-	// without one. Compared in constant time.
+	// <token>), the one-principal form (principal.Default). Token or Tokens
+	// is required when Addr is not loopback: Listen refuses to start
+	// without one. Compared in constant time (as a SHA-256).
 	Token string
+	// Tokens are the principals (the --tokens file): a client's bearer
+	// token names the principal its calls run as. Not with Token.
+	Tokens *principal.Tokens
+	// Limiter admits each tools/call of a principal (concurrency cap and
+	// rate; refusals are 429 with Retry-After). nil → an in-process
+	// principal.Local with the default limits.
+	Limiter principal.Limiter
 	// AllowedHosts are extra host names (without port) accepted in the Host
 	// and Origin headers, for servers reached through a DNS name. The bind
 	// IP (and localhost names on a loopback bind) are always accepted.
@@ -77,9 +85,12 @@ func (s *Server) Listen(o HTTPOptions) (*HTTPServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !bind.IsLoopback() && o.Token == "" {
+	if o.Token != "" && o.Tokens.Len() > 0 {
+		return nil, fmt.Errorf("--token (or GATEHOUSE_MCP_TOKEN) and --tokens cannot be used together: use --tokens FILE for several principals, or one --token")
+	}
+	if !bind.IsLoopback() && o.Token == "" && o.Tokens.Len() == 0 {
 		return nil, fmt.Errorf("refusing to serve MCP on %s without a bearer token: a non-loopback address is reachable from other machines. "+
-			"Set --token or GATEHOUSE_MCP_TOKEN (clients send \"Authorization: Bearer <token>\"), or bind 127.0.0.1", o.Addr)
+			"Set --token or GATEHOUSE_MCP_TOKEN, or --tokens FILE for several principals (clients send \"Authorization: Bearer <token>\"), or bind 127.0.0.1", o.Addr)
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
@@ -118,6 +129,7 @@ func (h *HTTPServer) Wait(ctx context.Context) error {
 // Close stops the server and closes its connections and sessions.
 func (h *HTTPServer) Close() error {
 	h.server.interruptSessions("")
+	defer h.server.endPrincipalSessions()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := h.srv.Shutdown(ctx)
@@ -168,13 +180,30 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 		DisableLocalhostProtection: len(o.AllowedHosts) > 0,
 		Logger:                     sdkLogger(s.opts.Logger),
 	})
+	// Requests of protocol 2026-07-28 and later, which carry no session,
+	// are served by the SDK's stateless handler (principals.go).
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		MaxRequestBodyBytes: maxBody,
+		// The POST is the whole call: a client that goes away cancels it.
+		PropagateRequestCancellation: true,
+		DisableLocalhostProtection:   len(o.AllowedHosts) > 0,
+		Logger:                       sdkLogger(s.opts.Logger),
+	})
+	s.mu.Lock()
+	s.principalIdle = idle
+	s.mu.Unlock()
+	auth := o.Tokens
+	if o.Token != "" {
+		auth = principal.SingleToken(o.Token)
+	}
+	lim := o.Limiter
+	if lim == nil {
+		lim = principal.NewLocal(principal.Limits{})
+	}
 	hosts := hostSet{bind: bind, port: port, names: map[string]bool{}}
 	for _, h := range o.AllowedHosts {
 		hosts.names[normHost(h)] = true
-	}
-	var want [32]byte
-	if o.Token != "" {
-		want = sha256.Sum256([]byte(o.Token))
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, sdk)
@@ -198,16 +227,19 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 				"; only this server's own origin (http://"+hosts.example()+") may call it")
 			return
 		}
-		if o.Token != "" {
+		name := principal.Default
+		if auth.Len() > 0 {
 			got, ok := bearer(r.Header.Get("Authorization"))
-			sum := sha256.Sum256([]byte(got))
-			if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			p, found := auth.Lookup(got) // constant time
+			if !ok || !found {
 				// RFC 6750 §3: a 401 names the Bearer scheme.
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gatehouse"`)
-				writeRPCError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "Unauthorized: send Authorization: Bearer <token> (the --token / GATEHOUSE_MCP_TOKEN value)")
+				writeRPCError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "Unauthorized: send Authorization: Bearer <token> (the --token / GATEHOUSE_MCP_TOKEN value, or your token of the --tokens file)")
 				return
 			}
+			name = p
 		}
+		r = r.WithContext(principal.With(r.Context(), name))
 		if r.ContentLength > maxBody {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("Request body too large: the cap is %d bytes (--max-body-bytes)", maxBody))
@@ -215,10 +247,29 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		sid := r.Header.Get("Mcp-Session-Id")
+		var info postInfo
 		if r.Method == http.MethodPost && r.URL.Path == Path {
-			if !s.checkPost(w, r, sid, maxBody) {
+			var ok bool
+			if info, ok = s.checkPost(w, r, sid, maxBody); !ok {
 				return
 			}
+		}
+		if owner, ok := s.owners.owner(sid); ok && owner != name {
+			sessionNotFound(w) // another principal's session
+			return
+		}
+		if info.calls > 0 {
+			release, ok := admit(w, r, lim, info.calls, w.id)
+			if !ok {
+				return
+			}
+			defer release()
+		}
+		if info.sessionless {
+			stateless.ServeHTTP(w, r.WithContext(withSessionless(r.Context())))
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == Path {
 			if sid != "" {
 				posts.add(sid, 1)
 				defer posts.add(sid, -1)
@@ -266,9 +317,11 @@ const deleteGrace = 5 * time.Second
 // -32600; a request without Mcp-Session-Id that is not initialize gets 400
 // (MCP 2025-06-18 basic/transports §Session Management: "Servers that
 // require a session ID SHOULD respond to requests without an Mcp-Session-Id
-// header (other than initialization) with HTTP 400 Bad Request"). It restores
-// r.Body and reports whether the request may go on.
-func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBody int64) bool {
+// header (other than initialization) with HTTP 400 Bad Request"), unless it
+// is a request of protocol 2026-07-28 or later, which has no session
+// (inspectPost). It restores r.Body and reports whether the request may go
+// on, and what inspectPost found.
+func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBody int64) (postInfo, bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -278,31 +331,33 @@ func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBo
 		} else {
 			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Bad Request: reading the body failed")
 		}
-		return false
+		return postInfo{}, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	t := bytes.TrimSpace(body)
 	if len(t) == 0 {
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Bad Request: POST needs a JSON-RPC message as its body")
-		return false
+		return postInfo{}, false
 	}
 	if !json.Valid(t) {
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "Parse error")
-		return false
+		return postInfo{}, false
 	}
 	if depth(t) > maxDepth {
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: JSON nested deeper than %d levels", maxDepth))
-		return false
+		return postInfo{}, false
 	}
+	info := inspectPost(r.Header, t)
+	info.sessionless = info.sessionless && sid == ""
 	if t[0] == '[' {
 		// The SDK refuses batches from 2025-06-18 on, judging by the
 		// Mcp-Protocol-Version header (2025-03-26 when absent); the
 		// session's own version decides here, as on stdio (breaker7 D15).
 		if v := s.sessionVersion(sid); v >= noBatches {
 			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, batchRefusal(v, "POST"))
-			return false
+			return postInfo{}, false
 		}
-		return true
+		return info, true
 	}
 	id, why := checkMessage(t)
 	if why == dropResponse {
@@ -310,14 +365,14 @@ func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBo
 	}
 	if why != "" {
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+why)
-		return false
+		return postInfo{}, false
 	}
 	w.id = id // converted SDK errors echo it
 	if msg := checkParams(t); msg != "" {
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidParams, msg)
-		return false
+		return postInfo{}, false
 	}
-	if sid == "" {
+	if sid == "" && !info.sessionless {
 		var m struct {
 			Method string `json:"method"`
 		}
@@ -325,10 +380,10 @@ func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBo
 		if m.Method != "initialize" {
 			writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest,
 				"Bad Request: Mcp-Session-Id header missing; send initialize first and echo the Mcp-Session-Id header of its response on every later request")
-			return false
+			return postInfo{}, false
 		}
 	}
-	return true
+	return info, true
 }
 
 // postCounter counts the POST requests in flight per Mcp-Session-Id.

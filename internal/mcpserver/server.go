@@ -6,7 +6,12 @@
 // Each MCP session is its own task (tools package doc): stdio has one session
 // per process, streamable HTTP one per Mcp-Session-Id. When a session closes
 // (stdin EOF, DELETE /mcp, idle expiry) the registry's task-end hooks run, so
-// per-task state is released and a later session can never reach it.
+// per-task state is released and a later session can never reach it. Clients
+// of protocol 2026-07-28 have no session: over HTTP their calls run in their
+// principal's sessionless task (principals.go). Every HTTP call runs as the
+// principal of its bearer token (principal.From(ctx) in the tool handlers;
+// stdio is principal.Default), and two principals never share a session,
+// a task or a stored page.
 //
 // Tool results are the tool's JSON result as one text content item, with
 // isError set on a whole-call refusal. Page text, and every other string a
@@ -43,6 +48,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -86,6 +93,15 @@ type Options struct {
 	// MaxConcurrentCalls caps tool calls running at once per session; more
 	// are refused with reason too_many_calls. 0 → DefaultMaxConcurrentCalls.
 	MaxConcurrentCalls int
+	// StoreScopedByPrincipal says that the store behind web_read keeps each
+	// principal's pages apart and serves a page only to the principal that
+	// stored it (the shared state layer, keyed by principal.From(ctx)).
+	// Sessionless calls (protocol 2026-07-28) then read every page of their
+	// principal, whichever replica stored it, instead of only the pages
+	// this process's results linked. Leave it false for a store shared by
+	// principals (the local disk store): this server's memory is then what
+	// keeps one principal from another's pages.
+	StoreScopedByPrincipal bool
 }
 
 // Server is a Gatehouse MCP server. One Server serves any number of sessions
@@ -97,22 +113,34 @@ type Server struct {
 	stdioTask string
 	paths     pathHider // the server's home, hidden from clients (paths.go)
 
-	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*session
-	running  map[string]int // task → calls in flight
+	owners        owners        // Mcp-Session-Id → principal (principals.go)
+	principalIdle time.Duration // sessionless tasks end after this long without calls (HTTPOptions.SessionIdle)
+
+	mu          sync.Mutex
+	sessions    map[*mcp.ServerSession]*session
+	byPrincipal map[string]*session // principal → its sessionless session (principals.go)
+	running     map[string]int      // task → calls in flight
 }
 
 // session is what the server keeps per MCP session: its task id and a
 // context that ends with the session, so calls still running when a session
-// closes or expires are interrupted rather than left behind.
+// closes or expires are interrupted rather than left behind. A principal's
+// sessionless calls (protocol 2026-07-28) share one such session
+// (principals.go).
 type session struct {
 	task   string
-	id     string // Mcp-Session-Id ("" on stdio)
+	id     string // Mcp-Session-Id ("" on stdio and for sessionless calls)
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	sessionless bool        // the calls of one principal without a session
+	idle        *time.Timer // sessionless: ends the session when idle
+	lastUse     time.Time   // sessionless: when a call last started (guarded by Server.mu)
+	storeScoped bool        // sessionless with Options.StoreScopedByPrincipal: the store decides what it may read
+
 	mu     sync.Mutex
 	stored map[string]string // store names this session's results linked → page URL
+	snaps  map[string]bool   // browser snapshot store names this session's results named
 }
 
 // New builds the server: every usable tool of opts.Registry (listed with its
@@ -148,7 +176,7 @@ func New(opts Options) *Server {
 		Logger:       sdkLogger(opts.Logger),
 		Capabilities: &mcp.ServerCapabilities{},
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
-			s.taskOf(req.Session)
+			s.taskOf(ctx, req.Session)
 		},
 	})
 	s.mcp.AddReceivingMiddleware(s.middleware)
@@ -194,11 +222,17 @@ func mcpTool(t *tools.Tool) *mcp.Tool {
 // sight so its end releases the task. HTTP task ids are derived from the
 // session id by hashing (the id itself is a credential of the session and is
 // never logged).
-func (s *Server) taskOf(ss *mcp.ServerSession) string {
-	return s.sessionOf(ss).task
+func (s *Server) taskOf(ctx context.Context, ss *mcp.ServerSession) string {
+	return s.sessionOf(ctx, ss).task
 }
 
-func (s *Server) sessionOf(ss *mcp.ServerSession) *session {
+// sessionOf returns the session a request belongs to: the sessionless
+// session of its principal for a request of protocol 2026-07-28 served
+// without a session (ctx says so), else that of ss.
+func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) *session {
+	if isSessionless(ctx) {
+		return s.principalSession(principal.From(ctx))
+	}
 	if ss == nil {
 		return &session{task: s.stdioTask, ctx: context.Background()}
 	}
@@ -236,11 +270,13 @@ func (s *Server) interruptSessions(id string) {
 	}
 }
 
-// acquire reserves a call slot for task; false when the cap is reached.
-func (s *Server) acquire(task string) (release func(), ok bool) {
+// acquire reserves a call slot for task; false when the per-session cap is
+// reached. Sessionless calls (uncapped here) are capped per principal by
+// the HTTP layer's Limiter instead: one principal's agents share that task.
+func (s *Server) acquire(task string, uncapped bool) (release func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running[task] >= s.opts.MaxConcurrentCalls {
+	if !uncapped && s.running[task] >= s.opts.MaxConcurrentCalls {
 		return nil, false
 	}
 	s.running[task]++
@@ -256,12 +292,12 @@ func (s *Server) acquire(task string) (release func(), ok bool) {
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		se := s.sessionOf(req.Session)
+		se := s.sessionOf(ctx, req.Session)
 		task := se.task
 		ctx, stop := context.WithCancel(ctx)
 		defer stop()
 		defer context.AfterFunc(se.ctx, stop)()
-		release, ok := s.acquire(task)
+		release, ok := s.acquire(task, se.sessionless)
 		if !ok {
 			res := &tools.Result{Value: tools.Refusal(reason.Newf(reason.TooManyCalls, "",
 				"This session already has %d tool calls running; wait for one to finish, then retry.", s.opts.MaxConcurrentCalls)), Refused: true}
@@ -333,6 +369,7 @@ func (s *Server) toMCP(res *tools.Result, se *session) (*mcp.CallToolResult, err
 		}
 	}
 	text := s.paths.hide(strings.TrimSuffix(string(b), "\n"))
+	se.rememberSnapshots(text)
 	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: res.Refused}
 	for _, im := range images(res.Value) {
 		out.Content = append(out.Content, im)
@@ -370,7 +407,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, storeError(uri, err)
 	}
-	if !s.sessionOf(req.Session).mayRead(got) {
+	if !s.sessionOf(ctx, req.Session).mayRead(got) {
 		return nil, storeError(uri, tools.NotThisSession(got))
 	}
 	if !s.opts.DisableContentBoundaries {
@@ -409,16 +446,42 @@ func storeError(uri string, err error) error {
 // mayRead reports whether this session may read the stored page name: a
 // truncated web_extract page (<host>-<hash of the URL>.md, a name anyone
 // knowing the URL can compute) only when this session's results linked it;
-// a browser snapshot (browser-snapshot-<hash of its text>.txt, which only a
-// session that saw the text can name) always.
+// a browser snapshot (browser-snapshot-<hash of its text>.txt) only when
+// this session's results named it: a caller who guesses the text of a page
+// another session or principal browsed must not learn that it was browsed
+// (issue 18: a handle is never authentication). The store is shared by
+// every session and principal of the process; this is what scopes it.
 func (se *session) mayRead(name string) bool {
-	if !strings.HasSuffix(name, ".md") {
+	if se.storeScoped {
 		return true
 	}
 	se.mu.Lock()
 	defer se.mu.Unlock()
+	if strings.HasSuffix(name, ".txt") {
+		return se.snaps[name]
+	}
 	_, ok := se.stored[name]
 	return ok
+}
+
+// snapshotNameRe matches the store name of a browser snapshot in a result.
+var snapshotNameRe = lazyregexp.New(`browser-snapshot-[0-9a-f]{10}\.txt`)
+
+// rememberSnapshots records the browser snapshot store names a result's
+// text names (a truncated snapshot's note), so this session may read them.
+func (se *session) rememberSnapshots(text string) {
+	if !strings.Contains(text, "browser-snapshot-") {
+		return
+	}
+	names := snapshotNameRe.FindAllString(text, -1)
+	se.mu.Lock()
+	defer se.mu.Unlock()
+	if se.snaps == nil {
+		se.snaps = map[string]bool{}
+	}
+	for _, n := range names {
+		se.snaps[n] = true
+	}
 }
 
 // remember records that this session's results linked the stored page name.
@@ -435,13 +498,13 @@ func (se *session) remember(name, url string) {
 // tool results linked (resource_link), with name, title, MIME type and size
 // in bytes; a page no longer in the store is left out. Other sessions' pages
 // are not listed: their names would tell which URLs another task read.
-func (s *Server) listResources(req mcp.Request) *mcp.ListResourcesResult {
+func (s *Server) listResources(ctx context.Context, req mcp.Request) *mcp.ListResourcesResult {
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	if ss == nil || s.opts.Store == nil {
+	if (ss == nil && !isSessionless(ctx)) || s.opts.Store == nil {
 		return out
 	}
-	se := s.sessionOf(ss)
+	se := s.sessionOf(ctx, ss)
 	se.mu.Lock()
 	names := make([]string, 0, len(se.stored))
 	for n := range se.stored {
@@ -469,8 +532,15 @@ func (s *Server) listResources(req mcp.Request) *mcp.ListResourcesResult {
 // transport.
 func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			// The session belongs to the principal of the request that
+			// created it (principals.go).
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				s.owners.bind(ss, principal.From(ctx))
+			}
+		}
 		if method == "resources/list" && s.opts.Store != nil {
-			return s.listResources(req), nil
+			return s.listResources(ctx, req), nil
 		}
 		res, err := next(ctx, method, req)
 		if err != nil && method == "resources/read" {
@@ -507,7 +577,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	s.taskOf(ss)
+	s.taskOf(ctx, ss)
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

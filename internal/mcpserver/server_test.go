@@ -107,6 +107,11 @@ func newFixture(t *testing.T, opts mcpserver.Options) *fixture {
 	env := tools.Env{Web: f.w.Env()}
 	env.Web.Logger = logger
 	f.reg, _ = tools.Default(env)
+	if opts.Registry != nil { // extra tools of the test
+		for _, t := range opts.Registry.All() {
+			f.reg.Add(t)
+		}
+	}
 	opts.Registry = f.reg
 	opts.Store = env.Store()
 	opts.Logger = logger
@@ -165,12 +170,22 @@ func (rt tokenRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// httpClient connects a Go SDK client with the session flow (protocol
+// 2025-11-25: initialize, Mcp-Session-Id), which the tests of per-session
+// behaviour need; httpClientVersion picks the protocol.
 func httpClient(t *testing.T, url, token string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return httpClientVersion(t, url, token, "2025-11-25", copts)
+}
+
+// httpClientVersion connects a Go SDK client speaking protocol version
+// (2026-07-28: server/discover and _meta per request, no session).
+func httpClientVersion(t *testing.T, url, token, version string, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, copts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: tokenRT{token}}, DisableStandaloneSSE: true,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

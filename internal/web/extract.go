@@ -1,9 +1,11 @@
-// Package web implements the web_extract pipeline in the gate order of spec §A3:
+// Package web implements the web_extract pipeline in the gate order of spec §A3
+// (DESIGN.md: secret → ssrf → provider → policy → cache → call (+rescue) →
+// truncate), one method of extractCall per step:
 //
-//	item normalisation → whole-call secret refusal → per-URL SSRF → provider
-//	resolution (strict) → website policy → disk cache → provider call under a
-//	wall-clock cap → merge in input order → final-URL policy re-check → cache write
-//	→ truncate-and-store.
+//	normalizeItems → refuseSecrets (whole call) → checkSSRF (per URL) →
+//	selectProvider (strict) → refusePrivateToVendor → refuseByPolicy →
+//	serveFromCache → fetchPages under a wall-clock cap (final-URL re-check,
+//	storeInCache) → rescueFailed → addLinks → truncateAndStore → finish.
 //
 // Every control runs before a cache hit can be served; a cache hit only skips the
 // provider call. Unlike the described system, results keep their provenance: each
@@ -287,35 +289,109 @@ type job struct {
 // Extract runs one web_extract call. It never returns a Go error: every failure is
 // a row (per-entry) or a whole-call refusal in the response. ctx cancellation is
 // the interrupt: URLs not yet done get an "interrupted" row.
+//
+// The call reads as the gate order of spec §A3 (DESIGN.md: secret → ssrf →
+// provider → policy → cache → call (+rescue) → truncate), one method per step.
 func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractResponse {
-	start := s.d.Now()
-	began := time.Now() // wall clock for deadlines (s.d.Now may be a test clock)
-	items := req.URLs
-	if len(items) > MaxURLs {
-		items = items[:MaxURLs]
+	c, refused := s.newExtractCall(req)
+	if refused != nil {
+		return refused
 	}
-	if len(items) == 0 {
-		return refusal(reason.New(reason.ContentInaccessible, "",
-			"No URLs given; web_extract needs 1 to 5 URL strings (content inaccessible or not found)."))
+	c.normalizeItems()
+	if refused := c.refuseSecrets(); refused != nil {
+		return refused
 	}
-	rows := make([]Result, len(items))
-	done := make([]bool, len(items))
-	raws := make([]string, len(items))
-	parsed := make([]*urlsafe.URL, len(items))
-
-	// 1. item normalisation; 2. whole-call secret refusal.
-	for i, it := range items {
-		raw, ok := NormalizeItem(it)
-		if !ok {
-			rows[i] = errRow("", reason.Newf(reason.InvalidItem, "",
-				"item %d is not a URL: it is %s; expected a non-empty URL string or an object carrying a url/href string.", i, itemShape(it)))
-			done[i] = true
+	c.checkSSRF(ctx)
+	if len(c.jobs) == 0 {
+		return c.finish(nil)
+	}
+	if refused := c.selectProvider(); refused != nil {
+		return refused
+	}
+	for _, j := range c.jobs {
+		if c.refusePrivateToVendor(j) || c.refuseByPolicy(j) || c.serveFromCache(j) {
 			continue
 		}
-		raws[i] = raw
+		c.fetch = append(c.fetch, j)
+	}
+	progress := c.reportGated()
+	if len(c.fetch) > 0 {
+		c.fetchPages(ctx, progress)
+		c.rescueFailed(ctx)
+	}
+	c.addLinks(ctx)
+	return c.finish(c.truncateAndStore())
+}
+
+// extractCall is one web_extract call on its way through the gates: a row
+// per processed item in input order (done[i] once row i is final), the
+// items' URLs (raws) and parsed forms, the jobs that passed the SSRF gate,
+// the resolved backend, the jobs still to fetch and each success row's links.
+type extractCall struct {
+	s      *Service
+	req    ExtractRequest
+	start  time.Time // s.d.Now() when the call began (the debug record)
+	began  time.Time // wall clock for deadlines (s.d.Now may be a test clock)
+	items  []any
+	rows   []Result
+	done   []bool
+	raws   []string
+	parsed []*urlsafe.URL
+	jobs   []*job
+	res    provider.Resolution
+	ext    provider.Extractor
+	name   string // ext.Name()
+	fetch  []*job
+	extras [][]provider.Link
+}
+
+// newExtractCall takes the first MaxURLs items of req (spec §A1); an empty
+// batch is refused whole (content_inaccessible).
+func (s *Service) newExtractCall(req ExtractRequest) (*extractCall, *ExtractResponse) {
+	c := &extractCall{s: s, req: req, start: s.d.Now(), began: time.Now(), items: req.URLs}
+	if len(c.items) > MaxURLs {
+		c.items = c.items[:MaxURLs]
+	}
+	if len(c.items) == 0 {
+		return nil, refusal(reason.New(reason.ContentInaccessible, "",
+			"No URLs given; web_extract needs 1 to 5 URL strings (content inaccessible or not found)."))
+	}
+	n := len(c.items)
+	c.rows, c.done, c.raws, c.parsed = make([]Result, n), make([]bool, n), make([]string, n), make([]*urlsafe.URL, n)
+	c.extras = make([][]provider.Link, n)
+	return c, nil
+}
+
+// normalizeItems is item normalisation (spec §A3 step 1): each item becomes a
+// trimmed URL string (NormalizeItem), else its row is invalid_item naming the
+// item's shape; an input over urlsafe.MaxURLBytes is refused before any scan
+// (invalid_url, echoed abbreviated without its query).
+func (c *extractCall) normalizeItems() {
+	for i, it := range c.items {
+		raw, ok := NormalizeItem(it)
+		if !ok {
+			c.rows[i] = errRow("", reason.Newf(reason.InvalidItem, "",
+				"item %d is not a URL: it is %s; expected a non-empty URL string or an object carrying a url/href string.", i, itemShape(it)))
+			c.done[i] = true
+			continue
+		}
+		c.raws[i] = raw
 		if e := urlsafe.CheckLength(raw); e != nil {
-			rows[i] = errRow(urlsafe.Abbrev(gate.WithoutQuery(raw)), e)
-			done[i] = true
+			c.rows[i] = errRow(urlsafe.Abbrev(gate.WithoutQuery(raw)), e)
+			c.done[i] = true
+		}
+	}
+}
+
+// refuseSecrets is the whole-call secret refusal (spec §A3 step 2, §A7): a
+// credential in any item's URL (urlsafe.FindSecret on the raw text before it
+// is parsed, then urlsafe.CheckSecrets on the parsed URL) refuses the entire
+// call with secret_in_url, credentials_in_url or sensitive_query_param,
+// naming the item; nothing is fetched. An unparseable URL gets its own row
+// (invalid_url, unsupported_scheme), echoed without its query and fragment.
+func (c *extractCall) refuseSecrets() *ExtractResponse {
+	for i, raw := range c.raws {
+		if c.done[i] || raw == "" {
 			continue
 		}
 		if e := urlsafe.FindSecret(raw); e != nil {
@@ -325,147 +401,205 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		if err != nil {
 			// An unparseable URL is echoed without its query and fragment:
 			// they may carry credentials the secret gate could not judge.
-			rows[i] = errRow(gate.WithoutQuery(raw), reason.As(err))
-			done[i] = true
+			c.rows[i] = errRow(gate.WithoutQuery(raw), reason.As(err))
+			c.done[i] = true
 			continue
 		}
 		if e := urlsafe.CheckSecrets(raw, u, true); e != nil {
 			return itemRefusal(i, e)
 		}
-		parsed[i] = u
+		c.parsed[i] = u
 	}
+	return nil
+}
 
-	// 3. SSRF per URL (DNS lookups in parallel).
-	var jobs []*job
+// checkSSRF is the SSRF filter (spec §A3 step 3, §A6): every parsed URL's
+// host is resolved and each answer classified (egress.Guard.Check, lookups
+// in parallel); a refused URL gets its row (ssrf_private, ssrf_metadata,
+// dns_unresolvable, dns_bad_answer, dns_timeout; interrupted when ctx ended)
+// and the rest become jobs in input order, marked when an address is not
+// public (such pages are never cached nor handed to a vendor).
+func (c *extractCall) checkSSRF(ctx context.Context) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i, u := range parsed {
+	for i, u := range c.parsed {
 		if u == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			addrs, e := s.d.Guard.Check(ctx, u)
+			addrs, e := c.s.d.Guard.Check(ctx, u)
 			mu.Lock()
 			defer mu.Unlock()
 			if e != nil {
 				if e.Code == reason.Interrupted || ctx.Err() != nil {
 					e = interrupted(u.Href)
 				}
-				rows[i] = errRow(u.Href, e)
-				done[i] = true
+				c.rows[i] = errRow(u.Href, e)
+				c.done[i] = true
 				return
 			}
-			jobs = append(jobs, &job{idx: i, u: u, privateSeen: s.anyNonPublic(addrs, egress.PortOf(u))})
+			c.jobs = append(c.jobs, &job{idx: i, u: u, privateSeen: c.s.anyNonPublic(addrs, egress.PortOf(u))})
 		}()
 	}
 	wg.Wait()
-	if len(jobs) == 0 {
-		redactRows(rows, false)
-		s.writeDebug(start, raws, rows, nil)
-		return &ExtractResponse{Results: rows}
-	}
-	slices.SortFunc(jobs, func(a, b *job) int { return a.idx - b.idx })
+	slices.SortFunc(c.jobs, func(a, b *job) int { return a.idx - b.idx })
+}
 
-	// 4. provider resolution (strict).
-	res, perr := s.resolve(provider.CapExtract, req.Backend)
+// selectProvider is provider resolution (spec §A3 step 4, §A4.4), strict:
+// req.Backend (--backend) or web.extract_backend names the backend; a
+// resolution error (unknown_backend, search_only_backend, missing_key,
+// no_provider, …; provider.Resolve) refuses the whole call.
+func (c *extractCall) selectProvider() *ExtractResponse {
+	res, perr := c.s.resolve(provider.CapExtract, c.req.Backend)
 	if perr != nil {
 		return refusal(perr)
 	}
-	ext, perr := s.d.Registry.Extractor(res)
+	ext, perr := c.s.d.Registry.Extractor(res)
 	if perr != nil {
 		return refusal(perr)
 	}
-	name := ext.Name()
+	c.res, c.ext, c.name = res, ext, ext.Name()
+	return nil
+}
 
-	// 5. website policy, then cache.
-	extras := make([][]provider.Link, len(items)) // each success row's links
-	var fetch []*job
-	for _, j := range jobs {
-		if j.privateSeen && name != provider.Direct {
-			rows[j.idx], done[j.idx] = errRow(j.u.Href, privateToVendor(name)), true
-			continue
-		}
-		if b := s.d.Policy.CheckURL(j.u); b != nil {
-			r := errRow(j.u.Href, reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message()))
-			r.BlockedByPolicy = b
-			rows[j.idx], done[j.idx] = r, true
-			continue
-		}
-		if s.d.Cache != nil && !j.privateSeen {
-			if e, ok := s.cacheLookup(j.u.Href, name, cacheFormats(s.renderMode(req, name)), req.MaxAgeS); ok {
-				// The cached page came from e.FinalURL: the blocklist may have
-				// gained that host since, and a hit must not skip the check.
-				if e.FinalURL != "" && e.FinalURL != j.u.Href {
-					if b := s.d.Policy.Check(e.FinalURL); b != nil {
-						rows[j.idx], done[j.idx] = redirectPolicyRow(j.u.Href, e.FinalURL, b), true
-						continue
-					}
-				}
-				age := int64(s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds())
-				s.d.Logger.Info("web_extract cache hit", "url", j.u.Href, "provider", name, "age_s", age)
-				rows[j.idx] = Result{URL: j.u.Href, Title: e.Title, Content: e.Content, Meta: &Meta{
-					Provider: name, Cached: true, AgeS: age, FinalURL: orURL(e.FinalURL, j.u.Href),
-				}}
-				if x, ok := decodeExtra(e.Extra); ok {
-					applyExtra(rows[j.idx].Meta, x)
-					extras[j.idx] = x.Links
-				}
-				done[j.idx] = true
-				continue
-			}
-		}
-		fetch = append(fetch, j)
+// refusePrivateToVendor reports (and writes the ssrf_private row) when j's
+// host has a non-public address and the backend is a third-party reader: a
+// Gatehouse rule before the website policy (privateToVendor); the described
+// system hands every URL to the provider.
+func (c *extractCall) refusePrivateToVendor(j *job) bool {
+	if !j.privateSeen || c.name == provider.Direct {
+		return false
 	}
+	c.rows[j.idx], c.done[j.idx] = errRow(j.u.Href, privateToVendor(c.name)), true
+	return true
+}
 
-	// 6. dispatch under web.extract_timeout.
-	progress := func(int) {}
-	if req.Progress != nil {
-		finished := 0
-		for _, d := range done {
-			if d {
-				finished++
-			}
-		}
-		req.Progress(finished, len(items))
-		progress = func(n int) { req.Progress(finished+n, len(items)) }
+// refuseByPolicy is the website policy (spec §A3 step 5a, §A8; the hardened
+// variant): a URL on the blocklist becomes a content-free policy_blocked row
+// (gate policy) with blocked_by_policy naming the host, rule and source,
+// before any cache lookup or fetch.
+func (c *extractCall) refuseByPolicy(j *job) bool {
+	b := c.s.d.Policy.CheckURL(j.u)
+	if b == nil {
+		return false
 	}
-	if len(fetch) > 0 {
-		s.dispatch(ctx, ext, provider.ExtractOptions{Render: s.renderMode(req, name)}, fetch, rows, done, extras, progress)
-		s.rescue(ctx, res, fetch, rows)
-	}
+	r := errRow(j.u.Href, reason.New(reason.PolicyBlocked, reason.GatePolicy, b.Message()))
+	r.BlockedByPolicy = b
+	c.rows[j.idx], c.done[j.idx] = r, true
+	return true
+}
 
-	// 9. truncate-and-store on every success row.
-	limit := s.d.Config.Web.ExtractCharLimit
-	if req.CharLimit != nil {
-		limit = config.ClampCharLimit(req.CharLimit)
+// serveFromCache is the extract cache lookup (spec §A3 step 5b, §A9.2),
+// keyed on (url, format, provider) and skipped for a URL with a non-public
+// address: a hit within web.cache_ttl_minutes (and req.MaxAgeS) becomes a row
+// with meta.cached and its age. The hit's final URL meets the website policy
+// again, since the blocklist may have gained it since (policy_blocked).
+func (c *extractCall) serveFromCache(j *job) bool {
+	if c.s.d.Cache == nil || j.privateSeen {
+		return false
 	}
-	store := s.d.Store
-	if store != nil && req.ReadTool != "" {
+	e, ok := c.s.cacheLookup(j.u.Href, c.name, cacheFormats(c.s.renderMode(c.req, c.name)), c.req.MaxAgeS)
+	if !ok {
+		return false
+	}
+	// The cached page came from e.FinalURL: the blocklist may have
+	// gained that host since, and a hit must not skip the check.
+	if e.FinalURL != "" && e.FinalURL != j.u.Href {
+		if b := c.s.d.Policy.Check(e.FinalURL); b != nil {
+			c.rows[j.idx], c.done[j.idx] = redirectPolicyRow(j.u.Href, e.FinalURL, b), true
+			return true
+		}
+	}
+	age := int64(c.s.d.Now().Sub(e.FetchedAt).Round(time.Second).Seconds())
+	c.s.d.Logger.Info("web_extract cache hit", "url", j.u.Href, "provider", c.name, "age_s", age)
+	c.rows[j.idx] = Result{URL: j.u.Href, Title: e.Title, Content: e.Content, Meta: &Meta{
+		Provider: c.name, Cached: true, AgeS: age, FinalURL: orURL(e.FinalURL, j.u.Href),
+	}}
+	if x, ok := decodeExtra(e.Extra); ok {
+		applyExtra(c.rows[j.idx].Meta, x)
+		c.extras[j.idx] = x.Links
+	}
+	c.done[j.idx] = true
+	return true
+}
+
+// reportGated reports the rows the gates and the cache finished to
+// req.Progress and returns the reporter of pages the provider delivers
+// (finished rows plus n).
+func (c *extractCall) reportGated() func(delivered int) {
+	if c.req.Progress == nil {
+		return func(int) {}
+	}
+	finished := 0
+	for _, d := range c.done {
+		if d {
+			finished++
+		}
+	}
+	c.req.Progress(finished, len(c.items))
+	return func(n int) { c.req.Progress(finished+n, len(c.items)) }
+}
+
+// fetchPages is the provider call (spec §A3 step 6) under web.extract_timeout
+// (extract_timeout, interrupted, no_result_for_url, provider_error rows), with
+// the final-URL re-check (§A11: ssrf_*, policy_blocked) and the cache write
+// of step 7 (storeInCache) per delivered page; see dispatch.
+func (c *extractCall) fetchPages(ctx context.Context, progress func(int)) {
+	c.s.dispatch(ctx, c.ext, provider.ExtractOptions{Render: c.s.renderMode(c.req, c.name)}, c.fetch, c.rows, c.done, c.extras, progress)
+}
+
+// rescueFailed is the one-shot keyless rescue (spec §A5.5): when every
+// fetched row failed and the backend is rescue-eligible, the rows that were
+// not refused by the policy are tried once on the keyless ring (never
+// cached); see Service.rescue.
+func (c *extractCall) rescueFailed(ctx context.Context) {
+	c.s.rescue(ctx, c.res, c.fetch, c.rows)
+}
+
+// addLinks fills each success row's links when req.IncludeLinks asks for
+// them (each link judged by the gates, within the call's
+// web.extract_timeout); see Service.linkRows.
+func (c *extractCall) addLinks(ctx context.Context) {
+	if !c.req.IncludeLinks {
+		return
+	}
+	var deadline time.Time // the call's web.extract_timeout deadline
+	if t := c.s.d.Config.Web.ExtractTimeout; t > 0 {
+		deadline = c.began.Add(t)
+	}
+	c.s.linkRows(ctx, deadline, c.rows, c.done, c.extras)
+}
+
+// truncateAndStore is the truncate pipeline (spec §A3 step 9, §A10) on every
+// success row: tidied, secrets redacted (security.redact_secrets) before the
+// store, then cut to char_limit (else web.extract_char_limit, clamped) as a
+// head/tail window with the full text stored. A row never finished is
+// interrupted. It returns the per-page figures for the debug record.
+func (c *extractCall) truncateAndStore() []pageMetric {
+	limit := c.s.d.Config.Web.ExtractCharLimit
+	if c.req.CharLimit != nil {
+		limit = config.ClampCharLimit(c.req.CharLimit)
+	}
+	store := c.s.d.Store
+	if store != nil && c.req.ReadTool != "" {
 		st := *store
-		st.ReadTool, st.ResourcePrefix = req.ReadTool, req.ResourcePrefix
+		st.ReadTool, st.ResourcePrefix = c.req.ReadTool, c.req.ResourcePrefix
 		store = &st
 	}
 	var metrics []pageMetric
-	if req.IncludeLinks {
-		var deadline time.Time // the call's web.extract_timeout deadline
-		if t := s.d.Config.Web.ExtractTimeout; t > 0 {
-			deadline = began.Add(t)
-		}
-		s.linkRows(ctx, deadline, rows, done, extras)
-	}
-	for i := range rows {
-		r := &rows[i]
-		if !done[i] {
-			*r = errRow(orURL(raws[i], ""), interrupted(raws[i]))
+	for i := range c.rows {
+		r := &c.rows[i]
+		if !c.done[i] {
+			*r = errRow(orURL(c.raws[i], ""), interrupted(c.raws[i]))
 			continue
 		}
 		if !r.OK() || r.Meta == nil {
 			continue
 		}
 		tidyRow(r)
-		if s.d.Config.Security.RedactSecrets {
+		if c.s.d.Config.Security.RedactSecrets {
 			redactContent(r) // before the store: the saved full text is redacted too
 		}
 		tr := truncate.Apply(r.URL, r.Content, limit, store)
@@ -473,7 +607,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		r.Meta.Truncated = tr.Truncated
 		r.Meta.OriginalChars = tr.OriginalChars
 		r.Meta.StoredPath = tr.StoredPath
-		if req.ReadTool == truncate.ReadToolWeb && tr.StoredPath != "" {
+		if c.req.ReadTool == truncate.ReadToolWeb && tr.StoredPath != "" {
 			// A client that pages with web_read (MCP) cannot see this
 			// disk and must not learn its layout: the store name, which
 			// web_read takes, as the footer gives it (issue 16 item 4).
@@ -481,9 +615,16 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		}
 		metrics = append(metrics, pageMetric{URL: r.URL, OriginalChars: tr.OriginalChars, SentChars: tr.ShownChars, Truncated: tr.Truncated, Cached: r.Meta.Cached})
 	}
-	redactRows(rows, false) // URLs and messages; content was redacted above
-	s.writeDebug(start, raws, rows, metrics)
-	return &ExtractResponse{Results: rows}
+	return metrics
+}
+
+// finish redacts the rows' URLs and messages (spec §A3 step 10; content was
+// redacted by truncateAndStore), writes the debug record (GATEHOUSE_DEBUG)
+// and returns the rows in input order.
+func (c *extractCall) finish(metrics []pageMetric) *ExtractResponse {
+	redactRows(c.rows, false)
+	c.s.writeDebug(c.start, c.raws, c.rows, metrics)
+	return &ExtractResponse{Results: c.rows}
 }
 
 // renderMode returns the render mode of a call to backend name: the
@@ -583,7 +724,8 @@ func privateToVendor(backend string) *reason.Error {
 }
 
 // dispatch calls the provider for the jobs and fills their rows, re-checks the
-// final URL against the website policy, and writes successes to the cache.
+// final URL against the website policy (checkFinal), and writes successes to
+// the cache (storeInCache).
 func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, opts provider.ExtractOptions, jobs []*job, rows []Result, done []bool, extras [][]provider.Link, progress func(delivered int)) {
 	timeout := s.d.Config.Web.ExtractTimeout
 	pctx, cancel := ctx, context.CancelFunc(func() {})
@@ -687,18 +829,28 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, opts pro
 				rows[j.idx].Meta.LinksTotal = p.LinksTotal
 			}
 			extras[j.idx] = p.Links
-			format := Format
-			if p.Rendered {
-				format = FormatRendered
-			}
-			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && servedBy(p, ext.Name()) == "" && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
-				// FetchedAt is when the fetch began: a slow fetch never
-				// passes for newer than one that started after it.
-				if err := s.d.Cache.Put(cacheURL(j.u.Href, format), cache.Entry{URL: cacheURL(j.u.Href, format), FinalURL: cacheURL(final, format), Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, ext.Name()); err != nil {
-					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
-				}
-			}
+			s.storeInCache(ctx, j, p, ext.Name(), final, began)
 		}
 		done[j.idx] = true
+	}
+}
+
+// storeInCache is the cache write (spec §A3 step 7, §A9.2) of one delivered
+// page p of backend name: stored under (url, format, provider) with its
+// final URL unless the URL or the final URL has a non-public address, the
+// backend said not to cache (p.NoCache), a keyless vendor other than the
+// backend served it, or it has no content. A failed write is logged, never
+// a row's error. FetchedAt is began, when the fetch began: a slow fetch never
+// passes for newer than one that started after it.
+func (s *Service) storeInCache(ctx context.Context, j *job, p provider.Page, name, final string, began time.Time) {
+	if s.d.Cache == nil || j.privateSeen || p.NoCache || servedBy(p, name) != "" || strings.TrimSpace(p.Content) == "" || !s.publicFinal(ctx, j, final) {
+		return
+	}
+	format := Format
+	if p.Rendered {
+		format = FormatRendered
+	}
+	if err := s.d.Cache.Put(cacheURL(j.u.Href, format), cache.Entry{URL: cacheURL(j.u.Href, format), FinalURL: cacheURL(final, format), Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, name); err != nil {
+		s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 	}
 }

@@ -236,7 +236,7 @@ func (t *Tab) FastForward(ctx context.Context, w *RenderWatch, budget time.Durat
 }
 
 // RenderBlockTypes are the resource types a render context of web_extract's
-// render step (internal/browser/render.go) refuses inside
+// render step (internal/browser/renderstep) refuses inside
 // the browser (CDP Fetch, for what the render CSP does not cover: a document
 // not served from the fetched page, frames): text extraction needs none of
 // them. Documents (frames too), style sheets, scripts and their

@@ -47,7 +47,7 @@ func (t *Tab) onEvent(ev any) {
 		t.dialogClosedLocked(e)
 	case *fetch.EventAuthRequired:
 		if !t.priming {
-			return // another Fetch user's pause (the render step's resource filter, render.go)
+			return // another Fetch user's pause (the render step's resource filter, renderstep)
 		}
 		resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseDefault}
 		if e.AuthChallenge != nil && e.AuthChallenge.Source == fetch.AuthChallengeSourceProxy {

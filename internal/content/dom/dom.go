@@ -1,10 +1,12 @@
 // Package dom holds the small helpers over golang.org/x/net/html trees that
 // the content packages share: walking a tree, reading and removing
-// attributes, and telling a running script from data.
+// attributes and classes, telling a heading by its atom, and telling a
+// running script from data.
 package dom
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -146,4 +148,34 @@ func DocumentBase(doc *html.Node, base *url.URL) *url.URL {
 		return base
 	}
 	return u
+}
+
+// IsHeading reports whether a is one of the heading elements h1–h6.
+func IsHeading(a atom.Atom) bool {
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return false
+}
+
+// HasAnyClass reports whether one of n's classes is in names.
+func HasAnyClass(n *html.Node, names []string) bool {
+	v, ok := Attr(n, "class")
+	if !ok {
+		return false
+	}
+	for _, c := range strings.Fields(v) {
+		if slices.Contains(names, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// VoidElements are the HTML elements without an end tag (the void
+// elements of HTML §13.1.2). Read only.
+var VoidElements = map[string]bool{
+	"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true, "img": true,
+	"input": true, "link": true, "meta": true, "source": true, "track": true, "wbr": true,
 }

@@ -13,7 +13,7 @@ import (
 // html-to-markdown's "smart" escaping backslash-escapes every '_', '~' and
 // '[' that could in theory start markup, and its base plugin writes every
 // '<' and '>' of the text as "&lt;" / "&gt;". An agent copies identifiers
-// and URLs out of the markdown, so toMarkdown undoes what GFM does not
+// and URLs out of the markdown, so Convert undoes what GFM does not
 // need (CommonMark 0.31 §6.2 emphasis, GFM §6.5 strikethrough, §6.3
 // links, §4.6 HTML blocks):
 //   - "\_" between two letters or digits: an intraword '_' can neither

@@ -1,6 +1,15 @@
-// Package markdown writes an HTML tree prepared by internal/content as
-// GitHub-flavoured markdown (html-to-markdown v2 with the house plugins)
-// and holds the line-level markdown helpers the content packages share.
+// Package markdown turns the HTML trees internal/content extracts into
+// GitHub-flavoured markdown. On the page, before extraction, it polishes
+// layouts the extractors and the writer would misread (Polish,
+// BreaksToParagraphs, CaptionsToParagraphs), marks images in running text
+// (MarkInlineImages), makes links absolute (AbsolutizeLinks) and indexes
+// the page's own code blocks and tables (CollectOriginals). On each
+// extracted tree it restores what the extractors lost (RestoreOriginals),
+// prepares the tree for the writer (Prepare, FiguresToImages) and writes
+// it (Convert: html-to-markdown v2 with the house plugins, Render); Tidy
+// trims the text. It also holds the line-level markdown helpers the
+// content packages share and the sanitising of HTML inside markdown
+// documents (SanitizeHTML).
 package markdown
 
 import (
@@ -89,15 +98,15 @@ func collapseCellBreaks(md string) string {
 
 // Task list placeholders: a GFM task list checkbox becomes one of these
 // before extraction (extractors drop <input>) and "[x]" or "[ ]" in the
-// markdown (toMarkdown). Private-use code points keep them clear of real
+// markdown (Convert). Private-use code points keep them clear of real
 // text and of the converter's escaping.
 const (
 	TaskDone = "\uE000task-x\uE001"
 	TaskOpen = "\uE000task-o\uE001"
 )
 
-// GapMark stands for the space polishTree puts between adjacent inline
-// elements; toMarkdown and chooseTitle turn it into a space.
+// GapMark stands for the space Polish puts between adjacent inline
+// elements; Convert and content's chooseTitle turn it into a space.
 const GapMark = "\uE002"
 
 // LinkNameMark is the text markTextlessLinks gives a link without text (a

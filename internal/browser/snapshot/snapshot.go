@@ -1,4 +1,11 @@
-package browser
+// Package snapshot holds the text side of the browser's accessibility
+// snapshot (spec §B9): the threshold and head-only truncation with the full
+// text stored (Truncate, Save), ref normalization (@e5), the delta between two
+// snapshots (Delta), the bot-detection title hint, and the walk budgets with
+// the coverage note of a snapshot that lists only part of a huge page
+// (Budget, Coverage, Note). It drives no browser: package browser runs the
+// in-page walk (page.js) and hands the text here.
+package snapshot
 
 import (
 	"crypto/sha256"
@@ -13,25 +20,25 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 )
 
-// SnapshotStoreCap is the most chars of a full snapshot kept on disk (spec §B9).
-const SnapshotStoreCap = 2_000_000
+// StoreCap is the most chars of a full snapshot kept on disk (spec §B9).
+const StoreCap = 2_000_000
 
-// SnapshotThreshold returns the effective browser.snapshot_threshold in chars:
+// Threshold returns the effective browser.snapshot_threshold in chars:
 // the default 15 000 for 0 (unset), floored at 1 000 (spec §B9).
-func SnapshotThreshold(v int) int {
+func Threshold(v int) int {
 	if v == 0 {
 		return config.DefaultSnapshotThreshold
 	}
 	return max(v, config.MinSnapshotThreshold)
 }
 
-// SnapshotReserve is the room kept for the truncation note (spec §B9):
+// Reserve is the room kept for the truncation note (spec §B9):
 // min(110 + len(storedPath), threshold/2), in chars.
-func SnapshotReserve(threshold int, storedPath string) int {
+func Reserve(threshold int, storedPath string) int {
 	return min(110+utf8.RuneCountInString(storedPath), threshold/2)
 }
 
-// Truncation describes what TruncateSnapshot did.
+// Truncation describes what Truncate did.
 type Truncation struct {
 	Truncated      bool
 	KeptLines      int
@@ -40,23 +47,23 @@ type Truncation struct {
 	ReadOffset     int // 1-based line to read on from (KeptLines+1); 0 when not stored
 }
 
-// TruncateSnapshot applies spec §B9 to a snapshot text of more than threshold
+// Truncate applies spec §B9 to a snapshot text of more than threshold
 // chars (code points; the text is made valid UTF-8 first, so no output holds a
 // lone surrogate or a broken sequence): whole lines are kept from the top
 // while the running total of (line length + 1) stays within threshold −
-// SnapshotReserve(threshold, storedPath); then, after a blank line, one
+// Reserve(threshold, storedPath); then, after a blank line, one
 // bracketed note gives the number of omitted lines and either a web_read call
 // (path, offset = kept + 1, limit = 200) when storedPath is set, or a hint to
 // scroll and call browser_snapshot again otherwise. The note fits the reserve,
 // so the output never exceeds threshold chars. Text within the threshold is
 // returned unchanged. There is no head/tail split.
-func TruncateSnapshot(text string, threshold int, storedPath string) (string, Truncation) {
+func Truncate(text string, threshold int, storedPath string) (string, Truncation) {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	if utf8.RuneCountInString(text) <= threshold {
 		return text, Truncation{}
 	}
 	lines := strings.Split(text, "\n")
-	reserve := SnapshotReserve(threshold, storedPath)
+	reserve := Reserve(threshold, storedPath)
 	budget := threshold - reserve
 	total, kept := 0, 0
 	for _, l := range lines {
@@ -80,20 +87,20 @@ func TruncateSnapshot(text string, threshold int, storedPath string) (string, Tr
 	return b.String(), tr
 }
 
-// SaveSnapshot writes text (capped at SnapshotStoreCap chars) to
+// Save writes text (capped at StoreCap chars) to
 // <dir>/browser-snapshot-<sha256(text)[:10]>.txt — a content-hash name, so
 // identical snapshots share one file — with the symlink-safe writer,
 // owner-only (0600 in a 0700 directory, like the page store), and
 // returns the host path (spec §B9).
-func SaveSnapshot(dir, text string) (string, error) {
+func Save(dir, text string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("browser: snapshot store directory not configured")
 	}
 	text = strings.ToValidUTF8(text, "\uFFFD")
-	if utf8.RuneCountInString(text) > SnapshotStoreCap {
+	if utf8.RuneCountInString(text) > StoreCap {
 		i, n := 0, 0
 		for i = range text {
-			if n == SnapshotStoreCap {
+			if n == StoreCap {
 				break
 			}
 			n++
@@ -121,8 +128,8 @@ func NormalizeRef(ref string) string {
 	return ref
 }
 
-// refID returns the bare ref id ("e5") of "@e5", "e5", "[ref=e5]" or "ref=e5".
-func refID(ref string) string {
+// RefID returns the bare ref id ("e5") of "@e5", "e5", "[ref=e5]" or "ref=e5".
+func RefID(ref string) string {
 	r := strings.TrimPrefix(NormalizeRef(ref), "@")
 	r = strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(r, "["), "]"), "ref=")
 	return r
@@ -163,24 +170,6 @@ func BotDetectionWarning(title string) string {
 		}
 	}
 	return ""
-}
-
-// Timeouts are the command timeouts of spec §B5, in seconds.
-type Timeouts struct {
-	Command   int // browser.command_timeout, floor 5
-	Open      int // navigation: max(command, 60)
-	FirstOpen int // first navigation of a session: max(command, 120)
-}
-
-// CommandTimeouts returns the timeouts for browser.command_timeout seconds (0 =
-// unset → 30).
-func CommandTimeouts(seconds int) Timeouts {
-	c := seconds
-	if c == 0 {
-		c = int(config.DefaultCommandTimeout.Seconds())
-	}
-	c = max(c, int(config.MinCommandTimeout.Seconds()))
-	return Timeouts{Command: c, Open: max(c, 60), FirstOpen: max(c, 120)}
 }
 
 // item is a snapshot line without its indentation and "- " bullet.

@@ -1,4 +1,4 @@
-package browser
+package evalpolicy
 
 import (
 	"slices"
@@ -35,8 +35,8 @@ func TestEvalDeniedDecodedIdentifiersAndTemplates(t *testing.T) {
 		{`/'/.test(location.hash)`, ""},
 		{`a / b / c`, ""},
 	} {
-		if got := EvalDenied(c.expr, true, false); got != c.want {
-			t.Errorf("EvalDenied(%q) = %q, want %q", c.expr, got, c.want)
+		if got := Denied(c.expr, true, false); got != c.want {
+			t.Errorf("Denied(%q) = %q, want %q", c.expr, got, c.want)
 		}
 	}
 }
@@ -71,14 +71,14 @@ func TestEvalDeniedDynamicCode(t *testing.T) {
 		{`let retrieval = 1; retrieval`, ""},
 		{`typeof Function`, ""},
 	} {
-		if got := EvalDenied(c.expr, true, false); got != c.want {
-			t.Errorf("EvalDenied(%q) = %q, want %q", c.expr, got, c.want)
+		if got := Denied(c.expr, true, false); got != c.want {
+			t.Errorf("Denied(%q) = %q, want %q", c.expr, got, c.want)
 		}
 	}
-	if got := EvalDenied(`eval("1")`, false, false); got != "" {
+	if got := Denied(`eval("1")`, false, false); got != "" {
 		t.Errorf("denylist off: %q", got)
 	}
-	if got := EvalDenied(`eval("1")`, true, true); got != "" {
+	if got := Denied(`eval("1")`, true, true); got != "" {
 		t.Errorf("allow_unsafe_evaluate: %q", got)
 	}
 }
@@ -91,10 +91,10 @@ func FuzzEvalDenied(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
-		if got := EvalDenied(expr, false, false); got != "" {
+		if got := Denied(expr, false, false); got != "" {
 			t.Fatalf("denylist off refused %q: %s", expr, got)
 		}
-		EvalDenied(expr, true, false)
+		Denied(expr, true, false)
 		StringLiterals(expr)
 	})
 }

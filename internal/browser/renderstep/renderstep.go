@@ -1,10 +1,17 @@
-package browser
+// Package renderstep is the render step of web_extract (the direct backend's
+// render.Renderer): one page loaded once in a fresh, cookie-less
+// BrowserContext of the local Chromium behind its own egress proxy session,
+// its rendered DOM serialised (render.js, with the shared visibility
+// judgement of visibility.js) for the content pipeline. A small pool keeps
+// prepared contexts ready. The Chromium itself is the browser Manager's.
+package renderstep
 
 import (
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -13,22 +20,54 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
+	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/render"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
-// The render step of web_extract (the direct backend's render.Renderer):
-// one page loaded once in a fresh BrowserContext of the local Chromium, its
-// rendered DOM serialised for the content pipeline.
-
 //go:embed render.js
 var renderJSSource string
 
+//go:embed visibility.js
+var visibilityJS string
+
+// renderJS is render.js with visibility.js spliced in, built on first use
+// (at package init the splice cost every start of the CLI 80 KB).
+var renderJS = sync.OnceValue(func() string { return WithVisibility(renderJSSource) })
+
+// WithVisibility returns the in-page function fn (a function expression, as
+// Runtime.callFunctionOn takes) wrapped so that its body sees the object
+// `visibility` that visibility.js returns (the one judgement of what a
+// sighted reader would not see, shared by render.js and the browser tools'
+// page.js); this and the arguments are passed through.
+func WithVisibility(fn string) string {
+	return "function (...args) {\nconst visibility = (" + visibilityJS + ")();\nreturn (" + fn + ").apply(this, args);\n}"
+}
+
+// Renderer renders pages for web_extract (Render) in the Chromium that
+// Browser returns. Set Browser, Policy and Logger before the first Render;
+// Close ends it.
+type Renderer struct {
+	// Browser returns the running local Chromium, launching it when none
+	// runs.
+	Browser func(context.Context) (*backend.Local, error)
+	// Policy is the website policy, judged on every request's host and on
+	// the page's final URL (nil: none).
+	Policy *policy.Policy
+	Logger *slog.Logger
+
+	pool renderPool
+}
+
 // Render limits.
 const (
-	// renderLoadTimeout bounds the navigation (up to DOMContentLoaded).
-	renderLoadTimeout = 20 * time.Second
+	// QuietWindow is how long the DOM and the network stay idle before a
+	// page counts as quiet (also the browser tools' settle wait).
+	QuietWindow = 40 * time.Millisecond
+	// LoadTimeout bounds the navigation (up to DOMContentLoaded).
+	LoadTimeout = 20 * time.Second
 	// renderSettleCap bounds, in wall-clock time, the wait after
 	// DOMContentLoaded (virtual time, else the quiet-wait), longer than the
 	// browser tools' cap, as an application fetches its data after load.
@@ -45,8 +84,6 @@ const (
 	// if the caller never calls Rendered.Done.
 	renderReleaseBackstop = 5 * time.Second
 )
-
-var _ render.Renderer = (*Manager)(nil)
 
 // Render implements render.Renderer: it loads rawURL in a fresh, isolated,
 // cookie-less BrowserContext (its own cookies, storage and cache, discarded
@@ -80,17 +117,17 @@ var _ render.Renderer = (*Manager)(nil)
 // redirect or a script navigation ended on a refused URL (redirect_private,
 // redirect_metadata, ssrf_*, policy_blocked); navigation_failed when the
 // page could not be loaded; chromium_missing and browser_failed.
-func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *render.Fetched) (render.Rendered, error) {
+func (r *Renderer) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *render.Fetched) (render.Rendered, error) {
 	u, perr := urlsafe.Parse(rawURL)
 	if perr != nil {
 		return render.Rendered{}, perr
 	}
 	t0 := time.Now()
-	l, err := m.ensureBrowser(ctx)
+	l, err := r.Browser(ctx)
 	if err != nil {
 		return render.Rendered{}, err
 	}
-	slot, err := m.takeRenderSlot(ctx, l, guard)
+	slot, err := r.takeRenderSlot(ctx, l, guard)
 	if err != nil {
 		return render.Rendered{}, err
 	}
@@ -100,7 +137,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	// work does not compete with the conversion of the rendered DOM, or at
 	// once when the render failed.
 	var once sync.Once
-	release := func() { once.Do(func() { m.releaseRenderSlot(slot, l, guard) }) }
+	release := func() { once.Do(func() { r.releaseRenderSlot(slot, l, guard) }) }
 	handed := false
 	defer func() {
 		if !handed {
@@ -119,7 +156,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	// Up to DOMContentLoaded: the rest of the load (async scripts, frames,
 	// their data) is what the quiet-wait waits for, within its own cap, so a
 	// sub-resource that never finishes costs the cap, not the load timeout.
-	nctx, cancel := context.WithTimeout(ctx, renderLoadTimeout)
+	nctx, cancel := context.WithTimeout(ctx, LoadTimeout)
 	nr, err := tab.NavigateUntil(nctx, u.Href, "DOMContentLoaded")
 	loadTimedOut := reason.Of(err) == reason.CommandTimeout && ctx.Err() == nil && tab.Healthy()
 	cancel()
@@ -129,7 +166,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		// at once, and say what happened (breaker5 D21).
 		tab.StopScript(ctx)
 		return render.Rendered{}, reason.Wrap(reason.CommandTimeout, "",
-			fmt.Sprintf("The page's script kept the browser busy: the document did not finish loading within %.0f s and the page stopped answering (a script that never ends).", renderLoadTimeout.Seconds()), err)
+			fmt.Sprintf("The page's script kept the browser busy: the document did not finish loading within %.0f s and the page stopped answering (a script that never ends).", LoadTimeout.Seconds()), err)
 	}
 	if loadTimedOut {
 		// The document is there but never finished parsing (a script that
@@ -147,7 +184,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 	if err != nil {
 		return render.Rendered{}, err
 	}
-	if rerr := m.renderRefusal(p, start, u.Href, nr.URL, guard); rerr != nil {
+	if rerr := r.renderRefusal(p, start, u.Href, nr.URL, guard); rerr != nil {
 		return render.Rendered{}, rerr
 	}
 	if nr.ErrorText != "" {
@@ -182,7 +219,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		return render.Rendered{}, reason.Wrap(reason.BrowserFailed, "", "The render script returned an unexpected value.", err)
 	}
 	tm := out.Timing
-	m.logger.Debug("web_extract render", "open_ms", tOpen.Sub(t0).Milliseconds(), "load_ms", tLoad.Sub(start).Milliseconds(),
+	r.Logger.Debug("web_extract render", "open_ms", tOpen.Sub(t0).Milliseconds(), "load_ms", tLoad.Sub(start).Milliseconds(),
 		"settle_ms", tSettle.Sub(tLoad).Milliseconds(), "serialise_ms", tSer.Sub(tSettle).Milliseconds(), "decode_ms", time.Since(tSer).Milliseconds(),
 		"busy", busy, "served", slot.watch.Served(),
 		// Inside the browser: to the document request, its response's
@@ -191,7 +228,7 @@ func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard
 		"nav_request_ms", int64(tm.Request), "nav_first_byte_ms", int64(tm.Response-tm.Request), "nav_body_ms", int64(tm.ResponseEnd-tm.Response),
 		"nav_parse_ms", int64(tm.Interactive-tm.ResponseEnd), "nav_dcl_ms", int64(tm.Loaded-tm.Interactive))
 	// A script may have navigated the page meanwhile: its URL is judged too.
-	if rerr := m.renderRefusal(p, start, u.Href, out.URL, guard); rerr != nil {
+	if rerr := r.renderRefusal(p, start, u.Href, out.URL, guard); rerr != nil {
 		return render.Rendered{}, rerr
 	}
 	if _, status := slot.watch.Document(); status >= 400 {
@@ -209,18 +246,18 @@ func navigatedNote(requested, final string) string {
 	if final == "" || final == requested {
 		return ""
 	}
-	return " (a script navigated to " + originOf(final) + ")"
+	return " (a script navigated to " + gate.Origin(final) + ")"
 }
 
 // renderRefusal judges the page's current URL final (after redirects or a
 // script navigation) against requested: refused statically by the guard or
 // the website policy, or refused by the proxy (on its dialed IP) while
 // loading, it is the matching redirect_* or gate refusal.
-func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, requested, final string, guard *egress.Guard) *reason.Error {
+func (r *Renderer) renderRefusal(p *egress.ProxySession, since time.Time, requested, final string, guard *egress.Guard) *reason.Error {
 	if final == "" || final == "about:blank" {
 		return nil
 	}
-	if sc, _, _ := splitScheme(final); sc == "chrome-error" {
+	if i := strings.IndexByte(final, ':'); i > 0 && strings.EqualFold(final[:i], "chrome-error") {
 		// The document failed to load: the first load, a redirect or a
 		// script navigation. When the egress proxy refused something by
 		// its gates (not a DNS failure) meanwhile, that was it.
@@ -239,7 +276,7 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 	var rerr *reason.Error
 	if e := guard.CheckStatic(fu); e != nil {
 		rerr = e
-	} else if b := m.gates.Policy.CheckURL(fu); b != nil {
+	} else if b := r.Policy.CheckURL(fu); b != nil {
 		rerr = b.Err()
 	}
 	if rerr == nil {
@@ -250,9 +287,9 @@ func (m *Manager) renderRefusal(p *egress.ProxySession, since time.Time, request
 			if strings.HasPrefix(string(rf.Reason), "dns_") {
 				// Not refused: the page's new host does not resolve (a
 				// script navigated to it). The page could not be loaded.
-				return reason.Newf(reason.NavigationFailed, "", "The rendered page navigated to %s, whose host could not be resolved (%s).", originOf(fu.Href), rf.Reason)
+				return reason.Newf(reason.NavigationFailed, "", "The rendered page navigated to %s, whose host could not be resolved (%s).", gate.Origin(fu.Href), rf.Reason)
 			}
-			rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the request for %s (%s).", originOf(fu.Href), rf.Reason)
+			rerr = reason.Newf(rf.Reason, reason.GateSSRF, "Blocked: the egress proxy refused the request for %s (%s).", gate.Origin(fu.Href), rf.Reason)
 			break
 		}
 	}
@@ -338,8 +375,8 @@ const renderQuietJS = `function () {
 }`
 
 // renderSettle waits for the rendered page to go quiet — the main frame's
-// load event fired, no request in flight and none finished for quietWindow,
-// and no DOM mutation for quietWindow — for at most limit; busy reports that
+// load event fired, no request in flight and none finished for QuietWindow,
+// and no DOM mutation for QuietWindow — for at most limit; busy reports that
 // limit (or ctx) ended the wait first. It waits on the tab's events and on
 // timers set to the moment the window would close, never polling; the
 // mutation time comes from renderDocJS, installed at its first look (the
@@ -355,8 +392,8 @@ func renderSettle(ctx context.Context, tab *backend.Tab, limit time.Duration) (b
 		var wait time.Duration // 0: wait for the next tab event
 		switch {
 		case a.Loading || a.Inflight > 0:
-		case now.Sub(a.LastNet) < quietWindow:
-			wait = quietWindow - now.Sub(a.LastNet)
+		case now.Sub(a.LastNet) < QuietWindow:
+			wait = QuietWindow - now.Sub(a.LastNet)
 		default:
 			qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 			raw, err := tab.CallIsolated(qctx, renderQuietJS)
@@ -366,13 +403,13 @@ func renderSettle(ctx context.Context, tab *backend.Tab, limit time.Duration) (b
 				since = 0
 			}
 			quiet := time.Duration(since * float64(time.Millisecond))
-			if quiet >= quietWindow {
+			if quiet >= QuietWindow {
 				if b := tab.Activity(); b.Inflight == 0 && !b.Loading && !b.LastNet.After(a.LastNet) {
 					return false
 				}
 				continue // the network woke meanwhile
 			}
-			wait = quietWindow - quiet
+			wait = QuietWindow - quiet
 		}
 		if rem := time.Until(deadline); wait == 0 || wait > rem {
 			wait = max(rem, time.Millisecond)
@@ -387,11 +424,11 @@ func renderSettle(ctx context.Context, tab *backend.Tab, limit time.Duration) (b
 	}
 }
 
-// renderSpares is how many render contexts are kept prepared, so that a
+// Spares is how many render contexts are kept prepared, so that a
 // burst of renders does not wait for BrowserContexts to be created.
-const renderSpares = 2
+const Spares = 2
 
-// renderPool holds up to renderSpares pre-started render contexts (a blank
+// renderPool holds up to Spares pre-started render contexts (a blank
 // tab in a fresh BrowserContext with its own egress proxy listener for one
 // guard), so a render does not wait for a BrowserContext to be created, and
 // tracks the background work of preparing and discarding contexts.
@@ -424,18 +461,18 @@ func (s *renderSlot) fits(l *backend.Local, guard *egress.Guard) bool {
 // newRenderSlot opens a fresh BrowserContext whose proxy judges with guard
 // and the website policy, prepared for rendering (backend.RenderBlockTypes refused,
 // the document served from the fetched page).
-func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
+func (r *Renderer) newRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
 	// The website policy on every request's host, whether or not guard
 	// carries it (web.NewGuard's does not).
 	policy := egress.HostDeciderFunc(func(_, host string, _ uint16) *reason.Error {
-		if m.gates.Policy == nil || !m.gates.Policy.Enabled() {
+		if r.Policy == nil || !r.Policy.Enabled() {
 			return nil
 		}
 		h := host
 		if strings.Contains(h, ":") {
 			h = "[" + h + "]"
 		}
-		if b := m.gates.Policy.Check("https://" + h + "/"); b != nil {
+		if b := r.Policy.Check("https://" + h + "/"); b != nil {
 			return b.Err()
 		}
 		return nil
@@ -443,7 +480,7 @@ func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *eg
 	// Private Network Access (egress/pna.go): the render tab reports no
 	// documents, so the proxy treats it as public; private addresses pass
 	// only where web_extract's guard allows them (security.allow_private_urls).
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: policy, Logger: m.logger,
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "web_extract render", Guard: guard, Decider: policy, Logger: r.Logger,
 		AllowPrivateFromPublic: guard.Options().Gate.AllowPrivate})
 	if err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "Could not start the render step's egress proxy.", err)
@@ -468,24 +505,24 @@ func (m *Manager) newRenderSlot(ctx context.Context, l *backend.Local, guard *eg
 
 // takeRenderSlot returns a spare context when one is ready for this browser
 // and guard (it has never loaded a page), else a new one.
-func (m *Manager) takeRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
+func (r *Renderer) takeRenderSlot(ctx context.Context, l *backend.Local, guard *egress.Guard) (*renderSlot, error) {
 	for wait := true; ; wait = false {
-		m.rpool.mu.Lock()
+		r.pool.mu.Lock()
 		var s *renderSlot
-		for i, sp := range m.rpool.spares {
+		for i, sp := range r.pool.spares {
 			if sp.fits(l, guard) {
 				s = sp
-				m.rpool.spares = append(m.rpool.spares[:i:i], m.rpool.spares[i+1:]...)
+				r.pool.spares = append(r.pool.spares[:i:i], r.pool.spares[i+1:]...)
 				break
 			}
 		}
-		filled := m.rpool.filled
-		m.rpool.mu.Unlock()
+		filled := r.pool.filled
+		r.pool.mu.Unlock()
 		if s != nil {
 			return s, nil
 		}
 		if !wait || filled == nil {
-			return m.newRenderSlot(ctx, l, guard)
+			return r.newRenderSlot(ctx, l, guard)
 		}
 		// A spare is being prepared: waiting for it is quicker than
 		// opening another context next to it.
@@ -498,76 +535,85 @@ func (m *Manager) takeRenderSlot(ctx context.Context, l *backend.Local, guard *e
 }
 
 // releaseRenderSlot discards a used context and tops the spares up to
-// renderSpares (spares of another browser or guard are discarded), all in
+// Spares (spares of another browser or guard are discarded), all in
 // the background.
-func (m *Manager) releaseRenderSlot(used *renderSlot, l *backend.Local, guard *egress.Guard) {
-	m.rpool.mu.Lock()
-	defer m.rpool.mu.Unlock()
-	m.rpool.wg.Add(1)
+func (r *Renderer) releaseRenderSlot(used *renderSlot, l *backend.Local, guard *egress.Guard) {
+	r.pool.mu.Lock()
+	defer r.pool.mu.Unlock()
+	r.pool.wg.Add(1)
 	go func() {
-		defer m.rpool.wg.Done()
+		defer r.pool.wg.Done()
 		used.discard()
 	}()
-	if m.rpool.closed {
+	if r.pool.closed {
 		return
 	}
-	keep := m.rpool.spares[:0]
-	for _, sp := range m.rpool.spares {
+	keep := r.pool.spares[:0]
+	for _, sp := range r.pool.spares {
 		if sp.fits(l, guard) {
 			keep = append(keep, sp)
 			continue
 		}
-		m.rpool.wg.Add(1)
+		r.pool.wg.Add(1)
 		go func() {
-			defer m.rpool.wg.Done()
+			defer r.pool.wg.Done()
 			sp.discard()
 		}()
 	}
-	m.rpool.spares = keep
-	for n := renderSpares - len(keep) - m.rpool.filling; n > 0; n-- {
-		m.fillRenderSlotLocked(l, guard)
+	r.pool.spares = keep
+	for n := Spares - len(keep) - r.pool.filling; n > 0; n-- {
+		r.fillRenderSlotLocked(l, guard)
 	}
 }
 
-// fillRenderSlotLocked prepares one spare in the background; m.rpool.mu is
+// fillRenderSlotLocked prepares one spare in the background; r.pool.mu is
 // held.
-func (m *Manager) fillRenderSlotLocked(l *backend.Local, guard *egress.Guard) {
-	m.rpool.filling++
-	if m.rpool.filled == nil {
-		m.rpool.filled = make(chan struct{})
+func (r *Renderer) fillRenderSlotLocked(l *backend.Local, guard *egress.Guard) {
+	r.pool.filling++
+	if r.pool.filled == nil {
+		r.pool.filled = make(chan struct{})
 	}
-	m.rpool.wg.Add(1)
+	r.pool.wg.Add(1)
 	go func() {
-		defer m.rpool.wg.Done()
+		defer r.pool.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		s, err := m.newRenderSlot(ctx, l, guard)
+		s, err := r.newRenderSlot(ctx, l, guard)
 		if err == nil {
 			// Warm the renderer and the isolated world.
 			_, err = s.tab.CallIsolated(ctx, renderQuietJS)
 		}
-		m.rpool.mu.Lock()
-		m.rpool.filling--
-		if m.rpool.filled != nil {
-			close(m.rpool.filled)
-			m.rpool.filled = nil
-			if m.rpool.filling > 0 {
-				m.rpool.filled = make(chan struct{})
+		r.pool.mu.Lock()
+		r.pool.filling--
+		if r.pool.filled != nil {
+			close(r.pool.filled)
+			r.pool.filled = nil
+			if r.pool.filling > 0 {
+				r.pool.filled = make(chan struct{})
 			}
 		}
-		keep := err == nil && !m.rpool.closed && len(m.rpool.spares) < renderSpares
+		keep := err == nil && !r.pool.closed && len(r.pool.spares) < Spares
 		if keep {
-			m.rpool.spares = append(m.rpool.spares, s)
+			r.pool.spares = append(r.pool.spares, s)
 		}
-		m.rpool.mu.Unlock()
+		r.pool.mu.Unlock()
 		if !keep && s != nil {
 			s.discard()
 		}
 	}()
 }
 
-// close waits for the background work and discards the spares
-// (Manager.Close, before the browser stops).
+// Close waits for the background work and discards the prepared contexts
+// (before the browser stops); Render is not called after.
+func (r *Renderer) Close() { r.pool.close() }
+
+// SparesReady is the number of prepared contexts waiting.
+func (r *Renderer) SparesReady() int {
+	r.pool.mu.Lock()
+	defer r.pool.mu.Unlock()
+	return len(r.pool.spares)
+}
+
 func (p *renderPool) close() {
 	p.mu.Lock()
 	p.closed = true

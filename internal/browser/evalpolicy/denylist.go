@@ -1,4 +1,10 @@
-package browser
+// Package evalpolicy reads a browser_console expression before it runs
+// (spec §B8.3): the opt-in denylist of sensitive primitives and run-time
+// built code (Denied), and the http(s):// literals it names (URLLiterals),
+// which the browser's navigation gate judges. It tokenizes JavaScript with
+// github.com/tdewolff/parse/v2/js and never runs anything; it is a tripwire,
+// not the boundary (the egress proxy judges every request the page makes).
+package evalpolicy
 
 import (
 	"strconv"
@@ -48,7 +54,7 @@ var (
 	}()
 )
 
-// EvalDenied applies the eval denylist of spec §B8.3 to expression: "" when
+// Denied applies the eval denylist of spec §B8.3 to expression: "" when
 // allowed, else the reason (document.cookie, web storage, IndexedDB, Cache
 // Storage, navigator sensitive API, network request, network beacon, form value
 // extraction). It is off unless restrict is set, and allowUnsafe overrides it.
@@ -61,7 +67,7 @@ var (
 // the decoded text names. It is a tripwire: expressions that assemble a name
 // from pieces at run time still get past it (the egress proxy is the
 // boundary).
-func EvalDenied(expression string, restrict, allowUnsafe bool) string {
+func Denied(expression string, restrict, allowUnsafe bool) string {
 	if !restrict || allowUnsafe {
 		return ""
 	}

@@ -1,10 +1,9 @@
-// Package browser is Gatehouse's browser toolset: session keys and hybrid
-// routing (spec §B3), the last-active binding with its ownership check, the
-// navigation and page gates (§B8.1–§B8.2), the accessibility snapshot with
-// document-scoped refs and deltas (§B9), and the tools of §B2 as plain Go
-// functions (input struct → result struct). Chromium itself lives in
-// browser/backend; every byte it sends goes through an egress proxy session.
-package browser
+// Package sessionkey names browser sessions and binds tasks to them (spec
+// §B3): the task id, the session key a navigation uses (hybrid routing sends
+// a private URL to the task's ::local sidecar), the last-active binding of a
+// task to a key with its ownership check, and which keys a cleanup reaps. It
+// holds no browsers: the Manager in package browser owns the sessions.
+package sessionkey
 
 import (
 	"context"

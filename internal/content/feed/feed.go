@@ -1,4 +1,11 @@
-package content
+// Package feed reads RSS (0.9x, 2.0), RDF (RSS 0.90, 1.0) and Atom (RFC
+// 4287) feeds as markdown for internal/content: the channel's description,
+// then per item (at most 100) a heading linking the item's page, its date
+// and authors, and its summary or content, HTML in it converted like a
+// page's (hidden text dropped, scripts and forms removed, headings demoted
+// under the item's, links absolute). The reader is lenient: it works
+// token by token on XML that need not be well-formed.
+package feed
 
 import (
 	"encoding/xml"
@@ -31,20 +38,20 @@ const (
 	maxFeedDepth = 128
 )
 
-// feedFormat is a syndication format.
-type feedFormat int
+// Format is a syndication format.
+type Format int
 
 const (
-	formatNone feedFormat = iota
-	formatRSS             // RSS 0.9x / 2.0: <rss><channel><item>
-	formatRDF             // RSS 0.90 / 1.0: <rdf:RDF><channel/><item>
-	formatAtom            // Atom (RFC 4287): <feed><entry>
+	FormatNone Format = iota // not a feed
+	formatRSS                // RSS 0.9x / 2.0: <rss><channel><item>
+	formatRDF                // RSS 0.90 / 1.0: <rdf:RDF><channel/><item>
+	formatAtom               // Atom (RFC 4287): <feed><entry>
 )
 
-// feedFormatOf picks the format from the root element, else from the
+// FormatOf picks the format from the root element, else from the
 // declared media type (application/rss+xml, application/atom+xml); it
-// returns formatNone for anything else.
-func feedFormatOf(root xml.Name, mediaType string) feedFormat {
+// returns FormatNone for anything else.
+func FormatOf(root xml.Name, mediaType string) Format {
 	switch strings.ToLower(root.Local) {
 	case "rss":
 		return formatRSS
@@ -59,7 +66,7 @@ func feedFormatOf(root xml.Name, mediaType string) feedFormat {
 	case "application/atom+xml":
 		return formatAtom
 	}
-	return formatNone
+	return FormatNone
 }
 
 // markupType says how an element's content is read.
@@ -106,7 +113,7 @@ type feedItem struct {
 }
 
 type feed struct {
-	format      feedFormat
+	format      Format
 	title       string
 	description markup
 	found       bool // a channel or a feed-level title was seen
@@ -114,25 +121,29 @@ type feed struct {
 	total       int
 }
 
-// convertFeed reads an RSS, RDF or Atom feed. ok is false when the body
+// Convert reads an RSS, RDF or Atom feed from its decoded text (root is
+// the document's root element, as charset.XMLRoot reads it; format is
+// FormatOf's answer, never FormatNone) and returns the feed's title and
+// the feed as markdown (renderFeed). ok is false when the body
 // holds neither items nor channel information (RDF data that is not RSS, a
 // feed type declared on other XML): the caller shows it as XML. A feed
 // whose root is <rss> or <feed> but whose structure could not be read
-// falls back to the XML's text content.
-func convertFeed(text, cs string, base *url.URL, format feedFormat, root xml.Name) (doc Document, ok bool, err error) {
+// falls back to the XML's text content, without a title; when it has no
+// text either, err is an EmptyContent refusal (internal/reason).
+func Convert(text string, base *url.URL, format Format, root xml.Name) (title, md string, ok bool, err error) {
 	f := parseFeed(text, base, format)
 	if len(f.items) == 0 && !f.found {
 		r := strings.ToLower(root.Local)
 		if r != "rss" && r != "feed" {
-			return Document{}, false, nil
+			return "", "", false, nil
 		}
 		plain := xmlTextContent(text)
 		if plain == "" {
-			return Document{}, true, reason.New(reason.EmptyContent, "", "the feed has no readable text; download it and inspect it locally")
+			return "", "", true, reason.New(reason.EmptyContent, "", "the feed has no readable text; download it and inspect it locally")
 		}
-		return Document{Markdown: plain, Kind: KindFeed, Charset: cs}, true, nil
+		return "", plain, true, nil
 	}
-	return Document{Title: f.title, Markdown: renderFeed(f, base), Kind: KindFeed, Charset: cs}, true, nil
+	return f.title, renderFeed(f, base), true, nil
 }
 
 // frame is an open element.
@@ -198,17 +209,11 @@ func (c *capture) close(name xml.Name, depth int) {
 	if depth == c.nameDepth {
 		c.nameDepth = -1
 	}
-	if voidElements[strings.ToLower(name.Local)] {
+	if dom.VoidElements[strings.ToLower(name.Local)] {
 		return // <br/> comes as a start and an end tag; "</br>" would be a second <br>
 	}
 	c.add(&c.raw, "</"+name.Local+">")
 	c.add(&c.esc, "</"+name.Local+">")
-}
-
-// voidElements are the HTML elements without an end tag.
-var voidElements = map[string]bool{
-	"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true, "img": true,
-	"input": true, "link": true, "meta": true, "source": true, "track": true, "wbr": true,
 }
 
 // validAttrName reports whether s can be written as an HTML attribute name.
@@ -245,7 +250,7 @@ type feedParser struct {
 
 // parseFeed reads text as a feed of the given format; links resolve
 // against base and xml:base attributes.
-func parseFeed(text string, base *url.URL, format feedFormat) *feed {
+func parseFeed(text string, base *url.URL, format Format) *feed {
 	p := &feedParser{f: &feed{format: format}, itemName: "item", base: base, itemDepth: -1, open: map[xml.Name]int{}}
 	if format == formatAtom {
 		p.itemName = "entry"
@@ -682,7 +687,7 @@ func renderFeed(f *feed, base *url.URL) string {
 			b.WriteString(body + "\n\n")
 		}
 	}
-	return tidyMarkdown(b.String())
+	return markdown.Tidy(b.String())
 }
 
 // markupToMarkdown converts an item's description: HTML and XHTML through
@@ -717,10 +722,10 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 	// Text a browser would not render never reaches the agent, from a
 	// feed item as from a page (inline display:none, hidden, …).
 	visibility.DropHidden(ctx)
-	removeElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
+	markdown.RemoveElements(ctx, "script", "style", "noscript", "template", "iframe", "frame", "object", "embed",
 		"form", "button", "select", "textarea", "input", "svg", "math", "dialog")
 	dom.Walk(ctx, func(n *xhtml.Node) bool {
-		if n.Type == xhtml.ElementNode && isHeadingAtom(n.DataAtom) {
+		if n.Type == xhtml.ElementNode && dom.IsHeading(n.DataAtom) {
 			lvl := min(int(n.Data[1]-'0')+2, 6)
 			n.Data = fmt.Sprintf("h%d", lvl)
 			n.DataAtom = atom.Lookup([]byte(n.Data))
@@ -728,9 +733,9 @@ func htmlFragmentMarkdown(fragment string, base *url.URL) string {
 		return true
 	})
 
-	absolutizeLinks(ctx, base)
-	prepareForMarkdown(ctx)
-	md, err := toMarkdown(ctx, base)
+	markdown.AbsolutizeLinks(ctx, base)
+	markdown.Prepare(ctx)
+	md, err := markdown.Convert(ctx, base)
 	if err != nil {
 		return plainTextMarkdown(dom.TextContent(ctx))
 	}
@@ -808,20 +813,4 @@ func escapeMarkdownText(s string) string {
 // parentheses and angle brackets are percent-encoded.
 func markdownURL(u string) string {
 	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E").Replace(u)
-}
-
-// fencedXML shows XML text as a fenced ```xml block; the fence is longer
-// than any run of backticks in the text.
-func fencedXML(text string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + "xml\n" + strings.TrimRight(text, "\r\n") + "\n" + fence + "\n"
 }

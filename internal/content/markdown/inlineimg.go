@@ -1,4 +1,4 @@
-package content
+package markdown
 
 import (
 	"strings"
@@ -15,12 +15,12 @@ import (
 // inside a paragraph ("press the <img alt="gear icon"> button") was lost
 // whenever the merge used trafilatura's paragraph; readability's images
 // are merged back only as blocks of their own. So, before extraction,
-// each such image gets a mark in front of it (markInlineImages): one
+// each such image gets a mark in front of it (MarkInlineImages): one
 // character of Unicode's Supplementary Private Use Area-A that numbers it
 // (U+F0000 + its index), clear of real text. At conversion the mark of an
 // image the extractor dropped becomes a copy of the page's image, the mark
 // of one it kept goes (restoreInlineImages); any mark left is removed by
-// toMarkdown.
+// Convert.
 
 // imageMarkBase is the first code point of the image marks.
 const imageMarkBase = 0xF0000
@@ -34,12 +34,12 @@ func isImageMark(r rune) bool {
 	return r >= imageMarkBase && r < imageMarkBase+maxInlineImages
 }
 
-// markInlineImages puts an image mark before every <img> with alt text
+// MarkInlineImages puts an image mark before every <img> with alt text
 // standing in the text of a paragraph (inParagraph, with text of its own;
 // not inside a link, whose image names it: linkname.go), and returns the
 // marked images by index. An image alone in its paragraph is a block,
 // which the merge keeps from readability's answer.
-func markInlineImages(doc *html.Node) []*html.Node {
+func MarkInlineImages(doc *html.Node) []*html.Node {
 	var imgs []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
 		if dom.IsElem(n, "a") {
@@ -60,7 +60,7 @@ func markInlineImages(doc *html.Node) []*html.Node {
 }
 
 // restoreInlineImages replaces each image mark under root by a copy of the
-// page's image it numbers (imgs, from markInlineImages), unless that image
+// page's image it numbers (imgs, from MarkInlineImages), unless that image
 // is still there right after it.
 func restoreInlineImages(root *html.Node, imgs []*html.Node) {
 	var texts []*html.Node

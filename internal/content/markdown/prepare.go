@@ -1,4 +1,4 @@
-package content
+package markdown
 
 import (
 	"net/url"
@@ -11,23 +11,25 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
-	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"github.com/gatehouse-dev/gatehouse/internal/content/metadata"
 )
 
-// toMarkdown converts node to markdown, links absolute against base
-// (markdown.Render), with the image marks dropped and IPv6 hosts restored.
-func toMarkdown(node *html.Node, base *url.URL) (string, error) {
-	md, err := markdown.Render(node, base)
+// Convert converts node to markdown, links absolute against base
+// (Render), with the image marks dropped and IPv6 hosts restored. node is
+// a tree after Prepare; base may be nil (links are left as they are).
+func Convert(node *html.Node, base *url.URL) (string, error) {
+	md, err := Render(node, base)
 	if err != nil {
 		return "", err
 	}
 	return metadata.RestoreIPv6Hosts(dropImageMarks(md)), nil
 }
 
-// originals holds the page's own <pre> and <table> elements, keyed by their
+// Originals holds the page's own <pre> and <table> elements, keyed by their
 // collapsed text, to undo the extractors' rewriting of those elements.
-type originals struct {
+// CollectOriginals builds it once per page, before extraction;
+// RestoreOriginals uses it on each extracted tree and leaves it intact.
+type Originals struct {
 	pre   map[string][]*html.Node
 	table map[string][]*html.Node
 	// looseTable indexes the tables by looseKey: trafilatura drops the
@@ -42,14 +44,15 @@ type originals struct {
 	// linkNames are the names of the page's links without text, by
 	// target (collectLinkNames, linkname.go).
 	linkNames map[string]string
-	// images are the page's images in running text, by the index their
-	// mark holds (markInlineImages, inlineimg.go).
-	images []*html.Node
+	// Images are the page's images in running text, by the index their
+	// mark holds: the caller sets them to what MarkInlineImages returned
+	// for the same page.
+	Images []*html.Node
 }
 
-// collectOriginals indexes every non-empty <pre> and outermost <table> of doc.
-func collectOriginals(doc *html.Node) *originals {
-	o := &originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc), linkNames: collectLinkNames(doc)}
+// CollectOriginals indexes every non-empty <pre> and outermost <table> of doc.
+func CollectOriginals(doc *html.Node) *Originals {
+	o := &Originals{pre: map[string][]*html.Node{}, table: map[string][]*html.Node{}, looseTable: map[string][]*html.Node{}, nest: collectNested(doc), linkNames: collectLinkNames(doc)}
 	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -75,15 +78,15 @@ func collectOriginals(doc *html.Node) *originals {
 	return o
 }
 
-// restoreOriginals gives the extracted tree back the page's nested blocks
+// RestoreOriginals gives the extracted tree back the page's nested blocks
 // (restoreNesting), then replaces each code block or table in it by a copy
 // of the page's original element with the same text. The
 // extractors turn <pre><code class="language-go"> into bare <code> and
 // re-space text; the original keeps the class and the exact bytes.
-func restoreOriginals(root *html.Node, o *originals) {
+func RestoreOriginals(root *html.Node, o *Originals) {
 	restoreNesting(root, o.nest)
 	nameTextlessLinks(root, o.linkNames)
-	restoreInlineImages(root, o.images)
+	restoreInlineImages(root, o.Images)
 	if len(o.pre) == 0 && len(o.table) == 0 {
 		return
 	}
@@ -220,12 +223,12 @@ func isBlockCode(n *html.Node) bool {
 // are kept as plain blocks of the deepest allowed item.
 const maxNesting = 8
 
-// prepareForMarkdown adjusts the tree before conversion: code blocks get a
+// Prepare adjusts the tree before conversion: code blocks get a
 // "language-x" class the converter understands, a <br> in a table cell
-// becomes markdown.CellBreak, lists and quotes nested deeper than maxNesting become
+// becomes CellBreak, lists and quotes nested deeper than maxNesting become
 // plain <div>s, permalink marks and script links go (cleanLinks), link
 // targets are repaired (repairHref) and lazy images get a src (setLazySrc).
-func prepareForMarkdown(root *html.Node) {
+func Prepare(root *html.Node) {
 	cleanLinks(root)
 	nameTextlessLinks(root, nil)
 	listingsToCode(root)
@@ -236,7 +239,7 @@ func prepareForMarkdown(root *html.Node) {
 		switch n.Type {
 		case html.TextNode:
 			if inCell && inCode {
-				n.Data = strings.ReplaceAll(n.Data, "|", markdown.CellPipe)
+				n.Data = strings.ReplaceAll(n.Data, "|", CellPipe)
 			}
 		case html.ElementNode:
 			switch n.Data {
@@ -275,7 +278,7 @@ func prepareForMarkdown(root *html.Node) {
 	}
 	visit(root, false, false, 0)
 	for _, br := range brs {
-		br.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.CellBreak}, br)
+		br.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: CellBreak}, br)
 		br.Parent.RemoveChild(br)
 	}
 }
@@ -413,11 +416,11 @@ func setLanguage(pre *html.Node, lang string) {
 
 // ---------------------------------------------------------------- tree helpers
 
-// figuresToImages replaces every <figure> under root by a paragraph that
+// FiguresToImages replaces every <figure> under root by a paragraph that
 // holds only its images (<img>, or <picture> with its sources), followed by
-// its caption when polishTree made it a paragraph of class captionClass,
+// its caption when Polish made it a paragraph of class captionClass,
 // and drops stray <figcaption> elements: credits and gallery counters go.
-func figuresToImages(root *html.Node) {
+func FiguresToImages(root *html.Node) {
 	var figs []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n != root && (n.Data == "figure" || n.Data == "figcaption") {
@@ -436,7 +439,7 @@ func figuresToImages(root *html.Node) {
 				case dom.IsElem(n, "img") || dom.IsElem(n, "picture"):
 					imgs = append(imgs, n)
 					return false
-				case dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}):
+				case dom.IsElem(n, "p") && dom.HasAnyClass(n, []string{captionClass}):
 					caps = append(caps, n)
 					return false
 				}
@@ -459,8 +462,8 @@ func figuresToImages(root *html.Node) {
 	}
 }
 
-// removeElements detaches every element under root named one of names.
-func removeElements(root *html.Node, names ...string) {
+// RemoveElements detaches every element under root named one of names.
+func RemoveElements(root *html.Node, names ...string) {
 	var drop []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && n != root {
@@ -569,6 +572,55 @@ func cleanLinks(root *html.Node) {
 		}
 		n.Parent.RemoveChild(n)
 	}
+}
+
+// AbsolutizeLinks resolves a[href], img[src] and img[data-src] against
+// base (RFC 3986 via net/url), before the extractors see the page:
+// go-trafilatura resolves "../x" against the page URL as if it were a
+// directory, so it must only ever meet absolute URLs. Fragment-only links,
+// mailto:/tel: links and unparsable values are left alone; javascript:,
+// vbscript: and data: link targets are removed (the text stays). It also
+// drops permalink marks (cleanLinks) and gives lazy images their real
+// src (setLazySrc), so that the extractors keep them. base may be nil
+// (nothing is resolved).
+func AbsolutizeLinks(doc *html.Node, base *url.URL) {
+	cleanLinks(doc)
+	dom.Walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		var keys []string
+		switch n.Data {
+		case "a", "area":
+			keys = []string{"href"}
+
+			repairHref(n)
+		case "img":
+			keys = []string{"src", "data-src"}
+			setLazySrc(n, base)
+		default:
+			return true
+		}
+		if base == nil {
+			return true
+		}
+		for i, a := range n.Attr {
+			if a.Namespace != "" || !slices.Contains(keys, a.Key) {
+				continue
+			}
+			v := strings.TrimSpace(a.Val)
+			if v == "" || strings.HasPrefix(v, "#") || linkScheme(v) != "" {
+				continue
+			}
+			ref, err := url.Parse(v)
+			if err != nil {
+				continue
+			}
+			n.Attr[i].Val = base.ResolveReference(ref).String()
+		}
+		return true
+	})
+
 }
 
 // scriptTarget reports whether link a points at javascript:, vbscript: or

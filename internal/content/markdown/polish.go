@@ -1,4 +1,4 @@
-package content
+package markdown
 
 import (
 	"strings"
@@ -6,32 +6,31 @@ import (
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
-	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
 
-// textMarks turns the marks polishTree puts in the page's text back into
-// what they stand for: markdown.GapMark a space, markdown.LinkLeadMark nothing (image marks,
-// inlineimg.go, go too: unmarkText).
-var textMarks = strings.NewReplacer(markdown.GapMark, " ", markdown.LinkLeadMark, "")
+// textMarks turns the marks Polish puts in the page's text back into
+// what they stand for: GapMark a space, LinkLeadMark nothing (image marks,
+// inlineimg.go, go too: UnmarkText).
+var textMarks = strings.NewReplacer(GapMark, " ", LinkLeadMark, "")
 
-// unmarkText is s, text read from the polished page (a heading, a byline,
-// an extracted title), without polishTree's marks (textMarks).
-func unmarkText(s string) string {
+// UnmarkText is s, text read from the polished page (a heading, a byline,
+// an extracted title), without Polish's marks (textMarks).
+func UnmarkText(s string) string {
 	s = dropImageMarks(s)
-	if !strings.ContainsAny(s, markdown.GapMark+markdown.LinkLeadMark) {
+	if !strings.ContainsAny(s, GapMark+LinkLeadMark) {
 		return s
 	}
 	return textMarks.Replace(s)
 }
 
-// captionsToParagraphs turns every non-empty <figcaption> under root into
-// an italic paragraph of class captionClass, which figuresToImages keeps
+// CaptionsToParagraphs turns every non-empty <figcaption> under root into
+// an italic paragraph of class captionClass, which FiguresToImages keeps
 // under the image. Only the direct rendering of a small page does this:
 // kept everywhere, captions lowered the extraction bench's F1 from 0.975
 // to 0.974 (its reference texts mostly leave captions out).
-func captionsToParagraphs(root *html.Node, sentencesOnly bool) {
+func CaptionsToParagraphs(root *html.Node, sentencesOnly bool) {
 	var caps []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
 		if dom.IsElem(n, "figcaption") && (!sentencesOnly || isSentence(dom.TextContent(n))) {
@@ -52,16 +51,16 @@ func captionsToParagraphs(root *html.Node, sentencesOnly bool) {
 }
 
 // captionClass marks the paragraph a <figcaption> becomes
-// (captionsToParagraphs). It must not contain "caption": the extractors
+// (CaptionsToParagraphs). It must not contain "caption": the extractors
 // drop elements of such classes.
 const captionClass = "gatehouse-figtext"
 
-// polishTree rewrites page structures the extractors lose, before they run:
+// Polish rewrites page structures the extractors lose, before they run:
 //   - a <figcaption> that reads as a sentence (isSentence) becomes an
-//     italic paragraph after its <figure> (captionsToParagraphs,
+//     italic paragraph after its <figure> (CaptionsToParagraphs,
 //     moveCaptionsOut); the extractors drop figure captions;
-//   - a checkbox <input> in a list item (GFM task list) becomes markdown.TaskDone or
-//     markdown.TaskOpen text;
+//   - a checkbox <input> in a list item (GFM task list) becomes TaskDone or
+//     TaskOpen text;
 //   - a <footer> or <cite> inside a <blockquote> (the quote's attribution)
 //     becomes a paragraph inside the quote;
 //   - Discourse's <aside class="quote"> becomes a block quote holding its
@@ -70,7 +69,7 @@ const captionClass = "gatehouse-figtext"
 //     ("<span class=user>alice</span><span class=date>Jan 3</span>",
 //     laid out apart by CSS) get a space between them;
 //   - the white space between a text and an inline element next to it
-//     ("an <em>outbox</em> table") becomes markdown.GapMark (see keepInlineGaps);
+//     ("an <em>outbox</em> table") becomes GapMark (see keepInlineGaps);
 //   - a block ("<div>Item head</div><div>Item body</div>", a span laid
 //     out as a block) and what follows it with no white space between
 //     get a space between them (boxedNextTo): a browser puts them on
@@ -80,15 +79,15 @@ const captionClass = "gatehouse-figtext"
 //     them (splitHeadings);
 //   - a link without text gets its name (markTextlessLinks, linkname.go);
 //   - a link whose content opens with an element ("<a><code>x</code></a>")
-//     gets markdown.LinkLeadMark as its first text (markElementLinks, linkname.go);
+//     gets LinkLeadMark as its first text (markElementLinks, linkname.go);
 //   - a code listing laid out as a table with line numbers becomes a code
 //     block (listingsToCode, tables.go).
-func polishTree(doc *html.Node) {
+func Polish(doc *html.Node) {
 	splitHeadings(doc)
 	markTextlessLinks(doc)
 	markElementLinks(doc)
 	listingsToCode(doc) // tables.go (the code keeps its wrappers' language)
-	captionsToParagraphs(doc, true)
+	CaptionsToParagraphs(doc, true)
 	moveCaptionsOut(doc)
 	var inputs, attribs, asides, gaps, spaced, details []*html.Node
 	var visit func(n *html.Node, inCode, inQuote bool)
@@ -114,7 +113,7 @@ func polishTree(doc *html.Node) {
 					return
 				}
 			case "aside":
-				if hasAnyClass(n, []string{"quote"}) {
+				if dom.HasAnyClass(n, []string{"quote"}) {
 					asides = append(asides, n)
 				}
 			}
@@ -128,9 +127,9 @@ func polishTree(doc *html.Node) {
 	}
 	visit(doc, false, false)
 	for _, n := range inputs {
-		mark := markdown.TaskOpen
+		mark := TaskOpen
 		if _, ok := dom.Attr(n, "checked"); ok {
-			mark = markdown.TaskDone
+			mark = TaskDone
 		}
 		n.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: mark + " "}, n)
 		n.Parent.RemoveChild(n)
@@ -147,7 +146,7 @@ func polishTree(doc *html.Node) {
 			switch {
 			case dom.IsElem(c, "blockquote") && quote == nil:
 				quote = c
-			case c.Type == html.ElementNode && hasAnyClass(c, []string{"title"}) && title == nil:
+			case c.Type == html.ElementNode && dom.HasAnyClass(c, []string{"title"}) && title == nil:
 				title = c
 			}
 		}
@@ -166,12 +165,12 @@ func polishTree(doc *html.Node) {
 	}
 	for _, n := range gaps {
 		// (The extractors drop a white-space-only node between the two
-		// and trim a leading space: markdown.GapMark survives, toMarkdown makes it
+		// and trim a leading space: GapMark survives, Convert makes it
 		// a space.)
 		done := false
 		dom.Walk(n.NextSibling, func(c *html.Node) bool {
 			if !done && c.Type == html.TextNode && c.Data != "" {
-				c.Data = markdown.GapMark + c.Data
+				c.Data = GapMark + c.Data
 				done = true
 			}
 			return !done
@@ -241,26 +240,26 @@ func isPhrasing(n *html.Node) bool {
 // text around inline elements inside list items and definitions, which
 // glues words together. The run of white space at the start (when an
 // inline element comes before n) or at the end (when one comes after) of
-// a text node with words becomes one markdown.GapMark, which toMarkdown writes as a
+// a text node with words becomes one GapMark, which Convert writes as a
 // space; a white-space-only node between two inline elements becomes
-// markdown.GapMark too.
+// GapMark too.
 func keepInlineGaps(n *html.Node) {
 	t := n.Data
 	core := strings.TrimFunc(t, isSpaceRune)
 	prev, next := isPhrasing(n.PrevSibling), isPhrasing(n.NextSibling)
 	if core == "" {
 		if prev && next && t != "" {
-			n.Data = markdown.GapMark
+			n.Data = GapMark
 		}
 		return
 	}
 	lead := t[:strings.IndexFunc(t, func(r rune) bool { return !isSpaceRune(r) })]
 	trail := t[len(strings.TrimRightFunc(t, isSpaceRune)):]
 	if prev && lead != "" {
-		lead = markdown.GapMark
+		lead = GapMark
 	}
 	if next && trail != "" {
-		trail = markdown.GapMark
+		trail = GapMark
 	}
 	n.Data = lead + core + trail
 }
@@ -392,24 +391,6 @@ func isBacklink(a *html.Node) bool {
 	return false
 }
 
-// moveLeadingBadges moves a first block made only of images (badges: linked
-// images, no words) that comes right before the first heading to after
-// that heading, so that the heading leads and a heading repeating the title
-// can be dropped.
-func moveLeadingBadges(md string) string {
-	rest := strings.TrimLeft(md, "\n")
-	first, after, ok := strings.Cut(rest, "\n\n")
-	if !ok || !strings.Contains(first, "![") || hasWords(first) || strings.HasPrefix(first, "#") {
-		return md
-	}
-	after = strings.TrimLeft(after, "\n")
-	heading, tail, _ := strings.Cut(after, "\n")
-	if h := strings.TrimLeft(heading, "#"); len(h) == len(heading) || !strings.HasPrefix(h, " ") {
-		return md
-	}
-	return heading + "\n\n" + first + "\n\n" + strings.TrimLeft(tail, "\n")
-}
-
 // isSentence reports whether s reads as a sentence: at least six words,
 // ending with ".", "!" or "?".
 func isSentence(s string) bool {
@@ -422,7 +403,7 @@ func isSentence(s string) bool {
 func moveCaptionsOut(doc *html.Node) {
 	var ps []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if dom.IsElem(n, "p") && hasAnyClass(n, []string{captionClass}) {
+		if dom.IsElem(n, "p") && dom.HasAnyClass(n, []string{captionClass}) {
 			ps = append(ps, n)
 			return false
 		}
@@ -459,7 +440,7 @@ var headingBlocks = map[string]bool{
 func splitHeadings(doc *html.Node) {
 	var heads []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
-		if n.Type == html.ElementNode && isHeadingAtom(n.DataAtom) {
+		if n.Type == html.ElementNode && dom.IsHeading(n.DataAtom) {
 			heads = append(heads, n)
 		}
 		return true
@@ -473,7 +454,7 @@ func splitHeadings(doc *html.Node) {
 		var cut *html.Node
 		for c := h.FirstChild; c != nil; c = c.NextSibling {
 			if c.Type == html.ElementNode && headingBlocks[c.Data] {
-				if !words && cut == nil && !isHeadingAtom(c.DataAtom) {
+				if !words && cut == nil && !dom.IsHeading(c.DataAtom) {
 					words = strings.TrimFunc(dom.TextContent(c), isSpaceRune) != ""
 					continue // the heading's text is this block
 				}

@@ -1,4 +1,4 @@
-package content
+package markdown
 
 import (
 	"net/url"
@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
-	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -22,7 +21,7 @@ import (
 // tree (images off), leaving "<a href=…></a>", which the converter drops
 // (an empty link), and readability's images without alt text became
 // "[![](…)](…)". So, before extraction, every link without text in
-// running prose (inProse) gets one character of text, markdown.LinkNameMark
+// running prose (inProse) gets one character of text, LinkNameMark
 // (markTextlessLinks): enough for go-trafilatura to keep the link, too
 // little to change the link density the extractors weigh (the names
 // themselves, added before extraction, changed which blocks they kept on
@@ -34,7 +33,7 @@ import (
 // screen readers do.
 
 // markTextlessLinks gives every link under doc with a target, no text
-// and an image or icon, standing in running prose, the text markdown.LinkNameMark.
+// and an image or icon, standing in running prose, the text LinkNameMark.
 func markTextlessLinks(doc *html.Node) {
 	var links []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
@@ -52,7 +51,7 @@ func markTextlessLinks(doc *html.Node) {
 			continue // a logo, avatar, thumbnail or icon bar: readability keeps the images
 		}
 		if linkName(a) != "" || imageFileName(a) != "" {
-			a.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.LinkNameMark}, a.FirstChild)
+			a.InsertBefore(&html.Node{Type: html.TextNode, Data: LinkNameMark}, a.FirstChild)
 		}
 	}
 }
@@ -65,7 +64,7 @@ func collectLinkNames(doc *html.Node) map[string]string {
 		if !dom.IsElem(n, "a") {
 			return true
 		}
-		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == markdown.LinkNameMark {
+		if c := n.FirstChild; c != nil && c.Type == html.TextNode && c.Data == LinkNameMark {
 			href, _ := dom.Attr(n, "href")
 			name := linkName(n)
 			if name == "" {
@@ -134,7 +133,7 @@ func inProse(a *html.Node) bool {
 		for ; c != nil; c = c.NextSibling {
 			switch {
 			case c.Type == html.TextNode:
-				n += len(strings.TrimSpace(strings.ReplaceAll(c.Data, markdown.LinkNameMark, "")))
+				n += len(strings.TrimSpace(strings.ReplaceAll(c.Data, LinkNameMark, "")))
 			case dom.IsElem(c, "a"), dom.IsElem(c, "script"), dom.IsElem(c, "style"):
 			case c.Type == html.ElementNode:
 				count(c.FirstChild)
@@ -252,7 +251,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 	var bare []*html.Node
 	dom.Walk(root, func(n *html.Node) bool {
 		switch {
-		case n.Type == html.TextNode && strings.Contains(n.Data, markdown.LinkNameMark):
+		case n.Type == html.TextNode && strings.Contains(n.Data, LinkNameMark):
 			marked = append(marked, n)
 		case dom.IsElem(n, "a"):
 			if href, _ := dom.Attr(n, "href"); strings.TrimSpace(href) != "" && !hasText(n) {
@@ -263,7 +262,7 @@ func nameTextlessLinks(root *html.Node, names map[string]string) {
 	})
 
 	for _, t := range marked {
-		t.Data = strings.ReplaceAll(t.Data, markdown.LinkNameMark, "")
+		t.Data = strings.ReplaceAll(t.Data, LinkNameMark, "")
 		a := t.Parent
 		for a != nil && !dom.IsElem(a, "a") {
 			a = a.Parent
@@ -336,7 +335,7 @@ func setAttr(n *html.Node, key, val string) {
 // and came back as the code span alone, and so did a link around
 // emphasis, a keyboard key or any other element. So, before extraction,
 // every link with a target whose content opens with an element gets
-// markdown.LinkLeadMark as its first text (markElementLinks); toMarkdown and the
+// LinkLeadMark as its first text (markElementLinks); Convert and the
 // header's text readers drop the mark. One private-use character changes
 // neither the text the extractors compare nor the link density they
 // weigh by more than the mark of a textless link does. Only links in a
@@ -347,7 +346,7 @@ func setAttr(n *html.Node, key, val string) {
 
 // markElementLinks gives every link under doc with a target, standing in
 // a paragraph (inParagraph), whose content opens (white space aside) with
-// an element and which holds text, markdown.LinkLeadMark before that element.
+// an element and which holds text, LinkLeadMark before that element.
 // Links without text are markTextlessLinks' concern.
 func markElementLinks(doc *html.Node) {
 	var links []*html.Node
@@ -362,7 +361,7 @@ func markElementLinks(doc *html.Node) {
 	})
 
 	for _, a := range links {
-		a.InsertBefore(&html.Node{Type: html.TextNode, Data: markdown.LinkLeadMark}, openingElement(a))
+		a.InsertBefore(&html.Node{Type: html.TextNode, Data: LinkLeadMark}, openingElement(a))
 	}
 }
 

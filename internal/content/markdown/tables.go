@@ -1,11 +1,10 @@
-package content
+package markdown
 
 import (
 	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/content/dom"
-	"github.com/gatehouse-dev/gatehouse/internal/content/markdown"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -157,7 +156,7 @@ func listingsToCode(root *html.Node) {
 }
 
 // flattenNestedTables writes each table inside a table cell as lines of
-// the cell (rows joined by markdown.CellBreak, cells of a row by " | ", escaped):
+// the cell (rows joined by CellBreak, cells of a row by " | ", escaped):
 // GFM has no table in a table, and the converter dropped the inner table
 // and its text. Innermost tables first, so any depth is kept.
 func flattenNestedTables(root *html.Node) {
@@ -192,10 +191,10 @@ func flattenNestedTables(root *html.Node) {
 				}
 			}
 			if len(cells) > 0 {
-				lines = append(lines, strings.Join(cells, " "+markdown.CellPipe+" "))
+				lines = append(lines, strings.Join(cells, " "+CellPipe+" "))
 			}
 		}
-		t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: strings.Join(lines, markdown.CellBreak)}, t)
+		t.Parent.InsertBefore(&html.Node{Type: html.TextNode, Data: strings.Join(lines, CellBreak)}, t)
 		t.Parent.RemoveChild(t)
 	}
 }
@@ -208,7 +207,7 @@ func flattenNestedTables(root *html.Node) {
 // came back as "Use `--force`", "<td><a>one</a> <a>two</a></td>" as
 // nothing, "<code>a</code> <code>b</code>" as "`a``b`". Its table then has
 // neither the text nor the letters of the page's, so the exact and loose
-// matches of restoreOriginals miss it. An extracted table that lost text
+// matches of RestoreOriginals miss it. An extracted table that lost text
 // only is one the page's table holds cell by cell: the same rows with
 // text, and in each row the extracted cells in order, each one's text (white
 // space aside) a subsequence of a cell of the page's row that starts with

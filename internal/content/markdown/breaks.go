@@ -1,4 +1,4 @@
-package content
+package markdown
 
 import (
 	"strings"
@@ -20,12 +20,12 @@ import (
 // paragraph of its own, so the article comes back two or three times; and
 // readability, which splits "<br><br>" runs into paragraphs itself
 // (Readability.js _replaceBrs), then no longer agrees with it block by
-// block. breaksToParagraphs gives both the structure a reader sees: in a
+// block. BreaksToParagraphs gives both the structure a reader sees: in a
 // block container (div, section, article, main, center) that holds text of
 // its own next to a <br>, every run of text and inline elements between
 // blocks and "<br><br>" gaps becomes a <p>. A single <br> inside a run
 // stays a line break; the element's block children stay where they are.
-func breaksToParagraphs(doc *html.Node) {
+func BreaksToParagraphs(doc *html.Node) {
 	var targets []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode {
@@ -78,7 +78,7 @@ func inRun(n *html.Node) bool {
 }
 
 // splitAtBreaks wraps the paragraph runs of n's children in <p> elements
-// (see breaksToParagraphs). Two or more <br> in a row (white space between
+// (see BreaksToParagraphs). Two or more <br> in a row (white space between
 // them aside) end a paragraph and are removed, as are <br> at a
 // paragraph's edges; a run without words or images is left as it is.
 func splitAtBreaks(n *html.Node) {
