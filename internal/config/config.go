@@ -128,7 +128,18 @@ type MCP struct {
 	// --no-content-boundaries` also turns it off). The CLI's --json output is
 	// never wrapped.
 	ContentBoundaries bool
+	// ReplicaMaxCalls caps the tool calls one `gatehouse mcp --http` process
+	// runs at once, over all sessions and principals (key
+	// mcp.replica_max_calls, at least 1, default DefaultReplicaMaxCalls). A
+	// call past it is answered HTTP 429 with Retry-After and reason
+	// too_many_calls, so a load balancer tries another replica.
+	ReplicaMaxCalls int
 }
+
+// DefaultReplicaMaxCalls is mcp.replica_max_calls when unset: tool calls one
+// HTTP server runs at once. Most calls wait on the network, so it is well
+// above the core count; a browser call holds a Chromium tab for its length.
+const DefaultReplicaMaxCalls = 64
 
 // Web holds the web_search / web_extract settings (YAML block "web", spec §A12).
 type Web struct {
@@ -308,7 +319,7 @@ type ExtensionControl struct {
 // returns a fresh value (maps and slices are not shared).
 func Default() *Config {
 	return &Config{
-		MCP: MCP{ContentBoundaries: true},
+		MCP: MCP{ContentBoundaries: true, ReplicaMaxCalls: DefaultReplicaMaxCalls},
 		Web: Web{
 			ExtractCharLimit:  DefaultExtractCharLimit,
 			KeylessFallback:   true,

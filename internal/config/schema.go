@@ -182,6 +182,7 @@ var schema = &field{name: "", children: []*field{
 	),
 	block("mcp",
 		boolean("content_boundaries", func(c *Config) *bool { return &c.MCP.ContentBoundaries }),
+		intFloor("replica_max_calls", func(c *Config) *int { return &c.MCP.ReplicaMaxCalls }, DefaultReplicaMaxCalls, 1),
 	),
 }}
 

@@ -134,6 +134,7 @@ const (
 	InvalidArguments Code = "invalid_arguments"
 	ToolUnavailable  Code = "tool_unavailable"
 	TooManyCalls     Code = "too_many_calls"
+	ServerDraining   Code = "server_draining"
 	ReadOutsideStore Code = "read_outside_store"
 	ReadSymlink      Code = "read_symlink"
 	ReadNotRegular   Code = "read_not_regular"
@@ -230,7 +231,8 @@ var codes = map[Code]string{
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",
-	TooManyCalls:     "this MCP session already has the maximum number of tool calls running; wait for one to finish",
+	TooManyCalls:     "too many tool calls are running: this MCP session's (--max-calls) or this replica's (mcp.replica_max_calls, answered HTTP 429 with Retry-After); wait for one to finish or retry on another replica",
+	ServerDraining:   "the HTTP server is shutting down (SIGTERM; --drain): calls already running finish, new ones get HTTP 503 with Retry-After; retry on another replica",
 	ReadOutsideStore: "web_read was given a path outside the full-text store directory (a .. component, an absolute path elsewhere, a subdirectory, or a file that is not a stored page)",
 	ReadSymlink:      "web_read refuses symlinks, even inside the store directory",
 	ReadNotRegular:   "web_read reads only regular files (not directories, FIFOs or devices)",
