@@ -123,16 +123,28 @@ func (p *ops) notReady(ctx context.Context) string {
 // reason too_many_calls; while draining, 503 with Retry-After and reason
 // server_draining (a load balancer moves on either way). ok false means the
 // answer was written.
-func (p *ops) admit(w *rpcErrorWriter, id any) (release func(), ok bool) {
+func (p *ops) admit(w *rpcErrorWriter, id any) (func(), bool) {
+	// Counted before the drain flag is read: Drain sets the flag, then
+	// waits for the count, so a call is either refused here or waited for.
+	n := p.inflight.Add(1)
+	done := func() {
+		if p.inflight.Add(-1) == 0 {
+			select {
+			case p.idle <- struct{}{}:
+			default:
+			}
+		}
+	}
 	if p.draining.Load() {
+		done()
 		w.Header().Set("Retry-After", strconv.Itoa(ReplicaRetryAfter))
 		w.Header().Set("Connection", "close")
 		writeRPCErrorData(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError,
 			"Service Unavailable: this Gatehouse replica is shutting down; retry on another replica", reason.ServerDraining)
 		return nil, false
 	}
-	if n := p.inflight.Add(1); n > p.max {
-		p.inflight.Add(-1)
+	if n > p.max {
+		done()
 		p.metrics.ReplicaCapped()
 		w.Header().Set("Retry-After", strconv.Itoa(ReplicaRetryAfter))
 		writeRPCErrorData(w, http.StatusTooManyRequests, id, jsonrpc.CodeInternalError,
@@ -143,12 +155,7 @@ func (p *ops) admit(w *rpcErrorWriter, id any) (release func(), ok bool) {
 	p.metrics.InFlight(1)
 	return func() {
 		p.metrics.InFlight(-1)
-		if p.inflight.Add(-1) == 0 {
-			select {
-			case p.idle <- struct{}{}:
-			default:
-			}
-		}
+		done()
 	}, true
 }
 
@@ -158,8 +165,7 @@ func writeRPCErrorData(w http.ResponseWriter, status int, id any, code int64, ms
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Del("X-Content-Type-Options")
 	w.WriteHeader(status)
-	data, _ := json.Marshal(map[string]string{"reason": string(rc)})
-	w.Write(errorReply(id, code, msg, data))
+	w.Write(errorReply(id, code, msg, map[string]string{"reason": string(rc)}))
 }
 
 // isToolCall reports whether the POST body r carries (already read and
@@ -224,6 +230,19 @@ func (h *HTTPServer) ServeMetrics(addr string) (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
+// waitIdle waits until no tool call is in flight (true) or ctx ends (false,
+// unless the last call ended at the same time).
+func (p *ops) waitIdle(ctx context.Context) bool {
+	for p.inflight.Load() > 0 {
+		select {
+		case <-p.idle:
+		case <-ctx.Done():
+			return p.inflight.Load() == 0
+		}
+	}
+	return true
+}
+
 // ErrDrainTimeout is returned by Drain when tool calls were still running at
 // its deadline; they were cancelled (their clients get a cancelled result or
 // a closed connection).
@@ -245,17 +264,15 @@ func (h *HTTPServer) Drain(ctx context.Context) error {
 	defer stop()
 	go h.srv.Shutdown(sdctx)
 	var err error
-	for h.ops.inflight.Load() > 0 {
-		select {
-		case <-h.ops.idle:
-		case <-ctx.Done():
-			if n := h.ops.inflight.Load(); n > 0 {
-				err = fmt.Errorf("%w: %d cancelled", ErrDrainTimeout, n)
-			}
-		}
-		if err != nil {
-			break
-		}
+	if !h.ops.waitIdle(ctx) {
+		// The deadline: interrupt what still runs, and give each call a
+		// moment to deliver its (interrupted) result before the
+		// connections close.
+		err = fmt.Errorf("%w: %d cancelled", ErrDrainTimeout, h.ops.inflight.Load())
+		h.server.interruptSessions("")
+		gctx, cancel := context.WithTimeout(context.Background(), deleteGrace)
+		h.ops.waitIdle(gctx)
+		cancel()
 	}
 	h.server.interruptSessions("")
 	if cerr := h.closeAll(); err == nil {

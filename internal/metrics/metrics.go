@@ -94,7 +94,7 @@ func New() *Set {
 	}
 	s.reg.MustRegister(s.calls, s.refusals, s.duration, s.cache, s.redisErrs, s.inflight, s.capped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		sessionCollector{s})
+		sessionCollector{s, newSessionsDesc()})
 	// Present from the start at 0, so a rate() over a fresh replica works.
 	s.cache.WithLabelValues("hit")
 	s.cache.WithLabelValues("miss")
@@ -196,13 +196,20 @@ func (s *Set) Sessions(kind string, n func() int) {
 	s.sessions[kind] = n
 }
 
-var sessionsDesc = prometheus.NewDesc(NameSessions, "Sessions open on this replica, by kind (mcp: MCP protocol sessions; browser: browser sessions).", []string{"kind"}, nil)
+// newSessionsDesc describes the open-sessions gauge (a func, not a package
+// var: Default is built during package initialisation).
+func newSessionsDesc() *prometheus.Desc {
+	return prometheus.NewDesc(NameSessions, "Sessions open on this replica, by kind (mcp: MCP protocol sessions; browser: browser sessions).", []string{"kind"}, nil)
+}
 
 // sessionCollector reads the session counters at scrape time; kinds with no
 // counter report 0, so both series always exist.
-type sessionCollector struct{ s *Set }
+type sessionCollector struct {
+	s    *Set
+	desc *prometheus.Desc
+}
 
-func (c sessionCollector) Describe(ch chan<- *prometheus.Desc) { ch <- sessionsDesc }
+func (c sessionCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
 	c.s.mu.Lock()
@@ -216,7 +223,7 @@ func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
 		if f != nil {
 			n = f()
 		}
-		ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(n), k)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k)
 	}
 }
 
