@@ -129,6 +129,11 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s = %q, want %q", series, got, want)
 		}
 	}
+	// The gauge drops after the response is written, so it may still
+	// count the last call here; it must exist.
+	if metricValue(body, "gatehouse_calls_in_flight") == "" {
+		t.Error("no gatehouse_calls_in_flight series")
+	}
 	for _, leak := range []string{"site.test", "127.0.0.1", "sk-aaaa", "principal=", "url="} {
 		if strings.Contains(body, leak) {
 			t.Errorf("/metrics names %q: labels must come from closed sets", leak)
