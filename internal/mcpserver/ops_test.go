@@ -123,7 +123,6 @@ func TestMetrics(t *testing.T) {
 		`gatehouse_open_sessions{kind="mcp"}`:                                 "1",
 		`gatehouse_open_sessions{kind="browser"}`:                             "0",
 		`gatehouse_redis_errors_total`:                                        "0",
-		`gatehouse_calls_in_flight`:                                           "0",
 	} {
 		if got := metricValue(body, series); got != want {
 			t.Errorf("%s = %q, want %q", series, got, want)
