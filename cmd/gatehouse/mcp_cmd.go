@@ -62,7 +62,8 @@ mcp.replica_max_calls tool calls answers the next one 429 with Retry-After.
 SIGTERM or SIGINT drains: the listener closes, /readyz turns 503, running calls
 finish (at most --drain), then the process exits 0; calls still running at the
 deadline are cancelled and the exit status is 1. --audit FILE (or - for
-stderr) appends one JSON line per tool call and per URL a call asked for.`,
+stderr; stdio too) appends one JSON line per tool call and per URL a call
+asked for.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := mcpLimitsValid(maxCalls, maxBody, idle); err != nil {

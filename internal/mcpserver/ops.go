@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,7 +60,6 @@ type ops struct {
 	draining atomic.Bool
 	inflight atomic.Int64
 	idle     chan struct{} // signalled (non-blocking) when inflight drops to 0
-	mu       sync.Mutex
 }
 
 func newOps(o HTTPOptions, m *metrics.Set) *ops {
