@@ -198,7 +198,7 @@ func isToolCall(r *http.Request) (id any, ok bool) {
 // metricsHandler serves the Set's metrics (Prometheus text format).
 func metricsHandler(m *metrics.Set) http.Handler {
 	if m == nil {
-		m = metrics.Default
+		m = metrics.Default()
 	}
 	return m.Handler()
 }

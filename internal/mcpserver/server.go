@@ -144,7 +144,7 @@ func New(opts Options) *Server {
 		s.log = slog.Default()
 	}
 	if s.opts.Metrics == nil {
-		s.opts.Metrics = metrics.Default
+		s.opts.Metrics = metrics.Default()
 	}
 	s.opts.Metrics.Sessions("mcp", s.openSessions)
 	instr := Instructions

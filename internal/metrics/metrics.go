@@ -10,8 +10,8 @@
 // scrape.
 //
 // A Set owns its own prometheus.Registry (never the global default
-// registerer), so tests build their own with New. Default is the process's
-// Set: the package-level function RedisError records on it, for packages
+// registerer), so tests build their own with New. Default returns the
+// process's Set: the package-level function RedisError records on it, for packages
 // that have no Set handed to them. Cache lookups are counted by the MCP
 // server from each web_extract row's meta.cached (so the disk cache and the
 // Redis cache are counted the same way, once).
@@ -101,8 +101,12 @@ func New() *Set {
 	return s
 }
 
-// Default is the process's Set, served by `gatehouse mcp`.
-var Default = New()
+// Default returns the process's Set, served by `gatehouse mcp`. It is built
+// on first use, not at package initialisation: every CLI command links
+// this package, and only the MCP server needs it.
+func Default() *Set { return defaultSet() }
+
+var defaultSet = sync.OnceValue(New)
 
 // Registry returns the Set's registry (to gather in tests).
 func (s *Set) Registry() *prometheus.Registry { return s.reg }
@@ -196,8 +200,7 @@ func (s *Set) Sessions(kind string, n func() int) {
 	s.sessions[kind] = n
 }
 
-// newSessionsDesc describes the open-sessions gauge (a func, not a package
-// var: Default is built during package initialisation).
+// newSessionsDesc describes the open-sessions gauge.
 func newSessionsDesc() *prometheus.Desc {
 	return prometheus.NewDesc(NameSessions, "Sessions open on this replica, by kind (mcp: MCP protocol sessions; browser: browser sessions).", []string{"kind"}, nil)
 }
@@ -230,4 +233,4 @@ func (c sessionCollector) Collect(ch chan<- prometheus.Metric) {
 // RedisError records a failed Redis operation on Default: the shared-state
 // package (internal/state) calls it for every error other than a missing
 // key.
-func RedisError() { Default.RedisError() }
+func RedisError() { Default().RedisError() }
