@@ -31,7 +31,8 @@ func serveUntilSignal(ctx context.Context, hs *mcpserver.HTTPServer, drain time.
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintf(stderr, "gatehouse: shutting down: draining running tool calls (at most %v)\n", drain)
+	hs.StopAccepting()
+	fmt.Fprintf(stderr, "gatehouse: shutting down: listener closed, draining running tool calls (at most %v)\n", drain)
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	err := hs.Drain(dctx)

@@ -72,8 +72,9 @@ type HTTPServer struct {
 	done   chan error
 	ops    *ops
 
-	mu    sync.Mutex
-	extra []*http.Server // ServeMetrics listeners, closed with this one
+	mu       sync.Mutex
+	extra    []*http.Server // ServeMetrics listeners, closed with this one
+	stopOnce sync.Once      // StopAccepting
 }
 
 // Listen validates o, binds the address and starts serving in the

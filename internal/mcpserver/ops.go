@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -246,21 +247,33 @@ func (p *ops) waitIdle(ctx context.Context) bool {
 // a closed connection).
 var ErrDrainTimeout = errors.New("drain deadline reached with tool calls still running")
 
-// Drain shuts the server down gracefully (SIGTERM): /readyz answers 503
-// "draining" at once, the listener stops accepting connections, a new tool
-// call on a kept-alive connection gets 503 with Retry-After, and the tool
-// calls already running finish and deliver their results. Once none is
+// StopAccepting begins a drain: /readyz answers 503 "draining" and a new
+// tool call gets 503 with Retry-After from now on, and the listener is
+// closed when it returns (new connections are refused; kept-alive ones close
+// after their current request). Calls already running go on. It is
+// idempotent; Drain calls it.
+func (h *HTTPServer) StopAccepting() {
+	h.stopOnce.Do(func() {
+		h.ops.draining.Store(true)
+		closed := make(chan struct{})
+		// Shutdown closes the listeners, then runs the OnShutdown funcs,
+		// then waits for active connections (SSE streams too) to go idle:
+		// it runs aside, and Drain's closeAll ends what is left.
+		// (Close runs them again: closing once.)
+		var once sync.Once
+		h.srv.RegisterOnShutdown(func() { once.Do(func() { close(closed) }) })
+		go h.srv.Shutdown(context.Background())
+		<-closed
+	})
+}
+
+// Drain shuts the server down gracefully (SIGTERM): StopAccepting, then the
+// tool calls already running finish and deliver their results. Once none is
 // running, or when ctx ends, every session and connection is closed. It
 // returns nil when every call finished, or an error wrapping
 // ErrDrainTimeout naming how many calls were cut off.
 func (h *HTTPServer) Drain(ctx context.Context) error {
-	h.ops.draining.Store(true)
-	// Shutdown closes the listener at once and idle connections as they go
-	// idle; it waits for active ones (SSE streams too), so it runs aside
-	// and Close below ends what is left.
-	sdctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	go h.srv.Shutdown(sdctx)
+	h.StopAccepting()
 	var err error
 	if !h.ops.waitIdle(ctx) {
 		// The deadline: interrupt what still runs, and give each call a
