@@ -165,7 +165,6 @@ func writeRPCErrorData(w http.ResponseWriter, status int, id any, code int64, ms
 	w.Write(errorReply(id, code, msg, map[string]string{"reason": string(rc)}))
 }
 
-
 // metricsHandler serves the Set's metrics (Prometheus text format).
 func metricsHandler(m *metrics.Set) http.Handler {
 	if m == nil {
