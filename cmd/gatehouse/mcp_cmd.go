@@ -79,7 +79,7 @@ config_invalid until it is fixed.`,
 				reg.SetBeforeCall(w.poll)
 			}
 			env := tools.Env{}
-			env.Web.Home, env.Web.Config = a.home, a.cfg
+			env.Web.Home, env.Web.Config, env.Web.State = a.home, a.cfg, a.state
 			opts := mcpserver.Options{
 				Registry: reg, Store: env.Store(), Version: version, Logger: a.logger,
 				DisableContentBoundaries: noBoundaries || !a.cfg.MCP.ContentBoundaries,

@@ -183,6 +183,9 @@ var schema = &field{name: "", children: []*field{
 	block("mcp",
 		boolean("content_boundaries", func(c *Config) *bool { return &c.MCP.ContentBoundaries }),
 	),
+	block("state",
+		str("redis_url", func(c *Config) *string { return &c.State.RedisURL }, strings.TrimSpace),
+	),
 }}
 
 func block(name string, children ...*field) *field {

@@ -394,7 +394,14 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 			continue
 		}
 		if s.d.Cache != nil && !j.privateSeen {
-			if e, ok := s.cacheLookup(j.u.Href, name, cacheFormats(s.renderMode(req, name)), req.MaxAgeS); ok {
+			e, ok, cerr := s.cacheLookup(ctx, j.u.Href, name, cacheFormats(s.renderMode(req, name)), req.MaxAgeS)
+			if re := reason.As(cerr); re != nil {
+				// The shared state is down: refuse, never serve from a
+				// per-replica view of it.
+				rows[j.idx], done[j.idx] = errRow(j.u.Href, re), true
+				continue
+			}
+			if ok {
 				// The cached page came from e.FinalURL: the blocklist may have
 				// gained that host since, and a hit must not skip the check.
 				if e.FinalURL != "" && e.FinalURL != j.u.Href {
@@ -442,9 +449,12 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		limit = config.ClampCharLimit(req.CharLimit)
 	}
 	store := s.d.Store
-	if store != nil && req.ReadTool != "" {
+	if store != nil && (req.ReadTool != "" || store.Shared != nil) {
 		st := *store
-		st.ReadTool, st.ResourcePrefix = req.ReadTool, req.ResourcePrefix
+		if req.ReadTool != "" {
+			st.ReadTool, st.ResourcePrefix = req.ReadTool, req.ResourcePrefix
+		}
+		st = st.For(ctx) // a shared store keeps the caller's pages under its principal
 		store = &st
 	}
 	var metrics []pageMetric
@@ -469,6 +479,12 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 			redactContent(r) // before the store: the saved full text is redacted too
 		}
 		tr := truncate.Apply(r.URL, r.Content, limit, store)
+		if re := reason.As(tr.StoreErr); re != nil && re.Code == reason.StateUnavailable {
+			// The page's full text could not reach the shared store: a
+			// truncated result whose rest no replica can read is refused.
+			*r = errRow(r.URL, re)
+			continue
+		}
 		r.Content = tr.Content
 		r.Meta.Truncated = tr.Truncated
 		r.Meta.OriginalChars = tr.OriginalChars
@@ -694,7 +710,7 @@ func (s *Service) dispatch(ctx context.Context, ext provider.Extractor, opts pro
 			if s.d.Cache != nil && !j.privateSeen && !p.NoCache && servedBy(p, ext.Name()) == "" && strings.TrimSpace(p.Content) != "" && s.publicFinal(ctx, j, final) {
 				// FetchedAt is when the fetch began: a slow fetch never
 				// passes for newer than one that started after it.
-				if err := s.d.Cache.Put(cacheURL(j.u.Href, format), cache.Entry{URL: cacheURL(j.u.Href, format), FinalURL: cacheURL(final, format), Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, ext.Name()); err != nil {
+				if err := s.d.Cache.Store(ctx, cacheURL(j.u.Href, format), cache.Entry{URL: cacheURL(j.u.Href, format), FinalURL: cacheURL(final, format), Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, ext.Name()); err != nil {
 					s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 				}
 			}
