@@ -178,9 +178,11 @@ func DecodeLock(key string, b []byte) (string, error) {
 	return string(rest), nil
 }
 
-// parseDecimal parses 1..maxDigits ASCII digits (no sign, no spaces).
+// parseDecimal parses 1..maxDigits ASCII digits in canonical form (no
+// sign, no spaces, no leading zero but in "0"), so each number has one
+// encoding.
 func parseDecimal(b []byte, maxDigits int) (int64, bool) {
-	if len(b) == 0 || len(b) > maxDigits {
+	if len(b) == 0 || len(b) > maxDigits || (len(b) > 1 && b[0] == '0') {
 		return 0, false
 	}
 	var n int64

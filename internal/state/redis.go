@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -68,6 +69,9 @@ func Open(o Options) *Redis {
 		Addr: t.Host, Username: t.Username, Password: t.password, DB: t.DB,
 		DialTimeout: 2 * time.Second, ReadTimeout: opTimeout, WriteTimeout: opTimeout,
 		MaxRetries: 1, DisableIdentity: true, ContextTimeoutEnabled: true, Protocol: 2,
+		// One dial attempt per command: Redis down must become
+		// state_unavailable quickly, not after the library's 5 dials.
+		DialerRetries: 1, DialerRetryTimeout: 50 * time.Millisecond,
 	}
 	if t.TLS {
 		ro.TLSConfig = o.TLSConfig
@@ -79,12 +83,24 @@ func Open(o Options) *Redis {
 			ro.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
 		}
 	}
+	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
 	now := o.Now
 	if now == nil {
 		now = time.Now
 	}
 	return &Redis{rdb: redis.NewClient(ro), target: t, now: now}
 }
+
+// quietLogger drops go-redis' own log lines ("redis: connection pool:
+// failed to dial …"), which would otherwise reach stderr in a form no
+// Gatehouse surface promises; every failure reaches the caller as a
+// state_unavailable refusal instead. (go-redis has one process-wide
+// logger.)
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
 
 // Target returns the Redis target (printable: no password).
 func (r *Redis) Target() Target { return r.target }
