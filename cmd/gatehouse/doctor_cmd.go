@@ -87,7 +87,7 @@ func (a *app) doctorState() *stateStatus {
 		return &stateStatus{Backend: state.KindDisk}
 	}
 	st := &stateStatus{Backend: state.KindRedis, Redis: t.String(), Source: t.Source, Password: t.HasPassword()}
-	r := state.Open(state.Options{Target: t})
+	r := state.Open(state.Options{Target: t, Guard: stateGuard(a)})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()

@@ -1,8 +1,18 @@
 package main
 
 import (
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/state"
+	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
+
+// stateGuard is the egress guard Redis connections go through (the
+// configured classification; state.Open allows the Redis host:port as an
+// origin).
+func stateGuard(a *app) *egress.Guard {
+	g, _ := web.NewGuard(a.cfg, nil, nil)
+	return g
+}
 
 // openState opens the shared state of this process once (GATEHOUSE_REDIS_URL,
 // else config state.redis_url; internal/state): nil with no URL (the
@@ -20,7 +30,7 @@ func (a *app) openState() (*state.Redis, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	a.state = state.Open(state.Options{Target: t})
+	a.state = state.Open(state.Options{Target: t, Guard: stateGuard(a)})
 	a.logger.Info("shared state", "backend", state.KindRedis, "redis", t.String())
 	return a.state, nil
 }

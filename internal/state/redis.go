@@ -8,14 +8,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/gatehouse-dev/gatehouse/internal/cache"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -45,6 +48,12 @@ const (
 // Options configure Open. Zero fields take the documented defaults.
 type Options struct {
 	Target Target // from ParseURL or FromConfig
+	// Guard dials Redis: every connection goes through internal/egress (the
+	// one place Gatehouse dials), with the Redis host:port allowed as a
+	// configured origin (egress.Guard.WithOrigin: a private or loopback
+	// Redis is reachable, a cloud metadata address never is). Nil means a
+	// guard with default classification (egress.New of zero Options).
+	Guard *egress.Guard
 	// TLSConfig is used for rediss:// (nil: system roots, TLS 1.2+, the
 	// URL's host as server name).
 	TLSConfig *tls.Config
@@ -66,22 +75,17 @@ type Redis struct {
 func Open(o Options) *Redis {
 	t := o.Target
 	ro := &redis.Options{
-		Addr: t.Host, Username: t.Username, Password: t.password, DB: t.DB,
+		Dialer: dialer(o.Guard, t, o.TLSConfig),
+		Addr:   t.Host, Username: t.Username, Password: t.password, DB: t.DB,
 		DialTimeout: 2 * time.Second, ReadTimeout: opTimeout, WriteTimeout: opTimeout,
 		MaxRetries: 1, DisableIdentity: true, ContextTimeoutEnabled: true, Protocol: 2,
 		// One dial attempt per command: Redis down must become
 		// state_unavailable quickly, not after the library's 5 dials.
 		DialerRetries: 1, DialerRetryTimeout: 50 * time.Millisecond,
-	}
-	if t.TLS {
-		ro.TLSConfig = o.TLSConfig
-		if ro.TLSConfig == nil {
-			host, _, _ := strings.Cut(t.Host, ":")
-			if strings.HasPrefix(t.Host, "[") {
-				host = strings.Trim(t.Host[:strings.LastIndex(t.Host, "]")+1], "[]")
-			}
-			ro.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
-		}
+		// Maintenance notifications (RESP3 "MOVING") would make go-redis dial
+		// endpoints the server names with its own default dialer, around
+		// egress: off (internal/archtest checks both settings).
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
 	quietOnce.Do(func() { redis.SetLogger(quietLogger{}) })
 	now := o.Now
@@ -89,6 +93,33 @@ func Open(o Options) *Redis {
 		now = time.Now
 	}
 	return &Redis{rdb: redis.NewClient(ro), target: t, now: now}
+}
+
+// dialer returns the go-redis Dialer of t: the egress guard's dial (t's
+// host:port allowed as an origin), then, for rediss://, a TLS handshake
+// (tlsCfg, or TLS 1.2+ with the system roots and the host as server name).
+func dialer(g *egress.Guard, t Target, tlsCfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if g == nil {
+		g = egress.New(egress.Options{})
+	}
+	host, portStr, _ := net.SplitHostPort(t.Host)
+	port, _ := strconv.ParseUint(portStr, 10, 16)
+	g = g.WithOrigin(host, uint16(port))
+	if t.TLS && tlsCfg == nil {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := g.DialContext(ctx, network, addr)
+		if err != nil || !t.TLS {
+			return conn, err
+		}
+		tc := tls.Client(conn, tlsCfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
 }
 
 // quietLogger drops go-redis' own log lines ("redis: connection pool:
@@ -141,7 +172,7 @@ func (r *Redis) fail(key string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if e := reason.As(err); e != nil {
+	if e := reason.As(err); e != nil && (e.Code == reason.StateCorrupt || e.Code == reason.StateUnavailable) {
 		return e
 	}
 	if errors.Is(err, context.Canceled) {

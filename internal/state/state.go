@@ -29,6 +29,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
@@ -173,10 +174,12 @@ func FromConfig(cfg *config.Config, dotenv map[string]string) (t Target, ok bool
 func Unavailable(host string, cause error) *reason.Error {
 	what := "did not answer"
 	var ne net.Error
-	switch {
+	switch ge := reason.As(cause); {
+	case ge != nil && ge.Gate != "":
+		what = "is an address Gatehouse never connects to (" + string(ge.Code) + ", the egress guard's rule)"
 	case errors.Is(cause, context.DeadlineExceeded), errors.As(cause, &ne) && ne.Timeout():
 		what = "timed out"
-	case cause != nil && strings.Contains(cause.Error(), "connection refused"):
+	case errors.Is(cause, syscall.ECONNREFUSED):
 		what = "refused the connection"
 	case cause != nil && (strings.Contains(cause.Error(), "WRONGPASS") || strings.Contains(cause.Error(), "NOAUTH")):
 		what = "refused the credentials (check " + EnvRedisPassword + " or the URL's user)"

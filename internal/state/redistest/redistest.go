@@ -6,14 +6,18 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
 )
 
 // Server is one redis-server process owned by a test.
@@ -101,7 +105,12 @@ func (s *Server) Restart() {
 // server cannot be reached. For tests that plant values under Gatehouse's
 // keys without going through Gatehouse.
 func (s *Server) Do(args ...string) string {
-	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	// Through egress, as every connection Gatehouse code makes (the
+	// server's exact loopback port allowed).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	g := egress.New(egress.Options{AllowAddrPorts: []netip.AddrPort{netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(s.port))}})
+	c, err := g.DialContext(ctx, "tcp", s.Addr())
 	if err != nil {
 		return ""
 	}
