@@ -467,7 +467,7 @@ if rate > 0 then
   local h = redis.call('HMGET', KEYS[2], 't', 'ts')
   local tokens = tonumber(h[1])
   local ts = tonumber(h[2])
-  if tokens == nil or ts == nil or tokens ~= tokens or tokens > burst or ts > now then
+  if tokens == nil or ts == nil or tokens ~= tokens or tokens < 0 or tokens > burst or ts > now then
     tokens = burst
     ts = now
   end

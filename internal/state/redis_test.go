@@ -326,11 +326,13 @@ func TestJunkUnderOurKeys(t *testing.T) {
 	}
 	// Limiter: junk bucket fields read as a full bucket; a wrong type is typed.
 	calls, bucket := state.LimitKeys("p")
-	plant("HSET", bucket, "t", "nan", "ts", "yesterday")
-	if rel, err := r.Limiter(0, 1).Acquire(ctx, "p"); err != nil {
-		t.Fatalf("Acquire over a junk bucket: %v", err)
-	} else {
-		rel()
+	for _, junk := range [][]string{{"nan", "yesterday"}, {"-1e300", "0"}, {"inf", "1"}} {
+		plant("HSET", bucket, "t", junk[0], "ts", junk[1])
+		if rel, err := r.Limiter(0, 1).Acquire(ctx, "p"); err != nil {
+			t.Fatalf("Acquire over a junk bucket %v: %v", junk, err)
+		} else {
+			rel()
+		}
 	}
 	plant("SET", calls, "junk")
 	if _, err := r.Limiter(1, 0).Acquire(ctx, "p"); code(err) != reason.StateCorrupt {
