@@ -1,6 +1,7 @@
 package visibility
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,6 +243,7 @@ func parseSheet(text string, keep bool) *styleSheet {
 	// display, which can show an element with the hidden attribute.
 	anyHides, anyDisplay := false, false
 	order := 0
+	compiled := map[string]*cssRule{} // by selectorText; nil: not matched (compileRule)
 	for steps := 0; steps < 4*maxStyleBytes; steps++ {
 		gt, _, data := p.Next()
 		switch gt {
@@ -305,10 +307,19 @@ func parseSheet(text string, keep bool) *styleSheet {
 				if hides && sh.nHides >= maxStyleRules || !hides && sh.n-sh.nHides >= maxStyleRules {
 					break
 				}
-				r := compileRule(toks)
-				if r == nil {
+				// (A page's sheets repeat selectors, in media
+				// queries and in rule after rule: each distinct one
+				// is compiled once; a cascadia.Sel is only read.)
+				key := selectorText(toks)
+				c, seen := compiled[key]
+				if !seen {
+					c = compileRule(key)
+					compiled[key] = c
+				}
+				if c == nil {
 					continue
 				}
+				r := &cssRule{sel: c.sel, spec: c.spec}
 				order++
 				r.order, r.decls, r.hides, r.conditional = order, ds, hides, kind == mediaSometimes
 				anyHides = anyHides || hides
@@ -338,16 +349,20 @@ func splitSelectors(toks []css.Token) [][]css.Token {
 	return append(out, toks[start:])
 }
 
-// compileRule compiles one selector, or returns nil for one Gatehouse does
-// not match: too long, a pseudo-element (it styles generated content, not
-// the element), :has() or a cascadia extension, or invalid (a browser
-// drops the rule too).
-func compileRule(toks []css.Token) *cssRule {
+// selectorText is the text of a selector's tokens, trimmed.
+func selectorText(toks []css.Token) string {
 	var b strings.Builder
 	for _, t := range toks {
 		b.Write(t.Data)
 	}
-	s := strings.TrimSpace(b.String())
+	return strings.TrimSpace(b.String())
+}
+
+// compileRule compiles one selector (its text, selectorText), or returns nil for one Gatehouse does
+// not match: too long, a pseudo-element (it styles generated content, not
+// the element), :has() or a cascadia extension, or invalid (a browser
+// drops the rule too).
+func compileRule(s string) *cssRule {
 	if s == "" || len(s) > maxSelectorLen {
 		return nil
 	}
@@ -549,6 +564,9 @@ type matcher struct {
 	// only its hiding rules and inline style (it fails closed).
 	matches, others        int
 	stopped, othersStopped bool
+	// cands is candidates' buffer, reused from element to element (a
+	// cascade is done with its candidates before the next one starts).
+	cands []*cssRule
 }
 
 // walk computes the cascade for n and its descendants. restore is true
@@ -649,7 +667,7 @@ func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
 // the universal ones.
 func (m *matcher) candidates(n *html.Node) []*cssRule {
 	sh := m.sheet
-	out := append([]*cssRule(nil), sh.universal...)
+	out := append(m.cands[:0], sh.universal...)
 	out = append(out, sh.byTag[n.Data]...)
 	for _, a := range n.Attr {
 		if a.Namespace != "" {
@@ -659,15 +677,18 @@ func (m *matcher) candidates(n *html.Node) []*cssRule {
 		case "id":
 			out = append(out, sh.byID[a.Val]...)
 		case "class":
-			seen := map[string]bool{}
-			for _, c := range strings.Fields(a.Val) {
-				if !seen[c] {
-					seen[c] = true
+			// Each distinct class once, in order of first appearance
+			// (a class attribute holds a few: a linear look-back
+			// beats a map).
+			classes := strings.Fields(a.Val)
+			for i, c := range classes {
+				if !slices.Contains(classes[:i], c) {
 					out = append(out, sh.byClass[c]...)
 				}
 			}
 		}
 	}
+	m.cands = out
 	return out
 }
 
