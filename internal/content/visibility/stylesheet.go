@@ -183,10 +183,12 @@ func computeStyles(doc *html.Node) *pageStyles {
 	out := &pageStyles{}
 	var sheets []string
 	size := 0
+	keys := &pageKeys{tags: map[string]bool{}, ids: map[string]bool{}, classes: map[string]bool{}}
 	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
+		keys.add(n)
 		switch n.DataAtom {
 		case atom.Template:
 			return false
@@ -212,7 +214,7 @@ func computeStyles(doc *html.Node) *pageStyles {
 	if len(sheets) == 0 {
 		return out
 	}
-	sh := parseSheet(strings.Join(sheets, "\n"), svgHidesByAttribute(doc))
+	sh := parseSheet(strings.Join(sheets, "\n"), svgHidesByAttribute(doc), keys)
 	if sh == nil {
 		return out
 	}
@@ -227,8 +229,11 @@ func computeStyles(doc *html.Node) *pageStyles {
 // none sets display (nothing hidden by the hidden attribute can be shown
 // by it: see hideKind) and keep is false. keep: the page has SVG
 // presentation attributes with a hiding value, which any rule overrides
-// (svgstyle.go).
-func parseSheet(text string, keep bool) *styleSheet {
+// (svgstyle.go). keys, when not nil, are the page's elements' keys: a
+// selector indexed under a key no element has (an id, class or tag the page
+// lacks) can match nothing, and is not compiled unless its validity decides
+// a cap or the nil result (the answer is the same as with keys nil).
+func parseSheet(text string, keep bool, keys *pageKeys) *styleSheet {
 	p := css.NewParser(parse.NewInputString(text), false)
 	sh := &styleSheet{byID: map[string][]*cssRule{}, byClass: map[string][]*cssRule{}, byTag: map[string][]*cssRule{}}
 	// stack of the enclosing at-rules' applicability
@@ -244,6 +249,45 @@ func parseSheet(text string, keep bool) *styleSheet {
 	anyHides, anyDisplay := false, false
 	order := 0
 	compiled := map[string]*cssRule{} // by selectorText; nil: not matched (compileRule)
+	valid := func(key string) bool {
+		c, seen := compiled[key]
+		if !seen {
+			c = compileRule(key)
+			compiled[key] = c
+		}
+		return c != nil
+	}
+	// pending: the selectors no element can match, not compiled yet; a
+	// valid one counts like an indexed rule (sh.n, sh.nHides, anyHides,
+	// anyDisplay) when resolved. pendHides, pendOthers: how many of them
+	// hide or not (an upper bound on what they add to sh's counts).
+	type pend struct {
+		key             string
+		hides, displays bool
+	}
+	var pending []pend
+	pendHides, pendOthers := 0, 0
+	resolve := func(all bool) {
+		rest := pending[:0]
+		for _, e := range pending {
+			if !all && !(e.hides && !anyHides || e.displays && !anyDisplay) {
+				rest = append(rest, e)
+				continue
+			}
+			if valid(e.key) {
+				sh.n++
+				if e.hides {
+					sh.nHides++
+				}
+				anyHides = anyHides || e.hides
+				anyDisplay = anyDisplay || e.displays
+			}
+		}
+		pending = rest
+		if all {
+			pending, pendHides, pendOthers = nil, 0, 0
+		}
+	}
 	for steps := 0; steps < 4*maxStyleBytes; steps++ {
 		gt, _, data := p.Next()
 		switch gt {
@@ -303,22 +347,34 @@ func parseSheet(text string, keep bool) *styleSheet {
 				hides = hides || hidingValue(d.prop, d.val)
 			}
 			hides = hides || kind != mediaSometimes && ruleHides(ds)
+			displays := false
+			for _, d := range ds {
+				displays = displays || d.prop == "display"
+			}
 			for _, toks := range splitSelectors(append([]css.Token(nil), selToks...)) {
+				if hides && sh.nHides+pendHides >= maxStyleRules || !hides && sh.n-sh.nHides+pendOthers >= maxStyleRules {
+					resolve(true) // (the exact counts decide)
+				}
 				if hides && sh.nHides >= maxStyleRules || !hides && sh.n-sh.nHides >= maxStyleRules {
 					break
+				}
+				key := selectorText(toks)
+				if keys != nil && !keys.has(ruleKey(toks)) {
+					pending = append(pending, pend{key: key, hides: hides, displays: displays})
+					if hides {
+						pendHides++
+					} else {
+						pendOthers++
+					}
+					continue
 				}
 				// (A page's sheets repeat selectors, in media
 				// queries and in rule after rule: each distinct one
 				// is compiled once; a cascadia.Sel is only read.)
-				key := selectorText(toks)
-				c, seen := compiled[key]
-				if !seen {
-					c = compileRule(key)
-					compiled[key] = c
-				}
-				if c == nil {
+				if !valid(key) {
 					continue
 				}
+				c := compiled[key]
 				r := &cssRule{sel: c.sel, spec: c.spec}
 				order++
 				r.order, r.decls, r.hides, r.conditional = order, ds, hides, kind == mediaSometimes
@@ -331,9 +387,52 @@ func parseSheet(text string, keep bool) *styleSheet {
 		}
 	}
 	if !anyHides && !anyDisplay && !keep {
+		// (Only a pending selector that hides or sets display can
+		// change the answer: resolved until one does.)
+		resolve(false)
+	}
+	if !anyHides && !anyDisplay && !keep {
 		return nil
 	}
 	return sh
+}
+
+// pageKeys are the keys the page's elements are candidates under
+// (matcher.candidates): tag names, id values and classes.
+type pageKeys struct {
+	tags, ids, classes map[string]bool
+}
+
+// add records element n's keys.
+func (k *pageKeys) add(n *html.Node) {
+	k.tags[n.Data] = true
+	for _, a := range n.Attr {
+		if a.Namespace != "" {
+			continue
+		}
+		switch a.Key {
+		case "id":
+			k.ids[a.Val] = true
+		case "class":
+			for _, c := range strings.Fields(a.Val) {
+				k.classes[c] = true
+			}
+		}
+	}
+}
+
+// has reports whether some element is a candidate for a rule indexed under
+// the key ruleKey returned (the universal list: always).
+func (k *pageKeys) has(id, class, tag string) bool {
+	switch {
+	case id != "":
+		return k.ids[id]
+	case class != "":
+		return k.classes[class]
+	case tag != "":
+		return k.tags[tag]
+	}
+	return true
 }
 
 // splitSelectors splits a rule's selector tokens at top-level commas.
@@ -403,6 +502,22 @@ func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
 	if r.hides {
 		sh.nHides++
 	}
+	switch id, class, tag := ruleKey(toks); {
+	case id != "":
+		sh.byID[id] = append(sh.byID[id], r)
+	case class != "":
+		sh.byClass[class] = append(sh.byClass[class], r)
+	case tag != "":
+		sh.byTag[tag] = append(sh.byTag[tag], r)
+	default:
+		sh.universal = append(sh.universal, r)
+	}
+}
+
+// ruleKey returns the key a selector's rule is indexed under: the id, else
+// the class, else the tag name of its rightmost compound selector (all ""
+// for none).
+func ruleKey(toks []css.Token) (id, class, tag string) {
 	// The rightmost compound: the tokens after the last top-level
 	// combinator (whitespace, >, +, ~).
 	start := 0
@@ -412,7 +527,6 @@ func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
 		}
 	})
 	comp := toks[start:]
-	var id, class, tag string
 	topLevel(comp, func(i int, t css.Token) {
 		switch {
 		case t.TokenType == css.HashToken && id == "":
@@ -423,16 +537,7 @@ func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
 			tag = strings.ToLower(cssUnescape(string(t.Data)))
 		}
 	})
-	switch {
-	case id != "":
-		sh.byID[id] = append(sh.byID[id], r)
-	case class != "":
-		sh.byClass[class] = append(sh.byClass[class], r)
-	case tag != "":
-		sh.byTag[tag] = append(sh.byTag[tag], r)
-	default:
-		sh.universal = append(sh.universal, r)
-	}
+	return id, class, tag
 }
 
 // cssUnescape decodes CSS escapes in an identifier (CSS Syntax §4.3.7):
