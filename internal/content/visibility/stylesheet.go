@@ -249,6 +249,7 @@ func parseSheet(text string, keep bool, keys *pageKeys) *styleSheet {
 	anyHides, anyDisplay := false, false
 	order := 0
 	compiled := map[string]*cssRule{} // by selectorText; nil: not matched (compileRule)
+	atKinds := map[string]mediaKind{} // atRuleKind by name and prelude text
 	valid := func(key string) bool {
 		c, seen := compiled[key]
 		if !seen {
@@ -297,7 +298,21 @@ func parseSheet(text string, keep bool, keys *pageKeys) *styleSheet {
 			}
 			inRule = false
 		case css.BeginAtRuleGrammar:
-			stack = append(stack, atRuleKind(strings.ToLower(string(data)), p.Values()))
+			// (Big sheets repeat the same few media queries: each
+			// distinct at-rule prelude is judged once.)
+			name := strings.ToLower(string(data))
+			var b strings.Builder
+			b.WriteString(name)
+			b.WriteByte(0)
+			for _, t := range p.Values() {
+				b.Write(t.Data)
+			}
+			kind, seen := atKinds[b.String()]
+			if !seen {
+				kind = atRuleKind(name, p.Values())
+				atKinds[b.String()] = kind
+			}
+			stack = append(stack, kind)
 		case css.EndAtRuleGrammar:
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
@@ -414,7 +429,7 @@ func (k *pageKeys) add(n *html.Node) {
 		case "id":
 			k.ids[a.Val] = true
 		case "class":
-			for _, c := range strings.Fields(a.Val) {
+			for c := range strings.FieldsSeq(a.Val) { // (as candidates splits it, without a slice)
 				k.classes[c] = true
 			}
 		}
