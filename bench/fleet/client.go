@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,12 +29,41 @@ type Client struct {
 	// Answered429 counts HTTP 429 answers the client waited out
 	// (Retry-After) and sent again; may be nil.
 	Answered429 *atomic.Int64
+
+	last atomic.Pointer[HTTPFailure]
 }
+
+// HTTPFailure is an HTTP error answer (status ≥ 400, not a 429 waited out)
+// as the server sent it: the SDK reports only the status text, while
+// Gatehouse puts the reason code in the JSON-RPC error's data.
+type HTTPFailure struct {
+	Status int
+	Body   string
+}
+
+// Reason returns the reason code and message of the JSON-RPC error in the
+// body (error.data.reason, error.message); "" when there is none.
+func (h *HTTPFailure) Reason() (code, msg string) {
+	var v struct {
+		Error struct {
+			Message string `json:"message"`
+			Data    struct {
+				Reason string `json:"reason"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	json.Unmarshal([]byte(h.Body), &v)
+	return v.Error.Data.Reason, v.Error.Message
+}
+
+// LastHTTPFailure returns the last HTTP error answer this client's sessions
+// received, or nil.
+func (c *Client) LastHTTPFailure() *HTTPFailure { return c.last.Load() }
 
 // Connect opens a session. The SDK's own reconnects are off
 // (MaxRetries -1): a failed call is the caller's to retry.
 func (c *Client) Connect(ctx context.Context) (*mcp.ClientSession, error) {
-	hc := &http.Client{Transport: &bearer{token: c.Principal.Token, base: sharedTransport, n429: c.Answered429}}
+	hc := &http.Client{Transport: &bearer{token: c.Principal.Token, base: sharedTransport, n429: c.Answered429, last: &c.last}}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "bench-fleet", Version: "1"}, nil)
 	var opts *mcp.ClientSessionOptions
 	if c.Version != "" {
@@ -50,6 +81,7 @@ type bearer struct {
 	token string
 	base  http.RoundTripper
 	n429  *atomic.Int64
+	last  *atomic.Pointer[HTTPFailure]
 }
 
 func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -64,6 +96,12 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Body = body
 		}
 		resp, err := b.base.RoundTrip(r)
+		if err == nil && resp.StatusCode >= 400 && resp.StatusCode != http.StatusTooManyRequests && b.last != nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			b.last.Store(&HTTPFailure{Status: resp.StatusCode, Body: string(body)})
+		}
 		if err != nil || resp.StatusCode != http.StatusTooManyRequests || (req.Body != nil && req.GetBody == nil) {
 			return resp, err
 		}

@@ -218,12 +218,14 @@ func (f *Fleet) Close() {
 	}
 }
 
-// HAProxy is the load balancer in front of the replicas: round robin,
-// a health check on GET /readyz (or a TCP check when the binary has no
-// /readyz), `retries 3` with `option redispatch 1` (a connection refused by
-// a dead replica is sent to the other at once), and stickiness on
-// Mcp-Session-Id for clients of the session-based protocol versions (a
-// 2026-07-28 client sends none, so its requests are spread round robin).
+// HAProxy is the load balancer in front of the replicas, configured as
+// deploy/haproxy.cfg: round robin, a health check on GET /readyz (or a TCP
+// check when the binary has no /readyz), `retry-on conn-failure
+// empty-response 503` with `retries 3` and `option redispatch 1` (a
+// request a dead or draining replica never answered goes to the other at
+// once), and stickiness on Mcp-Session-Id for clients of the session-based
+// protocol versions (a 2026-07-28 client sends none, so its requests are
+// spread call by call).
 type HAProxy struct {
 	Addr      string // frontend ip:port
 	StatsAddr string // stats listener (CSV at /stats;csv)
@@ -256,6 +258,11 @@ defaults
   timeout check 5s
   retries 3
   option redispatch 1
+  # As deploy/haproxy.cfg: a request refused before it ran (connection
+  # refused or reset, no answer at all, 503 from a draining replica) is sent
+  # to another replica; one whose answer had begun is the client's to retry.
+  option http-buffer-request
+  retry-on conn-failure empty-response 503
 
 listen stats
   bind %s

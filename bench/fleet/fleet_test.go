@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -112,60 +113,100 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// session opens an MCP session of principal p on replica r (no load
+// conn is an MCP session of one principal on one replica (no load
 // balancer: the test chooses the replica).
-func session(t *testing.T, r *Replica, p Principal) *mcp.ClientSession {
+type conn struct {
+	cs   *mcp.ClientSession
+	cl   *Client
+	name string // "X on A"
+}
+
+func session(t *testing.T, r *Replica, p Principal) *conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := (&Client{Endpoint: r.URL(), Principal: p}).Connect(ctx)
+	cl := &Client{Endpoint: r.URL(), Principal: p}
+	cs, err := cl.Connect(ctx)
 	if err != nil {
 		t.Fatalf("connect to replica %s as %s: %v", r.Name, p.Name, err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return &conn{cs: cs, cl: cl, name: p.Name + " on " + r.Name}
 }
 
-// toolJSON calls tool and decodes its result into out.
-func toolJSON(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any, out any) {
+// outcome calls tool into out and returns the refusal's reason code and
+// message ("" for a success), whether the refusal came as the tool's result
+// or as an HTTP error answer carrying the reason in its JSON-RPC error
+// (a call refused before it runs: limits, shared state). A transport
+// failure without a reason fails the test.
+func (c *conn) outcome(t *testing.T, tool string, args map[string]any, out outcome) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	text, err := callTool(ctx, cs, tool, args)
+	c.cl.last.Store(nil)
+	text, err := callTool(ctx, c.cs, tool, args)
 	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
+		if h := c.cl.LastHTTPFailure(); h != nil {
+			if code, msg := h.Reason(); code != "" {
+				return code, fmt.Sprintf("HTTP %d: %s", h.Status, msg)
+			}
+		}
+		t.Fatalf("%s, %s: %v", c.name, tool, err)
 	}
 	if err := decode(text, out); err != nil {
-		t.Fatalf("%s: %v", tool, err)
+		t.Fatalf("%s, %s: %v", c.name, tool, err)
 	}
+	why := out.failure()
+	msg := ""
+	switch o := out.(type) {
+	case *ExtractOut:
+		msg = o.Error
+		if o.Success == nil && len(o.Results) > 0 && o.Results[0].Error != nil {
+			msg = *o.Results[0].Error
+		}
+	case *ReadOut:
+		msg = o.Error
+	case *SearchOut:
+		msg = o.Error
+	}
+	return why, msg
 }
 
-func extractOn(t *testing.T, cs *mcp.ClientSession, u string) *ExtractOut {
+func (c *conn) extract(t *testing.T, u string) *ExtractOut {
 	t.Helper()
 	var eo ExtractOut
-	toolJSON(t, cs, "web_extract", map[string]any{"urls": []string{u}}, &eo)
+	if why, msg := c.outcome(t, "web_extract", map[string]any{"urls": []string{u}}, &eo); why != "" {
+		t.Fatalf("%s, web_extract %s: %s: %s", c.name, u, why, msg)
+	}
 	return &eo
 }
 
-func readOn(t *testing.T, cs *mcp.ClientSession, path string) *ReadOut {
+// read calls web_read and returns the result and its refusal reason ("" on
+// success).
+func (c *conn) read(t *testing.T, path string) (*ReadOut, string, string) {
 	t.Helper()
 	var ro ReadOut
-	toolJSON(t, cs, "web_read", map[string]any{"path": path}, &ro)
-	return &ro
+	why, msg := c.outcome(t, "web_read", map[string]any{"path": path}, &ro)
+	return &ro, why, msg
 }
 
-// storeLong extracts a long page as p on r and returns its stored path.
-func storeLong(t *testing.T, cs *mcp.ClientSession, u string) string {
+// storeLong extracts a long page and returns its stored path.
+func (c *conn) storeLong(t *testing.T, u string) string {
 	t.Helper()
-	eo := extractOn(t, cs, u)
-	if why := eo.failure(); why != "" {
-		t.Fatalf("web_extract %s: %s %s", u, why, eo.Error)
-	}
+	eo := c.extract(t, u)
 	m := eo.Results[0].Meta
 	if m == nil || !m.Truncated || m.StoredPath == "" {
-		t.Fatalf("web_extract %s: want a truncated row with meta.stored_path, got meta %+v", u, m)
+		t.Fatalf("%s, web_extract %s: want a truncated row with meta.stored_path, got meta %+v", c.name, u, m)
 	}
 	return m.StoredPath
+}
+
+// nonceRe matches the per-call nonce of the untrusted-content markers, the
+// one part of a page's text that differs between two calls.
+var nonceRe = regexp.MustCompile(`nonce=[^ >]+`)
+
+func sameText(a, b string) bool {
+	return nonceRe.ReplaceAllString(a, "nonce=N") == nonceRe.ReplaceAllString(b, "nonce=N")
 }
 
 func checkSharedState(t *testing.T, f *Fleet) {
@@ -174,55 +215,52 @@ func checkSharedState(t *testing.T, f *Fleet) {
 	xa, xb := session(t, a, x), session(t, b, x)
 
 	t.Run("a page stored on A is read on B", func(t *testing.T) {
-		u := f.Pages.URL(longPath(x.Name, 100))
-		path := storeLong(t, xa, u)
-		ro := readOn(t, xb, path)
-		if why := ro.failure(); why != "" {
-			t.Fatalf("web_read %q on replica B: %s: %s", path, why, ro.Error)
+		path := xa.storeLong(t, f.Pages.URL(longPath(x.Name, 100)))
+		onB, why, msg := xb.read(t, path)
+		if why != "" {
+			t.Fatalf("web_read %q on replica B: %s: %s", path, why, msg)
 		}
-		if own := readOn(t, xa, path); own.Content != ro.Content {
+		onA, why, msg := xa.read(t, path)
+		if why != "" {
+			t.Fatalf("web_read %q on replica A: %s: %s", path, why, msg)
+		}
+		if !sameText(onA.Content, onB.Content) {
 			t.Errorf("web_read of %q: replica B's text differs from replica A's", path)
 		}
 	})
 
 	t.Run("a page fetched on A is a cache hit on B", func(t *testing.T) {
 		p := shortPath(100)
-		first := extractOn(t, xa, f.Pages.URL(p))
-		if why := first.failure(); why != "" {
-			t.Fatalf("web_extract on A: %s %s", why, first.Error)
-		}
-		second := extractOn(t, xb, f.Pages.URL(p))
-		if why := second.failure(); why != "" {
-			t.Fatalf("web_extract on B: %s %s", why, second.Error)
-		}
+		first := xa.extract(t, f.Pages.URL(p))
+		second := xb.extract(t, f.Pages.URL(p))
 		if m := second.Results[0].Meta; m == nil || !m.Cached {
 			t.Errorf("web_extract on B of a page fetched on A: meta.cached false, want true (meta %+v)", m)
 		}
 		if n := f.Pages.Hits(p); n != 1 {
 			t.Errorf("the origin served %s %d times, want 1", p, n)
 		}
-		if first.Results[0].Content != second.Results[0].Content {
+		if !sameText(first.Results[0].Content, second.Results[0].Content) {
 			t.Errorf("the cached page's text on B differs from A's")
 		}
 	})
 
 	t.Run("10 identical concurrent searches reach the backend once", func(t *testing.T) {
 		const q = "single flight across replicas"
-		var sessions []*mcp.ClientSession
+		var conns []*conn
 		for i := range 10 {
-			sessions = append(sessions, session(t, f.Replicas[i%2], x))
+			conns = append(conns, session(t, f.Replicas[i%2], x))
 		}
 		var wg sync.WaitGroup
 		errs := make([]string, 10)
 		gate := make(chan struct{})
-		for i, cs := range sessions {
+		for i, c := range conns {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-gate
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				text, err := callTool(ctx, cs, "web_search", map[string]any{"query": q})
+				text, err := callTool(ctx, c.cs, "web_search", map[string]any{"query": q})
 				var so SearchOut
 				if err == nil {
 					err = decode(text, &so)
@@ -238,7 +276,7 @@ func checkSharedState(t *testing.T, f *Fleet) {
 		wg.Wait()
 		for i, e := range errs {
 			if e != "" {
-				t.Errorf("search %d (replica %s): %s", i, f.Replicas[i%2].Name, e)
+				t.Errorf("search %d (%s): %s", i, conns[i].name, e)
 			}
 		}
 		if n := f.Search.Hits(q); n != 1 {
@@ -248,19 +286,15 @@ func checkSharedState(t *testing.T, f *Fleet) {
 
 	t.Run("X cannot read Y's stored page", func(t *testing.T) {
 		ya, yb := session(t, a, y), session(t, b, y)
-		path := storeLong(t, yb, f.Pages.URL(longPath(y.Name, 100)))
-		for _, s := range []struct {
-			name string
-			cs   *mcp.ClientSession
-		}{{"A", xa}, {"B", xb}} {
-			ro := readOn(t, s.cs, path)
-			if why := ro.failure(); !strings.HasSuffix(why, "not_found") {
-				t.Errorf("X's web_read of Y's page %q on replica %s: %q (%s), want a not_found refusal", path, s.name, why, ro.Error)
+		path := yb.storeLong(t, f.Pages.URL(longPath(y.Name, 100)))
+		for _, c := range []*conn{xa, xb} {
+			if _, why, msg := c.read(t, path); !strings.HasSuffix(why, "not_found") {
+				t.Errorf("%s: web_read of Y's page %q: %q (%s), want a not_found refusal", c.name, path, why, msg)
 			}
 		}
 		// The control: Y itself reads it on the other replica.
-		if ro := readOn(t, ya, path); ro.failure() != "" {
-			t.Errorf("Y's own web_read of %q on replica A: %s: %s", path, ro.failure(), ro.Error)
+		if _, why, msg := ya.read(t, path); why != "" {
+			t.Errorf("%s: web_read of Y's own page %q: %s: %s", ya.name, path, why, msg)
 		}
 	})
 }
@@ -270,10 +304,23 @@ func checkRedisOutage(t *testing.T, f *Fleet) {
 	ctx := context.Background()
 	a, b := f.Replicas[0], f.Replicas[1]
 	xa, xb := session(t, a, x), session(t, b, x)
-	stored := storeLong(t, xa, f.Pages.URL(longPath(x.Name, 101)))
+	stored := xa.storeLong(t, f.Pages.URL(longPath(x.Name, 101)))
 	pids := []int{a.p.cmd.Process.Pid, b.p.cmd.Process.Pid}
 
 	f.Redis.Stop()
+	restarted := false
+	defer func() {
+		// Whatever failed above, the next subtest gets Redis back and
+		// HAProxy with every replica UP.
+		if !restarted {
+			if err := f.Redis.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.LB.WaitAllUp(len(f.Replicas), 20*time.Second); err != nil {
+			t.Fatalf("HAProxy after Redis came back: %v", err)
+		}
+	}()
 	for _, r := range f.Replicas {
 		var code int
 		var body string
@@ -282,6 +329,8 @@ func checkRedisOutage(t *testing.T, f *Fleet) {
 			return code == 503
 		}); err != nil {
 			t.Errorf("%v (last: %d %q)", err, code, body)
+		} else {
+			t.Logf("replica %s with Redis down: /readyz %d %q", r.Name, code, body)
 		}
 	}
 	want := func(what, why, msg string) {
@@ -292,21 +341,19 @@ func checkRedisOutage(t *testing.T, f *Fleet) {
 			t.Errorf("%s with Redis down: the message does not name the Redis host: %s", what, msg)
 		}
 	}
-	ro := readOn(t, xb, stored)
-	want("web_read on B", ro.failure(), ro.Error)
-	eo := extractOn(t, xa, f.Pages.URL(shortPath(101)))
-	why, msg := eo.failure(), eo.Error
-	if eo.Success == nil && len(eo.Results) > 0 && eo.Results[0].Error != nil {
-		msg = *eo.Results[0].Error
-	}
+	_, why, msg := xb.read(t, stored)
+	want("web_read on B", why, msg)
+	var eo ExtractOut
+	why, msg = xa.outcome(t, "web_extract", map[string]any{"urls": []string{f.Pages.URL(shortPath(101))}}, &eo)
 	want("web_extract on A", why, msg)
 	var so SearchOut
-	toolJSON(t, xb, "web_search", map[string]any{"query": "redis is down"}, &so)
-	want("web_search on B", so.failure(), so.Error)
+	why, msg = xb.outcome(t, "web_search", map[string]any{"query": "redis is down"}, &so)
+	want("web_search on B", why, msg)
 
 	if err := f.Redis.Start(); err != nil {
 		t.Fatal(err)
 	}
+	restarted = true
 	for _, r := range f.Replicas {
 		if err := waitFor("replica "+r.Name+" /readyz 200 with Redis back", 15*time.Second, r.p, func() bool {
 			code, _ := r.Readyz(ctx)
@@ -316,22 +363,18 @@ func checkRedisOutage(t *testing.T, f *Fleet) {
 		}
 	}
 	// Calls succeed again on the same processes, through the same sessions.
-	stored = storeLong(t, xb, f.Pages.URL(longPath(x.Name, 102)))
-	if ro := readOn(t, xa, stored); ro.failure() != "" {
-		t.Errorf("web_read on A after Redis came back: %s: %s", ro.failure(), ro.Error)
+	stored = xb.storeLong(t, f.Pages.URL(longPath(x.Name, 102)))
+	if _, why, msg := xa.read(t, stored); why != "" {
+		t.Errorf("web_read on A after Redis came back: %s: %s", why, msg)
 	}
 	var so2 SearchOut
-	toolJSON(t, xa, "web_search", map[string]any{"query": "redis is back"}, &so2)
-	if why := so2.failure(); why != "" {
-		t.Errorf("web_search on A after Redis came back: %s: %s", why, so2.Error)
+	if why, msg := xa.outcome(t, "web_search", map[string]any{"query": "redis is back"}, &so2); why != "" {
+		t.Errorf("web_search on A after Redis came back: %s: %s", why, msg)
 	}
 	for i, r := range f.Replicas {
 		if !r.Alive() || r.p.cmd.Process.Pid != pids[i] {
 			t.Errorf("replica %s restarted or died during the Redis outage", r.Name)
 		}
-	}
-	if err := f.LB.WaitAllUp(len(f.Replicas), 15*time.Second); err != nil {
-		t.Fatalf("HAProxy after Redis came back: %v", err)
 	}
 }
 

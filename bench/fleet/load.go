@@ -278,6 +278,7 @@ func (t *task) call(ctx context.Context, tool string, args map[string]any, out o
 		t.r.res.FailedAttempts++
 		t.r.mu.Unlock()
 		t.r.fail(tool + " attempt failed (retried): " + err.Error())
+		retryPause()
 		if cerr := t.connect(ctx); cerr != nil {
 			err = fmt.Errorf("reconnect: %w", cerr)
 		} else {
@@ -309,6 +310,11 @@ func (t *task) call(ctx context.Context, tool string, args map[string]any, out o
 	}
 	return true
 }
+
+// retryPause is the client's pause before its one retry (a client retries
+// after a short back-off, not in the same millisecond): 200 ms, time for
+// the load balancer to see the dead replica's connections closed.
+func retryPause() { time.Sleep(200 * time.Millisecond) }
 
 func (t *task) attempt(ctx context.Context, tool string, args map[string]any) (string, time.Duration, error) {
 	if t.cs == nil {
@@ -417,6 +423,7 @@ func (t *task) probeRead(ctx context.Context, path string) (string, bool) {
 		t.r.res.FailedAttempts++
 		t.r.mu.Unlock()
 		t.r.fail("web_read attempt failed (retried): " + err.Error())
+		retryPause()
 		if cerr := t.connect(ctx); cerr == nil {
 			text, d, err = t.attempt(ctx, "web_read", args)
 		} else {
