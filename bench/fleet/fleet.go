@@ -27,7 +27,11 @@ type Options struct {
 	LB       bool   // put HAProxy in front (round robin)
 	// SearchDelay is how long the fake search backend holds each answer.
 	SearchDelay time.Duration
-	Log         io.Writer // progress lines; nil: none
+	// ReplicaMaxCalls, when > 0, is each replica's mcp.replica_max_calls
+	// (tool calls running at once before it answers 429); 0 keeps the
+	// default.
+	ReplicaMaxCalls int
+	Log             io.Writer // progress lines; nil: none
 }
 
 // Principal is one caller of the fleet: a name in the --tokens file and the
@@ -156,10 +160,17 @@ func (f *Fleet) startReplica(i int, tokens string) (*Replica, error) {
 		return nil, err
 	}
 	cfg := "web:\n  search_backend: searxng\n  extract_render: never\n"
+	mcp := ""
 	if f.Features.PrincipalLimits {
 		// The load test's 100+ concurrent tasks per principal are the
 		// workload, not abuse: raise the per-principal caps above it.
-		cfg += "mcp:\n  principal_max_calls: 1000\n  principal_rate: 10000\n"
+		mcp += "  principal_max_calls: 1000\n  principal_rate: 10000\n"
+	}
+	if f.opts.ReplicaMaxCalls > 0 {
+		mcp += fmt.Sprintf("  replica_max_calls: %d\n", f.opts.ReplicaMaxCalls)
+	}
+	if mcp != "" {
+		cfg += "mcp:\n" + mcp
 	}
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		return nil, err

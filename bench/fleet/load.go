@@ -42,6 +42,8 @@ type Result struct {
 	Redis    bool
 	Features Features
 	Check    string // HAProxy's health check
+	// ReplicaMaxCalls is the mcp.replica_max_calls set (0: the default).
+	ReplicaMaxCalls int
 
 	Tasks, Completed int
 	Calls            int // tool calls answered (the successful attempt of each)
@@ -109,6 +111,7 @@ func RunLoad(ctx context.Context, f *Fleet, o LoadOptions) *Result {
 	if f.LB != nil {
 		r.res.Check = f.LB.Check
 	}
+	r.res.ReplicaMaxCalls = f.opts.ReplicaMaxCalls
 	r.killAt = int64(o.Tasks * callsPerTask / 2)
 	for _, rep := range f.Replicas {
 		rep.MarkCPU()
@@ -208,7 +211,9 @@ func (r *run) task(ctx context.Context, i int) {
 		}
 	}
 	pages := r.f.Pages
-	q := fmt.Sprintf("fleet query %d", i%r.o.Queries)
+	// Task i asks query (i/2) mod Queries: both principals ask each query,
+	// so the memo (per principal) answers each principal's first asker.
+	q := fmt.Sprintf("fleet query %d", (i/2)%r.o.Queries)
 
 	var so SearchOut
 	if t.call(ctx, "web_search", map[string]any{"query": q}, &so) {

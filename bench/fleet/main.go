@@ -54,6 +54,7 @@ func main() {
 	delay := flag.Duration("search-delay", 50*time.Millisecond, "how long the fake search backend holds each answer")
 	bin := flag.String("bin", "", "gatehouse binary to test (default: build ./cmd/gatehouse)")
 	keep := flag.Bool("keep", false, "keep the scratch directory (logs, homes, haproxy.cfg)")
+	replicaMax := flag.Int("replica-max-calls", 0, "mcp.replica_max_calls of every replica (0: the default; above it a replica answers 429)")
 	rounds := flag.Int("rounds", 1, "rounds of (fleet, embedded) runs, interleaved; the CPU ratio is their median")
 	flag.Parse()
 	if *short {
@@ -79,7 +80,7 @@ func main() {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	o := runOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Kill: *kill, Version: *version, SearchDelay: *delay,
+	o := runOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Kill: *kill, Version: *version, SearchDelay: *delay, ReplicaMaxCalls: *replicaMax,
 		Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
 	var fleets, bases []*Result
 	for round := range max(*rounds, 1) {
@@ -169,12 +170,13 @@ func reexec(bin string) int {
 
 // runOptions are one invocation's settings, shared by both runs.
 type runOptions struct {
-	Bin, Dir    string
-	Tasks       int
-	Kill        bool
-	Version     string
-	SearchDelay time.Duration
-	Log         func(format string, args ...any)
+	Bin, Dir        string
+	Tasks           int
+	Kill            bool
+	Version         string
+	SearchDelay     time.Duration
+	ReplicaMaxCalls int
+	Log             func(format string, args ...any)
 }
 
 // runFleet starts a fleet (shared: 2 replicas + Redis; else 1 replica, no
@@ -182,7 +184,7 @@ type runOptions struct {
 // result with the CPU figures.
 func runFleet(o runOptions, shared bool) (*Result, error) {
 	sub := "embedded"
-	fo := Options{Bin: o.Bin, Replicas: 1, LB: true, SearchDelay: o.SearchDelay, Log: logWriter{o.Log}}
+	fo := Options{Bin: o.Bin, Replicas: 1, LB: true, SearchDelay: o.SearchDelay, ReplicaMaxCalls: o.ReplicaMaxCalls, Log: logWriter{o.Log}}
 	label := "embedded default: 1 replica, no Redis"
 	if shared {
 		sub = "shared"

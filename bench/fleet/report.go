@@ -85,7 +85,13 @@ func Table(fleet, base *Result) string {
 		}
 		return strings.Join(parts, ", ") + fmt.Sprintf("; retries %d, redispatched %d; check %s", retr, redis, r.Check)
 	})
-	row("HTTP 429 waited out", func(r *Result) string { return fmt.Sprint(r.Answered429) })
+	row("HTTP 429 waited out (replica call cap)", func(r *Result) string {
+		cap := "default mcp.replica_max_calls"
+		if r.ReplicaMaxCalls > 0 {
+			cap = fmt.Sprintf("mcp.replica_max_calls %d", r.ReplicaMaxCalls)
+		}
+		return fmt.Sprintf("%d (%s)", r.Answered429, cap)
+	})
 	row("MCP protocol negotiated", func(r *Result) string {
 		var parts []string
 		for v, n := range r.Protocols {
