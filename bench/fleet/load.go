@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,14 +66,17 @@ type Result struct {
 	SearchBackend           int // requests that reached the search backend
 	OriginFetches           int // page requests that reached the page site
 
-	Wall      time.Duration
-	CPU       time.Duration // user+sys of the replicas during the run
-	RedisCPU  time.Duration
-	Killed    string // replica killed mid-run
-	KilledAt  int    // calls answered when it was killed
-	Protocols map[string]int
-	Failures  map[string]int // refusal reasons and error texts seen, with counts
-	HAProxy   []ServerStat
+	Wall     time.Duration
+	CPU      time.Duration // user+sys of the replicas during the run
+	RedisCPU time.Duration
+	// RedisMemory is Redis' used_memory after the run (bytes) and
+	// RedisKeys its key count (DBSIZE).
+	RedisMemory, RedisKeys int64
+	Killed                 string // replica killed mid-run
+	KilledAt               int    // calls answered when it was killed
+	Protocols              map[string]int
+	Failures               map[string]int // refusal reasons and error texts seen, with counts
+	HAProxy                []ServerStat
 }
 
 // run is the shared state of one load run's tasks.
@@ -136,6 +140,18 @@ func RunLoad(ctx context.Context, f *Fleet, o LoadOptions) *Result {
 	r.res.Answered429 = r.n429.Load()
 	if f.LB != nil {
 		r.res.HAProxy, _ = f.LB.Stats()
+	}
+	if f.Redis != nil {
+		if info, err := f.Redis.Do("INFO", "memory"); err == nil {
+			for _, l := range strings.Split(info, "\n") {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
+					r.res.RedisMemory, _ = strconv.ParseInt(v, 10, 64)
+				}
+			}
+		}
+		if n, err := f.Redis.Do("DBSIZE"); err == nil {
+			r.res.RedisKeys, _ = strconv.ParseInt(n, 10, 64)
+		}
 	}
 	return r.res
 }

@@ -72,6 +72,12 @@ func Table(fleet, base *Result) string {
 		}
 		return fmt.Sprintf("%.2f s (%s)", r.RedisCPU.Seconds(), ms(r.RedisCPU/time.Duration(max(r.Calls, 1))))
 	})
+	row("Redis memory after the run (keys)", func(r *Result) string {
+		if !r.Redis {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f MiB (%d keys)", float64(r.RedisMemory)/(1<<20), r.RedisKeys)
+	})
 	row("wall time", func(r *Result) string { return fmt.Sprintf("%.1f s", r.Wall.Seconds()) })
 	row("HAProxy: requests per replica (status)", func(r *Result) string {
 		var parts []string
