@@ -408,11 +408,18 @@ func checkShortLoad(t *testing.T, f *Fleet) {
 	if res.CachedRows == 0 {
 		t.Errorf("no extract was a cache hit across %d rows", res.ExtractRows)
 	}
-	// The memo is per principal: at most one backend search per query and
-	// principal.
-	if max := queries * len(f.Principals); res.SearchBackend > max {
-		t.Errorf("%d searches reached the backend for %d queries of %d principals (want at most %d)", res.SearchBackend, queries, len(f.Principals), max)
+	// The memo is per principal and shared by the replicas: one backend
+	// search per query and principal, except that a search the killed
+	// replica was running (or had run but not stored) may run once more
+	// on the survivor. (The exact single-flight property, without a kill,
+	// is the shared-state subtest's.)
+	for q := range queries {
+		query := fmt.Sprintf("fleet query %d", q)
+		if n, max := f.Search.Hits(query), len(f.Principals)*len(f.Replicas); n > max {
+			t.Errorf("%q reached the search backend %d times (want at most %d: once per principal, once more after the kill)", query, n, max)
+		}
 	}
+	t.Logf("searches reaching the backend: %d for %d queries of %d principals", res.SearchBackend, queries, len(f.Principals))
 	fmt.Fprintln(os.Stderr, "fleet (short):", strings.TrimSuffix(summaryOf(res), "\n"))
 }
 
