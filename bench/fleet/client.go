@@ -155,7 +155,7 @@ type ExtractOut struct {
 	} `json:"results"`
 }
 
-// Row returns the first result row's outcome: "" when it succeeded, else its
+// failure returns the first result row's outcome: "" when it succeeded, else its
 // reason code (or the whole call's).
 func (o *ExtractOut) failure() string {
 	if o.Success != nil && !*o.Success {

@@ -128,13 +128,13 @@ func Table(fleet, base *Result) string {
 			fmt.Fprintf(&b, "  %5d  %s\n", f.n, f.k)
 		}
 	}
-	if missing := missingFeatures(fleet.Features, fleet.Check); missing != "" {
+	if missing := missingFeatures(fleet.Features); missing != "" {
 		fmt.Fprintf(&b, "\nNot in the binary under test: %s.\n", missing)
 	}
 	return b.String()
 }
 
-func missingFeatures(f Features, check string) string {
+func missingFeatures(f Features) string {
 	var m []string
 	if !f.Tokens {
 		m = append(m, "mcp --tokens (principals X and Y share one token)")
@@ -147,7 +147,9 @@ func missingFeatures(f Features, check string) string {
 
 // Summary is the last line: the targets and whether each was met.
 func Summary(fleet, base *Result) (string, bool) {
-	ok := fleet.Completed == fleet.Tasks && fleet.CrossSucceeded == 0 && fleet.FailedAfterRetry == 0 && fleet.CrossReads > 0
+	// Without --tokens every client is one principal: zero cross-principal
+	// reads would show nothing.
+	ok := fleet.Completed == fleet.Tasks && fleet.CrossSucceeded == 0 && fleet.FailedAfterRetry == 0 && fleet.CrossReads > 0 && fleet.Features.Tokens
 	s := fmt.Sprintf("fleet: %d/%d tasks completed, %d calls (%d failed attempts retried, %d failed after retry), %d cross-principal reads, cache hit %.2f, searches %d/%d reached the backend, CPU/call %s",
 		fleet.Completed, fleet.Tasks, fleet.Calls, fleet.FailedAttempts, fleet.FailedAfterRetry, fleet.CrossSucceeded,
 		fleet.HitRatio(), fleet.SearchBackend, fleet.SearchIssued, ms(fleet.CPUPerCall()))
@@ -179,7 +181,7 @@ func MedianSummary(fleets, bases []*Result) (string, bool) {
 		failed += f.FailedAfterRetry
 		retried += f.FailedAttempts
 		cross += f.CrossSucceeded
-		ok = ok && f.Completed == f.Tasks && f.CrossSucceeded == 0 && f.FailedAfterRetry == 0 && f.CrossReads > 0
+		ok = ok && f.Completed == f.Tasks && f.CrossSucceeded == 0 && f.FailedAfterRetry == 0 && f.CrossReads > 0 && f.Features.Tokens
 		if i < len(bases) && bases[i].CPUPerCall() > 0 {
 			ratios = append(ratios, float64(f.CPUPerCall())/float64(bases[i].CPUPerCall()))
 			ok = ok && bases[i].Completed == bases[i].Tasks
