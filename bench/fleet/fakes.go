@@ -27,6 +27,7 @@ type SearchFake struct {
 	srv   *http.Server
 	mu    sync.Mutex
 	hits  map[string]int
+	times map[string][]time.Time
 	total int
 }
 
@@ -35,7 +36,7 @@ func startSearchFake(pages *PageSite, delay time.Duration) (*SearchFake, error) 
 	if err != nil {
 		return nil, err
 	}
-	f := &SearchFake{Addr: ln.Addr().String(), Delay: delay, pages: pages, hits: map[string]int{}}
+	f := &SearchFake{Addr: ln.Addr().String(), Delay: delay, pages: pages, hits: map[string]int{}, times: map[string][]time.Time{}}
 	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 5 * time.Second}
 	go f.srv.Serve(ln)
 	return f, nil
@@ -52,6 +53,7 @@ func (f *SearchFake) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
 	f.mu.Lock()
 	f.hits[q]++
+	f.times[q] = append(f.times[q], time.Now())
 	f.total++
 	f.mu.Unlock()
 	time.Sleep(f.Delay)
@@ -92,6 +94,18 @@ func (f *SearchFake) Hits(q string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.hits[q]
+}
+
+// Arrivals describes when the requests for q arrived, relative to the
+// first ("+0ms, +612ms"), for failure messages.
+func (f *SearchFake) Arrivals(q string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var parts []string
+	for _, t := range f.times[q] {
+		parts = append(parts, fmt.Sprintf("+%dms", t.Sub(f.times[q][0]).Milliseconds()))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Total returns how many search requests reached the fake.

@@ -280,7 +280,7 @@ func checkSharedState(t *testing.T, f *Fleet) {
 			}
 		}
 		if n := f.Search.Hits(q); n != 1 {
-			t.Errorf("10 identical concurrent searches over both replicas reached the backend %d times, want 1", n)
+			t.Errorf("10 identical concurrent searches over both replicas reached the backend %d times (arrivals %s), want 1", n, f.Search.Arrivals(q))
 		}
 	})
 
