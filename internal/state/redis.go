@@ -329,6 +329,16 @@ func (r *Redis) Do(ctx context.Context, k string, ttl time.Duration,
 			return nil, false, err
 		}
 		if ok {
+			// The holder may have stored the value and released the
+			// lock between the GET above and this SET NX: read it
+			// again before calling (double-checked).
+			b, found, err := r.getMemo(ctx, vkey)
+			if err != nil || found {
+				octx, cancel := r.opCtx(context.WithoutCancel(ctx))
+				releaseScript.Run(octx, r.rdb, []string{lkey}, lockValue(token))
+				cancel()
+				return b, found && !waited, err
+			}
 			return r.runLocked(ctx, vkey, lkey, token, ttl, call)
 		}
 		if err := r.checkLock(ctx, lkey); err != nil {

@@ -227,6 +227,57 @@ func TestMemoCrashedHolderLockExpires(t *testing.T) {
 	}
 }
 
+// TestMemoWaiterRechecksAfterLock: a waiter whose GET missed just before
+// the holder (another replica) stored the value and released the lock must
+// not run the call again when its SET NX then succeeds: it reads the memo
+// again once it holds the lock. Found by bench/fleet's TestFleet (10
+// identical concurrent searches over two replicas reached the backend
+// twice, the second 450 ms after the first). CLIENT PAUSE WRITE orders it:
+// the waiter's next GET (a read) still answers, a miss; the holder's
+// store-and-release is queued, then the waiter's SET NX, and both run, in
+// that order, when the pause ends.
+func TestMemoWaiterRechecksAfterLock(t *testing.T) {
+	srv := redistest.Start(t)
+	r := open(t, srv)
+	key := cache.SharedKey(principal.Default, "p", "q", 10)
+	vkey, lkey := state.MemoKey(key), state.MemoLockKey(key)
+	if got := srv.Do("SET", lkey, "ghl1 0123456789abcdef0123456789abcdef", "PX", "10000"); got != "+OK" {
+		t.Fatal(got)
+	}
+	var calls atomic.Int32
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, _, err := r.Do(context.Background(), key, time.Minute, func(ctx context.Context) ([]byte, bool, error) {
+			calls.Add(1)
+			return []byte(`"again"`), true, nil
+		})
+		done <- result{b, err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the waiter polls the held lock
+	if got := srv.Do("CLIENT", "PAUSE", "300", "WRITE"); got != "+OK" {
+		t.Fatal(got)
+	}
+	stored := make(chan string, 1)
+	go func() {
+		stored <- srv.Do("EVAL", "redis.call('SET', KEYS[1], ARGV[1], 'PX', 60000); redis.call('DEL', KEYS[2]); return 1",
+			"2", vkey, lkey, string(state.EncodeMemo([]byte(`"stored"`))))
+	}()
+	if got := <-stored; got != ":1" {
+		t.Fatalf("the holder's store and release: %q", got)
+	}
+	res := <-done
+	if res.err != nil || string(res.b) != `"stored"` || calls.Load() != 0 {
+		t.Fatalf("waiter: %s %v after %d calls; want the stored value and no call", res.b, res.err, calls.Load())
+	}
+	if got := srv.Do("EXISTS", lkey); got != ":0" {
+		t.Fatalf("the lock is left held (EXISTS %s)", got)
+	}
+}
+
 func TestRedisDownThenBack(t *testing.T) {
 	srv := redistest.Start(t)
 	tg, err := state.ParseURL(srv.URL(), "hunter2-secret", state.EnvRedisURL)

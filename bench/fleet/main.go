@@ -1,0 +1,223 @@
+// Command fleet is the load and fault test of issue 18: Gatehouse as a
+// shared service, two replicas sharing one Redis behind HAProxy.
+//
+//	go run ./bench/fleet [-tasks 200] [-short] [-rounds 1] [-kill=true] [-baseline=true] [-bin FILE]
+//
+// It builds cmd/gatehouse, then re-executes itself inside a network
+// namespace of its own (unshare -n as root, else unshare -r -n), where it
+// starts: a redis-server (free loopback port, no persistence, temp dir), two
+// `gatehouse mcp --http` replicas (each its own GATEHOUSE_HOME, one
+// GATEHOUSE_REDIS_URL, a --tokens file with principals X and Y when the
+// binary has --tokens), HAProxy (round robin, health check on /readyz when
+// the binary serves it, retries 3, option redispatch), a SearXNG-shaped fake
+// search backend and a page site on a public address added to the
+// namespace's loopback (so its pages are cached as public pages are).
+//
+// -tasks concurrent agent tasks, each an MCP client (Go SDK) of one
+// principal (half X, half Y), make 7 calls: web_search, web_extract of a
+// short page, web_extract of a long page (truncated and stored), web_read
+// of what it stored, web_extract of another short page, web_read of a page
+// another task of its principal stored (a control: principal scoping lets
+// it read), and web_read of a page the other principal stored, which must
+// answer not_found. When half
+// the calls have answered, the last replica gets SIGKILL; HAProxy sends its
+// traffic to the other, and a call that failed on the dying replica is
+// retried once by its client (on a new session) and must then succeed.
+//
+// Then (-baseline) the same tasks run against one replica without Redis
+// (the embedded default), and the replicas' CPU time per call (user+sys,
+// wait4's rusage, from the start of the load to their exit) is compared:
+// the budget is 1.2×. Two replicas on a 2-core machine cannot show
+// scale-out in wall time, so the budget is on CPU per call.
+//
+// It prints a table and a last summary line, and exits 1 when a target is
+// missed (a task incomplete, a cross-principal read, a call failing after
+// its retry, CPU per call over budget). Nothing leaves the namespace.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+func main() {
+	tasks := flag.Int("tasks", 200, "concurrent agent tasks")
+	short := flag.Bool("short", false, "CI size: 20 tasks (unless -tasks is given)")
+	kill := flag.Bool("kill", true, "SIGKILL one replica mid-run")
+	baseline := flag.Bool("baseline", true, "also run the embedded default (one replica, no Redis) for CPU per call")
+	version := flag.String("protocol", "", "MCP protocol version the clients ask for (default: the Go SDK's, 2026-07-28 with fallback)")
+	delay := flag.Duration("search-delay", 50*time.Millisecond, "how long the fake search backend holds each answer")
+	bin := flag.String("bin", "", "gatehouse binary to test (default: build ./cmd/gatehouse)")
+	keep := flag.Bool("keep", false, "keep the scratch directory (logs, homes, haproxy.cfg)")
+	replicaMax := flag.Int("replica-max-calls", 0, "mcp.replica_max_calls of every replica (0: the default; above it a replica answers 429)")
+	rounds := flag.Int("rounds", 1, "rounds of (fleet, embedded) runs, interleaved; the CPU ratio is their median")
+	flag.Parse()
+	if *short {
+		given := false
+		flag.Visit(func(f *flag.Flag) { given = given || f.Name == "tasks" })
+		if !given {
+			*tasks = 20
+		}
+	}
+	if os.Getenv(NetnsEnv) != "1" {
+		os.Exit(reexec(*bin))
+	}
+	if err := setupNamespace(); err != nil {
+		fatal(err)
+	}
+	fmt.Println("bench/fleet: running " + NamespaceNote)
+	dir, err := os.MkdirTemp("", "gatehouse-fleet-")
+	if err != nil {
+		fatal(err)
+	}
+	if *keep {
+		fmt.Println("scratch directory:", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	o := runOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Kill: *kill, Version: *version, SearchDelay: *delay, ReplicaMaxCalls: *replicaMax,
+		Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
+	var fleets, bases []*Result
+	for round := range max(*rounds, 1) {
+		if *rounds > 1 {
+			o.Log("== round %d of %d", round+1, *rounds)
+		}
+		fleet, err := runFleet(o, true)
+		if err != nil {
+			fatal(err)
+		}
+		fleets = append(fleets, fleet)
+		if *baseline {
+			base, err := runFleet(o, false)
+			if err != nil {
+				fatal(err)
+			}
+			bases = append(bases, base)
+		}
+	}
+	ok := true
+	for i, fleet := range fleets {
+		var base *Result
+		if bases != nil {
+			base = bases[i]
+		}
+		fmt.Println()
+		if len(fleets) > 1 {
+			fmt.Printf("Round %d of %d:\n\n", i+1, len(fleets))
+		}
+		fmt.Print(Table(fleet, base))
+		sum, good := Summary(fleet, base)
+		ok = ok && good
+		if len(fleets) > 1 {
+			fmt.Println("\n" + sum)
+		}
+	}
+	fmt.Println()
+	if len(fleets) > 1 {
+		sum, good := MedianSummary(fleets, bases)
+		fmt.Println(sum)
+		ok = good
+	} else {
+		sum, _ := Summary(fleets[0], first(bases))
+		fmt.Println(sum)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+func first(rs []*Result) *Result {
+	if len(rs) == 0 {
+		return nil
+	}
+	return rs[0]
+}
+
+// reexec builds the binary (unless given) and runs this program again inside
+// a new network namespace; it returns the exit status.
+func reexec(bin string) int {
+	args, err := unshareArgs()
+	if err != nil {
+		fatal(err)
+	}
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "gatehouse-fleet-bin-")
+		if err != nil {
+			fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, "bench/fleet: go build ./cmd/gatehouse")
+		if bin, err = buildGatehouse(dir); err != nil {
+			fatal(err)
+		}
+	}
+	cmd := exec.Command(args[0], append(append(args[1:], "--", os.Args[0]), os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), NetnsEnv+"=1", BinEnv+"="+bin)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		fatal(err)
+	}
+	return 0
+}
+
+// runOptions are one invocation's settings, shared by both runs.
+type runOptions struct {
+	Bin, Dir        string
+	Tasks           int
+	Kill            bool
+	Version         string
+	SearchDelay     time.Duration
+	ReplicaMaxCalls int
+	Log             func(format string, args ...any)
+}
+
+// runFleet starts a fleet (shared: 2 replicas + Redis; else 1 replica, no
+// Redis), runs the load through HAProxy, stops the fleet and returns the
+// result with the CPU figures.
+func runFleet(o runOptions, shared bool) (*Result, error) {
+	sub := "embedded"
+	fo := Options{Bin: o.Bin, Replicas: 1, LB: true, SearchDelay: o.SearchDelay, ReplicaMaxCalls: o.ReplicaMaxCalls, Log: logWriter{o.Log}}
+	label := "embedded default: 1 replica, no Redis"
+	if shared {
+		sub = "shared"
+		fo.Replicas, fo.Redis = 2, true
+		label = "fleet: 2 replicas + Redis behind HAProxy"
+	}
+	fo.Dir = o.Dir + "/" + sub
+	if err := os.MkdirAll(fo.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	o.Log("== %s, %d tasks", label, o.Tasks)
+	f, err := StartFleet(fo)
+	if err != nil {
+		return nil, err
+	}
+	res := RunLoad(context.Background(), f, LoadOptions{Tasks: o.Tasks, Kill: o.Kill && shared, Version: o.Version, Log: o.Log})
+	f.Close()
+	res.Finish(f)
+	res.Label = label
+	if res.Killed != "" {
+		res.Label += fmt.Sprintf(", SIGKILL %s mid-run", res.Killed)
+	}
+	return res, nil
+}
+
+type logWriter struct{ log func(string, ...any) }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench/fleet:", err)
+	os.Exit(2)
+}
