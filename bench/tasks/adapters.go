@@ -25,6 +25,12 @@ type adapter interface {
 	// selectTab switches to tab index (0-based), where the side needs it.
 	selectTab(index int) (string, map[string]any, bool)
 	closeBrowser() (string, map[string]any)
+	// scope asks a page-changing call (navigate, click, type, press) to
+	// show only the part of the new page that matches q, where the side
+	// can; false: the agent looks for q with a call of its own.
+	scope(args map[string]any, q string) bool
+	// submitType types and presses Enter in one call, where the side can.
+	submitType(ref, text, desc string) (string, map[string]any, bool)
 	read(raw string) view
 }
 
@@ -34,6 +40,16 @@ type field struct {
 
 // gatehouse is Gatehouse's MCP surface: results are JSON objects.
 type gatehouse struct{ hasFind, hasFill bool }
+
+func (g gatehouse) scope(args map[string]any, q string) bool {
+	if g.hasFind {
+		args["find"] = q
+	}
+	return g.hasFind
+}
+func (g gatehouse) submitType(ref, text, _ string) (string, map[string]any, bool) {
+	return "browser_type", map[string]any{"ref": ref, "text": text, "submit": true}, g.hasFill
+}
 
 func (gatehouse) name() string { return "gatehouse" }
 func (gatehouse) navigate(u string) (string, map[string]any) {
@@ -77,13 +93,12 @@ func (gatehouse) read(raw string) view {
 	var v view
 	if s, ok := m["snapshot"].(string); ok {
 		v.snapshot = s
+		if strings.Contains(s, "\n[find \"") || strings.HasPrefix(s, "[find \"") {
+			v.snapshot, v.found = "", s // a searched snapshot: part of the page
+		}
 	}
 	if s, ok := m["delta"].(string); ok {
 		v.delta = s
-	}
-	if s, ok := m["found"].(string); ok {
-		v.found = s
-		delete(m, "found")
 	}
 	if s, ok := m["url"].(string); ok {
 		v.url = s
@@ -124,7 +139,11 @@ func flatten(prefix string, x any) string {
 // page's snapshot in a yaml block.
 type playwright struct{}
 
-func (playwright) name() string { return "playwright" }
+func (playwright) name() string                          { return "playwright" }
+func (playwright) scope(map[string]any, string) bool { return false }
+func (playwright) submitType(ref, text, desc string) (string, map[string]any, bool) {
+	return "browser_type", map[string]any{"element": desc, "target": ref, "text": text, "submit": true}, true
+}
 func (playwright) navigate(u string) (string, map[string]any) {
 	return "browser_navigate", map[string]any{"url": u}
 }

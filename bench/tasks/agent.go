@@ -32,7 +32,19 @@ func startServer(ctx context.Context, ad adapter, cmd *exec.Cmd) (*server, error
 		cs.Close()
 		return nil, fmt.Errorf("%s: tools/list: %w", ad.name(), err)
 	}
-	js, _ := json.Marshal(lt)
+	// What a model reads of the list: each tool's name, description and
+	// input schema (clients pass these to the model; titles, annotations
+	// and output schemas stay with the client). The same rule for both sides.
+	type seen struct {
+		Name        string `json:"name"`
+		Description string `json:"description,omitempty"`
+		InputSchema any    `json:"input_schema"`
+	}
+	var list []seen
+	for _, t := range lt.Tools {
+		list = append(list, seen{t.Name, t.Description, t.InputSchema})
+	}
+	js, _ := json.Marshal(list)
 	return &server{cs: cs, ad: ad, tools: string(js)}, nil
 }
 
@@ -49,6 +61,10 @@ type agent struct {
 	page   []string // the current page's snapshot lines as the agent knows them
 	url    string   // the current page's URL as the agent last saw it
 	fresh  bool     // page reflects the page now (false after an action whose result did not show it)
+	partial bool    // page holds only searched parts of the page
+	// searched are the texts the agent searched the page for since it
+	// last changed unseen: deltas since show whatever was added.
+	searched map[string]bool
 	last   view     // the latest result
 	failed string
 }
@@ -90,16 +106,20 @@ func (a *agent) call(tool string, args map[string]any) view {
 		fmt.Fprintf(a.log, "--- %s %s → %d tokens\n%s\n", tool, argJS, n, raw)
 	}
 	if v.url != "" && v.url != a.url {
-		a.page, a.fresh = nil, false // another page: what the agent knew is gone
+		a.page, a.fresh, a.searched = nil, false, nil // another page: what the agent knew is gone
 		a.url = v.url
+	}
+	if v.unseen || v.snapshot != "" {
+		a.searched = nil
 	}
 	switch {
 	case v.snapshot != "":
-		a.page, a.fresh = strings.Split(v.snapshot, "\n"), true
+		a.page, a.fresh, a.partial = strings.Split(v.snapshot, "\n"), true, false
 	case v.delta != "":
 		a.page = applyDelta(a.page, v.delta)
 	case v.found != "":
 		a.page = append(a.page, strings.Split(v.found, "\n")...)
+		a.fresh, a.partial = true, true
 	case v.unseen:
 		a.fresh = false
 	}
@@ -155,7 +175,7 @@ func (a *agent) known() string {
 // current returns what the agent knows of the page as it is now, taking a
 // snapshot first when the last result changed the page without showing it.
 func (a *agent) current() string {
-	if !a.fresh {
+	if !a.fresh || a.partial {
 		a.call(a.srv.ad.snapshot())
 	}
 	return a.known()
@@ -258,6 +278,23 @@ func (a *agent) lookFor(anchor string) string {
 	}
 	a.call(a.srv.ad.snapshot())
 	return a.known()
+}
+
+// scoped makes a page-changing call, asking it (where the side can) to show
+// only the part of the resulting page that matches q, the next thing the
+// agent looks for ("" = no scope).
+func (a *agent) scoped(q string) scopedAgent { return scopedAgent{a, q} }
+
+type scopedAgent struct {
+	a *agent
+	q string
+}
+
+func (s scopedAgent) call(tool string, args map[string]any) view {
+	if s.q != "" {
+		s.a.srv.ad.scope(args, s.q)
+	}
+	return s.a.call(tool, args)
 }
 
 func (a *agent) fail(f string, args ...any) bool {

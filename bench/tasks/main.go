@@ -76,6 +76,10 @@ type report struct {
 	sides []string
 	res   map[string]map[string]outcome // side → task → outcome
 	tokenizer string
+	// listTokens is each side's tools list in tokens; fullTools is
+	// Gatehouse's whole list (every tool, not --tools browser_*).
+	listTokens map[string]int
+	fullTools  int
 }
 
 // repoRoot finds the module root (the bench runs from it or below it).
@@ -137,7 +141,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		}
 		ts = append(ts, t)
 	}
-	rep := &report{tasks: ts, res: map[string]map[string]outcome{}, tokenizer: tokName}
+	rep := &report{tasks: ts, res: map[string]map[string]outcome{}, tokenizer: tokName, listTokens: map[string]int{}}
 
 	tmp, err := os.MkdirTemp("", "gatehouse-tasks-")
 	if err != nil {
@@ -163,11 +167,25 @@ func run(ctx context.Context, o options) (*report, error) {
 		ad  adapter
 		cmd func() *exec.Cmd
 	}
-	sides := []sideDef{{gatehouse{}, func() *exec.Cmd {
-		c := exec.Command(bin, "mcp")
+	sides := []sideDef{{gatehouse{hasFind: true, hasFill: true}, func() *exec.Cmd {
+		// The browser toolset, as Playwright MCP serves its browser tools
+		// only; the whole list's cost is reported beside (fullTools).
+		c := exec.Command(bin, "mcp", "--tools", "browser_*")
 		c.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
 		return c
 	}}}
+	{
+		// Gatehouse's whole tool list (web tools too), counted for the
+		// variant where the agent is served every tool.
+		c := exec.Command(bin, "mcp")
+		c.Env = append(os.Environ(), "GATEHOUSE_HOME="+home)
+		srv, err := startServer(ctx, gatehouse{}, c)
+		if err != nil {
+			return nil, err
+		}
+		rep.fullTools = tok.count(srv.tools)
+		srv.cs.Close()
+	}
 	if o.peer {
 		sides = append(sides, sideDef{playwright{}, func() *exec.Cmd {
 			c := exec.Command("node", filepath.Join(peerDir, "node_modules", "@playwright", "mcp", "cli.js"),
@@ -184,6 +202,7 @@ func run(ctx context.Context, o options) (*report, error) {
 		}
 		name := sd.ad.name()
 		rep.sides = append(rep.sides, name)
+		rep.listTokens[name] = tok.count(srv.tools)
 		rep.res[name] = map[string]outcome{}
 		// The first task pays each side's browser launch; warm it once on a
 		// page no task uses, as an agent's session would be warm.
@@ -269,6 +288,12 @@ func (r *report) print(w io.Writer) {
 	}
 	g, p := "gatehouse", "playwright"
 	ratio := func(f func(*outcome) float64) float64 { return per(g, f) / per(p, f) }
+	fmt.Fprintf(w, "tools list (read once per task): gatehouse --tools browser_* %d tokens, playwright %d tokens; gatehouse's whole list (web tools too) %d tokens\n",
+		r.listTokens[g], r.listTokens[p], r.fullTools)
+	if r.fullTools > 0 && both > 0 {
+		full := per(g, tokens) + float64(r.fullTools-r.listTokens[g])
+		fmt.Fprintf(w, "with gatehouse's whole tool list: tokens/task %.0f vs %.0f = %.2f×\n", full, per(p, tokens), full/per(p, tokens))
+	}
 	fmt.Fprintf(w, "(ratios over the %d tasks both sides complete)\n", both)
 	fmt.Fprintf(w, "tasks: gatehouse %d/%d, playwright %d/%d; tokens/task %.0f vs %.0f = %.2f×; calls/task %.1f vs %.1f = %.2f×; time/task %.0f ms vs %.0f ms = %.2f×\n",
 		done[g], n, done[p], n, per(g, tokens), per(p, tokens), ratio(tokens), per(g, calls), per(p, calls), ratio(calls), per(g, ms), per(p, ms), ratio(ms))

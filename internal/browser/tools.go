@@ -68,7 +68,8 @@ const (
 
 // NavigateInput is browser_navigate's input.
 type NavigateInput struct {
-	URL string `json:"url" jsonschema:"absolute http(s) URL to open"`
+	URL  string `json:"url" jsonschema:"absolute http(s) URL to open"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
 }
 
 // NavigateResult is browser_navigate's result: the final URL after redirects,
@@ -94,7 +95,8 @@ type NavigateResult struct {
 
 // SnapshotInput is browser_snapshot's input.
 type SnapshotInput struct {
-	Full bool `json:"full,omitempty" jsonschema:"true: every element with a ref; default false: compact (interactive elements, headings, landmarks, text)"`
+	Full bool   `json:"full,omitempty" jsonschema:"true: every element with a ref; default false: compact (interactive elements, headings, landmarks, text)"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
 }
 
 // SnapshotResult is browser_snapshot's result.
@@ -111,7 +113,8 @@ type SnapshotResult struct {
 
 // RefInput names one element by a ref from the latest snapshot.
 type RefInput struct {
-	Ref string `json:"ref" jsonschema:"element ref from the latest snapshot, e.g. e5 or @e5"`
+	Ref  string `json:"ref" jsonschema:"element ref from the latest snapshot, e.g. e5 or @e5"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
 }
 
 // ClickResult is browser_click's result.
@@ -124,8 +127,29 @@ type ClickResult struct {
 
 // TypeInput is browser_type's input.
 type TypeInput struct {
+	Ref    string `json:"ref" jsonschema:"ref of a text field or editable element"`
+	Text   string `json:"text" jsonschema:"text that replaces the field's content"`
+	Submit bool   `json:"submit,omitempty" jsonschema:"press Enter after typing (submits the field's form)"`
+	Find   string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
+}
+
+// FillInput is browser_fill's input: several fields typed in one call.
+type FillInput struct {
+	Fields []FillField `json:"fields" jsonschema:"the fields to fill, in order"`
+}
+
+// FillField is one field of browser_fill.
+type FillField struct {
 	Ref  string `json:"ref" jsonschema:"ref of a text field or editable element"`
 	Text string `json:"text" jsonschema:"text that replaces the field's content"`
+}
+
+// FillResult is browser_fill's result: the refs filled, in order, and one
+// delta for all of them.
+type FillResult struct {
+	Page
+	Filled []string `json:"filled,omitempty"`
+	Change
 }
 
 // TypeResult is browser_type's result; Typed is display-redacted.
@@ -156,7 +180,8 @@ type BackResult struct {
 
 // PressInput is browser_press's input.
 type PressInput struct {
-	Key string `json:"key" jsonschema:"key name: Enter, Tab, Escape, ArrowDown, Backspace, … or one character"`
+	Key  string `json:"key" jsonschema:"key name: Enter, Tab, Escape, ArrowDown, Backspace, … or one character"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
 }
 
 // PressResult is browser_press's result.
@@ -271,6 +296,7 @@ func staleErr(ref string) *reason.Error {
 // would receive it; a stale ref is never re-resolved; localTab.click).
 func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResult {
 	var r ClickResult
+	ctx = withFind(ctx, in.Find)
 	if m.act(ctx, task, &r.Page, &r.Change, 0, "click "+snapshot.NormalizeRef(in.Ref), func(cctx context.Context, t tab) error {
 		return t.click(cctx, in.Ref, &r)
 	}) {
@@ -418,10 +444,43 @@ type focusData struct {
 // and report the delta.
 func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResult {
 	var r TypeResult
+	ctx = withFind(ctx, in.Find)
 	if m.act(ctx, task, &r.Page, &r.Change, 0, "type into "+snapshot.NormalizeRef(in.Ref), func(cctx context.Context, t tab) error {
-		return t.typeText(cctx, in)
+		if err := t.typeText(cctx, in); err != nil || !in.Submit {
+			return err
+		}
+		return t.press(cctx, "Enter")
 	}) {
 		r.Typed, r.Element = redactText(in.Text), snapshot.NormalizeRef(in.Ref) // echoed input redacted (spec §B2)
+	}
+	return r
+}
+
+// Fill is browser_fill: each field typed as browser_type types it, in order,
+// then one wait and one delta for all of them. A field that cannot be typed
+// into (stale_ref, not_editable) fails the call with its code, naming the
+// field; the fields before it stay filled.
+func (m *Manager) Fill(ctx context.Context, task string, in FillInput) FillResult {
+	var r FillResult
+	if len(in.Fields) == 0 {
+		r.SessionKey = sessionkey.TaskID(task)
+		r.Error, r.Reason = "browser_fill needs at least one field: fields=[{ref, text}, …].", reason.InvalidArguments
+		return r
+	}
+	var done []string
+	if m.act(ctx, task, &r.Page, &r.Change, 0, "fill", func(cctx context.Context, t tab) error {
+		for i, f := range in.Fields {
+			if err := t.typeText(cctx, TypeInput{Ref: f.Ref, Text: f.Text}); err != nil {
+				if re := reason.As(err); re != nil && re.Code != "" {
+					return reason.Wrap(re.Code, "", fmt.Sprintf("Field %d of %d (%s): %s", i+1, len(in.Fields), snapshot.NormalizeRef(f.Ref), re.Message), err)
+				}
+				return err
+			}
+			done = append(done, snapshot.NormalizeRef(f.Ref))
+		}
+		return nil
+	}) {
+		r.Filled = done
 	}
 	return r
 }
@@ -446,6 +505,7 @@ func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) Scrol
 // Press is browser_press: one key to the focused element.
 func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressResult {
 	var r PressResult
+	ctx = withFind(ctx, in.Find)
 	if _, ok := backend.KeyRune(in.Key); !ok {
 		r.SessionKey = sessionkey.TaskID(task)
 		r.Error, r.Reason = fmt.Sprintf("Unknown key %q; use a DOM key name such as Enter, Tab, Escape, ArrowDown, Backspace or a single character.", in.Key), reason.InvalidKey

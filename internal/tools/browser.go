@@ -16,6 +16,7 @@ const (
 	BrowserSnapshot  = "browser_snapshot"
 	BrowserClick     = "browser_click"
 	BrowserType      = "browser_type"
+	BrowserFill      = "browser_fill"
 	BrowserScroll    = "browser_scroll"
 	BrowserBack      = "browser_back"
 	BrowserPress     = "browser_press"
@@ -84,6 +85,7 @@ type (
 	SnapshotOutput struct{ browser.SnapshotResult }
 	ClickOutput    struct{ browser.ClickResult }
 	TypeOutput     struct{ browser.TypeResult }
+	FillOutput     struct{ browser.FillResult }
 	ScrollOutput   struct{ browser.ScrollResult }
 	BackOutput     struct{ browser.BackResult }
 	PressOutput    struct{ browser.PressResult }
@@ -142,7 +144,7 @@ func addBrowser(r *Registry, env *Env) []string {
 		return &NavigateOutput{m.Navigate(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserSnapshot, Title: "Accessibility snapshot", Available: avail, Annotations: ro,
-		Description: "Snapshot the current page: compact by default (interactive elements, headings, landmarks, text), full=true for every element. " +
+		Description: "Snapshot the current page: compact by default (interactive elements, headings, landmarks, text), full=true for every element. find (here and on navigate, click, type, press): only the lines containing that text, under their ancestors, refs unchanged. " +
 			"Unchanged elements keep their refs; over browser.snapshot_threshold chars the text is cut and stored (web_read pages it).",
 	}, func(ctx context.Context, c *Call, in browser.SnapshotInput) (*SnapshotOutput, error) {
 		return &SnapshotOutput{m.Snapshot(bctx(ctx, c), c.Task, in)}, nil
@@ -156,9 +158,14 @@ func addBrowser(r *Registry, env *Env) []string {
 		return &ClickOutput{m.Click(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserType, Title: "Type into a field", Available: avail, Annotations: ann,
-		Description: "Replace the content of the text field with this ref by text; returns a snapshot delta like browser_click.",
+		Description: "Replace the content of the text field with this ref by text (submit=true presses Enter after); returns a snapshot delta like browser_click.",
 	}, func(ctx context.Context, c *Call, in browser.TypeInput) (*TypeOutput, error) {
 		return &TypeOutput{m.Type(bctx(ctx, c), c.Task, in)}, nil
+	}))
+	add(New(Spec{Name: BrowserFill, Title: "Fill several fields", Available: avail, Annotations: ann,
+		Description: "Type into several text fields in one call (each as browser_type, in order); returns one snapshot delta. A field that fails stops the call with its reason code; the ones before it stay filled.",
+	}, func(ctx context.Context, c *Call, in browser.FillInput) (*FillOutput, error) {
+		return &FillOutput{m.Fill(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserScroll, Title: "Scroll the page", Available: avail, Annotations: ann,
 		Description: "Scroll the page 500 px up or down; returns a snapshot delta.",
