@@ -83,7 +83,7 @@ func (gatehouse) dialog(accept bool) (string, map[string]any) {
 	return "browser_dialog", map[string]any{"action": a}
 }
 func (gatehouse) selectTab(int) (string, map[string]any, bool) { return "", nil, false }
-func (gatehouse) closeBrowser() (string, map[string]any)        { return "browser_close", map[string]any{} }
+func (gatehouse) closeBrowser() (string, map[string]any)       { return "browser_close", map[string]any{} }
 
 func (gatehouse) read(raw string) view {
 	var m map[string]any
@@ -99,6 +99,9 @@ func (gatehouse) read(raw string) view {
 	}
 	if s, ok := m["delta"].(string); ok {
 		v.delta = s
+		if strings.Contains(s, "\n[find \"") || strings.HasPrefix(s, "[find \"") {
+			v.delta, v.found = "", s // a searched delta: the changed lines that match
+		}
 	}
 	if s, ok := m["url"].(string); ok {
 		v.url = s
@@ -139,7 +142,7 @@ func flatten(prefix string, x any) string {
 // page's snapshot in a yaml block.
 type playwright struct{}
 
-func (playwright) name() string                          { return "playwright" }
+func (playwright) name() string                      { return "playwright" }
 func (playwright) scope(map[string]any, string) bool { return false }
 func (playwright) submitType(ref, text, desc string) (string, map[string]any, bool) {
 	return "browser_type", map[string]any{"element": desc, "target": ref, "text": text, "submit": true}, true

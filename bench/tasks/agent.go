@@ -52,21 +52,21 @@ func startServer(ctx context.Context, ad adapter, cmd *exec.Cmd) (*server, error
 // result (counting its tokens) and keeps what it has seen of the current
 // page, the way an agent's context does.
 type agent struct {
-	ctx    context.Context
-	srv    *server
-	tok    tokenCounter
-	calls  int
-	tokens int
-	log    io.Writer
-	page   []string // the current page's snapshot lines as the agent knows them
-	url    string   // the current page's URL as the agent last saw it
-	fresh  bool     // page reflects the page now (false after an action whose result did not show it)
-	partial bool    // page holds only searched parts of the page
+	ctx     context.Context
+	srv     *server
+	tok     tokenCounter
+	calls   int
+	tokens  int
+	log     io.Writer
+	page    []string // the current page's snapshot lines as the agent knows them
+	url     string   // the current page's URL as the agent last saw it
+	fresh   bool     // page reflects the page now (false after an action whose result did not show it)
+	partial bool     // page holds only searched parts of the page
 	// searched are the texts the agent searched the page for since it
 	// last changed unseen: deltas since show whatever was added.
 	searched map[string]bool
-	last   view     // the latest result
-	failed string
+	last     view // the latest result
+	failed   string
 }
 
 // view is one tool result as the agent reads it.
@@ -245,13 +245,18 @@ func findAll(text, role string, name *regexp.Regexp) (refs, names []string) {
 // read already, else from a search (where the side has one), else from a
 // fresh snapshot.
 func (a *agent) ensure(role, name, anchor string) string {
-	re := regexp.MustCompile(name)
-	if ref := findIn(a.known(), role, re, anchor); ref != "" {
-		return ref
-	}
 	q := anchor
 	if q == "" {
 		q = strings.Trim(name, "^$")
+	}
+	return a.ensureQ(role, name, anchor, q)
+}
+
+// ensureQ is ensure searching for the text q.
+func (a *agent) ensureQ(role, name, anchor, q string) string {
+	re := regexp.MustCompile(name)
+	if ref := findIn(a.known(), role, re, anchor); ref != "" {
+		return ref
 	}
 	if tool, args, ok := a.srv.ad.find(q); ok && !strings.ContainsAny(q, `\[(|*+?`) {
 		v := a.call(tool, args)
@@ -291,10 +296,16 @@ type scopedAgent struct {
 }
 
 func (s scopedAgent) call(tool string, args map[string]any) view {
-	if s.q != "" {
-		s.a.srv.ad.scope(args, s.q)
+	scoped := s.q != "" && s.a.srv.ad.scope(args, s.q)
+	v := s.a.call(tool, args)
+	if scoped && !v.unseen && !v.isErr {
+		// The result showed where q is on the page now (or that it is not).
+		if s.a.searched == nil {
+			s.a.searched = map[string]bool{}
+		}
+		s.a.searched[s.q] = true
 	}
-	return s.a.call(tool, args)
+	return v
 }
 
 func (a *agent) fail(f string, args ...any) bool {

@@ -72,9 +72,9 @@ type outcome struct {
 }
 
 type report struct {
-	tasks []task
-	sides []string
-	res   map[string]map[string]outcome // side → task → outcome
+	tasks     []task
+	sides     []string
+	res       map[string]map[string]outcome // side → task → outcome
 	tokenizer string
 	// listTokens is each side's tools list in tokens; fullTools is
 	// Gatehouse's whole list (every tool, not --tools browser_*).

@@ -15,11 +15,11 @@ import (
 // values an agent must read (balances, prices, codes) are drawn at random per
 // run, so the driver can only know them from what a tool showed it.
 type site struct {
-	mu     sync.Mutex
-	rnd    *rand.Rand
-	events map[string][]string // task → what the site recorded (logins, opened items, submissions)
-	truth  map[string]string   // task → the value the agent must report
-	deleted map[string]bool    // t7: users deleted
+	mu      sync.Mutex
+	rnd     *rand.Rand
+	events  map[string][]string // task → what the site recorded (logins, opened items, submissions)
+	truth   map[string]string   // task → the value the agent must report
+	deleted map[string]bool     // t7: users deleted
 }
 
 func newSite(seed uint64) *site {

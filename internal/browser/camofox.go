@@ -359,7 +359,11 @@ func (c *camoTab) afterAction(ctx context.Context, p *Page, ch *Change) {
 		n := snap.Refs
 		ch.ElementCount = &n
 	} else {
-		ch.Delta, _, _ = m.render(ctx, snapshot.Delta(t.LastSnap, text))
+		delta := snapshot.Delta(t.LastSnap, text)
+		if q := findQuery(ctx); q != "" {
+			delta = snapshot.FindDelta(delta, q)
+		}
+		ch.Delta, _, _ = m.render(ctx, delta)
 	}
 	t.LastSnap, t.LastURL = text, snap.URL
 }

@@ -69,7 +69,7 @@ const (
 // NavigateInput is browser_navigate's input.
 type NavigateInput struct {
 	URL  string `json:"url" jsonschema:"absolute http(s) URL to open"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // NavigateResult is browser_navigate's result: the final URL after redirects,
@@ -95,8 +95,8 @@ type NavigateResult struct {
 
 // SnapshotInput is browser_snapshot's input.
 type SnapshotInput struct {
-	Full bool   `json:"full,omitempty" jsonschema:"true: every element with a ref; default false: compact (interactive elements, headings, landmarks, text)"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
+	Full bool   `json:"full,omitempty" jsonschema:"every element, not the compact view"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // SnapshotResult is browser_snapshot's result.
@@ -113,8 +113,8 @@ type SnapshotResult struct {
 
 // RefInput names one element by a ref from the latest snapshot.
 type RefInput struct {
-	Ref  string `json:"ref" jsonschema:"element ref from the latest snapshot, e.g. e5 or @e5"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
+	Ref  string `json:"ref" jsonschema:"ref from the latest snapshot (e5)"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // ClickResult is browser_click's result.
@@ -127,21 +127,21 @@ type ClickResult struct {
 
 // TypeInput is browser_type's input.
 type TypeInput struct {
-	Ref    string `json:"ref" jsonschema:"ref of a text field or editable element"`
-	Text   string `json:"text" jsonschema:"text that replaces the field's content"`
-	Submit bool   `json:"submit,omitempty" jsonschema:"press Enter after typing (submits the field's form)"`
-	Find   string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
+	Ref    string `json:"ref" jsonschema:"text field ref"`
+	Text   string `json:"text" jsonschema:"new content"`
+	Submit bool   `json:"submit,omitempty" jsonschema:"press Enter after"`
+	Find   string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // FillInput is browser_fill's input: several fields typed in one call.
 type FillInput struct {
-	Fields []FillField `json:"fields" jsonschema:"the fields to fill, in order"`
+	Fields []FillField `json:"fields"`
 }
 
 // FillField is one field of browser_fill.
 type FillField struct {
-	Ref  string `json:"ref" jsonschema:"ref of a text field or editable element"`
-	Text string `json:"text" jsonschema:"text that replaces the field's content"`
+	Ref  string `json:"ref" jsonschema:"text field ref"`
+	Text string `json:"text" jsonschema:"new content"`
 }
 
 // FillResult is browser_fill's result: the refs filled, in order, and one
@@ -162,7 +162,7 @@ type TypeResult struct {
 
 // ScrollInput is browser_scroll's input.
 type ScrollInput struct {
-	Direction string `json:"direction" jsonschema:"up or down (500 px)"`
+	Direction string `json:"direction" jsonschema:"up or down"`
 }
 
 // ScrollResult is browser_scroll's result.
@@ -180,8 +180,8 @@ type BackResult struct {
 
 // PressInput is browser_press's input.
 type PressInput struct {
-	Key  string `json:"key" jsonschema:"key name: Enter, Tab, Escape, ArrowDown, Backspace, … or one character"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text, with context"`
+	Key  string `json:"key" jsonschema:"DOM key name or one character"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // PressResult is browser_press's result.
@@ -237,8 +237,8 @@ type ImagesResult struct {
 
 // VisionInput is browser_vision's input.
 type VisionInput struct {
-	Question string `json:"question" jsonschema:"what to look for; Gatehouse hosts no model, the screenshot is returned for the caller's own vision"`
-	Annotate bool   `json:"annotate,omitempty" jsonschema:"draw ref labels on interactive elements"`
+	Question string `json:"question" jsonschema:"what to look for (for your own vision)"`
+	Annotate bool   `json:"annotate,omitempty" jsonschema:"label elements with their refs"`
 }
 
 // Annotation labels one ref drawn on an annotated screenshot.
@@ -349,7 +349,7 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 		return // no snapshot while a dialog blocks the page (dialogs.go)
 	}
 	doc := s.tab.Activity().DocSeq
-	prev, prevDoc, prevCut := s.lastSnap, s.lastDoc, s.lastCut
+	prev, prevDoc, prevCut, prevTitle, prevWhole := s.lastSnap, s.lastDoc, s.lastCut, s.lastTitle, s.lastWhole
 	d, err := m.snapshotSettled(ctx, s, false)
 	if err == nil {
 		if rerr := m.shownRefusal(s, p, d); rerr != nil {
@@ -377,12 +377,33 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	c.Coverage = d.Coverage()
 	if navigated || doc != prevDoc || prev == "" || prevCut || c.SnapshotTruncated {
 		c.Navigated = navigated || doc != prevDoc
-		c.Snapshot, _ = m.renderCovered(ctx, d.Snapshot, c.Coverage)
+		c.Snapshot, _ = m.renderCovered(ctx, m.foldChrome(ctx, s, prev, prevCut || !prevWhole, d), c.Coverage)
 		n := d.Refs
 		c.ElementCount = &n
 		return
 	}
-	c.Delta, _, _ = m.render(ctx, snapshot.Delta(prev, d.Snapshot))
+	if p.Title == prevTitle {
+		p.Title = "" // the same document under the same title: a compact delta result
+	}
+	delta := snapshot.Delta(prev, d.Snapshot)
+	if q := findQuery(ctx); q != "" {
+		delta = snapshot.FindDelta(delta, q)
+	}
+	c.Delta, _, _ = m.render(ctx, delta)
+}
+
+// foldChrome returns the text of d a result shows whole after a navigation:
+// the page chrome it repeats from prev, the snapshot the agent was last
+// shown whole, folded (snapshot.Collapse); d's own text when the call has a
+// find input, prev was not shown whole (skip), or d lists only part of a
+// huge page. It records whether the agent now sees d whole.
+func (m *Manager) foldChrome(ctx context.Context, s *Session, prev string, skip bool, d snapData) string {
+	find := findQuery(ctx) != ""
+	s.lastWhole = !find
+	if find || skip || d.Coverage().SnapshotTruncated {
+		return d.Snapshot
+	}
+	return snapshot.Collapse(prev, d.Snapshot)
 }
 
 func (m *Manager) settle(ctx context.Context, s *Session, before backend.Activity) (navigated, busy bool) {

@@ -87,3 +87,79 @@ func Find(text, query string) (out string, matches int) {
 	}
 	return b.String(), matches
 }
+
+// minRepeat is the fewest lines a top-level block must have for Collapse
+// to fold it: a folded block still costs its header and the fold line.
+const minRepeat = 4
+
+// Collapse folds the page chrome a navigation repeats: each top-level block
+// of cur (a line at indentation 0 and the deeper lines under it: a banner,
+// a navigation, a footer) of at least 4 lines that prev, the snapshot of the
+// page before, holds verbatim — the same elements under the same refs — is
+// shown as its first line and one line naming how many lines and which refs
+// it holds, e.g. `  - [same 7 lines as on the previous page: refs e1–e6]`.
+// The refs stay valid on the new page (they are the same elements'), so an
+// agent that read them on the page before still clicks them; every other
+// block is kept whole. prev "" returns cur unchanged.
+func Collapse(prev, cur string) string {
+	if prev == "" || cur == "" {
+		return cur
+	}
+	blocks := func(s string) [][]string {
+		var out [][]string
+		for _, l := range strings.Split(s, "\n") {
+			if l == "" {
+				continue
+			}
+			if indentOf(l) == 0 || len(out) == 0 {
+				out = append(out, []string{l})
+				continue
+			}
+			out[len(out)-1] = append(out[len(out)-1], l)
+		}
+		return out
+	}
+	seen := map[string]bool{}
+	for _, b := range blocks(prev) {
+		seen[strings.Join(b, "\n")] = true
+	}
+	var out []string
+	for _, b := range blocks(cur) {
+		if len(b) < minRepeat || !seen[strings.Join(b, "\n")] {
+			out = append(out, b...)
+			continue
+		}
+		refs := refRe.FindAllStringSubmatch(strings.Join(b[1:], "\n"), -1)
+		what := fmt.Sprintf("  - [same %d lines as on the previous page", len(b)-1)
+		switch len(refs) {
+		case 0:
+		case 1:
+			what += ": ref " + refs[0][1]
+		default:
+			what += ": refs " + refs[0][1] + "–" + refs[len(refs)-1][1]
+		}
+		out = append(out, b[0], what+"]")
+	}
+	return strings.Join(out, "\n")
+}
+
+// FindDelta is Find for a delta (Delta's flat +/-/~ lines): the changed
+// lines whose text contains query, case-insensitively, under a header
+// `[find "query": N of M changed lines match]`; "" when delta is "" (no
+// change). The agent asked for what it needs; the header says how much
+// else changed.
+func FindDelta(delta, query string) string {
+	if delta == "" {
+		return ""
+	}
+	q := strings.ToLower(strings.TrimSpace(query))
+	lines := strings.Split(delta, "\n")
+	var keep []string
+	for _, l := range lines {
+		if q != "" && strings.Contains(strings.ToLower(refRe.ReplaceAllString(l, "")), q) {
+			keep = append(keep, l)
+		}
+	}
+	head := fmt.Sprintf("[find %q: %d of %d changed lines match]", query, len(keep), len(lines))
+	return strings.Join(append([]string{head}, keep...), "\n")
+}

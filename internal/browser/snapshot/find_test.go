@@ -62,3 +62,42 @@ func TestFindCap(t *testing.T) {
 		t.Errorf("n=%d shown=%d\n%s", n, strings.Count(out, `row "Widget"`), out)
 	}
 }
+
+// TestCollapse: a block the page before held verbatim (same lines, same
+// refs) is folded to its first line and a line naming its refs; a block
+// that changed, or is short, is kept whole.
+func TestCollapse(t *testing.T) {
+	next := strings.Replace(findPage, `heading "Sign in" [level=1]`, `heading "Dashboard" [level=1]`, 1)
+	out := Collapse(findPage, next)
+	if !strings.Contains(out, "- banner:\n  - [same 3 lines as on the previous page: refs e1–e2]") {
+		t.Errorf("banner not folded:\n%s", out)
+	}
+	if strings.Contains(out, `link "Home"`) || !strings.Contains(out, `heading "Dashboard"`) || !strings.Contains(out, `textbox "Username" [ref=e3]`) {
+		t.Errorf("wrong blocks kept:\n%s", out)
+	}
+	// contentinfo has 3 lines: under minRepeat, kept.
+	if !strings.Contains(out, `link "About us" [ref=e8]`) {
+		t.Errorf("short block folded:\n%s", out)
+	}
+	// A changed ref is a different element: kept whole.
+	moved := strings.Replace(next, `link "Home" [ref=e1]`, `link "Home" [ref=e9]`, 1)
+	if out := Collapse(findPage, moved); !strings.Contains(out, `link "Home" [ref=e9]`) {
+		t.Errorf("changed block folded:\n%s", out)
+	}
+	if Collapse("", next) != next {
+		t.Error("no previous page: changed")
+	}
+}
+
+// TestFindDelta: only the changed lines that match are kept, under a header
+// counting all of them; no change stays "".
+func TestFindDelta(t *testing.T) {
+	d := "+ link \"Oak table 16\" [ref=e23]\n+ link \"Vintage typewriter\" [ref=e24]\n~ button \"Load more\" [ref=e9]"
+	got := FindDelta(d, "vintage")
+	if got != "[find \"vintage\": 1 of 3 changed lines match]\n+ link \"Vintage typewriter\" [ref=e24]" {
+		t.Errorf("got %q", got)
+	}
+	if FindDelta("", "x") != "" {
+		t.Error("no change became a find result")
+	}
+}
