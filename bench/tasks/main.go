@@ -54,6 +54,10 @@ func main() {
 	rep.print(os.Stdout)
 }
 
+// chromiumPath is the Chromium both sides run (Gatehouse finds it, or its
+// headless shell, itself; Playwright MCP is given it).
+const chromiumPath = "/usr/lib/chromium/chromium"
+
 type options struct {
 	peer, short bool
 	log         io.Writer
@@ -116,9 +120,9 @@ func run(ctx context.Context, o options) (*report, error) {
 		defer t.close()
 		tok, tokName = t, "o200k_base (npm gpt-tokenizer)"
 	}
-	chromium := "/usr/lib/chromium/chromium"
+	chromium := chromiumPath
 	if _, err := os.Stat(chromium); err != nil {
-		return nil, fmt.Errorf("chromium not found at %s", chromium)
+		return nil, fmt.Errorf("chromium not found at %s (apt-get install -y chromium)", chromium)
 	}
 
 	st := newSite(uint64(time.Now().UnixNano()))

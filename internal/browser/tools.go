@@ -135,7 +135,7 @@ type TypeInput struct {
 
 // FillInput is browser_fill's input: several fields typed in one call.
 type FillInput struct {
-	Fields []FillField `json:"fields"`
+	Fields []FillField `json:"fields" jsonschema:"[{ref, text}] in order"`
 }
 
 // FillField is one field of browser_fill.
