@@ -67,6 +67,7 @@ type agent struct {
 	searched map[string]bool
 	last     view // the latest result
 	failed   string
+	firstMs  float64 // the task's first call (a fresh session: Playwright MCP launches its browser)
 }
 
 // view is one tool result as the agent reads it.
@@ -83,7 +84,12 @@ type view struct {
 
 func (a *agent) call(tool string, args map[string]any) view {
 	a.calls++
+	start := time.Now()
 	res, err := a.srv.cs.CallTool(a.ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	took := since(start)
+	if a.calls == 1 {
+		a.firstMs = took
+	}
 	var raw string
 	isErr := false
 	if err != nil {
@@ -103,7 +109,7 @@ func (a *agent) call(tool string, args map[string]any) view {
 	v.raw, v.isErr = raw, v.isErr || isErr
 	if a.log != nil {
 		argJS, _ := json.Marshal(args)
-		fmt.Fprintf(a.log, "--- %s %s → %d tokens\n%s\n", tool, argJS, n, raw)
+		fmt.Fprintf(a.log, "--- %s %s → %d tokens, %.0f ms\n%s\n", tool, argJS, n, took, raw)
 	}
 	if v.url != "" && v.url != a.url {
 		a.page, a.fresh, a.searched = nil, false, nil // another page: what the agent knew is gone

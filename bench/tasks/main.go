@@ -72,6 +72,7 @@ type outcome struct {
 	calls  int
 	tokens int
 	ms     float64
+	first  float64 // ms of the task's first call
 	why    string
 }
 
@@ -227,7 +228,7 @@ func run(ctx context.Context, o options) (*report, error) {
 			if !done && why == "" {
 				why = fmt.Sprintf("end state not reached (answer %q)", ans)
 			}
-			rep.res[name][t.id] = outcome{done: done, calls: a.calls, tokens: a.tokens, ms: ms, why: why}
+			rep.res[name][t.id] = outcome{done: done, calls: a.calls, tokens: a.tokens, ms: ms, first: a.firstMs, why: why}
 			srv.cs.CallTool(ctx, mcpCall(sd.ad.closeBrowser())) // the next task starts fresh
 		}
 		srv.cs.Close()
@@ -274,6 +275,7 @@ func (r *report) print(w io.Writer) {
 			sum[s].calls += o.calls
 			sum[s].tokens += o.tokens
 			sum[s].ms += o.ms
+			sum[s].first += o.first
 		}
 	}
 	per := func(s string, f func(*outcome) float64) float64 {
@@ -298,6 +300,9 @@ func (r *report) print(w io.Writer) {
 		full := per(g, tokens) + float64(r.fullTools-r.listTokens[g])
 		fmt.Fprintf(w, "with gatehouse's whole tool list: tokens/task %.0f vs %.0f = %.2f×\n", full, per(p, tokens), full/per(p, tokens))
 	}
+	rest := func(o *outcome) float64 { return o.ms - o.first }
+	fmt.Fprintf(w, "time/task without each task's first call (a new session; Playwright MCP relaunches its browser after browser_close): %.0f ms vs %.0f ms = %.2f×\n",
+		per(g, rest), per(p, rest), ratio(rest))
 	fmt.Fprintf(w, "(ratios over the %d tasks both sides complete)\n", both)
 	fmt.Fprintf(w, "tasks: gatehouse %d/%d, playwright %d/%d; tokens/task %.0f vs %.0f = %.2f×; calls/task %.1f vs %.1f = %.2f×; time/task %.0f ms vs %.0f ms = %.2f×\n",
 		done[g], n, done[p], n, per(g, tokens), per(p, tokens), ratio(tokens), per(g, calls), per(p, calls), ratio(calls), per(g, ms), per(p, ms), ratio(ms))

@@ -286,6 +286,8 @@ async function del(btn, name) {
 		s.deleted[name] = true
 		s.mu.Unlock()
 		s.record("t7", "delete "+name)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"deleted":true}`))
 	})
 	// t8: a form inside an iframe.
 	mux.HandleFunc("/t8/contact", func(w http.ResponseWriter, r *http.Request) {
@@ -329,6 +331,8 @@ customElements.define('qty-stepper', class extends HTMLElement {
 		var buf [16]byte
 		n, _ := r.Body.Read(buf[:])
 		s.record("t9", "save "+string(buf[:n]))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"saved":true}`))
 	})
 	// t10: the 3rd section of a long article.
 	mux.HandleFunc("/t10/article", func(w http.ResponseWriter, r *http.Request) {
