@@ -186,6 +186,7 @@ func (t *localTab) show(ctx context.Context, r *NavigateResult) {
 	r.Success = true
 	r.Coverage = d.Coverage()
 	r.Snapshot, r.Truncated = m.renderCovered(ctx, m.foldChrome(ctx, s, prev, prevSkip, d), r.Coverage)
+	s.lastWhole = s.lastWhole && !r.Truncated // the agent saw only its head
 	r.ElementCount = d.Refs
 	r.BotDetectionWarning = snapshot.BotDetectionWarning(r.Title)
 }
@@ -306,7 +307,7 @@ func (t *localTab) snapshot(ctx, cctx context.Context, full bool, r *SnapshotRes
 	r.Coverage = d.Coverage()
 	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.Coverage)
 	r.ElementCount = d.Refs
-	s.lastWhole = findQuery(ctx) == "" && !r.Coverage.SnapshotTruncated
+	s.lastWhole = findQuery(ctx) == "" && !r.Coverage.SnapshotTruncated && !r.Truncated
 }
 
 func (t *localTab) console(clear bool, r *ConsoleResult) {

@@ -377,7 +377,9 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	c.Coverage = d.Coverage()
 	if navigated || doc != prevDoc || prev == "" || prevCut || c.SnapshotTruncated {
 		c.Navigated = navigated || doc != prevDoc
-		c.Snapshot, _ = m.renderCovered(ctx, m.foldChrome(ctx, s, prev, prevCut || !prevWhole, d), c.Coverage)
+		var cut bool
+		c.Snapshot, cut = m.renderCovered(ctx, m.foldChrome(ctx, s, prev, prevCut || !prevWhole, d), c.Coverage)
+		s.lastWhole = s.lastWhole && !cut // the agent saw only its head
 		n := d.Refs
 		c.ElementCount = &n
 		return
