@@ -187,7 +187,8 @@ func (a *agent) current() string {
 	return a.known()
 }
 
-// elemRe matches a snapshot line naming an element: `role "name" … [ref=…]`.
+// lineRef returns the ref of a snapshot (or delta) line naming an element
+// of role whose name matches: `- role "name" … [ref=…]`.
 func lineRef(line, role string, name *regexp.Regexp) (string, bool) {
 	m := refRe.FindStringSubmatch(line)
 	if m == nil {

@@ -95,10 +95,7 @@ func section(text, heading string) string {
 	return strings.Join(out, "\n")
 }
 
-var (
-	moneyRe = regexp.MustCompile(`(\$[0-9][0-9,]*\.[0-9]{2})`)
-	numRe   = regexp.MustCompile(`(?:^|[^0-9A-Za-z-])([0-9]+)\s*(?:$|[^0-9])`)
-)
+var moneyRe = regexp.MustCompile(`(\$[0-9][0-9,]*\.[0-9]{2})`)
 
 func tasks() []task {
 	return []task{
@@ -334,5 +331,3 @@ func (a *agent) typeSubmit(ref, name, text, q string) {
 	a.call(a.srv.ad.typeText(ref, text, name+" field"))
 	a.scoped(q).call(a.srv.ad.press("Enter"))
 }
-
-var _ = fmt.Sprint
