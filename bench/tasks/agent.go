@@ -275,9 +275,9 @@ func (a *agent) ensureQ(role, name, anchor, q string) string {
 	return findIn(a.known(), role, re, anchor)
 }
 
-// lookFor returns the text of the line that follows (or holds) anchor in
-// what the agent has read, searching with the side's find tool first when the
-// agent has not seen anchor yet.
+// lookFor returns text of the current page that holds anchor: what the
+// agent has read when that is current and holds it, else the result of the
+// side's search for anchor, else (no match, or no search) a whole snapshot.
 func (a *agent) lookFor(anchor string) string {
 	if a.fresh && strings.Contains(a.known(), anchor) {
 		return a.known()
