@@ -20,8 +20,9 @@ import (
 
 // Page is the part every browser tool result shares (spec §B2 shapes plus what
 // the described system hides): success, the URL, title and session key of the
-// page the call acted on (so a stale binding is visible), and on failure an
-// error message with a stable reason code.
+// page the call acted on (so a stale binding is visible; a delta result omits
+// a title that did not change since the snapshot the delta is against), and
+// on failure an error message with a stable reason code.
 type Page struct {
 	Success    bool             `json:"success"`
 	URL        string           `json:"url,omitempty"`
