@@ -102,7 +102,7 @@ Exit status: 0 on success, 1 when the (last) call failed, 2 on a usage error.`,
 // shows as such and TestBrowseHelpListsEveryBrowserTool fails.
 var replUsage = map[string]string{
 	tools.BrowserNavigate: "navigate URL", tools.BrowserSnapshot: "snapshot [full]",
-	tools.BrowserClick: "click REF", tools.BrowserType: "type REF TEXT",
+	tools.BrowserClick: "click REF", tools.BrowserType: "type REF TEXT", tools.BrowserFill: "fill REF=TEXT [REF=TEXT]",
 	tools.BrowserScroll: "scroll up|down", tools.BrowserBack: "back",
 	tools.BrowserPress: "press KEY", tools.BrowserConsole: "console [EXPR|clear]",
 	tools.BrowserGetImages: "images", tools.BrowserVision: "vision [--annotate] QUESTION",
@@ -154,7 +154,21 @@ func replCall(line string) (tool string, args map[string]any, err error) {
 			return "", nil, err
 		}
 		return tools.BrowserClick, map[string]any{"ref": f[1]}, nil
-	case "type", "fill":
+	case "fill":
+		// fill e7=Ada e8=ada@example.com: one field per REF=TEXT word.
+		if err := need(1, replUsage[tools.BrowserFill]); err != nil {
+			return "", nil, err
+		}
+		var fields []map[string]any
+		for _, w := range f[1:] {
+			ref, text, ok := strings.Cut(w, "=")
+			if !ok || ref == "" {
+				return "", nil, fmt.Errorf("usage: %s (each field is REF=TEXT, no spaces)", replUsage[tools.BrowserFill])
+			}
+			fields = append(fields, map[string]any{"ref": ref, "text": text})
+		}
+		return tools.BrowserFill, map[string]any{"fields": fields}, nil
+	case "type":
 		if err := need(1, "type REF TEXT"); err != nil {
 			return "", nil, err
 		}

@@ -19,7 +19,7 @@ import (
 
 func (a *app) mcpCmd() *cobra.Command {
 	var httpAddr, token, tokensFile string
-	var allowHosts []string
+	var allowHosts, onlyTools []string
 	var noBoundaries bool
 	var maxCalls int
 	var idle time.Duration
@@ -111,6 +111,9 @@ asked for.`,
 				reg = r
 			}
 			defer func() { closeRegistry(reg) }()
+			if err := reg.Restrict(onlyTools); err != nil {
+				return usageError{fmt.Errorf("--tools: %v", err)}
+			}
 			// Per-principal limits (HTTP): config mcp.principal_max_calls
 			// and mcp.principal_rate, re-read with config.yaml.
 			principalLimits := func() principal.Limits {
@@ -195,6 +198,7 @@ asked for.`,
 			return serveUntilSignal(ctx, hs, drain, a.stderr)
 		},
 	}
+	c.Flags().StringSliceVar(&onlyTools, "tools", nil, "serve only the tools matching these name patterns (comma-separated globs, e.g. browser_* for the browser toolset); default every tool")
 	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on HOST:PORT (e.g. 127.0.0.1:8765) instead of stdio")
 	c.Flags().StringVar(&token, "token", "", "bearer token HTTP clients must send (default $GATEHOUSE_MCP_TOKEN); required for a non-loopback --http")
 	c.Flags().StringVar(&tokensFile, "tokens", "", "file of principals, one NAME:SHA256-HEX-OF-TOKEN per line (mode 600), for several callers on one --http endpoint; not with --token")

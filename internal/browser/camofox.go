@@ -327,7 +327,7 @@ func (c *camoTab) show(ctx context.Context, r *NavigateResult) {
 	text := redactText(c.snap.Text)
 	c.t.LastSnap, c.t.LastURL = text, c.snap.URL
 	r.Success = true
-	r.Snapshot, r.Truncated, _ = c.d.m.render(ctx, text)
+	r.Snapshot, r.Truncated, _ = c.d.m.renderShown(ctx, text)
 	r.Truncated = r.Truncated || c.snap.Truncated
 	r.ElementCount = c.snap.Refs
 	r.BotDetectionWarning = snapshot.BotDetectionWarning(c.pg.Title)
@@ -355,11 +355,15 @@ func (c *camoTab) afterAction(ctx context.Context, p *Page, ch *Change) {
 	text := redactText(snap.Text)
 	if snap.URL != t.LastURL || t.LastSnap == "" {
 		ch.Navigated = snap.URL != t.LastURL
-		ch.Snapshot, _, _ = m.render(ctx, text)
+		ch.Snapshot, _, _ = m.renderShown(ctx, text)
 		n := snap.Refs
 		ch.ElementCount = &n
 	} else {
-		ch.Delta, _, _ = m.render(ctx, snapshot.Delta(t.LastSnap, text))
+		delta := snapshot.Delta(t.LastSnap, text)
+		if q := findQuery(ctx); q != "" {
+			delta = snapshot.FindDelta(delta, q)
+		}
+		ch.Delta, _, _ = m.render(ctx, delta)
 	}
 	t.LastSnap, t.LastURL = text, snap.URL
 }
@@ -398,7 +402,7 @@ func (c *camoTab) snapshot(ctx, cctx context.Context, _ bool, r *SnapshotResult)
 	text := redactText(snap.Text)
 	t.LastSnap, t.LastURL = text, snap.URL
 	r.Success, r.URL = true, redactText(snap.URL)
-	r.Snapshot, r.Truncated, _ = m.render(ctx, text)
+	r.Snapshot, r.Truncated, _ = m.renderShown(ctx, text)
 	r.Truncated = r.Truncated || snap.Truncated
 	r.ElementCount = snap.Refs
 }

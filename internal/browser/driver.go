@@ -109,6 +109,7 @@ func (m *Manager) driver() driver {
 // title are those of the document it shows; local.go and camofox.go).
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
 	d := m.driver()
+	ctx = withFind(ctx, in.Find)
 	task = sessionkey.TaskID(task)
 	key := d.navigationKey(ctx, task, in.URL)
 	r := NavigateResult{Page: Page{SessionKey: key}, BackendInfo: d.info()}
@@ -272,6 +273,7 @@ func (m *Manager) onPage(ctx context.Context, task string, p *Page, do func(cctx
 // Snapshot is browser_snapshot.
 func (m *Manager) Snapshot(ctx context.Context, task string, in SnapshotInput) SnapshotResult {
 	var r SnapshotResult
+	ctx = withFind(ctx, in.Find)
 	m.onPage(ctx, task, &r.Page, func(cctx context.Context, t tab) { t.snapshot(ctx, cctx, in.Full, &r) })
 	return r
 }

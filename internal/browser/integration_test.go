@@ -158,6 +158,11 @@ func (ps *pageServer) serve(w http.ResponseWriter, r *http.Request) {
 	ps.mu.Unlock()
 	q := r.URL.Query()
 	switch r.URL.Path {
+	case "/task-a", "/task-b": // tasktools_test.go: two pages sharing their chrome
+		html(w, "Task "+r.URL.Path[len(r.URL.Path)-1:], taskChrome+`<main><h1>Page `+r.URL.Path+`</h1>
+<label>Name <input name=name></label><label>Email <input name=email></label><label>Search <input name=q onkeydown="if(event.key==='Enter')location='/task-b'"></label>
+<button onclick="document.getElementById('o').textContent='counted '+(++window.n||(window.n=1))">Count</button><p id=o>none</p><p>Other text</p>
+<a href="/task-b">Go to b</a></main>`)
 	case "/form":
 		html(w, "Form", `<h1>Sign up</h1><form action="/result" method="get">
 <label for=n>Name</label><input id=n name=name>

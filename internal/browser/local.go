@@ -166,6 +166,7 @@ func (t *localTab) show(ctx context.Context, r *NavigateResult) {
 	}
 	sctx, scancel := m.cmdCtx(snapshot.WithWalkEnd(ctx, t.start.Add(m.navTarget)))
 	defer scancel()
+	prev, prevSkip := s.lastSnap, s.lastCut || !s.lastWhole
 	d, err := m.snapshotSettled(sctx, s, false)
 	if err != nil {
 		m.errOf(s, &r.Page, err)
@@ -184,7 +185,8 @@ func (t *localTab) show(ctx context.Context, r *NavigateResult) {
 	}
 	r.Success = true
 	r.Coverage = d.Coverage()
-	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.Coverage)
+	r.Snapshot, r.Truncated = m.renderCovered(ctx, m.foldChrome(ctx, s, prev, prevSkip, d), r.Coverage)
+	s.lastWhole = s.lastWhole && !r.Truncated // the agent saw only its head
 	r.ElementCount = d.Refs
 	r.BotDetectionWarning = snapshot.BotDetectionWarning(r.Title)
 }
@@ -305,6 +307,7 @@ func (t *localTab) snapshot(ctx, cctx context.Context, full bool, r *SnapshotRes
 	r.Coverage = d.Coverage()
 	r.Snapshot, r.Truncated = m.renderCovered(ctx, d.Snapshot, r.Coverage)
 	r.ElementCount = d.Refs
+	s.lastWhole = findQuery(ctx) == "" && !r.Coverage.SnapshotTruncated && !r.Truncated
 }
 
 func (t *localTab) console(clear bool, r *ConsoleResult) {

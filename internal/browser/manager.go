@@ -146,6 +146,12 @@ type Session struct {
 	lastSnap string
 	lastDoc  int64
 	lastCut  bool // lastSnap lists only part of the page (snapwalk.go)
+	// lastTitle is the title of the page at lastSnap: a delta's result
+	// omits a title that did not change (afterAction). lastWhole: the
+	// agent was shown lastSnap whole (no find), so a navigation's snapshot
+	// may fold the chrome it repeats (snapshot.Collapse).
+	lastTitle string
+	lastWhole bool
 
 	// Frames of another origin (same process, or another site's process
 	// through its own CDP target) are snapshotted in their own isolated
@@ -619,7 +625,7 @@ func (s *Session) snapshot(ctx context.Context, full bool) (snapData, error) {
 		s.expandFrames(ctx, &d, full, end)
 	}
 	if !full {
-		s.lastSnap, s.lastDoc, s.lastCut = d.Snapshot, doc, d.Coverage().SnapshotTruncated
+		s.lastSnap, s.lastDoc, s.lastCut, s.lastTitle = d.Snapshot, doc, d.Coverage().SnapshotTruncated, d.Title
 	}
 	return d, nil
 }

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -42,6 +43,13 @@ func navSettleLimit(ctx context.Context) time.Duration {
 // text shown, which stays within browser.snapshot_threshold.
 func (m *Manager) renderCovered(ctx context.Context, text string, c snapshot.Coverage) (out string, truncated bool) {
 	note := snapshot.Note(c)
+	if q := findQuery(ctx); q != "" {
+		out, _ = snapshot.Find(text, q)
+		if note != "" {
+			out += "\n\n" + note
+		}
+		return out, false
+	}
 	if note == "" {
 		out, truncated, _ = m.render(ctx, text)
 		return out, truncated
@@ -53,4 +61,32 @@ func (m *Manager) renderCovered(ctx context.Context, text string, c snapshot.Cov
 	}
 	out, truncated, _ = m.renderAt(ctx, full, max(th-utf8.RuneCountInString(note)-1, 200))
 	return out + "\n" + note, truncated
+}
+
+type findKey struct{}
+
+// withFind returns ctx carrying a tool call's find input: the whole
+// snapshot its result would show is cut to the part that matches
+// (snapshot.Find; renderCovered, renderShown). The session keeps the whole
+// snapshot, so deltas and refs are those of the whole page.
+func withFind(ctx context.Context, q string) context.Context {
+	if strings.TrimSpace(q) == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, findKey{}, q)
+}
+
+func findQuery(ctx context.Context) string {
+	q, _ := ctx.Value(findKey{}).(string)
+	return q
+}
+
+// renderShown is render for a whole snapshot a result shows (not a delta):
+// cut to the call's find input when it has one.
+func (m *Manager) renderShown(ctx context.Context, text string) (out string, truncated bool, stored string) {
+	if q := findQuery(ctx); q != "" {
+		out, _ = snapshot.Find(text, q)
+		return out, false, ""
+	}
+	return m.render(ctx, text)
 }

@@ -20,8 +20,9 @@ import (
 
 // Page is the part every browser tool result shares (spec §B2 shapes plus what
 // the described system hides): success, the URL, title and session key of the
-// page the call acted on (so a stale binding is visible), and on failure an
-// error message with a stable reason code.
+// page the call acted on (so a stale binding is visible; a delta result omits
+// a title that did not change since the snapshot the delta is against), and
+// on failure an error message with a stable reason code.
 type Page struct {
 	Success    bool             `json:"success"`
 	URL        string           `json:"url,omitempty"`
@@ -68,7 +69,8 @@ const (
 
 // NavigateInput is browser_navigate's input.
 type NavigateInput struct {
-	URL string `json:"url" jsonschema:"absolute http(s) URL to open"`
+	URL  string `json:"url" jsonschema:"absolute http(s) URL to open"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // NavigateResult is browser_navigate's result: the final URL after redirects,
@@ -94,7 +96,8 @@ type NavigateResult struct {
 
 // SnapshotInput is browser_snapshot's input.
 type SnapshotInput struct {
-	Full bool `json:"full,omitempty" jsonschema:"true: every element with a ref; default false: compact (interactive elements, headings, landmarks, text)"`
+	Full bool   `json:"full,omitempty" jsonschema:"every element, not the compact view"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // SnapshotResult is browser_snapshot's result.
@@ -111,7 +114,8 @@ type SnapshotResult struct {
 
 // RefInput names one element by a ref from the latest snapshot.
 type RefInput struct {
-	Ref string `json:"ref" jsonschema:"element ref from the latest snapshot, e.g. e5 or @e5"`
+	Ref  string `json:"ref" jsonschema:"ref from the latest snapshot (e5)"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // ClickResult is browser_click's result.
@@ -124,8 +128,29 @@ type ClickResult struct {
 
 // TypeInput is browser_type's input.
 type TypeInput struct {
-	Ref  string `json:"ref" jsonschema:"ref of a text field or editable element"`
-	Text string `json:"text" jsonschema:"text that replaces the field's content"`
+	Ref    string `json:"ref" jsonschema:"text field ref"`
+	Text   string `json:"text" jsonschema:"new content"`
+	Submit bool   `json:"submit,omitempty" jsonschema:"press Enter after"`
+	Find   string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+}
+
+// FillInput is browser_fill's input: several fields typed in one call.
+type FillInput struct {
+	Fields []FillField `json:"fields" jsonschema:"[{ref, text}] in order"`
+}
+
+// FillField is one field of browser_fill.
+type FillField struct {
+	Ref  string `json:"ref" jsonschema:"text field ref"`
+	Text string `json:"text" jsonschema:"new content"`
+}
+
+// FillResult is browser_fill's result: the refs filled, in order, and one
+// delta for all of them.
+type FillResult struct {
+	Page
+	Filled []string `json:"filled,omitempty"`
+	Change
 }
 
 // TypeResult is browser_type's result; Typed is display-redacted.
@@ -138,7 +163,7 @@ type TypeResult struct {
 
 // ScrollInput is browser_scroll's input.
 type ScrollInput struct {
-	Direction string `json:"direction" jsonschema:"up or down (500 px)"`
+	Direction string `json:"direction" jsonschema:"up or down"`
 }
 
 // ScrollResult is browser_scroll's result.
@@ -156,7 +181,8 @@ type BackResult struct {
 
 // PressInput is browser_press's input.
 type PressInput struct {
-	Key string `json:"key" jsonschema:"key name: Enter, Tab, Escape, ArrowDown, Backspace, … or one character"`
+	Key  string `json:"key" jsonschema:"DOM key name or one character"`
+	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
 }
 
 // PressResult is browser_press's result.
@@ -212,8 +238,8 @@ type ImagesResult struct {
 
 // VisionInput is browser_vision's input.
 type VisionInput struct {
-	Question string `json:"question" jsonschema:"what to look for; Gatehouse hosts no model, the screenshot is returned for the caller's own vision"`
-	Annotate bool   `json:"annotate,omitempty" jsonschema:"draw ref labels on interactive elements"`
+	Question string `json:"question" jsonschema:"what to look for (for your own vision)"`
+	Annotate bool   `json:"annotate,omitempty" jsonschema:"label elements with their refs"`
 }
 
 // Annotation labels one ref drawn on an annotated screenshot.
@@ -271,6 +297,7 @@ func staleErr(ref string) *reason.Error {
 // would receive it; a stale ref is never re-resolved; localTab.click).
 func (m *Manager) Click(ctx context.Context, task string, in RefInput) ClickResult {
 	var r ClickResult
+	ctx = withFind(ctx, in.Find)
 	if m.act(ctx, task, &r.Page, &r.Change, 0, "click "+snapshot.NormalizeRef(in.Ref), func(cctx context.Context, t tab) error {
 		return t.click(cctx, in.Ref, &r)
 	}) {
@@ -323,7 +350,7 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 		return // no snapshot while a dialog blocks the page (dialogs.go)
 	}
 	doc := s.tab.Activity().DocSeq
-	prev, prevDoc, prevCut := s.lastSnap, s.lastDoc, s.lastCut
+	prev, prevDoc, prevCut, prevTitle, prevWhole := s.lastSnap, s.lastDoc, s.lastCut, s.lastTitle, s.lastWhole
 	d, err := m.snapshotSettled(ctx, s, false)
 	if err == nil {
 		if rerr := m.shownRefusal(s, p, d); rerr != nil {
@@ -351,12 +378,35 @@ func (m *Manager) afterAction(ctx context.Context, s *Session, p *Page, c *Chang
 	c.Coverage = d.Coverage()
 	if navigated || doc != prevDoc || prev == "" || prevCut || c.SnapshotTruncated {
 		c.Navigated = navigated || doc != prevDoc
-		c.Snapshot, _ = m.renderCovered(ctx, d.Snapshot, c.Coverage)
+		var cut bool
+		c.Snapshot, cut = m.renderCovered(ctx, m.foldChrome(ctx, s, prev, prevCut || !prevWhole, d), c.Coverage)
+		s.lastWhole = s.lastWhole && !cut // the agent saw only its head
 		n := d.Refs
 		c.ElementCount = &n
 		return
 	}
-	c.Delta, _, _ = m.render(ctx, snapshot.Delta(prev, d.Snapshot))
+	if p.Title == prevTitle {
+		p.Title = "" // the same document under the same title: a compact delta result
+	}
+	delta := snapshot.Delta(prev, d.Snapshot)
+	if q := findQuery(ctx); q != "" {
+		delta = snapshot.FindDelta(delta, q)
+	}
+	c.Delta, _, _ = m.render(ctx, delta)
+}
+
+// foldChrome returns the text of d a result shows whole after a navigation:
+// the page chrome it repeats from prev, the snapshot the agent was last
+// shown whole, folded (snapshot.Collapse); d's own text when the call has a
+// find input, prev was not shown whole (skip), or d lists only part of a
+// huge page. It records whether the agent now sees d whole.
+func (m *Manager) foldChrome(ctx context.Context, s *Session, prev string, skip bool, d snapData) string {
+	find := findQuery(ctx) != ""
+	s.lastWhole = !find
+	if find || skip || d.Coverage().SnapshotTruncated {
+		return d.Snapshot
+	}
+	return snapshot.Collapse(prev, d.Snapshot)
 }
 
 func (m *Manager) settle(ctx context.Context, s *Session, before backend.Activity) (navigated, busy bool) {
@@ -418,10 +468,43 @@ type focusData struct {
 // and report the delta.
 func (m *Manager) Type(ctx context.Context, task string, in TypeInput) TypeResult {
 	var r TypeResult
+	ctx = withFind(ctx, in.Find)
 	if m.act(ctx, task, &r.Page, &r.Change, 0, "type into "+snapshot.NormalizeRef(in.Ref), func(cctx context.Context, t tab) error {
-		return t.typeText(cctx, in)
+		if err := t.typeText(cctx, in); err != nil || !in.Submit {
+			return err
+		}
+		return t.press(cctx, "Enter")
 	}) {
 		r.Typed, r.Element = redactText(in.Text), snapshot.NormalizeRef(in.Ref) // echoed input redacted (spec §B2)
+	}
+	return r
+}
+
+// Fill is browser_fill: each field typed as browser_type types it, in order,
+// then one wait and one delta for all of them. A field that cannot be typed
+// into (stale_ref, not_editable) fails the call with its code, naming the
+// field; the fields before it stay filled.
+func (m *Manager) Fill(ctx context.Context, task string, in FillInput) FillResult {
+	var r FillResult
+	if len(in.Fields) == 0 {
+		r.SessionKey = sessionkey.TaskID(task)
+		r.Error, r.Reason = "browser_fill needs at least one field: fields=[{ref, text}, …].", reason.InvalidArguments
+		return r
+	}
+	var done []string
+	if m.act(ctx, task, &r.Page, &r.Change, 0, "fill", func(cctx context.Context, t tab) error {
+		for i, f := range in.Fields {
+			if err := t.typeText(cctx, TypeInput{Ref: f.Ref, Text: f.Text}); err != nil {
+				if re := reason.As(err); re != nil && re.Code != "" {
+					return reason.Wrap(re.Code, "", fmt.Sprintf("Field %d of %d (%s): %s", i+1, len(in.Fields), snapshot.NormalizeRef(f.Ref), re.Message), err)
+				}
+				return err
+			}
+			done = append(done, snapshot.NormalizeRef(f.Ref))
+		}
+		return nil
+	}) {
+		r.Filled = done
 	}
 	return r
 }
@@ -446,6 +529,7 @@ func (m *Manager) Scroll(ctx context.Context, task string, in ScrollInput) Scrol
 // Press is browser_press: one key to the focused element.
 func (m *Manager) Press(ctx context.Context, task string, in PressInput) PressResult {
 	var r PressResult
+	ctx = withFind(ctx, in.Find)
 	if _, ok := backend.KeyRune(in.Key); !ok {
 		r.SessionKey = sessionkey.TaskID(task)
 		r.Error, r.Reason = fmt.Sprintf("Unknown key %q; use a DOM key name such as Enter, Tab, Escape, ArrowDown, Backspace or a single character.", in.Key), reason.InvalidKey

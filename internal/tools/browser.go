@@ -17,6 +17,7 @@ const (
 	BrowserSnapshot  = "browser_snapshot"
 	BrowserClick     = "browser_click"
 	BrowserType      = "browser_type"
+	BrowserFill      = "browser_fill"
 	BrowserScroll    = "browser_scroll"
 	BrowserBack      = "browser_back"
 	BrowserPress     = "browser_press"
@@ -85,6 +86,7 @@ type (
 	SnapshotOutput struct{ browser.SnapshotResult }
 	ClickOutput    struct{ browser.ClickResult }
 	TypeOutput     struct{ browser.TypeResult }
+	FillOutput     struct{ browser.FillResult }
 	ScrollOutput   struct{ browser.ScrollResult }
 	BackOutput     struct{ browser.BackResult }
 	PressOutput    struct{ browser.PressResult }
@@ -138,32 +140,35 @@ func addBrowser(r *Registry, env *Env) []string {
 	ro := Annotations{ReadOnly: true, OpenWorld: true}
 
 	add(New(Spec{Name: BrowserNavigate, Title: "Open a URL in the browser", Available: avail, Annotations: ann,
-		Description: "Open a URL in this task's own Chromium session and return its compact accessibility snapshot " +
-			"(lines like `- button \"Save\" [ref=e5]`) and element_count. Refs name elements of this page only. " +
-			"Secret-bearing URLs, cloud metadata and blocklisted sites are refused with a reason code; a redirect to a refused address resets the tab to about:blank. " +
-			"A URL that serves a file is navigation_download (downloads[].path says where it was saved). " +
-			"Every result has url, title and session_key.",
+		Description: "Open a URL in this task's Chromium session; returns url, title, session_key and the compact accessibility snapshot " +
+			"(`- button \"Save\" [ref=e5]`; refs are this page's; chrome repeated from the page before is folded to a line naming its refs). " +
+			"Refused URLs (secrets, cloud metadata, blocklist; a redirect to one resets the tab to about:blank) carry a reason code; a file download is saved (downloads[].path).",
 	}, func(ctx context.Context, c *Call, in browser.NavigateInput) (*NavigateOutput, error) {
 		return &NavigateOutput{m.Navigate(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserSnapshot, Title: "Accessibility snapshot", Available: avail, Annotations: ro,
-		Description: "Snapshot the current page: compact by default (interactive elements, headings, landmarks, text), full=true for every element. " +
-			"Unchanged elements keep their refs; over browser.snapshot_threshold chars the text is cut and stored (web_read pages it).",
+		Description: "Snapshot the current page: compact (interactive elements, headings, landmarks, text) or full. " +
+			"find (also on navigate, click, type, press): only the lines containing that text, under their ancestors (of a delta: the changed lines containing it). " +
+			"Unchanged elements keep their refs; a long snapshot is cut and stored (web_read pages it).",
 	}, func(ctx context.Context, c *Call, in browser.SnapshotInput) (*SnapshotOutput, error) {
 		return &SnapshotOutput{m.Snapshot(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserClick, Title: "Click an element", Available: avail, Annotations: ann,
-		Description: "Click the element with this ref. Waits (< 1 s) for what the click caused; returns the new page's snapshot if it navigated, else a delta (+ added, - removed, ~ changed). " +
-			"stale_ref: snapshot again; click_intercepted names the covering element's ref; page_busy: the page was still changing. " +
-			"A new tab it opens is followed (popup; browser_back returns); a file it downloads is saved (downloads[].path). " +
-			"A link to a page that does not load fails with browser_navigate's reason for it (tab reset to about:blank).",
+		Description: "Click the element with this ref and wait (< 1 s): the new page's snapshot if it navigated, else a delta (+ added, - removed, ~ changed; title only if changed). " +
+			"A new tab it opens is followed (browser_back returns); a download is saved (downloads[].path). " +
+			"stale_ref: snapshot again; click_intercepted names the covering ref.",
 	}, func(ctx context.Context, c *Call, in browser.RefInput) (*ClickOutput, error) {
 		return &ClickOutput{m.Click(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserType, Title: "Type into a field", Available: avail, Annotations: ann,
-		Description: "Replace the content of the text field with this ref by text; returns a snapshot delta like browser_click.",
+		Description: "Replace the text field's content by text (submit: then press Enter); returns a delta like browser_click.",
 	}, func(ctx context.Context, c *Call, in browser.TypeInput) (*TypeOutput, error) {
 		return &TypeOutput{m.Type(bctx(ctx, c), c.Task, in)}, nil
+	}))
+	add(New(Spec{Name: BrowserFill, Title: "Fill several fields", Available: avail, Annotations: ann,
+		Description: "Type into several text fields in one call, in order (as browser_type); one delta. A field that fails stops the call with its reason code.",
+	}, func(ctx context.Context, c *Call, in browser.FillInput) (*FillOutput, error) {
+		return &FillOutput{m.Fill(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserScroll, Title: "Scroll the page", Available: avail, Annotations: ann,
 		Description: "Scroll the page 500 px up or down; returns a snapshot delta.",
@@ -175,18 +180,18 @@ func addBrowser(r *Registry, env *Env) []string {
 		return &ScrollOutput{m.Scroll(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserBack, Title: "Go back", Available: avail, Annotations: ann,
-		Description: "Go back one page in this task's tab history; returns the page's snapshot. From the session's first page: no_history, page unchanged.",
+		Description: "Go back in this tab's history; returns the snapshot (no_history on the first page).",
 	}, func(ctx context.Context, c *Call, _ NoInput) (*BackOutput, error) {
 		return &BackOutput{m.Back(bctx(ctx, c), c.Task)}, nil
 	}))
 	add(New(Spec{Name: BrowserPress, Title: "Press a key", Available: avail, Annotations: ann,
-		Description: "Press one key (Enter, Tab, Escape, ArrowDown, Backspace, … or a character) in the focused element; returns a snapshot delta.",
+		Description: "Press a key (Enter, Tab, Escape, ArrowDown, … or a character) in the focused element; returns a delta.",
 	}, func(ctx context.Context, c *Call, in browser.PressInput) (*PressOutput, error) {
 		return &PressOutput{m.Press(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserConsole, Title: "Console and evaluate", Available: avail, Annotations: ann,
-		Description: "Without expression: this tab's console messages and uncaught errors (clear=true empties them). " +
-			"With expression: evaluate JavaScript in the page (a promise is awaited) and return {result, result_type}; a value with no JSON form (undefined, function, DOM node, BigInt, cycle) comes as result_description.",
+		Description: "Without expression: the tab's console messages and uncaught errors (clear empties them). " +
+			"With expression: evaluate JavaScript in the page (promises awaited): {result, result_type}, or result_description for a value with no JSON form.",
 	}, func(ctx context.Context, c *Call, in browser.ConsoleInput) (*ConsoleOutput, error) {
 		return &ConsoleOutput{m.Console(bctx(ctx, c), c.Task, in)}, nil
 	}))
@@ -196,13 +201,12 @@ func addBrowser(r *Registry, env *Env) []string {
 		return &ImagesOutput{m.GetImages(bctx(ctx, c), c.Task)}, nil
 	}))
 	add(New(Spec{Name: BrowserVision, Title: "Screenshot for vision", Available: avail, Annotations: ro,
-		Description: "Take a PNG screenshot of the viewport for your own vision (Gatehouse hosts no model): saved to screenshot_path and, over MCP, returned as an image. " +
-			"annotate=true draws ref labels on elements.",
+		Description: "PNG screenshot of the viewport for your own vision (Gatehouse hosts no model): saved to screenshot_path, returned as an image over MCP.",
 	}, func(ctx context.Context, c *Call, in browser.VisionInput) (*VisionOutput, error) {
 		return &VisionOutput{m.Vision(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserDialog, Title: "Answer a JavaScript dialog", Available: avail, Annotations: ann,
-		Description: "Accept or dismiss the alert/confirm/prompt listed in pending_dialogs (prompt_text fills a prompt); page calls fail with dialog_pending until then. Returns a snapshot delta.",
+		Description: "Accept or dismiss the dialog in pending_dialogs (prompt_text answers a prompt); page calls fail with dialog_pending until then. Returns a delta.",
 		Schema: func(s *jsonschema.Schema) {
 			s.Properties["action"].Enum = []any{"accept", "dismiss"}
 		},
@@ -211,7 +215,7 @@ func addBrowser(r *Registry, env *Env) []string {
 		return &DialogOutput{m.Dialog(bctx(ctx, c), c.Task, in)}, nil
 	}))
 	add(New(Spec{Name: BrowserClose, Title: "Close the browser session", Available: avail, Annotations: Annotations{Idempotent: true},
-		Description: "Close this task's browser sessions now (cookies, storage and history are discarded); the next browser call starts fresh.",
+		Description: "Close this task's browser sessions (cookies, storage, history discarded); the next call starts fresh.",
 	}, func(ctx context.Context, c *Call, _ NoInput) (*CloseOutput, error) {
 		return &CloseOutput{m.CloseSessions(bctx(ctx, c), c.Task)}, nil
 	}))

@@ -193,6 +193,9 @@ func (o *ClickOutput) Pages() []Page { return browserPages(&o.Page, &o.Snapshot,
 func (o *TypeOutput) Pages() []Page { return browserPages(&o.Page, &o.Snapshot, &o.Delta) }
 
 // Pages implements Paged.
+func (o *FillOutput) Pages() []Page { return browserPages(&o.Page, &o.Snapshot, &o.Delta) }
+
+// Pages implements Paged.
 func (o *ScrollOutput) Pages() []Page { return browserPages(&o.Page, &o.Snapshot, &o.Delta) }
 
 // Pages implements Paged.

@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -331,6 +332,54 @@ type Registry struct {
 	beforeCall func()
 	// home is the Gatehouse home the tools were built on (Home).
 	home string
+	// only, when set, are the name patterns of the tools served (Restrict).
+	only []string
+}
+
+// Restrict serves only the tools whose names match one of patterns
+// (path.Match globs such as browser_* or web_extract; `gatehouse mcp
+// --tools`): the others are not listed by Tools, are listed by Unavailable,
+// and a call to one is refused with tool_unavailable. A pattern that is
+// malformed or matches no registered tool is an error naming the tools, and
+// nothing changes. Empty patterns serve every tool.
+func (r *Registry) Restrict(patterns []string) error {
+	var names []string
+	for _, t := range r.All() {
+		names = append(names, t.Name())
+	}
+	for _, p := range patterns {
+		hit := false
+		for _, n := range names {
+			ok, err := path.Match(p, n)
+			if err != nil {
+				return fmt.Errorf("tool pattern %q: %v", p, err)
+			}
+			hit = hit || ok
+		}
+		if !hit {
+			return fmt.Errorf("tool pattern %q matches no tool; the tools are %s", p, strings.Join(names, ", "))
+		}
+	}
+	r.mu.Lock()
+	r.only = slices.Clone(patterns)
+	r.mu.Unlock()
+	return nil
+}
+
+// selected reports whether name is served under Restrict.
+func (r *Registry) selected(name string) bool {
+	r.mu.Lock()
+	only := r.only
+	r.mu.Unlock()
+	if len(only) == 0 {
+		return true
+	}
+	for _, p := range only {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Home returns the Gatehouse home directory the tools were built on (the
@@ -417,7 +466,7 @@ func (r *Registry) All() []*Tool {
 func (r *Registry) Tools() []*Tool {
 	var out []*Tool
 	for _, t := range r.All() {
-		if t.Usable() == nil {
+		if t.Usable() == nil && r.selected(t.Name()) {
 			out = append(out, t)
 		}
 	}
@@ -437,6 +486,8 @@ func (r *Registry) Unavailable() []Unusable {
 	for _, t := range r.All() {
 		if err := t.Usable(); err != nil {
 			out = append(out, Unusable{Name: t.Name(), Why: err.Error()})
+		} else if !r.selected(t.Name()) {
+			out = append(out, Unusable{Name: t.Name(), Why: "not selected by --tools"})
 		}
 	}
 	return out
@@ -487,6 +538,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage, 
 	}
 	if refusal != nil {
 		return refused(refusal), nil
+	}
+	if !r.selected(name) {
+		return refused(reason.Newf(reason.ToolUnavailable, "", "%s is not served: this server serves only the tools its --tools option selects.", name)), nil
 	}
 	if err := t.Usable(); err != nil {
 		// A typed cause (e.g. web_search's unknown_backend or missing_key)

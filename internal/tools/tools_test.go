@@ -119,6 +119,49 @@ func TestUnavailableToolIsNotListedAndRefused(t *testing.T) {
 	}
 }
 
+// Restrict (gatehouse mcp --tools): only the tools matching a pattern are
+// listed; the others are listed as unavailable and refused with
+// tool_unavailable; a pattern matching no tool changes nothing.
+func TestRestrictServesOnlyMatchingTools(t *testing.T) {
+	r := tools.NewRegistry()
+	type in struct {
+		X string `json:"x,omitempty" jsonschema:"anything"`
+	}
+	ran := map[string]bool{}
+	for _, name := range []string{"browser_a", "browser_b", "web_c"} {
+		r.Add(tools.New(tools.Spec{Name: name, Title: "t", Description: "d"},
+			func(ctx context.Context, c *tools.Call, _ in) (*tools.Outcome, error) {
+				ran[name] = true
+				return &tools.Outcome{}, nil
+			}))
+	}
+	if err := r.Restrict([]string{"nothing_*"}); err == nil || !strings.Contains(err.Error(), "browser_a, browser_b, web_c") {
+		t.Fatalf("a pattern matching no tool: %v", err)
+	}
+	if len(r.Tools()) != 3 {
+		t.Fatal("a refused Restrict changed the list")
+	}
+	if err := r.Restrict([]string{"browser_*"}); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, x := range r.Tools() {
+		listed = append(listed, x.Name())
+	}
+	if strings.Join(listed, ",") != "browser_a,browser_b" {
+		t.Fatalf("listed %v", listed)
+	}
+	if u := r.Unavailable(); len(u) != 1 || u[0].Name != "web_c" || !strings.Contains(u[0].Why, "--tools") {
+		t.Fatalf("Unavailable = %v", u)
+	}
+	if res := call(t, r, "web_c", `{}`, tools.Options{}); !res.Refused || reasonOf(t, res) != reason.ToolUnavailable || ran["web_c"] {
+		t.Fatalf("web_c: %+v", res)
+	}
+	if res := call(t, r, "browser_b", `{}`, tools.Options{}); res.Refused || !ran["browser_b"] {
+		t.Fatalf("browser_b: %+v", res)
+	}
+}
+
 // Spec.EnumCodes: a value outside the enum is refused with the property's own
 // code and a message listing the valid values, before the handler runs; the
 // enum stays in the published schema, and a valid value reaches the handler.
