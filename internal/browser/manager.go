@@ -77,6 +77,9 @@ type Options struct {
 	// DownloadCap is the per-download size cap in bytes (popups.go); 0 =
 	// backend.DefaultDownloadCap (100 MiB).
 	DownloadCap int64
+	// Nodes places new sessions on registered browser nodes (nodes.go,
+	// issue 19); nil keeps every session in this process's Chromium.
+	Nodes *NodeOptions
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -122,6 +125,8 @@ type Manager struct {
 
 	downloadCap int64 // Options.DownloadCap
 
+	nodes nodeState // browser nodes (nodes.go)
+
 	// navTarget is navigateTarget (snapwalk.go); tests shorten it.
 	navTarget time.Duration
 }
@@ -132,7 +137,7 @@ type Session struct {
 	Key, Owner string
 	active     bool // SSRF private-address guard on (spec §B8.2)
 	tab        *backend.Tab
-	proxy      *egress.ProxySession
+	proxy      sessionProxy // in-process, or a browser node's (nodes.go)
 
 	mu       sync.Mutex  // one call at a time
 	lastUsed time.Time   // under Manager.mu
@@ -156,6 +161,7 @@ type Session struct {
 	cloud       *cloudSess   // a cloud provider's session, else nil (manager_cloud.go)
 	fallback    *BackendInfo // the cloud provider failed and the local Chromium serves it
 	realProfile bool         // a tab of the real-profile copy browser (profile.go)
+	node        string       // the browser node serving the session (nodes.go), else ""
 }
 
 // ProxyStats returns the session's egress counters.
@@ -190,6 +196,7 @@ func New(o Options) (*Manager, []string) {
 	m.execPath, m.execErr = backend.FindBrowser(cfg.Browser.ExecutablePath, cfg.Browser.Headed)
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
+	m.nodes.init(o.Nodes)
 	m.navTarget = navigateTarget
 	m.rend.Browser, m.rend.Policy, m.rend.Logger = m.ensureBrowser, gates.Policy, lg
 	m.life.init(o.Lifecycle)
@@ -208,8 +215,8 @@ func New(o Options) (*Manager, []string) {
 // Available returns nil when Chromium was found, else the chromium_missing
 // error naming the install hint; the browser tools are not listed then.
 func (m *Manager) Available() error {
-	if m.cdpOverride() != "" || m.camo != nil || m.cloud.sel.Provider != nil {
-		return nil // a CDP override, Camofox or a cloud provider needs no local Chromium
+	if m.cdpOverride() != "" || m.camo != nil || m.cloud.sel.Provider != nil || m.nodes.configured() {
+		return nil // a CDP override, Camofox, a cloud provider or browser nodes need no local Chromium
 	}
 	return m.execErr
 }
@@ -409,7 +416,7 @@ func (m *Manager) localSession(ctx context.Context, key string, realProfile bool
 	var err error
 	if realProfile {
 		l, err = m.ensureRealProfile(ctx)
-	} else {
+	} else if !m.nodes.configured() {
 		l, err = m.ensureBrowser(ctx)
 	}
 	if err != nil {
@@ -417,6 +424,17 @@ func (m *Manager) localSession(ctx context.Context, key string, realProfile bool
 	}
 	active := m.gates.GuardActive(m.localBackend(), key)
 	var s *Session
+	if !realProfile && m.cdpOverride() == "" {
+		// Registered browser nodes take every new session (nodes.go).
+		if s, placed, err := m.placeOnNode(ctx, key, active); placed || err != nil {
+			return s, nil, err
+		}
+	}
+	if l == nil { // nodes configured but none registered: the embedded browser
+		if l, err = m.ensureBrowser(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	if !realProfile {
 		s = m.takeSpare(ctx, active)
 	}
@@ -548,6 +566,7 @@ func (m *Manager) Close() error {
 		dp.Close()
 	}
 	m.stopRealProfile()
+	m.nodes.close()
 	return err
 }
 

@@ -169,7 +169,7 @@ func TestNormalizedClamps(t *testing.T) {
 // (issue 16, TestAllowPrivateURLsOneKey).
 var b13Keys = []string{
 	"backend", "executable_path" /* Gatehouse addition, issue 8 */, "inactivity_timeout", "command_timeout", "snapshot_threshold", "record_sessions", "headed",
-	"engine", "auto_local_for_private_urls", "cdp_url", "use_real_profile",
+	"engine", "auto_local_for_private_urls", "cdp_url", "node_allow", "use_real_profile",
 	"real_profile_autoclose", "real_profile_pin", "allow_unsafe_evaluate", "restrict_evaluate", "dialog_policy",
 	"dialog_timeout_s", "camofox", "extension_control", "cloud_provider",
 }
