@@ -25,6 +25,8 @@ func (a *app) mcpCmd() *cobra.Command {
 	var idle time.Duration
 	var maxBody int64
 	var reload time.Duration
+	var drain time.Duration
+	var metricsAddr, auditPath string
 	c := &cobra.Command{
 		Use:   "mcp [--http 127.0.0.1:PORT [--token T | --tokens FILE]]",
 		Short: "Serve the tools to an agent over MCP (stdio, or streamable HTTP with --http)",
@@ -58,7 +60,19 @@ A running server re-reads config.yaml when it changed (checked at a tool call,
 at most every --config-reload, default 30s): later calls run with the new
 website blocklist, security and other settings (browser sessions are restarted),
 and a config.yaml broken mid-session makes every call refuse with
-config_invalid until it is fixed.`,
+config_invalid until it is fixed.
+
+Operations (--http only; docs/mcp.md "Operations", docs/deploy.md): GET /healthz
+answers 200 while the process serves, GET /readyz 200 when it can serve (503 and
+a one-line reason otherwise: draining, a broken config, a failing readiness
+check); neither needs the token. GET /metrics is Prometheus text behind the
+token, or on its own token-free listener with --metrics-addr. A replica running
+mcp.replica_max_calls tool calls answers the next one 429 with Retry-After.
+SIGTERM or SIGINT drains: the listener closes, /readyz turns 503, running calls
+finish (at most --drain), then the process exits 0; calls still running at the
+deadline are cancelled and the exit status is 1. --audit FILE (or - for
+stderr; stdio too) appends one JSON line per tool call and per URL a call
+asked for.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := mcpLimitsValid(maxCalls, maxBody, idle); err != nil {
@@ -70,6 +84,20 @@ config_invalid until it is fixed.`,
 			if reload < 0 {
 				return usageError{fmt.Errorf("--config-reload %v: want 0 (never) or a positive duration such as 30s (default %v)", reload, defaultConfigReload)}
 			}
+			if drain < 0 {
+				return usageError{fmt.Errorf("--drain %v: want 0 (no wait) or a positive duration such as 20s (default %v)", drain, defaultDrain)}
+			}
+			if metricsAddr != "" && httpAddr == "" {
+				return usageError{fmt.Errorf("--metrics-addr needs --http: metrics are served by the HTTP server")}
+			}
+			if err := httpAddrValid(metricsAddr); err != nil {
+				return usageError{fmt.Errorf("--metrics-addr: %w", err)}
+			}
+			hook, closeAudit, err := a.openAudit(auditPath)
+			if err != nil {
+				return err
+			}
+			defer closeAudit()
 			reg, err := a.registry()
 			if err != nil {
 				// A broken config.yaml: serve anyway, and refuse every
@@ -89,10 +117,12 @@ config_invalid until it is fixed.`,
 				return principal.Limits{MaxCalls: a.cfg.MCP.PrincipalMaxCalls, Rate: a.cfg.MCP.PrincipalRate}
 			}
 			lim := principal.NewLocal(principalLimits())
+			var poll func()
 			if reload > 0 {
 				w := newConfigReload(a, reg, reload)
 				w.reloaded = func() { lim.SetLimits(principalLimits()) }
 				reg.SetBeforeCall(w.poll)
+				poll = w.poll
 			}
 			env := tools.Env{}
 			env.Web.Home, env.Web.Config = a.home, a.cfg
@@ -100,6 +130,7 @@ config_invalid until it is fixed.`,
 				Registry: reg, Store: env.Store(), Version: version, Logger: a.logger,
 				DisableContentBoundaries: noBoundaries || !a.cfg.MCP.ContentBoundaries,
 				MaxConcurrentCalls:       maxCalls,
+				Audit:                    hook,
 			}
 			if opts.DisableContentBoundaries {
 				a.logger.Warn("content boundaries are off: page text reaches the model unmarked",
@@ -134,10 +165,21 @@ config_invalid until it is fixed.`,
 			hs, err := srv.Listen(mcpserver.HTTPOptions{
 				Addr: httpAddr, Token: token, Tokens: toks, AllowedHosts: allowHosts,
 				MaxBodyBytes: maxBody, SessionIdle: idle,
-				Limiter: lim,
+				Limiter:         lim,
+				ReadyChecks:     append([]mcpserver.ReadyCheck{configReady(reg, poll)}, a.readyChecks()...),
+				ReplicaMaxCalls: a.cfg.MCP.ReplicaMaxCalls,
+				SeparateMetrics: metricsAddr != "",
 			})
 			if err != nil {
 				return err
+			}
+			if metricsAddr != "" {
+				ma, err := hs.ServeMetrics(metricsAddr)
+				if err != nil {
+					hs.Close()
+					return err
+				}
+				fmt.Fprintf(a.stderr, "gatehouse: metrics on http://%s%s (no token)\n", ma, mcpserver.PathMetrics)
 			}
 			auth := "no token (loopback only)"
 			switch {
@@ -147,7 +189,7 @@ config_invalid until it is fixed.`,
 				auth = "bearer token required"
 			}
 			fmt.Fprintf(a.stderr, "gatehouse: MCP streamable HTTP on %s (%s)\n", hs.URL, auth)
-			return hs.Wait(ctx)
+			return serveUntilSignal(ctx, hs, drain, a.stderr)
 		},
 	}
 	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on HOST:PORT (e.g. 127.0.0.1:8765) instead of stdio")
@@ -159,6 +201,9 @@ config_invalid until it is fixed.`,
 	c.Flags().DurationVar(&idle, "session-idle", mcpserver.DefaultSessionIdle, "close HTTP sessions idle this long, > 0 (their task state is released)")
 	c.Flags().Int64Var(&maxBody, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest HTTP request body accepted, in bytes, at least 1 (larger ones get 413)")
 	c.Flags().DurationVar(&reload, "config-reload", defaultConfigReload, "re-read config.yaml at a tool call when it changed, at most this often (spec §A8's 30 s policy cache; 0: never)")
+	c.Flags().DurationVar(&drain, "drain", defaultDrain, "on SIGTERM/SIGINT, let running tool calls finish for at most this long, then cancel them and exit 1 (--http)")
+	c.Flags().StringVar(&metricsAddr, "metrics-addr", "", "serve /metrics (and /healthz, /readyz) on this HOST:PORT without the bearer token, instead of on the --http listener behind it")
+	c.Flags().StringVar(&auditPath, "audit", "", "append one JSON line per tool call and per URL judged to FILE (created mode 0600), or - for stderr")
 	defaultHelp := c.HelpFunc()
 	c.SetHelpFunc(func(cmd *cobra.Command, args []string) {
 		defaultHelp(cmd, args)

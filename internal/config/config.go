@@ -140,6 +140,12 @@ type MCP struct {
 	// max(PrincipalMaxCalls, ⌈rate⌉) calls; more are refused with
 	// rate_limited (HTTP 429, Retry-After).
 	PrincipalRate float64
+	// ReplicaMaxCalls caps the tool calls one `gatehouse mcp --http` process
+	// runs at once, over all sessions and principals (key
+	// mcp.replica_max_calls, at least 1, default DefaultReplicaMaxCalls). A
+	// call past it is answered HTTP 429 with Retry-After and reason
+	// too_many_calls, so a load balancer tries another replica.
+	ReplicaMaxCalls int
 }
 
 // Defaults of the per-principal limits (principal.DefaultMaxCalls and
@@ -148,6 +154,11 @@ const (
 	DefaultPrincipalMaxCalls = 16
 	DefaultPrincipalRate     = 10.0
 )
+
+// DefaultReplicaMaxCalls is mcp.replica_max_calls when unset: tool calls one
+// HTTP server runs at once. Most calls wait on the network, so it is well
+// above the core count; a browser call holds a Chromium tab for its length.
+const DefaultReplicaMaxCalls = 64
 
 // Web holds the web_search / web_extract settings (YAML block "web", spec §A12).
 type Web struct {
@@ -333,7 +344,7 @@ type ExtensionControl struct {
 // returns a fresh value (maps and slices are not shared).
 func Default() *Config {
 	return &Config{
-		MCP: MCP{ContentBoundaries: true, PrincipalMaxCalls: DefaultPrincipalMaxCalls, PrincipalRate: DefaultPrincipalRate},
+		MCP: MCP{ContentBoundaries: true, PrincipalMaxCalls: DefaultPrincipalMaxCalls, PrincipalRate: DefaultPrincipalRate, ReplicaMaxCalls: DefaultReplicaMaxCalls},
 		Web: Web{
 			ExtractCharLimit:  DefaultExtractCharLimit,
 			KeylessFallback:   true,

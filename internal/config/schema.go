@@ -186,6 +186,7 @@ var schema = &field{name: "", children: []*field{
 		boolean("content_boundaries", func(c *Config) *bool { return &c.MCP.ContentBoundaries }),
 		intFloor("principal_max_calls", func(c *Config) *int { return &c.MCP.PrincipalMaxCalls }, DefaultPrincipalMaxCalls, 1),
 		positive("principal_rate", func(c *Config) *float64 { return &c.MCP.PrincipalRate }, DefaultPrincipalRate),
+		intFloor("replica_max_calls", func(c *Config) *int { return &c.MCP.ReplicaMaxCalls }, DefaultReplicaMaxCalls, 1),
 	),
 }}
 

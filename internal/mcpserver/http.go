@@ -57,6 +57,17 @@ type HTTPOptions struct {
 	// SessionIdle closes sessions that receive no request for this long
 	// (their task ends). 0 → DefaultSessionIdle.
 	SessionIdle time.Duration
+	// ReadyChecks are the conditions /readyz checks, in order (the shared
+	// state's Redis PING, a valid config); none: ready while serving.
+	ReadyChecks []ReadyCheck
+	// ReplicaMaxCalls caps the tool calls running at once over all
+	// sessions (config mcp.replica_max_calls); a call past it gets HTTP 429
+	// with Retry-After. 0 → DefaultReplicaMaxCalls.
+	ReplicaMaxCalls int
+	// SeparateMetrics leaves /metrics off this listener (it is served by
+	// ServeMetrics on its own address, `--metrics-addr`). Otherwise
+	// /metrics is served here behind the bearer token.
+	SeparateMetrics bool
 }
 
 // HTTPServer is a listening streamable HTTP MCP server.
@@ -67,6 +78,11 @@ type HTTPServer struct {
 	srv    *http.Server
 	ln     net.Listener
 	done   chan error
+	ops    *ops
+
+	mu       sync.Mutex
+	extra    []*http.Server // ServeMetrics listeners, closed with this one
+	stopOnce sync.Once      // StopAccepting
 }
 
 // Listen validates o, binds the address and starts serving in the
@@ -97,8 +113,10 @@ func (s *Server) Listen(o HTTPOptions) (*HTTPServer, error) {
 		return nil, err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	h := s.httpHandler(o, bind, port)
+	p := newOps(o, s.opts.Metrics)
+	h := s.httpHandler(o, bind, port, p)
 	hs := &HTTPServer{
+		ops:    p,
 		server: s,
 		URL:    "http://" + net.JoinHostPort(displayHost(bind), strconv.Itoa(port)) + Path,
 		srv:    &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
@@ -133,7 +151,21 @@ func (h *HTTPServer) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := h.srv.Shutdown(ctx)
-	h.srv.Close()
+	if cerr := h.closeAll(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// closeAll closes the listener, every connection and the ServeMetrics
+// listeners at once.
+func (h *HTTPServer) closeAll() error {
+	err := h.srv.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, x := range h.extra {
+		x.Close()
+	}
 	return err
 }
 
@@ -158,9 +190,11 @@ func displayHost(a netip.Addr) string {
 	return a.String()
 }
 
-// httpHandler is the security chain in front of the SDK handler: Host and
-// Origin checks (403) → bearer token (401) → body cap (413) → /mcp.
-func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Handler {
+// httpHandler is the security chain in front of the SDK handler: /healthz
+// and /readyz (no checks: they reveal nothing) → Host and Origin checks
+// (403) → bearer token (401) → /metrics → body cap (413) → replica call cap
+// (429) → /mcp.
+func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int, p *ops) http.Handler {
 	maxBody := o.MaxBodyBytes
 	if maxBody <= 0 {
 		maxBody = DefaultMaxBodyBytes
@@ -208,7 +242,11 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 	mux := http.NewServeMux()
 	mux.Handle(Path, sdk)
 	posts := &postCounter{n: map[string]int{}}
+	metricsH := metricsHandler(s.opts.Metrics)
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if p.serveHealth(rw, r) {
+			return
+		}
 		w := &rpcErrorWriter{ResponseWriter: rw}
 		defer w.finish()
 		// DNS rebinding (MCP security best practices, "Local MCP server
@@ -230,16 +268,20 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 		name := principal.Default
 		if auth.Len() > 0 {
 			got, ok := bearer(r.Header.Get("Authorization"))
-			p, found := auth.Lookup(got) // constant time
+			who, found := auth.Lookup(got) // constant time
 			if !ok || !found {
 				// RFC 6750 §3: a 401 names the Bearer scheme.
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gatehouse"`)
 				writeRPCError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "Unauthorized: send Authorization: Bearer <token> (the --token / GATEHOUSE_MCP_TOKEN value, or your token of the --tokens file)")
 				return
 			}
-			name = p
+			name = who
 		}
 		r = r.WithContext(principal.With(r.Context(), name))
+		if r.URL.Path == PathMetrics && !o.SeparateMetrics {
+			metricsH.ServeHTTP(rw, r)
+			return
+		}
 		if r.ContentLength > maxBody {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
 				fmt.Sprintf("Request body too large: the cap is %d bytes (--max-body-bytes)", maxBody))
@@ -259,11 +301,18 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int) http.Hand
 			return
 		}
 		if info.calls > 0 {
-			release, ok := admit(w, r, lim, info.calls, w.id)
+			// The replica's cap first (its 429 lets a load balancer move
+			// on; a draining replica answers 503), then the principal's.
+			release, ok := p.admit(w, w.id)
 			if !ok {
 				return
 			}
 			defer release()
+			releasePrincipal, ok := admit(w, r, lim, info.calls, w.id)
+			if !ok {
+				return
+			}
+			defer releasePrincipal()
 		}
 		if info.sessionless {
 			stateless.ServeHTTP(w, r.WithContext(withSessionless(r.Context())))

@@ -48,7 +48,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
+	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
@@ -102,6 +104,12 @@ type Options struct {
 	// principals (the local disk store): this server's memory is then what
 	// keeps one principal from another's pages.
 	StoreScopedByPrincipal bool
+	// Metrics records calls, refusals, latency, cache lookups and open
+	// sessions, and is what /metrics serves; nil → metrics.Default.
+	Metrics *metrics.Set
+	// Audit receives one event per tool call and per URL a call asked for
+	// (audit.go); nil writes no audit trail.
+	Audit audit.Hook
 }
 
 // Server is a Gatehouse MCP server. One Server serves any number of sessions
@@ -163,6 +171,10 @@ func New(opts Options) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if s.opts.Metrics == nil {
+		s.opts.Metrics = metrics.Default()
+	}
+	s.opts.Metrics.Sessions("mcp", s.openSessions)
 	instr := Instructions
 	if !opts.DisableContentBoundaries {
 		instr += "\n" + tools.BoundaryInstructions
@@ -301,7 +313,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		if !ok {
 			res := &tools.Result{Value: tools.Refusal(reason.Newf(reason.TooManyCalls, "",
 				"This session already has %d tool calls running; wait for one to finish, then retry.", s.opts.MaxConcurrentCalls)), Refused: true}
-			s.record(ctx, name, task, start, res)
+			s.record(ctx, name, task, start, res, req.Params.Arguments)
 			return s.toMCP(res, se)
 		}
 		defer release()
@@ -323,22 +335,36 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			res = &tools.Result{Value: tools.Refusal(reason.Newf(reason.ToolFailed, "",
 				"%s failed unexpectedly; this is a Gatehouse bug, please report it with the server log.", name)), Refused: true}
 		}
-		s.record(ctx, name, task, start, res)
+		s.record(ctx, name, task, start, res, req.Params.Arguments)
 		return s.toMCP(res, se)
 	}
 }
 
-// record writes the canonical log record of one call.
-func (s *Server) record(ctx context.Context, name, task string, start time.Time, res *tools.Result) {
+// record writes the canonical log record of one call, its metrics and its
+// audit events (audit.go); args are the call's arguments.
+func (s *Server) record(ctx context.Context, name, task string, start time.Time, res *tools.Result, args json.RawMessage) {
 	var reasons []string
+	var codes []reason.Code
 	if r, ok := res.Value.(tools.Reasoned); ok {
-		for _, c := range r.Reasons() {
+		codes = r.Reasons()
+		for _, c := range codes {
 			reasons = append(reasons, string(c))
 		}
 	}
+	d := time.Since(start)
+	cancelled := ctx.Err() != nil
 	s.log.Info(LogToolCall, KeyTool, name, KeyTask, task,
-		KeyDurationMS, time.Since(start).Milliseconds(), KeyRefused, res.Refused,
-		KeyReasons, strings.Join(reasons, ","), KeyCancelled, ctx.Err() != nil)
+		KeyDurationMS, d.Milliseconds(), KeyRefused, res.Refused,
+		KeyReasons, strings.Join(reasons, ","), KeyCancelled, cancelled)
+	if len(codes) == 0 && res.Refused {
+		// Browser results carry their code at the top, not as Reasoned.
+		if rc := topOutcome(res).Reason; rc != "" {
+			codes = []reason.Code{reason.Code(rc)}
+		}
+	}
+	s.opts.Metrics.Call(name, d, res.Refused, cancelled, codes)
+	countCache(s.opts.Metrics, res)
+	s.audit(ctx, name, d, res, args)
 }
 
 // toMCP renders a tool result: boundaries around page text and around any

@@ -139,6 +139,7 @@ const (
 	ToolUnavailable  Code = "tool_unavailable"
 	TooManyCalls     Code = "too_many_calls"
 	RateLimited      Code = "rate_limited"
+	ServerDraining   Code = "server_draining"
 	ReadOutsideStore Code = "read_outside_store"
 	ReadSymlink      Code = "read_symlink"
 	ReadNotRegular   Code = "read_not_regular"
@@ -237,8 +238,9 @@ var codes = map[Code]string{
 
 	InvalidArguments: "the tool arguments do not match the tool's input schema (wrong type, missing or extra field, out of range)",
 	ToolUnavailable:  "the tool exists but is not usable in this process (e.g. no Chromium, no search backend); `gatehouse doctor` says why",
-	TooManyCalls:     "this MCP session (gatehouse mcp --max-calls: a refused tool result) or this caller across all its sessions (config mcp.principal_max_calls: HTTP 429 with Retry-After) already has the maximum number of tool calls running; wait for one to finish",
+	TooManyCalls:     "too many tool calls are running: this MCP session's (gatehouse mcp --max-calls: a refused tool result), this caller's across all its sessions (config mcp.principal_max_calls) or this replica's (config mcp.replica_max_calls); the last two are answered HTTP 429 with Retry-After; wait for one to finish, or retry on another replica",
 	RateLimited:      "this caller started tool calls faster than its rate allows (a token bucket per principal, config mcp.principal_rate); retry after the Retry-After seconds of the HTTP 429 answer",
+	ServerDraining:   "the HTTP server is shutting down (SIGTERM; --drain): calls already running finish, new ones get HTTP 503 with Retry-After; retry on another replica",
 	ReadOutsideStore: "web_read was given a path outside the full-text store directory (a .. component, an absolute path elsewhere, a subdirectory, or a file that is not a stored page)",
 	ReadSymlink:      "web_read refuses symlinks, even inside the store directory",
 	ReadNotRegular:   "web_read reads only regular files (not directories, FIFOs or devices)",
