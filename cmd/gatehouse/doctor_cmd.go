@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
@@ -49,7 +53,78 @@ type doctorReport struct {
 	Unavailable []tools.Unusable `json:"tools_unavailable,omitempty"`
 	// Principals is the --tokens file's status (doctor --tokens FILE).
 	Principals *PrincipalsStatus `json:"principals,omitempty"`
-	OK         bool              `json:"ok"`
+	// State is the shared-state backend (GATEHOUSE_REDIS_URL): disk (the
+	// embedded default) or redis, with reachability and latency. Never a
+	// password.
+	State *stateStatus `json:"state,omitempty"`
+	OK    bool         `json:"ok"`
+}
+
+// stateStatus is doctor's view of the shared state (internal/state).
+type stateStatus struct {
+	Backend string `json:"backend"`          // "disk" or "redis"
+	Redis   string `json:"redis,omitempty"`  // redis://host:port/db (rediss:// for TLS), no secret
+	Source  string `json:"source,omitempty"` // GATEHOUSE_REDIS_URL or state.redis_url
+	// Password says whether a password is configured (never which).
+	Password  bool    `json:"password,omitempty"`
+	Reachable *bool   `json:"reachable,omitempty"`
+	LatencyMS float64 `json:"latency_ms,omitempty"` // one PING round trip
+	Reason    string  `json:"reason,omitempty"`     // state_bad_url or state_unavailable
+	Error     string  `json:"error,omitempty"`
+}
+
+// doctorState reports the shared state: with a Redis URL, one PING (the
+// only network traffic doctor sends).
+func (a *app) doctorState() *stateStatus {
+	a.loadDotEnv()
+	t, ok, err := state.FromConfig(a.cfg, a.dotenv)
+	if err != nil {
+		st := &stateStatus{Backend: state.KindRedis}
+		if e := reason.As(err); e != nil {
+			st.Reason, st.Error = string(e.Code), e.Message
+		}
+		return st
+	}
+	if !ok {
+		return &stateStatus{Backend: state.KindDisk}
+	}
+	st := &stateStatus{Backend: state.KindRedis, Redis: t.String(), Source: t.Source, Password: t.HasPassword()}
+	r := state.Open(state.Options{Target: t, Guard: stateGuard(a)})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	h := r.Health(ctx)
+	reachable := h.Err == nil
+	st.Reachable = &reachable
+	if h.Err != nil {
+		if e := reason.As(h.Err); e != nil {
+			st.Reason, st.Error = string(e.Code), e.Message
+		}
+	} else {
+		st.LatencyMS = float64(h.Latency.Microseconds()) / 1000
+	}
+	return st
+}
+
+func printState(w io.Writer, st *stateStatus) {
+	switch {
+	case st == nil:
+	case st.Backend == state.KindDisk:
+		fmt.Fprintln(w, "state → disk (embedded default: cache and stored pages under home, memo in this process; set GATEHOUSE_REDIS_URL to share them between replicas)")
+		fmt.Fprintln(w)
+	case st.Reason == string(reason.StateBadURL):
+		fmt.Fprintf(w, "state → redis: BROKEN [%s]\n  %s\n\n", st.Reason, st.Error)
+	default:
+		pw := "no password"
+		if st.Password {
+			pw = "password set"
+		}
+		if st.Reachable != nil && *st.Reachable {
+			fmt.Fprintf(w, "state → redis %s (from %s, %s): reachable, PING %.2f ms\n\n", st.Redis, st.Source, pw, st.LatencyMS)
+		} else {
+			fmt.Fprintf(w, "state → redis %s (from %s, %s): UNREACHABLE [%s]\n  %s\n\n", st.Redis, st.Source, pw, st.Reason, st.Error)
+		}
+	}
 }
 
 func (a *app) doctorCmd() *cobra.Command {
@@ -68,7 +143,9 @@ value), what web_search and web_extract resolve to right now and why, the keyles
 switches, and whether Chromium is found. With --tokens FILE it checks a principals file
 the way "gatehouse mcp --tokens FILE" does and lists its principal names (never tokens). It warns about misconfigurations before they
 bite (for example web.backend: xai with no web.extract_backend, which makes every
-extract fail), each with the fix as a command. Nothing is sent over the network.
+extract fail), each with the fix as a command. It shows the shared-state backend: disk (the
+embedded default) or the Redis of GATEHOUSE_REDIS_URL / state.redis_url, with its host,
+reachability and PING latency (never a password). Nothing else is sent over the network.
 
 Exit status: 0 when the configuration loads and every configured selection can work,
 1 otherwise.`,
@@ -110,6 +187,7 @@ Exit status: 0 when the configuration loads and every configured selection can w
 						rep.Warnings = append(rep.Warnings, urlsafe.Redact(w))
 					}
 				}
+				rep.State = a.doctorState()
 				ch := findChromium(a.cfg.Browser.ExecutablePath, a.cfg.Browser.Headed)
 				rep.Web, rep.Chromium = a.doctorProviders(), &ch
 				bs := browser.Backend(a.cfg, a.dotenv)
@@ -131,7 +209,7 @@ Exit status: 0 when the configuration loads and every configured selection can w
 				rep.Principals = principalsStatus(tokensFile)
 			}
 			rep.OK = d.OK() && rep.Web != nil && !rep.Web.Failed() && (rep.Browser == nil || rep.Browser.Problem == "") &&
-				(rep.Principals == nil || rep.Principals.OK)
+				(rep.Principals == nil || rep.Principals.OK) && (rep.State == nil || rep.State.Reason == "")
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
@@ -183,6 +261,7 @@ func printDoctor(w io.Writer, rep *doctorReport, d config.Diagnostics) {
 		return
 	}
 	printProviders(w, rep.Web)
+	printState(w, rep.State)
 	if rep.Chromium.Found {
 		fmt.Fprintf(w, "chromium → %s\n", rep.Chromium.Path)
 		if rep.Chromium.NoSandbox {

@@ -116,21 +116,24 @@ asked for.`,
 			principalLimits := func() principal.Limits {
 				return principal.Limits{MaxCalls: a.cfg.MCP.PrincipalMaxCalls, Rate: a.cfg.MCP.PrincipalRate}
 			}
-			lim := principal.NewLocal(principalLimits())
+			lim := newPrincipalLimiter(a, principalLimits())
 			var poll func()
 			if reload > 0 {
 				w := newConfigReload(a, reg, reload)
-				w.reloaded = func() { lim.SetLimits(principalLimits()) }
+				w.reloaded = func() { lim.set(a, principalLimits()) }
 				reg.SetBeforeCall(w.poll)
 				poll = w.poll
 			}
 			env := tools.Env{}
-			env.Web.Home, env.Web.Config = a.home, a.cfg
+			env.Web.Home, env.Web.Config, env.Web.State = a.home, a.cfg, a.state
 			opts := mcpserver.Options{
 				Registry: reg, Store: env.Store(), Version: version, Logger: a.logger,
 				DisableContentBoundaries: noBoundaries || !a.cfg.MCP.ContentBoundaries,
 				MaxConcurrentCalls:       maxCalls,
 				Audit:                    hook,
+				// Redis keeps each principal's stored pages apart, so a
+				// sessionless web_read may read them on any replica.
+				StoreScopedByPrincipal: a.state != nil,
 			}
 			if opts.DisableContentBoundaries {
 				a.logger.Warn("content boundaries are off: page text reaches the model unmarked",

@@ -62,7 +62,10 @@ func configReady(reg *tools.Registry, poll func()) mcpserver.ReadyCheck {
 // readyChecks are the readiness checks beyond the config: the shared
 // state's Redis PING (internal/state) when GATEHOUSE_REDIS_URL is set.
 func (a *app) readyChecks() []mcpserver.ReadyCheck {
-	return nil
+	if a.state == nil {
+		return nil
+	}
+	return []mcpserver.ReadyCheck{{Name: "redis", Check: a.state.Ping}}
 }
 
 // openAudit opens the audit trail of --audit: "" none, "-" stderr, else a

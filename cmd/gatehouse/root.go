@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"io"
 	"log/slog"
 	"os"
@@ -33,6 +34,9 @@ type app struct {
 	// (per-call flags such as extract --backend).
 	override func(*config.Config)
 	dotenv   map[string]string
+	// state is the shared state (GATEHOUSE_REDIS_URL), opened once by
+	// openState; nil is the embedded default.
+	state *state.Redis
 	// warned holds the warnings already printed: each is printed once per
 	// process, however many times the config and the tools are loaded
 	// (doctor, mcp) and however many components report it (the web service

@@ -26,10 +26,14 @@ func (a *app) registryOf(build func(tools.Env) (*tools.Registry, []string)) (*to
 		a.override(a.cfg)
 	}
 	a.loadDotEnv()
+	st, err := a.openState()
+	if err != nil {
+		return nil, err
+	}
 	reg, warns := build(tools.Env{Web: web.Env{
 		Home: a.home, Config: a.cfg, Logger: a.logger,
 		Debug:  os.Getenv("GATEHOUSE_DEBUG") == "1",
-		DotEnv: a.dotenv,
+		DotEnv: a.dotenv, State: st,
 	}})
 	for _, w := range warns {
 		a.warn(w)

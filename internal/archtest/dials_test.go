@@ -172,6 +172,38 @@ var dialAllowed = map[string]exception{
 		"when Dialer.Proxy returns a proxy URL; every websocket.Dialer Gatehouse makes leaves Proxy nil, " +
 		"and websocket.DefaultDialer (Proxy: ProxyFromEnvironment) is not read outside the library",
 		holds: gorillaDialers},
+	"github.com/redis/go-redis/v9.NewDialer$1": {why: "go-redis (the shared state, internal/state) dials " +
+		"with its own net.Dialer only through its default Options.Dialer (set by Options.init when Dialer is " +
+		"nil) and through the maintenance-notification handler (optionsAdapter.NewDialer); every redis.Options " +
+		"Gatehouse makes sets Dialer (the egress guard's dial, state.dialer) and turns maintenance " +
+		"notifications off",
+		holds: redisDialers},
+	"github.com/redis/go-redis/v9.masterReplicaDialer$1": {why: "go-redis' Sentinel failover dialer, set only " +
+		"by NewFailoverClient / NewFailoverClusterClient, which Gatehouse never calls (internal/state makes " +
+		"one plain Client)",
+		holds: redisDialers},
+}
+
+// redisDialers checks the reasons of the go-redis entries: every
+// redis.Options made outside the library sets Dialer and
+// MaintNotificationsConfig, and no failover client is reachable.
+func redisDialers(r *reachable) string {
+	const pkg = "github.com/redis/go-redis/v9"
+	var bad []string
+	r.allocs(pkg+".Options", func(fn *ssa.Function, a *ssa.Alloc) {
+		if pkgPath(fn) == pkg {
+			return
+		}
+		if !storesField(a, "Dialer") || !storesField(a, "MaintNotificationsConfig") {
+			bad = append(bad, fmt.Sprintf("%s makes a redis.Options without Dialer or MaintNotificationsConfig", fn))
+		}
+	})
+	for _, fn := range []string{pkg + ".NewFailoverClient", pkg + ".NewFailoverClusterClient"} {
+		if msg := notReached(fn)(r); msg != "" {
+			bad = append(bad, msg)
+		}
+	}
+	return strings.Join(bad, "; ")
 }
 
 // gorillaDialers checks the reasons of the gorilla/websocket entries: every

@@ -62,6 +62,10 @@ type Options struct {
 	// StorePathMap translates host paths into agent-visible ones (see
 	// truncate.Store.PathMap); nil shows host paths.
 	StorePathMap map[string]string
+	// StoreShared, when set, keeps truncated snapshots in the shared store
+	// (Redis, GATEHOUSE_REDIS_URL) so web_read on any replica reads them;
+	// nil writes them under <Home>/cache/web (truncate.Store.Shared).
+	StoreShared truncate.PageStore
 	// JanitorTick is how often idle sessions are reaped; 0 means 30 s
 	// (spec §B7).
 	JanitorTick time.Duration
@@ -188,7 +192,7 @@ func New(o Options) (*Manager, []string) {
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
 		route:    sessionkey.Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
 		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
-		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap},
+		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap, Shared: o.StoreShared},
 		sessions: map[string]*Session{},
 		stop:     make(chan struct{}),
 	}
@@ -772,7 +776,7 @@ func (m *Manager) renderAt(ctx context.Context, text string, th int) (out string
 	if len(text) <= th { // bytes ≥ chars: a cheap pre-check
 		return text, false, ""
 	}
-	hp, err := snapshot.Save(m.store.Dir, text)
+	hp, err := snapshot.SaveIn(m.store.For(ctx), text)
 	if err == nil {
 		stored = m.store.AgentPath(hp)
 		if storeNames(ctx) {

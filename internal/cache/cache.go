@@ -9,6 +9,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -25,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 )
 
@@ -68,6 +70,28 @@ type Options struct {
 	MaxEntries int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Shared, when set, keeps the entries in shared state (Redis,
+	// GATEHOUSE_REDIS_URL; internal/state) instead of under Dir: the same
+	// Key values, the TTL kept by the store, no index (the store's own
+	// eviction replaces the index-of-MaxEntries rule). Cacheable, the TTL
+	// and the final-URL rules are unchanged; Dir must still be set (it
+	// enables the cache). Nil is the embedded default: the disk layout
+	// described on Cache.
+	Shared SharedEntries
+}
+
+// SharedEntries is where a Cache with Options.Shared keeps its entries:
+// key is Key(rawURL, format, provider). Implementations validate what they
+// read like input (a value they did not write is an error, never a panic)
+// and are safe for concurrent use. Errors: the store unreachable (a
+// *reason.Error with code state_unavailable) or a corrupt value
+// (state_corrupt).
+type SharedEntries interface {
+	// GetEntry returns the entry under key; false when there is none.
+	GetEntry(ctx context.Context, key string) (Entry, bool, error)
+	// PutEntry stores e under key for ttl (> 0), unless the entry already
+	// stored has a later FetchedAt (a slow fetch finishing after a newer one).
+	PutEntry(ctx context.Context, key string, e Entry, ttl time.Duration) error
 }
 
 // Cache is the disk-backed extract cache (spec §A9.2). Entries live in
@@ -210,6 +234,10 @@ func ExemptMatch(host, pattern string) bool {
 // sidecar (<entry>.meta.json, read with the same containment checks) when
 // it exists and is valid JSON, else nil.
 func (c *Cache) Get(rawURL, format, provider string) (Entry, bool) {
+	if c != nil && c.o.Shared != nil {
+		e, ok, err := c.Lookup(context.Background(), rawURL, format, provider)
+		return e, ok && err == nil
+	}
 	if !c.Cacheable(rawURL) {
 		return Entry{}, false
 	}
@@ -327,6 +355,9 @@ func readRegular(path string) ([]byte, error) {
 // Only successes must be passed in: Put cannot tell an error page.
 // Errors are I/O failures; callers treat them as "not cached".
 func (c *Cache) Put(rawURL string, e Entry, format, provider string) error {
+	if c.o.Shared != nil {
+		return c.Store(context.Background(), rawURL, e, format, provider)
+	}
 	final := e.FinalURL
 	if final == "" {
 		final = rawURL
@@ -517,4 +548,81 @@ func toEpoch(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 func fromEpoch(s float64) time.Time {
 	sec := int64(s)
 	return time.Unix(sec, int64((s-float64(sec))*1e9))
+}
+
+// Lookup is Get with a context and an error: with Options.Shared it reads
+// the shared store (same Cacheable, TTL, final-URL and UTF-8 rules as Get),
+// and an unreachable store is an error (state_unavailable), never a silent
+// miss; a corrupt stored value is a miss. Without Options.Shared it is Get
+// (the error is always nil).
+func (c *Cache) Lookup(ctx context.Context, rawURL, format, provider string) (Entry, bool, error) {
+	if c == nil || c.o.Shared == nil {
+		e, ok := c.Get(rawURL, format, provider)
+		return e, ok, nil
+	}
+	if !c.Cacheable(rawURL) {
+		return Entry{}, false, nil
+	}
+	e, ok, err := c.o.Shared.GetEntry(ctx, Key(rawURL, format, provider))
+	if err != nil {
+		if isCorrupt(err) {
+			return Entry{}, false, nil
+		}
+		return Entry{}, false, err
+	}
+	if !ok {
+		return Entry{}, false, nil
+	}
+	age := c.o.Now().Sub(e.FetchedAt)
+	if age < 0 || age >= c.o.TTL || e.FinalURL == "" || !c.Cacheable(e.FinalURL) {
+		return Entry{}, false, nil
+	}
+	e.Content = strings.TrimPrefix(e.Content, "\ufeff")
+	if e.Content == "" || !utf8.ValidString(e.Content) || !utf8.ValidString(e.Title) {
+		return Entry{}, false, nil
+	}
+	if len(e.Extra) > maxExtraBytes || (len(e.Extra) > 0 && !json.Valid(e.Extra)) {
+		e.Extra = nil
+	}
+	e.URL = rawURL
+	return e, true, nil
+}
+
+// Store is Put with a context: with Options.Shared the entry goes to the
+// shared store for the TTL left (TTL − age of FetchedAt; nothing is stored
+// when none is left), under the same rules as Put (empty, over-cap and
+// uncacheable pages are not stored; a nil error). Without Options.Shared
+// it is Put.
+func (c *Cache) Store(ctx context.Context, rawURL string, e Entry, format, provider string) error {
+	if c.o.Shared == nil {
+		return c.Put(rawURL, e, format, provider)
+	}
+	if e.FinalURL == "" {
+		e.FinalURL = rawURL
+	}
+	if e.Content == "" || !c.Cacheable(rawURL) || !c.Cacheable(e.FinalURL) {
+		return nil
+	}
+	if truncate.CountChars(e.Content) > truncate.StoreCap {
+		return nil
+	}
+	if len(e.Extra) > maxExtraBytes {
+		e.Extra = nil
+	}
+	if e.FetchedAt.IsZero() {
+		e.FetchedAt = c.o.Now()
+	}
+	ttl := c.o.TTL - c.o.Now().Sub(e.FetchedAt)
+	if ttl <= 0 {
+		return nil
+	}
+	e.URL = rawURL
+	return c.o.Shared.PutEntry(ctx, Key(rawURL, format, provider), e, ttl)
+}
+
+// isCorrupt reports whether err is a state_corrupt refusal (a value in the
+// shared store that Gatehouse did not write): the cache treats it as a miss.
+func isCorrupt(err error) bool {
+	e := reason.As(err)
+	return e != nil && e.Code == reason.StateCorrupt
 }

@@ -2,6 +2,8 @@ package cache
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 )
 
@@ -50,6 +53,33 @@ type Memo struct {
 	mu      sync.Mutex
 	entries map[memoKey]memoEntry
 	flight  singleflight.Group
+
+	shared SharedFlight // nil: the in-process memo (embedded default)
+	codec  MemoCodec
+}
+
+// SharedFlight memoises a call across replicas (Redis, GATEHOUSE_REDIS_URL;
+// internal/state): one replica at a time runs a call for a key, holding a
+// short lock that expires if it crashes; the others wait and read the
+// result when it lands. Safe for concurrent use.
+type SharedFlight interface {
+	// Do returns the value stored under key (hit true) or runs call under
+	// the key's lock and, when call reports store, keeps its value for ttl.
+	// A caller that waited for another replica's call gets that call's
+	// stored value (hit false); when that call stored nothing (a failure),
+	// one waiter runs call itself. Errors: call's own error, ctx's, the
+	// store unreachable (state_unavailable), a corrupt stored value
+	// (state_corrupt).
+	Do(ctx context.Context, key string, ttl time.Duration,
+		call func(ctx context.Context) (val []byte, store bool, err error)) (val []byte, hit bool, err error)
+}
+
+// MemoCodec turns memo values into bytes and back for a SharedFlight.
+// Decode must validate its input like user input (typed error, never a
+// panic): the bytes come from the shared store.
+type MemoCodec struct {
+	Encode func(v any) ([]byte, error)
+	Decode func(b []byte) (any, error)
 }
 
 type memoKey struct {
@@ -79,6 +109,28 @@ func NewMemo(ttl time.Duration, now func() time.Time) *Memo {
 	return &Memo{ttl: ttl, now: now, entries: make(map[memoKey]memoEntry)}
 }
 
+// NewSharedMemo returns a Memo whose entries and single flight live in f
+// (shared by replicas), scoped per principal (principal.From of the Do
+// ctx: one principal never reads another's memo entries). Values cross
+// the store through codec. A ttl ≤ 0 (web.cache_enabled false) stores
+// nothing and coalesces in this process only, as NewMemo does; a nil f is
+// NewMemo.
+func NewSharedMemo(ttl time.Duration, now func() time.Time, f SharedFlight, codec MemoCodec) *Memo {
+	m := NewMemo(ttl, now)
+	if f != nil && ttl > 0 && codec.Encode != nil && codec.Decode != nil {
+		m.shared, m.codec = f, codec
+	}
+	return m
+}
+
+// SharedKey is the shared-store key suffix of a memo entry: the hex sha256
+// of principal, provider, normalised query and bucket (the query text
+// itself never appears in a key).
+func SharedKey(principalName, provider, query string, limit int) string {
+	sum := sha256.Sum256([]byte(principalName + "\x00" + provider + "\x00" + NormalizeQuery(query) + "\x00" + strconv.Itoa(BucketLimit(limit))))
+	return hex.EncodeToString(sum[:])
+}
+
 // Do returns the memoised response for (provider, query, limit) or obtains
 // it with call. call receives the bucketed limit and returns the response,
 // whether it is a success, and an error; only successes without error are
@@ -94,6 +146,9 @@ func NewMemo(ttl time.Duration, now func() time.Time) *Memo {
 func (m *Memo) Do(ctx context.Context, provider, query string, limit int,
 	call func(ctx context.Context, bucket int) (any, bool, error)) (any, bool, error) {
 	k := memoKey{provider: provider, query: NormalizeQuery(query), bucket: BucketLimit(limit)}
+	if m.shared != nil {
+		return m.doShared(ctx, k, call)
+	}
 	if v, ok := m.lookup(k); ok {
 		return v, true, nil
 	}
@@ -107,6 +162,49 @@ func (m *Memo) Do(ctx context.Context, provider, query string, limit int,
 			m.store(k, v)
 		}
 		return memoResult{value: v}, err
+	})
+	select {
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case r := <-ch:
+		res, _ := r.Val.(memoResult)
+		return res.value, res.hit, r.Err
+	}
+}
+
+// doShared is Do through the SharedFlight: calls of this process are
+// coalesced first (one goroutine per key asks the store), then across
+// replicas by the store's lock.
+func (m *Memo) doShared(ctx context.Context, k memoKey,
+	call func(ctx context.Context, bucket int) (any, bool, error)) (any, bool, error) {
+	p := principal.From(ctx)
+	key := SharedKey(p, k.provider, k.query, k.bucket)
+	ch := m.flight.DoChan(key, func() (any, error) {
+		var ran bool
+		var callV any
+		b, hit, err := m.shared.Do(ctx, key, m.ttl, func(ctx context.Context) ([]byte, bool, error) {
+			v, success, err := call(ctx, k.bucket)
+			ran, callV = true, v
+			if err != nil || !success {
+				return nil, false, err
+			}
+			enc, eerr := m.codec.Encode(v)
+			if eerr != nil {
+				return nil, false, nil // served, not shared
+			}
+			return enc, true, nil
+		})
+		if ran {
+			return memoResult{value: callV}, err
+		}
+		if err != nil {
+			return memoResult{}, err
+		}
+		v, derr := m.codec.Decode(b)
+		if derr != nil {
+			return memoResult{}, derr
+		}
+		return memoResult{value: v, hit: hit}, nil
 	})
 	select {
 	case <-ctx.Done():

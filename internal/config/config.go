@@ -119,6 +119,21 @@ type Config struct {
 	Security Security
 	Browser  Browser
 	MCP      MCP
+	State    State
+}
+
+// State holds the shared-state settings (YAML block "state"; Gatehouse's
+// own, issue 18): where replicas of one Gatehouse service keep what they
+// share. The zero value is the embedded default (disk cache, one process).
+type State struct {
+	// RedisURL (state.redis_url) points every replica at one Redis:
+	// redis://host:port/db, or rediss:// for TLS. The environment variable
+	// GATEHOUSE_REDIS_URL wins over it; the password belongs in
+	// REDIS_PASSWORD (environment or .env), not in config.yaml (a password in
+	// this key refuses start-up, since `config get` prints values). ""
+	// means no Redis: the embedded default. Trimmed; validated at start-up
+	// (internal/state.Open), never silently dropped.
+	RedisURL string
 }
 
 // MCP holds the MCP server settings (YAML block "mcp"; Gatehouse's own).

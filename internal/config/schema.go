@@ -188,6 +188,9 @@ var schema = &field{name: "", children: []*field{
 		positive("principal_rate", func(c *Config) *float64 { return &c.MCP.PrincipalRate }, DefaultPrincipalRate),
 		intFloor("replica_max_calls", func(c *Config) *int { return &c.MCP.ReplicaMaxCalls }, DefaultReplicaMaxCalls, 1),
 	),
+	block("state",
+		str("redis_url", func(c *Config) *string { return &c.State.RedisURL }, strings.TrimSpace),
+	),
 }}
 
 func block(name string, children ...*field) *field {

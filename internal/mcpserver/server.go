@@ -429,7 +429,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok {
 		return nil, storeError(uri, reason.New(reason.ReadOutsideStore, "", "Only "+tools.StoreURIPrefix+"<name> resources are served."))
 	}
-	got, text, err := s.opts.Store.Load(name)
+	got, text, err := s.opts.Store.For(ctx).Load(name)
 	if err != nil {
 		return nil, storeError(uri, err)
 	}

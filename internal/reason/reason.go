@@ -148,6 +148,13 @@ const (
 	ToolFailed       Code = "tool_failed"
 )
 
+// Codes of the shared state (internal/state: GATEHOUSE_REDIS_URL, issue 18).
+const (
+	StateUnavailable Code = "state_unavailable"
+	StateBadURL      Code = "state_bad_url"
+	StateCorrupt     Code = "state_corrupt"
+)
+
 // codes documents every Code. A test asserts each constant above is listed.
 var codes = map[Code]string{
 	InvalidURL:             "the URL cannot be parsed the way a browser would parse it (WHATWG URL Standard), or has no host",
@@ -246,6 +253,9 @@ var codes = map[Code]string{
 	ReadNotRegular:   "web_read reads only regular files (not directories, FIFOs or devices)",
 	ReadNotFound:     "no stored page has that name (the store keeps truncated pages; re-run web_extract to store it again)",
 	ReadPastEnd:      "web_read was given an offset past the last line of the stored page; the message says how many lines it has",
+	StateUnavailable: "the shared state (Redis, GATEHOUSE_REDIS_URL) did not answer; the call needs it and Gatehouse never falls back to per-replica state; the message names the Redis host (never its password); calls succeed again once Redis is back, with no restart",
+	StateBadURL:      "GATEHOUSE_REDIS_URL (or config state.redis_url) is not a usable Redis URL (redis://[user[:password]@]host[:port][/db] or rediss:// for TLS); Gatehouse refuses to start rather than run without the shared state",
+	StateCorrupt:     "a value in the shared state (Redis) under Gatehouse's keys is not one Gatehouse wrote (truncated, wrong type, a name outside the store); it was not used",
 	ToolFailed:       "the tool broke instead of answering (a bug, not a refusal); the message says where, the server log has the details",
 }
 

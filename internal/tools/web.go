@@ -57,10 +57,22 @@ func (e *Env) logger() *slog.Logger {
 	return e.Web.Logger
 }
 
+// pageStore is the shared page store of env (nil: files under Home).
+func (e *Env) pageStore() truncate.PageStore {
+	if e.Web.State == nil {
+		return nil
+	}
+	return e.Web.State
+}
+
 // Store returns the full-text store of env (where truncated pages are saved
 // and web_read reads).
 func (e *Env) Store() *truncate.Store {
-	return &truncate.Store{Dir: web.CacheDir(e.Web.Home), PathMap: e.config().Web.AgentVisiblePaths}
+	st := &truncate.Store{Dir: web.CacheDir(e.Web.Home), PathMap: e.config().Web.AgentVisiblePaths}
+	if e.Web.State != nil {
+		st.Shared = e.Web.State // pages live in Redis, shared by replicas
+	}
+	return st
 }
 
 // Default builds the registry of every Gatehouse tool from env. Warnings
@@ -77,7 +89,7 @@ func Default(env Env) (*Registry, []string) {
 		env.Browser, warns = browser.New(browser.Options{
 			Config: env.config(), Home: env.Web.Home, Resolver: env.Web.Resolver,
 			AllowAddrPorts: env.Web.AllowAddrPorts, Logger: env.logger(),
-			StorePathMap: env.config().Web.AgentVisiblePaths,
+			StorePathMap: env.config().Web.AgentVisiblePaths, StoreShared: env.pageStore(),
 		})
 		r.OnClose(env.Browser.Close)
 	}
@@ -311,7 +323,7 @@ func readTool(store *truncate.Store) *Tool {
 			l.Default = json.RawMessage("200")
 		},
 	}, func(ctx context.Context, c *Call, in ReadInput) (*ReadOutput, error) {
-		r, err := store.Read(in.Path, in.Offset, in.Limit)
+		r, err := store.For(ctx).Read(in.Path, in.Offset, in.Limit)
 		if err != nil {
 			if e := reason.As(err); e != nil {
 				return &ReadOutput{Outcome: Refusal(e)}, nil

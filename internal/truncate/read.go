@@ -114,6 +114,9 @@ func (s Store) Load(path string) (name, text string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	if s.Shared != nil {
+		return s.loadShared(name)
+	}
 	dir, aerr := filepath.Abs(s.Dir)
 	if aerr != nil {
 		return "", "", reason.New(reason.ReadNotFound, "", "The store directory is not set up.")
@@ -132,8 +135,7 @@ func (s Store) Load(path string) (name, text string, err error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return "", "", reason.Newf(reason.ReadNotFound, "",
-				"No stored page named %q. Stored pages come from truncated web_extract results; re-run web_extract to store it again.", name)
+			return "", "", notFoundErr(name)
 		case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EMLINK):
 			return "", "", symlinkErr(name)
 		}
@@ -149,6 +151,28 @@ func (s Store) Load(path string) (name, text string, err error) {
 		return "", "", reason.Wrap(reason.ReadNotRegular, "", "The stored file cannot be read.", err)
 	}
 	return name, validUTF8(string(b)), nil
+}
+
+// loadShared is Load from the Shared store: a page of another principal
+// is read_not_found, exactly as a missing one.
+func (s Store) loadShared(name string) (string, string, error) {
+	ctx, p := s.bound()
+	text, ok, err := s.Shared.LoadPage(ctx, p, name)
+	if err != nil {
+		return "", "", err
+	}
+	if !ok {
+		return "", "", notFoundErr(name)
+	}
+	if len(text) > 4*StoreCap+4096 {
+		text = text[:4*StoreCap+4096]
+	}
+	return name, validUTF8(text), nil
+}
+
+func notFoundErr(name string) error {
+	return reason.Newf(reason.ReadNotFound, "",
+		"No stored page named %q. Stored pages come from truncated web_extract results; re-run web_extract to store it again.", name)
 }
 
 func symlinkErr(name string) error {

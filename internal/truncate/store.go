@@ -1,6 +1,7 @@
 package truncate
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
 )
 
 // Store is the full-text store of truncated pages (spec §A10.4): one file
@@ -38,6 +41,69 @@ type Store struct {
 	// ResourcePrefix is prepended to the file name to form the MCP resource
 	// URI of a stored page (e.g. "gatehouse://store/"); "" shows none.
 	ResourcePrefix string
+	// Shared, when set, keeps stored pages in shared state (Redis,
+	// GATEHOUSE_REDIS_URL; internal/state) instead of files under Dir, so a
+	// page stored by one replica is read on another. Names, footers and
+	// paths stay as they are (the path <Dir>/<name> is the handle; Load
+	// validates it exactly as for files); pages are scoped per principal
+	// (bind one with For). Nil is the embedded default: files under Dir.
+	Shared PageStore
+
+	ctx       context.Context // bound by For; nil means context.Background()
+	principal string          // bound by For; "" means principal.Default
+}
+
+// PageStore is where a Store with Shared keeps its pages: name is a store
+// file name (IsStoreName), principal the caller's principal. Implementations
+// keep a TTL, validate what they read like input, and are safe for
+// concurrent use. Errors: the store unreachable (a *reason.Error with code
+// state_unavailable), a corrupt value (state_corrupt).
+type PageStore interface {
+	SavePage(ctx context.Context, principal, name, text string) error
+	// LoadPage returns the page; false when principal has no page of that
+	// name (another principal's page is not found either).
+	LoadPage(ctx context.Context, principal, name string) (text string, ok bool, err error)
+}
+
+// For returns s bound to ctx and its principal (principal.From): a Shared
+// store saves and loads that principal's pages under ctx's deadline. The
+// embedded store ignores the binding.
+func (s Store) For(ctx context.Context) Store {
+	s.ctx, s.principal = ctx, principal.From(ctx)
+	return s
+}
+
+func (s Store) bound() (context.Context, string) {
+	ctx, p := s.ctx, s.principal
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if p == "" {
+		p = principal.Default
+	}
+	return ctx, p
+}
+
+// SaveAs writes text under the store name name (IsStoreName; e.g. a browser
+// snapshot's browser-snapshot-<hex>.txt) in the Shared store and returns
+// the path <Dir>/<name>. It needs Shared (the embedded browser snapshot
+// store writes its own files).
+func (s Store) SaveAs(name, text string) (string, error) {
+	if s.Shared == nil || s.Dir == "" {
+		return "", errors.New("truncate: no shared store configured")
+	}
+	if !IsStoreName(name) {
+		return "", fmt.Errorf("truncate: %q is not a store name", name)
+	}
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return "", err
+	}
+	ctx, p := s.bound()
+	if err := s.Shared.SavePage(ctx, p, name, validUTF8(text)); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
 }
 
 // ReadToolWeb is the Store.ReadTool value for web_read footers.
@@ -81,12 +147,17 @@ func (s Store) Save(rawURL, fullText string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := PrivateDir(dir); err != nil {
-		return "", err
+	if s.Shared == nil {
+		if err := PrivateDir(dir); err != nil {
+			return "", err
+		}
 	}
 	text := validUTF8(fullText)
 	if n := countValid(text); n > StoreCap {
 		text = text[:byteOffsetFromStart(text, StoreCap)] + storeMarker(n)
+	}
+	if s.Shared != nil {
+		return s.SaveAs(FileName(rawURL), text)
 	}
 	path := filepath.Join(dir, FileName(rawURL))
 	if refreshIfSame(path, text) {

@@ -309,7 +309,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		return refused
 	}
 	for _, j := range c.jobs {
-		if c.refusePrivateToVendor(j) || c.refuseByPolicy(j) || c.serveFromCache(j) {
+		if c.refusePrivateToVendor(j) || c.refuseByPolicy(j) || c.serveFromCache(ctx, j) {
 			continue
 		}
 		c.fetch = append(c.fetch, j)
@@ -320,7 +320,7 @@ func (s *Service) Extract(ctx context.Context, req ExtractRequest) *ExtractRespo
 		c.rescueFailed(ctx)
 	}
 	c.addLinks(ctx)
-	return c.finish(c.truncateAndStore())
+	return c.finish(c.truncateAndStore(ctx))
 }
 
 // extractCall is one web_extract call on its way through the gates: a row
@@ -495,12 +495,20 @@ func (c *extractCall) refuseByPolicy(j *job) bool {
 // keyed on (url, format, provider) and skipped for a URL with a non-public
 // address: a hit within web.cache_ttl_minutes (and req.MaxAgeS) becomes a row
 // with meta.cached and its age. The hit's final URL meets the website policy
-// again, since the blocklist may have gained it since (policy_blocked).
-func (c *extractCall) serveFromCache(j *job) bool {
+// again, since the blocklist may have gained it since (policy_blocked). With
+// shared state (GATEHOUSE_REDIS_URL) unreachable the row is refused with
+// state_unavailable, never looked up in a per-replica view.
+func (c *extractCall) serveFromCache(ctx context.Context, j *job) bool {
 	if c.s.d.Cache == nil || j.privateSeen {
 		return false
 	}
-	e, ok := c.s.cacheLookup(j.u.Href, c.name, cacheFormats(c.s.renderMode(c.req, c.name)), c.req.MaxAgeS)
+	e, ok, err := c.s.cacheLookup(ctx, j.u.Href, c.name, cacheFormats(c.s.renderMode(c.req, c.name)), c.req.MaxAgeS)
+	if re := reason.As(err); re != nil {
+		// The shared state is down (state_unavailable): refuse, never
+		// serve from a per-replica view of it.
+		c.rows[j.idx], c.done[j.idx] = errRow(j.u.Href, re), true
+		return true
+	}
 	if !ok {
 		return false
 	}
@@ -576,16 +584,22 @@ func (c *extractCall) addLinks(ctx context.Context) {
 // success row: tidied, secrets redacted (security.redact_secrets) before the
 // store, then cut to char_limit (else web.extract_char_limit, clamped) as a
 // head/tail window with the full text stored. A row never finished is
-// interrupted. It returns the per-page figures for the debug record.
-func (c *extractCall) truncateAndStore() []pageMetric {
+// interrupted. With shared state (GATEHOUSE_REDIS_URL) the full text goes to
+// Redis under the caller's principal, and a row whose full text cannot reach
+// it is refused (state_unavailable). It returns the per-page figures for the
+// debug record.
+func (c *extractCall) truncateAndStore(ctx context.Context) []pageMetric {
 	limit := c.s.d.Config.Web.ExtractCharLimit
 	if c.req.CharLimit != nil {
 		limit = config.ClampCharLimit(c.req.CharLimit)
 	}
 	store := c.s.d.Store
-	if store != nil && c.req.ReadTool != "" {
+	if store != nil && (c.req.ReadTool != "" || store.Shared != nil) {
 		st := *store
-		st.ReadTool, st.ResourcePrefix = c.req.ReadTool, c.req.ResourcePrefix
+		if c.req.ReadTool != "" {
+			st.ReadTool, st.ResourcePrefix = c.req.ReadTool, c.req.ResourcePrefix
+		}
+		st = st.For(ctx) // a shared store keeps the caller's pages under its principal
 		store = &st
 	}
 	var metrics []pageMetric
@@ -603,6 +617,12 @@ func (c *extractCall) truncateAndStore() []pageMetric {
 			redactContent(r) // before the store: the saved full text is redacted too
 		}
 		tr := truncate.Apply(r.URL, r.Content, limit, store)
+		if re := reason.As(tr.StoreErr); re != nil && re.Code == reason.StateUnavailable {
+			// The page's full text could not reach the shared store: a
+			// truncated result whose rest no replica can read is refused.
+			*r = errRow(r.URL, re)
+			continue
+		}
 		r.Content = tr.Content
 		r.Meta.Truncated = tr.Truncated
 		r.Meta.OriginalChars = tr.OriginalChars
@@ -850,7 +870,7 @@ func (s *Service) storeInCache(ctx context.Context, j *job, p provider.Page, nam
 	if p.Rendered {
 		format = FormatRendered
 	}
-	if err := s.d.Cache.Put(cacheURL(j.u.Href, format), cache.Entry{URL: cacheURL(j.u.Href, format), FinalURL: cacheURL(final, format), Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, name); err != nil {
+	if err := s.d.Cache.Store(ctx, cacheURL(j.u.Href, format), cache.Entry{URL: cacheURL(j.u.Href, format), FinalURL: cacheURL(final, format), Title: p.Title, Content: p.Content, FetchedAt: began, Extra: encodeExtra(p)}, format, name); err != nil {
 		s.d.Logger.Warn("web_extract cache write failed", "url", j.u.Href, "err", err)
 	}
 }

@@ -90,15 +90,20 @@ func cacheURL(href, format string) string {
 }
 
 // cacheLookup returns the newest cached page for href in one of formats
-// whose age is under maxAge (nil: any age the TTL allows; 0: none).
-func (s *Service) cacheLookup(href, name string, formats []string, maxAge *int) (cache.Entry, bool) {
+// whose age is under maxAge (nil: any age the TTL allows; 0: none). The
+// error is the shared state's (cache.Cache.Lookup: state_unavailable with
+// GATEHOUSE_REDIS_URL set and Redis down); the disk cache never fails.
+func (s *Service) cacheLookup(ctx context.Context, href, name string, formats []string, maxAge *int) (cache.Entry, bool, error) {
 	if maxAge != nil && *maxAge <= 0 {
-		return cache.Entry{}, false
+		return cache.Entry{}, false, nil
 	}
 	var best cache.Entry
 	found := false
 	for _, f := range formats {
-		e, ok := s.d.Cache.Get(cacheURL(href, f), f, name)
+		e, ok, err := s.d.Cache.Lookup(ctx, cacheURL(href, f), f, name)
+		if err != nil {
+			return cache.Entry{}, false, err
+		}
 		if !ok {
 			continue
 		}
@@ -109,7 +114,7 @@ func (s *Service) cacheLookup(href, name string, formats []string, maxAge *int) 
 			best, found = e, true
 		}
 	}
-	return best, found
+	return best, found, nil
 }
 
 // Bounds of link judging (include_links). A page chooses its links, so it

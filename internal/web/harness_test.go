@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
 
@@ -106,6 +107,8 @@ type harness struct {
 	vendors   []netip.AddrPort
 	logger    *slog.Logger
 	debug     bool
+	// state is the shared state (GATEHOUSE_REDIS_URL); nil: embedded default.
+	state *state.Redis
 }
 
 func newHarness(t testing.TB) *harness {
@@ -141,7 +144,7 @@ func (h *harness) open() *web.Service {
 		Home: h.home, Config: h.cfg, Resolver: h.res, AllowAddrPorts: allow,
 		Now:    func() time.Time { return h.now },
 		DotEnv: h.dotenv, VendorEndpoints: h.endpoints, SessionID: "test-session", Logger: h.logger,
-		Debug: h.debug,
+		Debug: h.debug, State: h.state,
 	})
 	for _, w := range warns {
 		h.t.Logf("warning: %s", w)

@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
+	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 	"github.com/gatehouse-dev/gatehouse/internal/web/provider"
@@ -47,6 +48,11 @@ type Env struct {
 	// nil means pages are never rendered (web.extract_render auto then
 	// reports rendering unavailable).
 	Renderer direct.Renderer
+	// State, when set (GATEHOUSE_REDIS_URL / state.redis_url), keeps the
+	// extract cache, the search memo with its single flight, and stored
+	// pages in Redis, shared by replicas (internal/state). Nil is the
+	// embedded default: disk cache and store under Home, in-process memo.
+	State *state.Redis
 }
 
 // CacheDir returns <home>/cache/web, where the extract cache and the full-text
@@ -92,11 +98,15 @@ func Open(env Env) (*Service, []string) {
 	guard, warns := NewPolicyGuard(cfg, env.Resolver, env.AllowAddrPorts, pol)
 	warns = append(warns, pw...)
 	dir := CacheDir(env.Home)
-	c := cache.New(cache.Options{
+	copts := cache.Options{
 		Dir: dir, TTL: time.Duration(cfg.Web.CacheTTLMinutes) * time.Minute,
 		Enabled: cfg.Web.CacheEnabled, ExemptHosts: cfg.Web.CacheExemptHosts, Now: env.Now,
-	})
+	}
 	store := &truncate.Store{Dir: dir, PathMap: cfg.Web.AgentVisiblePaths}
+	if env.State != nil {
+		copts.Shared, store.Shared = env.State, env.State
+	}
+	c := cache.New(copts)
 	d := direct.New(direct.Options{
 		Guard: guard, Timeout: cfg.Web.Direct.Timeout, MaxBodyBytes: cfg.Web.Direct.MaxBodyBytes,
 		UserAgent: cfg.Web.Direct.UserAgent, ClientOptions: env.DirectClient,
@@ -132,7 +142,7 @@ func Open(env Env) (*Service, []string) {
 	deps := Deps{
 		Config: cfg, Guard: guard, Policy: pol, Cache: c, Store: store,
 		Registry: provider.NewRegistry(settings, backends, provider.NewCursor(seed), env.Logger),
-		Memo:     cache.NewMemo(memoTTL, env.Now),
+		Memo:     newMemo(memoTTL, env),
 		Logger:   env.Logger, Now: env.Now,
 	}
 	if env.Debug {

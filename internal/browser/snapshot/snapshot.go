@@ -96,6 +96,21 @@ func Save(dir, text string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("browser: snapshot store directory not configured")
 	}
+	name, text := snapshotFile(text)
+	if err := truncate.PrivateDir(dir); err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	if err := truncate.WriteNoFollow(p, []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// snapshotFile returns the store name of a snapshot and the text stored
+// under it: text with invalid UTF-8 repaired, capped at SnapshotStoreCap
+// chars, named browser-snapshot-<sha256(capped text)[:10]>.txt.
+func snapshotFile(text string) (name, capped string) {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	if utf8.RuneCountInString(text) > StoreCap {
 		i, n := 0, 0
@@ -108,14 +123,18 @@ func Save(dir, text string) (string, error) {
 		text = text[:i]
 	}
 	sum := sha256.Sum256([]byte(text))
-	if err := truncate.PrivateDir(dir); err != nil {
-		return "", err
+	return "browser-snapshot-" + hex.EncodeToString(sum[:])[:10] + ".txt", text
+}
+
+// SaveIn writes a snapshot to st: a file under st.Dir (Save), or the shared
+// store when st.Shared is set (GATEHOUSE_REDIS_URL), under st's principal.
+// It returns the host path <Dir>/<name>.
+func SaveIn(st truncate.Store, text string) (string, error) {
+	if st.Shared == nil {
+		return Save(st.Dir, text)
 	}
-	p := filepath.Join(dir, "browser-snapshot-"+hex.EncodeToString(sum[:])[:10]+".txt")
-	if err := truncate.WriteNoFollow(p, []byte(text), 0o600); err != nil {
-		return "", err
-	}
-	return p, nil
+	name, capped := snapshotFile(text)
+	return st.SaveAs(name, capped)
 }
 
 // NormalizeRef returns ref with the "@" prefix the described system uses

@@ -1,0 +1,380 @@
+package state_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/cache"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/state"
+	"github.com/gatehouse-dev/gatehouse/internal/state/redistest"
+	"github.com/gatehouse-dev/gatehouse/internal/truncate"
+)
+
+// open returns a state.Redis on srv, closed at cleanup.
+func open(t *testing.T, srv *redistest.Server) *state.Redis {
+	t.Helper()
+	tg, err := state.ParseURL(srv.URL(), "", state.EnvRedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := state.Open(state.Options{Target: tg})
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func code(err error) reason.Code {
+	if e := reason.As(err); e != nil {
+		return e.Code
+	}
+	return ""
+}
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw, pw, source string
+		want                  string // Target.String(); "" means refused
+		hasPW                 bool
+	}{
+		{name: "plain", raw: "redis://cache.internal:6380/2", source: state.EnvRedisURL, want: "redis://cache.internal:6380/2"},
+		{name: "default port and db", raw: "redis://cache.internal", source: state.EnvRedisURL, want: "redis://cache.internal:6379/0"},
+		{name: "tls", raw: "rediss://r.example:6380/0", source: state.EnvRedisURL, want: "rediss://r.example:6380/0"},
+		{name: "password in env URL", raw: "redis://:hunter2-secret@r:6379/1", source: state.EnvRedisURL, want: "redis://r:6379/1", hasPW: true},
+		{name: "lone userinfo is the password", raw: "redis://hunter2-secret@r", source: state.EnvRedisURL, want: "redis://r:6379/0", hasPW: true},
+		{name: "REDIS_PASSWORD", raw: "redis://r", pw: "hunter2-secret", source: state.ConfigKey, want: "redis://r:6379/0", hasPW: true},
+		{name: "ipv6", raw: "redis://[::1]:7000/3", source: state.EnvRedisURL, want: "redis://[::1]:7000/3"},
+		{name: "password in config key", raw: "redis://:hunter2-secret@r/0", source: state.ConfigKey},
+		{name: "http scheme", raw: "http://:hunter2-secret@r/0", source: state.EnvRedisURL},
+		{name: "no scheme", raw: "r:6379", source: state.EnvRedisURL},
+		{name: "no host", raw: "redis:///0", source: state.EnvRedisURL},
+		{name: "bad port", raw: "redis://:hunter2-secret@r:99999/0", source: state.EnvRedisURL},
+		{name: "db out of range", raw: "redis://r/16", source: state.EnvRedisURL},
+		{name: "db not a number", raw: "redis://r/x", source: state.EnvRedisURL},
+		{name: "query", raw: "redis://r/0?password=hunter2-secret", source: state.EnvRedisURL},
+		{name: "garbage", raw: "redis://hunter2-secret@%zz", source: state.EnvRedisURL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := state.ParseURL(tc.raw, tc.pw, tc.source)
+			if tc.want == "" {
+				if code(err) != reason.StateBadURL {
+					t.Fatalf("ParseURL(%q) = %v, %v; want state_bad_url", tc.raw, got, err)
+				}
+				if strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), tc.source) {
+					t.Fatalf("message leaks the password or does not name %s: %s", tc.source, err)
+				}
+				return
+			}
+			if err != nil || got.String() != tc.want || got.HasPassword() != tc.hasPW {
+				t.Fatalf("ParseURL(%q) = %q (password %v), %v; want %q (password %v)", tc.raw, got, got.HasPassword(), err, tc.want, tc.hasPW)
+			}
+		})
+	}
+}
+
+func TestFromConfigEnvironmentWins(t *testing.T) {
+	cfg := config.Default()
+	if _, ok, err := state.FromConfig(cfg, map[string]string{}); ok || err != nil {
+		t.Fatalf("no URL: ok=%v err=%v; want the embedded default", ok, err)
+	}
+	cfg.State.RedisURL = "redis://from-config:6379/0"
+	tg, ok, err := state.FromConfig(cfg, map[string]string{})
+	if !ok || err != nil || tg.Host != "from-config:6379" || tg.Source != state.ConfigKey {
+		t.Fatalf("config: %+v %v %v", tg, ok, err)
+	}
+	tg, ok, err = state.FromConfig(cfg, map[string]string{state.EnvRedisURL: "redis://from-env:6380/1", state.EnvRedisPassword: "pw"})
+	if !ok || err != nil || tg.Host != "from-env:6380" || tg.Source != state.EnvRedisURL || !tg.HasPassword() {
+		t.Fatalf("env: %+v %v %v", tg, ok, err)
+	}
+	if _, _, err := state.FromConfig(cfg, map[string]string{state.EnvRedisURL: "redis//oops"}); code(err) != reason.StateBadURL {
+		t.Fatalf("malformed env URL: %v; want state_bad_url", err)
+	}
+}
+
+func TestCacheEntriesShared(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := open(t, srv), open(t, srv)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	e := cache.Entry{URL: "https://news.test/a", FinalURL: "https://news.test/a", Title: "T", Content: "body", FetchedAt: now, Extra: []byte(`{"links":[]}`)}
+	if err := a.PutEntry(ctx, "0123456789abcdef", e, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := b.GetEntry(ctx, "0123456789abcdef")
+	if err != nil || !ok || got.Content != "body" || !got.FetchedAt.Equal(now) || string(got.Extra) != `{"links":[]}` {
+		t.Fatalf("GetEntry on the other client = %+v %v %v", got, ok, err)
+	}
+	if ttl := srv.Do("PTTL", state.CacheKey("0123456789abcdef")); !strings.HasPrefix(ttl, ":") || ttl == ":-1" {
+		t.Fatalf("PTTL = %s; want a TTL kept by Redis", ttl)
+	}
+	// An older fetch never replaces a newer one.
+	old := e
+	old.Content, old.FetchedAt = "stale", now.Add(-time.Minute)
+	if err := a.PutEntry(ctx, "0123456789abcdef", old, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := b.GetEntry(ctx, "0123456789abcdef"); got.Content != "body" {
+		t.Fatalf("a slower, older fetch replaced the entry: %q", got.Content)
+	}
+}
+
+func TestPagesScopedByPrincipal(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := open(t, srv), open(t, srv)
+	dir := t.TempDir()
+	x := principal.With(context.Background(), "x")
+	y := principal.With(context.Background(), "y")
+	stA := truncate.Store{Dir: dir, Shared: a, ReadTool: truncate.ReadToolWeb}.For(x)
+	long := strings.Repeat("line of text\n", 4000)
+	res := truncate.Apply("https://docs.test/page", long, 2000, &stA)
+	if res.StoredPath == "" || res.StoreErr != nil {
+		t.Fatalf("not stored: %v", res.StoreErr)
+	}
+	name := truncate.FileName("https://docs.test/page")
+	if !strings.HasSuffix(res.StoredPath, "/"+name) || !strings.Contains(res.Content, `path="`+name+`"`) {
+		t.Fatalf("footer/path changed: %q", res.StoredPath)
+	}
+	// B, same principal: reads it, by name and by the host path.
+	for _, p := range []string{name, res.StoredPath} {
+		r, err := truncate.Store{Dir: dir, Shared: b}.For(x).Read(p, 1, 3)
+		if err != nil || r.Content != "line of text\nline of text\nline of text" || r.TotalLines != 4000 {
+			t.Fatalf("Read(%q) on replica B = %+v, %v", p, r, err)
+		}
+	}
+	// Another principal: exactly a missing page.
+	_, err := truncate.Store{Dir: dir, Shared: b}.For(y).Read(name, 1, 3)
+	_, errMissing := truncate.Store{Dir: dir, Shared: b}.For(x).Read("docs.test-0000000000.md", 1, 3)
+	if code(err) != reason.ReadNotFound || code(errMissing) != reason.ReadNotFound ||
+		strings.Replace(err.Error(), name, "N", 1) != strings.Replace(errMissing.Error(), "docs.test-0000000000.md", "N", 1) {
+		t.Fatalf("cross-principal read = %v; missing page = %v; want the same read_not_found", err, errMissing)
+	}
+	// The path rules are today's: outside the store is refused before Redis.
+	if _, err := (truncate.Store{Dir: dir, Shared: b}).For(x).Read("../etc/passwd", 1, 3); code(err) != reason.ReadOutsideStore {
+		t.Fatalf("../etc/passwd: %v", err)
+	}
+}
+
+func TestMemoSingleFlightAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	codec := cache.MemoCodec{
+		Encode: func(v any) ([]byte, error) { return []byte(`"` + v.(string) + `"`), nil },
+		Decode: func(b []byte) (any, error) { return strings.Trim(string(b), `"`), nil },
+	}
+	memos := []*cache.Memo{
+		cache.NewSharedMemo(time.Minute, nil, open(t, srv), codec),
+		cache.NewSharedMemo(time.Minute, nil, open(t, srv), codec),
+	}
+	var calls atomic.Int32
+	release := make(chan struct{})
+	call := func(ctx context.Context, bucket int) (any, bool, error) {
+		calls.Add(1)
+		<-release
+		return "rows", true, nil
+	}
+	var wg sync.WaitGroup
+	results := make([]any, 10)
+	errs := make([]error, 10)
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _, errs[i] = memos[i%2].Do(context.Background(), "searxng", "Go  Redis", 5, call)
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // let every caller reach the memo
+	close(release)
+	wg.Wait()
+	for i := range 10 {
+		if errs[i] != nil || results[i] != "rows" {
+			t.Fatalf("caller %d: %v %v", i, results[i], errs[i])
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("10 identical searches over 2 replicas reached the backend %d times; want 1", n)
+	}
+	// A later call is a hit; another principal does not see the entry.
+	if v, hit, err := memos[1].Do(context.Background(), "searxng", "go redis", 10, call); v != "rows" || !hit || err != nil {
+		t.Fatalf("later call: %v %v %v", v, hit, err)
+	}
+	if _, hit, _ := memos[0].Do(principal.With(context.Background(), "other"), "searxng", "go redis", 10, call); hit || calls.Load() != 2 {
+		t.Fatalf("another principal read the memo entry (hit %v, calls %d)", hit, calls.Load())
+	}
+}
+
+func TestMemoCrashedHolderLockExpires(t *testing.T) {
+	srv := redistest.Start(t)
+	r := open(t, srv)
+	key := cache.SharedKey(principal.Default, "p", "q", 10)
+	// A holder that died: its lock is left with a short TTL.
+	start := time.Now() // before the SET: the lock cannot expire earlier than 300 ms from here
+	if got := srv.Do("SET", state.MemoLockKey(key), "ghl1 0123456789abcdef0123456789abcdef", "PX", "300"); got != "+OK" {
+		t.Fatal(got)
+	}
+	b, hit, err := r.Do(context.Background(), key, time.Minute, func(ctx context.Context) ([]byte, bool, error) {
+		return []byte(`"fresh"`), true, nil
+	})
+	if err != nil || hit || string(b) != `"fresh"` {
+		t.Fatalf("Do = %s %v %v", b, hit, err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Fatalf("ran after %v, before the dead holder's lock expired", d)
+	}
+}
+
+func TestRedisDownThenBack(t *testing.T) {
+	srv := redistest.Start(t)
+	tg, err := state.ParseURL(srv.URL(), "hunter2-secret", state.EnvRedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A password the server does not require: Redis 7 accepts AUTH of the
+	// default user only when one is set, so use none for the data path and
+	// check the message of the failing one below.
+	r := open(t, srv)
+	ctx := context.Background()
+	if err := r.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	checks := map[string]error{
+		"ping":  r.Ping(ctx),
+		"page":  r.SavePage(ctx, "p", "a.test-0123456789.md", "x"),
+		"entry": func() error { _, _, err := r.GetEntry(ctx, "k"); return err }(),
+		"memo": func() error {
+			_, _, err := r.Do(ctx, "k", time.Minute, func(context.Context) ([]byte, bool, error) { return nil, false, nil })
+			return err
+		}(),
+		"limiter": func() error { _, err := r.Limiter(2, 0).Acquire(ctx, "p"); return err }(),
+	}
+	for what, err := range checks {
+		if code(err) != reason.StateUnavailable || !strings.Contains(err.Error(), srv.Addr()) {
+			t.Errorf("%s with Redis down: %v; want state_unavailable naming %s", what, err, srv.Addr())
+		}
+	}
+	pw := state.Open(state.Options{Target: tg})
+	defer pw.Close()
+	if err := pw.Ping(ctx); code(err) != reason.StateUnavailable || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("ping with a password: %v", err)
+	}
+	srv.Restart()
+	if err := r.Ping(ctx); err != nil {
+		t.Fatalf("after Redis came back: %v (no restart should be needed)", err)
+	}
+	if err := r.SavePage(ctx, "p", "a.test-0123456789.md", "x"); err != nil {
+		t.Fatalf("save after Redis came back: %v", err)
+	}
+}
+
+func TestJunkUnderOurKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	r := open(t, srv)
+	ctx := context.Background()
+	name := "a.test-0123456789.md"
+	plant := func(args ...string) {
+		t.Helper()
+		srv.Do("DEL", args[1])
+		if got := srv.Do(args...); strings.HasPrefix(got, "-") || got == "" {
+			t.Fatalf("%v: %s", args, got)
+		}
+	}
+	page := state.PageKey("p", name)
+	for _, tc := range []struct {
+		name  string
+		plant []string
+	}{
+		{"truncated page", []string{"SET", page, "ghp1 100 " + name + "\nshort"}},
+		{"page naming a path outside the store", []string{"SET", page, "ghp1 4 ../../etc/passwd\nroot"}},
+		{"page naming another store file", []string{"SET", page, "ghp1 4 b.test-0123456789.md\nroot"}},
+		{"not a page", []string{"SET", page, "hello"}},
+		{"wrong Redis type", []string{"HSET", page, "f", "v"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plant(tc.plant...)
+			_, _, err := truncate.Store{Dir: t.TempDir(), Shared: r}.For(principal.With(ctx, "p")).Load(name)
+			if code(err) != reason.StateCorrupt {
+				t.Fatalf("Load = %v; want state_corrupt", err)
+			}
+		})
+	}
+	// Cache: a junk entry is a typed error from the store and a miss for
+	// the cache (the next fetch replaces it).
+	plant("SET", state.CacheKey("0123456789abcdef"), `gh1 123 {"content":`)
+	if _, _, err := r.GetEntry(ctx, "0123456789abcdef"); code(err) != reason.StateCorrupt {
+		t.Fatalf("GetEntry of a truncated entry: %v", err)
+	}
+	c := cache.New(cache.Options{Dir: t.TempDir(), Enabled: true, Shared: r})
+	if _, ok, err := c.Lookup(ctx, "https://news.test/", "", "direct"); ok || err != nil {
+		t.Fatalf("Lookup over junk: ok=%v err=%v; want a miss", ok, err)
+	}
+	// Memo: a junk result, and a lock that is not ours and never expires.
+	key := cache.SharedKey(principal.Default, "p", "q", 10)
+	noCall := func(context.Context) ([]byte, bool, error) { t.Fatal("call ran"); return nil, false, nil }
+	plant("SET", state.MemoKey(key), "ghm1 999\n{}")
+	if _, _, err := r.Do(ctx, key, time.Minute, noCall); code(err) != reason.StateCorrupt {
+		t.Fatalf("Do over a junk result: %v", err)
+	}
+	srv.Do("DEL", state.MemoKey(key))
+	plant("SET", state.MemoLockKey(key), "ghl1 0123456789abcdef0123456789abcdef")
+	if _, _, err := r.Do(ctx, key, time.Minute, noCall); code(err) != reason.StateCorrupt {
+		t.Fatalf("Do behind a lock without TTL: %v", err)
+	}
+	// Limiter: junk bucket fields read as a full bucket; a wrong type is typed.
+	calls, bucket := state.LimitKeys("p")
+	for _, junk := range [][]string{{"nan", "yesterday"}, {"-1e300", "0"}, {"inf", "1"}} {
+		plant("HSET", bucket, "t", junk[0], "ts", junk[1])
+		if rel, err := r.Limiter(0, 1).Acquire(ctx, "p"); err != nil {
+			t.Fatalf("Acquire over a junk bucket %v: %v", junk, err)
+		} else {
+			rel()
+		}
+	}
+	plant("SET", calls, "junk")
+	if _, err := r.Limiter(1, 0).Acquire(ctx, "p"); code(err) != reason.StateCorrupt {
+		t.Fatalf("Acquire over a wrong-type key: %v", err)
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := open(t, srv).Limiter(2, 0), open(t, srv).Limiter(2, 0)
+	ctx := context.Background()
+	r1, err1 := a.Acquire(ctx, "x")
+	r2, err2 := b.Acquire(ctx, "x")
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	_, err := a.Acquire(ctx, "x")
+	var ref *principal.Refusal
+	if !errors.As(err, &ref) || ref.Reason != string(reason.TooManyCalls) || ref.RetryAfter <= 0 {
+		t.Fatalf("third call across replicas: %v; want too_many_calls", err)
+	}
+	if r3, err := b.Acquire(ctx, "y"); err != nil {
+		t.Fatalf("another principal is not capped by x: %v", err)
+	} else {
+		r3()
+	}
+	r1()
+	if r4, err := b.Acquire(ctx, "x"); err != nil {
+		t.Fatalf("after a release: %v", err)
+	} else {
+		r4()
+	}
+	r2()
+
+	rate := open(t, srv).Limiter(0, 2) // 2 calls per second, burst 2
+	for i := range 2 {
+		if _, err := rate.Acquire(ctx, "z"); err != nil {
+			t.Fatalf("call %d within the burst: %v", i, err)
+		}
+	}
+	_, err = rate.Acquire(ctx, "z")
+	if !errors.As(err, &ref) || ref.Reason != "rate_limited" || ref.RetryAfter <= 0 || ref.RetryAfter > time.Second {
+		t.Fatalf("over the rate: %v; want rate_limited with Retry-After ≤ 1 s", err)
+	}
+}
