@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
@@ -43,22 +42,18 @@ SIGTERM deregisters the node and stops Chromium.`,
 			if err := a.load(); err != nil {
 				return err
 			}
-			env, warns, err := config.LoadEnv(a.home)
-			for _, w := range warns {
-				a.warn(w.String())
-			}
+			st, err := a.openState()
 			if err != nil {
 				return err
 			}
-			rdb, err := redisClient(env)
-			if err != nil {
-				return err
+			if st == nil {
+				return fmt.Errorf("GATEHOUSE_REDIS_URL (or config state.redis_url) is not set: a browser node registers itself in Redis")
 			}
-			defer rdb.Close()
+			defer st.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s, err := nodeserver.Start(ctx, nodeserver.Options{Config: a.cfg, Home: a.home, Listen: listen, Advertise: advertise,
-				MaxSessions: maxSessions, Token: config.Lookup(env, node.EnvToken), Registry: node.NewRegistry(rdb), Logger: a.logger,
+				MaxSessions: maxSessions, Token: config.Lookup(a.dotenv, node.EnvToken), Registry: node.NewRegistry(st.Client()), Logger: a.logger,
 				Heartbeat: heartbeat})
 			if err != nil {
 				return err
@@ -76,21 +71,4 @@ SIGTERM deregisters the node and stops Chromium.`,
 	c.Flags().DurationVar(&heartbeat, "heartbeat-ttl", node.HeartbeatTTL, "lifetime of the node's record in Redis, refreshed every third of it")
 	c.Flags().MarkHidden("heartbeat-ttl") //nolint:errcheck // tests shorten it
 	return c
-}
-
-// redisClient is the Redis client of GATEHOUSE_REDIS_URL (dotenv, then the
-// environment); required for a browser node.
-func redisClient(env map[string]string) (*redis.Client, error) {
-	raw := config.Lookup(env, "GATEHOUSE_REDIS_URL")
-	if raw == "" {
-		return nil, fmt.Errorf("GATEHOUSE_REDIS_URL is not set: a browser node registers itself in Redis")
-	}
-	o, err := redis.ParseURL(raw)
-	if err != nil {
-		return nil, fmt.Errorf("GATEHOUSE_REDIS_URL is not a usable Redis URL (redis://[user[:password]@]host[:port][/db])")
-	}
-	if pw := config.Lookup(env, "REDIS_PASSWORD"); pw != "" && o.Password == "" {
-		o.Password = pw
-	}
-	return redis.NewClient(o), nil
 }

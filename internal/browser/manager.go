@@ -798,6 +798,9 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Success = false
 	p.Error = rerr.Message
 	p.Reason = rerr.Code
+	if rerr.Code == reason.BrowserCapacity {
+		p.RetryAfterS = int(capacityRetry / time.Second)
+	}
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)
 	}

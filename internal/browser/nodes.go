@@ -24,6 +24,10 @@ import (
 // whose one exception is that address. With no node registered, sessions
 // stay in this process's Chromium exactly as without Redis.
 
+// capacityRetry is the Retry-After of browser_capacity: sessions end at
+// unknown times, and a node's record shows a freed slot at once.
+const capacityRetry = time.Second
+
 // sessionProxy is a session's egress proxy as the Manager uses it: an
 // in-process *egress.ProxySession, or a browser node's *node.Proxy.
 type sessionProxy interface {
@@ -129,7 +133,7 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 		m.logger.Warn("browser node record ignored", "err", b)
 	}
 	if err != nil {
-		return nil, true, reason.Wrap(reason.BrowserFailed, "", "The browser node registry (Redis) did not answer; retry, or check GATEHOUSE_REDIS_URL.", err)
+		return nil, true, reason.Wrap(reason.StateUnavailable, "", "Shared state unavailable: the browser node registry in Redis did not answer, so no browser session can be placed. Start or fix Redis (calls succeed again once it answers), or unset GATEHOUSE_REDIS_URL to run one replica with its own browser.", err)
 	}
 	if len(recs) == 0 {
 		return nil, false, nil
@@ -142,7 +146,7 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 			if other != nil {
 				return nil, true, other
 			}
-			return nil, true, node.CapacityError(time.Second)
+			return nil, true, node.CapacityError(capacityRetry)
 		}
 		skip[rec.ID] = true
 		s, err := m.openOnNode(ctx, rec, key, active)

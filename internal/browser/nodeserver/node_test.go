@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +23,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/state"
+	"github.com/gatehouse-dev/gatehouse/internal/state/redistest"
 )
 
 // needTool skips (fails under CI=true) when bin is not installed.
@@ -49,25 +50,19 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startRedis starts a redis-server of the test's own: a free loopback
-// port, a temp dir, no persistence; killed at cleanup.
-func startRedis(t *testing.T) (url string, rdb *redis.Client) {
+// startRedis starts a redis-server of the test's own (redistest: a free
+// loopback port, a temp dir, no persistence; stopped at cleanup) and
+// returns its URL and a client of internal/state (dialed through egress).
+func startRedis(t *testing.T) (url string, rdb redis.UniversalClient) {
 	t.Helper()
-	bin := needTool(t, "redis-server")
-	port := freePort(t)
-	dir := t.TempDir()
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", dir, "--loglevel", "warning")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
+	srv := redistest.Start(t)
+	tg, err := state.ParseURL(srv.URL(), "", state.EnvRedisURL)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	url = fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-	rdb = redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
-	t.Cleanup(func() { rdb.Close() })
-	waitFor(t, 10*time.Second, "redis-server to answer", func() bool { return rdb.Ping(context.Background()).Err() == nil })
-	return url, rdb
+	st := state.Open(state.Options{Target: tg})
+	t.Cleanup(func() { st.Close() })
+	return srv.URL(), st.Client()
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
@@ -195,7 +190,7 @@ func TestBrowserNode(t *testing.T) {
 
 	// Capacity: one session is the node's maximum.
 	r2 := m.Navigate(ctx, "task-b", browser.NavigateInput{URL: srv.URL + "/"})
-	if r2.Success || r2.Reason != reason.BrowserCapacity {
+	if r2.Success || r2.Reason != reason.BrowserCapacity || r2.RetryAfterS < 1 {
 		t.Fatalf("second session on a full node = %+v, want browser_capacity", r2.Page)
 	}
 	if err := m.NodeReadiness(ctx); err == nil || err.Error() != "no browser node has room" {

@@ -352,16 +352,18 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "browser-node: Chromium's CDP endpoint did not answer", http.StatusBadGateway)
 		return
 	}
-	down, err := upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		up.Close()
-		return
-	}
+	// Counted before the handshake answers: the client may open a session
+	// proxy as soon as it has the answer.
 	rid := relayID(r)
 	s.mu.Lock()
 	s.relays[rid]++
 	s.mu.Unlock()
 	defer s.relayEnded(rid)
+	down, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		up.Close()
+		return
+	}
 	up.SetReadLimit(256 << 20)
 	down.SetReadLimit(256 << 20)
 	done := make(chan struct{}, 2)
