@@ -248,38 +248,57 @@ func TestBrowserNode(t *testing.T) {
 		t.Errorf("a refused node address was dialed %d times", d)
 	}
 	n.cmd.Process.Signal(syscall.SIGCONT)
-
-	// SIGTERM: deregistered at once, the process exits 0, no Chromium left.
-	pid := n.cmd.Process.Pid
 	waitFor(t, 5*time.Second, "the node's heartbeat to return", func() bool {
 		return rdb.Exists(ctx, node.KeyPrefix+n.id).Val() == 1
 	})
-	n.cmd.Process.Signal(syscall.SIGTERM)
+
+	// A node dies mid-session (SIGKILL): its record expires with the
+	// heartbeat, its Chromium dies with it, the session's next call fails,
+	// and a new navigation lands on the surviving node.
+	n2 := startNode(t, bin, redisURL, "--max-sessions", "2", "--heartbeat-ttl", "2s")
+	rc := m.Navigate(ctx, "task-c", browser.NavigateInput{URL: srv.URL + "/"})
+	if !rc.Success || rc.Backend != "node" {
+		t.Fatalf("navigate with two nodes = %+v", rc)
+	}
+	victim, survivor := n, n2
+	if rc.BrowserNode == n2.id {
+		victim, survivor = n2, n
+	}
+	vpid := victim.cmd.Process.Pid
+	victim.cmd.Process.Kill()
+	<-victim.done
+	// Today the dead tab is replaced by a fresh session, as a crashed tab
+	// is (docs/browser.md): the page is gone, never shown stale.
+	// (session_lost is the next slice of issue 19.)
+	if sn := m.Snapshot(ctx, "task-c", browser.SnapshotInput{}); sn.Success && sn.URL != "about:blank" {
+		t.Errorf("snapshot of a session whose node was killed = %+v, want a failure or a fresh about:blank", sn)
+	}
+	if rc = m.Navigate(ctx, "task-c", browser.NavigateInput{URL: srv.URL + "/"}); !rc.Success || rc.BrowserNode != survivor.id {
+		t.Fatalf("navigate after the node died = %+v, want the surviving node %s", rc, survivor.id)
+	}
+	waitFor(t, 10*time.Second, "the killed node's record to expire", func() bool {
+		return rdb.Exists(ctx, node.KeyPrefix+victim.id).Val() == 0
+	})
+	waitFor(t, 10*time.Second, "the killed node's Chromium to exit", func() bool { return len(leftovers(vpid)) == 0 })
+	m.CloseTask("task-c")
+
+	// SIGTERM: deregistered at once, the process exits 0, no Chromium left.
+	pid := survivor.cmd.Process.Pid
+	survivor.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-n.done:
+	case <-survivor.done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("browser-node did not exit within 20 s of SIGTERM")
 	}
-	if code := n.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := survivor.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("browser-node exit code after SIGTERM = %d", code)
 	}
-	if rdb.Exists(ctx, node.KeyPrefix+n.id).Val() != 0 {
+	if rdb.Exists(ctx, node.KeyPrefix+survivor.id).Val() != 0 {
 		t.Error("the node's record survived SIGTERM")
 	}
 	if left := leftovers(pid); len(left) > 0 {
 		t.Errorf("Chromium processes of the node left after SIGTERM: %v", left)
 	}
-
-	// SIGKILL: the record expires with its heartbeat; Chromium dies with
-	// the node (Pdeathsig).
-	k := startNode(t, bin, redisURL, "--heartbeat-ttl", "2s")
-	kpid := k.cmd.Process.Pid
-	k.cmd.Process.Kill()
-	<-k.done
-	waitFor(t, 10*time.Second, "the killed node's record to expire", func() bool {
-		return rdb.Exists(ctx, node.KeyPrefix+k.id).Val() == 0
-	})
-	waitFor(t, 10*time.Second, "the killed node's Chromium to exit", func() bool { return len(leftovers(kpid)) == 0 })
 	// With no node registered the replica is the embedded browser again.
 	if err := m.NodeReadiness(ctx); err != nil {
 		t.Errorf("NodeReadiness with no node = %v, want nil", err)
