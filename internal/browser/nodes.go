@@ -153,9 +153,15 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 		if err == nil {
 			return s, true, nil
 		}
-		m.logger.Info("browser node skipped", "node", rec.ID, "reason", reasonCode(err))
-		if reasonCode(err) != reason.BrowserCapacity {
+		if reasonCode(err) == reason.BrowserCapacity {
+			m.logger.Info("browser node full", "node", rec.ID)
+		} else {
 			other = err
+			cause := err
+			if u := errors.Unwrap(err); u != nil {
+				cause = u
+			}
+			m.logger.Warn("browser node skipped", "node", rec.ID, "addr", rec.Addr, "reason", reasonCode(err), "cause", cause.Error())
 		}
 		if ctx.Err() != nil {
 			return nil, true, err

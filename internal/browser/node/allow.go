@@ -80,7 +80,8 @@ func (a Allow) allowsIP(host string, ip netip.Addr) bool {
 // addresses to dial: an IP literal must itself be allowed; a name is
 // resolved with r (nil: the system resolver) and every answer must be
 // allowed (fail closed, as egress does). A refusal is a *reason.Error with
-// code browser_node_refused that names the host, never a resolved address.
+// code browser_node_refused whose message names no address (its cause
+// does, for logs).
 func (a Allow) Resolve(ctx context.Context, r egress.Resolver, addr string) ([]netip.AddrPort, error) {
 	host, port, err := SplitAddr(addr)
 	if err != nil {
@@ -98,7 +99,7 @@ func (a Allow) Resolve(ctx context.Context, r egress.Resolver, addr string) ([]n
 		}
 		ips, err = r.LookupNetIP(ctx, "ip", host)
 		if err != nil || len(ips) == 0 {
-			return nil, reason.Wrap(reason.BrowserNodeRefused, "", fmt.Sprintf("The browser node at %s could not be resolved; check the node's --advertise address.", host), err)
+			return nil, reason.Wrap(reason.BrowserNodeRefused, "", "A browser node's address could not be resolved, so it was not dialed; the operator checks the node's --advertise address.", fmt.Errorf("node host %s: %w", host, err))
 		}
 	}
 	out := make([]netip.AddrPort, 0, len(ips))
@@ -111,10 +112,13 @@ func (a Allow) Resolve(ctx context.Context, r egress.Resolver, addr string) ([]n
 	return out, nil
 }
 
+// refused is the browser_node_refused refusal. The agent-facing message
+// names no address (a node's address is the operator's, and the replica's
+// log names it with the node id); the cause carries host and why.
 func refused(host, why string) *reason.Error {
-	return reason.Newf(reason.BrowserNodeRefused, "",
-		"A browser node record names %s, which was not dialed: %s. A node record in Redis is data, not trust: add the node's address to browser.node_allow (CIDRs or host names; empty allows loopback only), never a metadata address.",
-		host, why)
+	return reason.Wrap(reason.BrowserNodeRefused, "",
+		"A browser node's record in Redis names an address this replica may not dial, so it was not dialed. A node record is data, not trust: the operator adds the node's address to browser.node_allow (CIDRs or host names; empty allows loopback only; never a metadata address).",
+		fmt.Errorf("node address %s: %s", host, why))
 }
 
 // Guard returns the egress guard a replica dials the node at ap with: the

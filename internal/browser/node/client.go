@@ -208,7 +208,7 @@ func (c *Client) OpenProxy(ctx context.Context, name string, active bool) (*Prox
 	if or.ID == "" || !idRe.MatchString(or.ID) {
 		return nil, reason.New(reason.BrowserFailed, "", "The browser node answered without a session id.")
 	}
-	p := &Proxy{c: c, id: or.ID, url: or.Proxy, user: or.User, pass: or.Pass, name: name,
+	p := &Proxy{c: c, id: or.ID, url: or.Proxy, user: or.User, pass: or.Pass,
 		events: make(chan event, 256), done: make(chan struct{})}
 	go p.run()
 	return p, nil
@@ -230,12 +230,9 @@ type Proxy struct {
 	c               *Client
 	id              string
 	url, user, pass string
-	mu              sync.Mutex
-	name            string
 	events          chan event
 	done            chan struct{}
 	closeOnce       sync.Once
-	closed          bool
 }
 
 // opTimeoutProxy bounds one proxy op.
@@ -311,12 +308,7 @@ func (p *Proxy) URL() string { return p.url }
 func (p *Proxy) Credentials() (user, pass string) { return p.user, p.pass }
 
 // SetName renames the session in the node's logs.
-func (p *Proxy) SetName(name string) {
-	p.mu.Lock()
-	p.name = name
-	p.mu.Unlock()
-	p.send(OpRequest{Op: OpSetName, Name: name})
-}
+func (p *Proxy) SetName(name string) { p.send(OpRequest{Op: OpSetName, Name: name}) }
 
 // Stats returns the session's egress counters on the node (zero when the
 // node does not answer).

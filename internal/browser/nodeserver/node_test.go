@@ -40,16 +40,6 @@ func needTool(t *testing.T, bin string) string {
 	return p
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startRedis starts a redis-server of the test's own (redistest: a free
 // loopback port, a temp dir, no persistence; stopped at cleanup) and
 // returns its URL and a client of internal/state (dialed through egress).
