@@ -8,6 +8,10 @@
 // file are skipped, and each page's file is created empty before it is
 // converted: a run that dies (jsdom can exhaust the heap on a big page) is
 // resumed by running it again, and the page it died on scores as empty.
+// FROM and TO (environment, page indexes in id order, TO exclusive) limit a
+// run to a slice of the set: bench/compare.sh runs wcxb-dev in slices, one
+// process each, because jsdom's heap grows past 3 GB over its 783 pages
+// in one process; each slice's seconds cover its conversions only.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -25,7 +29,8 @@ const gt = JSON.parse(fs.readFileSync(gtPath, 'utf8'));
 const load = (id) => zlib.gunzipSync(fs.readFileSync(path.join(shared, 'bench', set, 'html', id + '.html.gz'))).toString('utf8');
 // Throughput runs keep the pages in memory (reading is not timed); resumed
 // scoring runs read each page when it is converted.
-const ids = Object.keys(gt).sort();
+const all = Object.keys(gt).sort();
+const ids = all.slice(Number(process.env.FROM || 0), process.env.TO ? Number(process.env.TO) : all.length);
 const pages = ids.map((id) => ({ id, url: gt[id].url, html: resume ? null : load(id) }));
 if (out) fs.mkdirSync(out, { recursive: true });
 const td = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });

@@ -76,19 +76,30 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 			}
 			return
 		}
-		text := dom.CollapseSpace(markdown.UnmarkText(dom.TextContent(n)))
-		if n.Data == "p" && len(tokenize(text)) >= proseMinTokens {
-			stop = true
-			return
+		// (The text of n is read only when it can decide something: a
+		// container's text is the whole article, read again at every
+		// level of the scan.)
+		var text string
+		if n.Data == "p" {
+			text = dom.CollapseSpace(markdown.UnmarkText(dom.TextContent(n)))
+			if len(tokenize(text)) >= proseMinTokens {
+				stop = true
+				return
+			}
 		}
-		short := text != "" && len(strings.Fields(text)) <= bylineMaxWords
-		switch {
-		case byline == "" && short && isBylineElem(n):
-			byline = text
-			return
-		case date == "" && short && isDateElem(n):
-			date = text
-			return
+		wantByline, wantDate := byline == "" && isBylineElem(n), date == "" && isDateElem(n)
+		if wantByline || wantDate {
+			if n.Data != "p" {
+				text = dom.CollapseSpace(markdown.UnmarkText(dom.TextContent(n)))
+			}
+			if short := text != "" && len(strings.Fields(text)) <= bylineMaxWords; short {
+				if wantByline {
+					byline = text
+				} else {
+					date = text
+				}
+				return
+			}
 		}
 		for c := n.FirstChild; c != nil && !stop; c = c.NextSibling {
 			scan(c)

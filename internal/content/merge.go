@@ -754,9 +754,80 @@ func visibleText(md string) string {
 		return md
 	}
 	if strings.Contains(md, "![") {
-		md = reMDImage.ReplaceAllString(md, "")
+		md = dropMDImages(md)
 	}
-	return reLinkDest.ReplaceAllString(md, "]")
+	return dropLinkDests(md)
+}
+
+// dropMDImages is reMDImage.ReplaceAllString(s, "") without the regexp
+// (visibleText runs on every block of both answers): each "![alt](dest)",
+// alt without ']' and dest without ')', leftmost first, is removed. The
+// delimiters are ASCII, so scanning bytes finds what the regexp finds.
+func dropMDImages(s string) string {
+	var b strings.Builder
+	last, i := 0, 0
+	for {
+		p := strings.Index(s[i:], "![")
+		if p < 0 {
+			break
+		}
+		p += i
+		q := strings.IndexByte(s[p+2:], ']')
+		if q < 0 {
+			break // (no ']' after p: no later match either)
+		}
+		q += p + 2
+		if q+1 >= len(s) || s[q+1] != '(' {
+			// Every start before q stops at the same ']': go on after it.
+			i = q + 1
+			continue
+		}
+		r := strings.IndexByte(s[q+2:], ')')
+		if r < 0 {
+			break
+		}
+		r += q + 2
+		if last == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:p])
+		last, i = r+1, r+1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// dropLinkDests is reLinkDest.ReplaceAllString(s, "]") without the
+// regexp: each "](" up to the next ')' becomes "]".
+func dropLinkDests(s string) string {
+	var b strings.Builder
+	last, i := 0, 0
+	for {
+		j := strings.Index(s[i:], "](")
+		if j < 0 {
+			break
+		}
+		j += i
+		k := strings.IndexByte(s[j+2:], ')')
+		if k < 0 {
+			break // (no ')' after j: no later match either)
+		}
+		k += j + 2
+		if last == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:j])
+		b.WriteByte(']')
+		last, i = k+1, k+1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // mayHaveOLMarker reports whether s holds a digit followed by '.' or ')',

@@ -60,15 +60,15 @@ func binaryBody(body []byte, declared, charset string) error {
 	if cs := strings.ToLower(charset); strings.HasPrefix(cs, "utf-16") || strings.HasPrefix(cs, "utf-32") {
 		return nil
 	}
-	return binaryCheck(string(body), declared, maxRawBinaryShare)
+	return binaryCheck(body, declared, maxRawBinaryShare) // (no string copy of the body)
 }
 
 // binaryCheck refuses s when more than limit of its bytes (sampled on big
 // inputs, see binaryText) are binary data bytes.
-func binaryCheck(text, declared string, limit float64) error {
+func binaryCheck[T string | []byte](text T, declared string, limit float64) error {
 	const binarySampleWindows, binarySampleBytes = 16, 16 << 10
 	n, seen := 0, 0
-	count := func(s string) {
+	count := func(s T) {
 		for i := 0; i < len(s); i++ {
 			if binaryDataByte[s[i]] {
 				n++
@@ -88,7 +88,7 @@ func binaryCheck(text, declared string, limit float64) error {
 		return nil
 	}
 	what := "binary data"
-	if n == seen && strings.Count(text, "\x00") == len(text) {
+	if n == seen && strings.Count(string(text), "\x00") == len(text) {
 		what = "nothing but NUL (zero) bytes"
 	}
 	as := "declared as " + quoteType(declared)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/cache"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -178,6 +179,7 @@ func (r *Redis) fail(key string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err // the caller gave up; not Redis' fault
 	}
+	metrics.RedisError() // gatehouse_redis_errors_total on /metrics
 	var re redis.Error
 	if errors.As(err, &re) && strings.HasPrefix(re.Error(), "WRONGTYPE") {
 		return Corrupt(key, "a Redis value of the wrong type")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -119,6 +120,10 @@ func addBrowser(r *Registry, env *Env) []string {
 	}
 	env.browserG = m.Gates()
 	r.OnTaskEnd(func(task string) { m.CloseTask(task) })
+	// gatehouse_open_sessions{kind="browser"} on /metrics reads the
+	// Manager's live sessions at each scrape.
+	metrics.Default().Sessions("browser", func() int { return len(m.Keys()) })
+	r.OnClose(func() error { metrics.Default().Sessions("browser", nil); return nil })
 	avail := m.Available
 	// bctx: over MCP a truncated snapshot's note names the stored file by
 	// its store name, as web_extract's footer does (the client cannot see

@@ -68,12 +68,17 @@ func Render(node *html.Node, base *url.URL) (string, error) {
 	if strings.Contains(fixed, GapMark) {
 		fixed = leadingGap.ReplaceAllString(fixed, "$1")
 	}
-	md := strings.NewReplacer(LinkNameMark, "", LinkLeadMark, "", CellBreak, "<br>", CellPipe, `\|`, TaskDone, "[x]", TaskOpen, "[ ]", GapMark+"\n", "\n", GapMark, " ").Replace(fixed)
+	md := markReplacer.Replace(fixed)
 	if strings.Contains(md, "<br") {
 		md = collapseCellBreaks(md)
 	}
 	return md, nil
 }
+
+// markReplacer turns the marks the tree preparation left into what they
+// stand for. Built once: a strings.Replacer is safe for concurrent use, and
+// building one per call cost a fresh lookup trie on every rendering.
+var markReplacer = strings.NewReplacer(LinkNameMark, "", LinkLeadMark, "", CellBreak, "<br>", CellPipe, `\|`, TaskDone, "[x]", TaskOpen, "[ ]", GapMark+"\n", "\n", GapMark, " ")
 
 // leadingGap is a GapMark at the start of a line's text (after its
 // indentation, quote, list marker, heading or emphasis marks): a block

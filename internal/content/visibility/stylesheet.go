@@ -1,6 +1,7 @@
 package visibility
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,10 +183,12 @@ func computeStyles(doc *html.Node) *pageStyles {
 	out := &pageStyles{}
 	var sheets []string
 	size := 0
+	keys := &pageKeys{tags: map[string]bool{}, ids: map[string]bool{}, classes: map[string]bool{}}
 	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
 		}
+		keys.add(n)
 		switch n.DataAtom {
 		case atom.Template:
 			return false
@@ -211,7 +214,7 @@ func computeStyles(doc *html.Node) *pageStyles {
 	if len(sheets) == 0 {
 		return out
 	}
-	sh := parseSheet(strings.Join(sheets, "\n"), svgHidesByAttribute(doc))
+	sh := parseSheet(strings.Join(sheets, "\n"), svgHidesByAttribute(doc), keys)
 	if sh == nil {
 		return out
 	}
@@ -226,8 +229,11 @@ func computeStyles(doc *html.Node) *pageStyles {
 // none sets display (nothing hidden by the hidden attribute can be shown
 // by it: see hideKind) and keep is false. keep: the page has SVG
 // presentation attributes with a hiding value, which any rule overrides
-// (svgstyle.go).
-func parseSheet(text string, keep bool) *styleSheet {
+// (svgstyle.go). keys, when not nil, are the page's elements' keys: a
+// selector indexed under a key no element has (an id, class or tag the page
+// lacks) can match nothing, and is not compiled unless its validity decides
+// a cap or the nil result (the answer is the same as with keys nil).
+func parseSheet(text string, keep bool, keys *pageKeys) *styleSheet {
 	p := css.NewParser(parse.NewInputString(text), false)
 	sh := &styleSheet{byID: map[string][]*cssRule{}, byClass: map[string][]*cssRule{}, byTag: map[string][]*cssRule{}}
 	// stack of the enclosing at-rules' applicability
@@ -242,6 +248,47 @@ func parseSheet(text string, keep bool) *styleSheet {
 	// display, which can show an element with the hidden attribute.
 	anyHides, anyDisplay := false, false
 	order := 0
+	compiled := map[string]*cssRule{} // by selectorText; nil: not matched (compileRule)
+	atKinds := map[string]mediaKind{} // atRuleKind by name and prelude text
+	valid := func(key string) bool {
+		c, seen := compiled[key]
+		if !seen {
+			c = compileRule(key)
+			compiled[key] = c
+		}
+		return c != nil
+	}
+	// pending: the selectors no element can match, not compiled yet; a
+	// valid one counts like an indexed rule (sh.n, sh.nHides, anyHides,
+	// anyDisplay) when resolved. pendHides, pendOthers: how many of them
+	// hide or not (an upper bound on what they add to sh's counts).
+	type pend struct {
+		key             string
+		hides, displays bool
+	}
+	var pending []pend
+	pendHides, pendOthers := 0, 0
+	resolve := func(all bool) {
+		rest := pending[:0]
+		for _, e := range pending {
+			if !all && !(e.hides && !anyHides || e.displays && !anyDisplay) {
+				rest = append(rest, e)
+				continue
+			}
+			if valid(e.key) {
+				sh.n++
+				if e.hides {
+					sh.nHides++
+				}
+				anyHides = anyHides || e.hides
+				anyDisplay = anyDisplay || e.displays
+			}
+		}
+		pending = rest
+		if all {
+			pending, pendHides, pendOthers = nil, 0, 0
+		}
+	}
 	for steps := 0; steps < 4*maxStyleBytes; steps++ {
 		gt, _, data := p.Next()
 		switch gt {
@@ -251,7 +298,21 @@ func parseSheet(text string, keep bool) *styleSheet {
 			}
 			inRule = false
 		case css.BeginAtRuleGrammar:
-			stack = append(stack, atRuleKind(strings.ToLower(string(data)), p.Values()))
+			// (Big sheets repeat the same few media queries: each
+			// distinct at-rule prelude is judged once.)
+			name := strings.ToLower(string(data))
+			var b strings.Builder
+			b.WriteString(name)
+			b.WriteByte(0)
+			for _, t := range p.Values() {
+				b.Write(t.Data)
+			}
+			kind, seen := atKinds[b.String()]
+			if !seen {
+				kind = atRuleKind(name, p.Values())
+				atKinds[b.String()] = kind
+			}
+			stack = append(stack, kind)
 		case css.EndAtRuleGrammar:
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
@@ -301,14 +362,35 @@ func parseSheet(text string, keep bool) *styleSheet {
 				hides = hides || hidingValue(d.prop, d.val)
 			}
 			hides = hides || kind != mediaSometimes && ruleHides(ds)
+			displays := false
+			for _, d := range ds {
+				displays = displays || d.prop == "display"
+			}
 			for _, toks := range splitSelectors(append([]css.Token(nil), selToks...)) {
+				if hides && sh.nHides+pendHides >= maxStyleRules || !hides && sh.n-sh.nHides+pendOthers >= maxStyleRules {
+					resolve(true) // (the exact counts decide)
+				}
 				if hides && sh.nHides >= maxStyleRules || !hides && sh.n-sh.nHides >= maxStyleRules {
 					break
 				}
-				r := compileRule(toks)
-				if r == nil {
+				key := selectorText(toks)
+				if keys != nil && !keys.has(ruleKey(toks)) {
+					pending = append(pending, pend{key: key, hides: hides, displays: displays})
+					if hides {
+						pendHides++
+					} else {
+						pendOthers++
+					}
 					continue
 				}
+				// (A page's sheets repeat selectors, in media
+				// queries and in rule after rule: each distinct one
+				// is compiled once; a cascadia.Sel is only read.)
+				if !valid(key) {
+					continue
+				}
+				c := compiled[key]
+				r := &cssRule{sel: c.sel, spec: c.spec}
 				order++
 				r.order, r.decls, r.hides, r.conditional = order, ds, hides, kind == mediaSometimes
 				anyHides = anyHides || hides
@@ -320,9 +402,52 @@ func parseSheet(text string, keep bool) *styleSheet {
 		}
 	}
 	if !anyHides && !anyDisplay && !keep {
+		// (Only a pending selector that hides or sets display can
+		// change the answer: resolved until one does.)
+		resolve(false)
+	}
+	if !anyHides && !anyDisplay && !keep {
 		return nil
 	}
 	return sh
+}
+
+// pageKeys are the keys the page's elements are candidates under
+// (matcher.candidates): tag names, id values and classes.
+type pageKeys struct {
+	tags, ids, classes map[string]bool
+}
+
+// add records element n's keys.
+func (k *pageKeys) add(n *html.Node) {
+	k.tags[n.Data] = true
+	for _, a := range n.Attr {
+		if a.Namespace != "" {
+			continue
+		}
+		switch a.Key {
+		case "id":
+			k.ids[a.Val] = true
+		case "class":
+			for c := range strings.FieldsSeq(a.Val) { // (as candidates splits it, without a slice)
+				k.classes[c] = true
+			}
+		}
+	}
+}
+
+// has reports whether some element is a candidate for a rule indexed under
+// the key ruleKey returned (the universal list: always).
+func (k *pageKeys) has(id, class, tag string) bool {
+	switch {
+	case id != "":
+		return k.ids[id]
+	case class != "":
+		return k.classes[class]
+	case tag != "":
+		return k.tags[tag]
+	}
+	return true
 }
 
 // splitSelectors splits a rule's selector tokens at top-level commas.
@@ -338,16 +463,20 @@ func splitSelectors(toks []css.Token) [][]css.Token {
 	return append(out, toks[start:])
 }
 
-// compileRule compiles one selector, or returns nil for one Gatehouse does
-// not match: too long, a pseudo-element (it styles generated content, not
-// the element), :has() or a cascadia extension, or invalid (a browser
-// drops the rule too).
-func compileRule(toks []css.Token) *cssRule {
+// selectorText is the text of a selector's tokens, trimmed.
+func selectorText(toks []css.Token) string {
 	var b strings.Builder
 	for _, t := range toks {
 		b.Write(t.Data)
 	}
-	s := strings.TrimSpace(b.String())
+	return strings.TrimSpace(b.String())
+}
+
+// compileRule compiles one selector (its text, selectorText), or returns nil for one Gatehouse does
+// not match: too long, a pseudo-element (it styles generated content, not
+// the element), :has() or a cascadia extension, or invalid (a browser
+// drops the rule too).
+func compileRule(s string) *cssRule {
 	if s == "" || len(s) > maxSelectorLen {
 		return nil
 	}
@@ -388,6 +517,22 @@ func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
 	if r.hides {
 		sh.nHides++
 	}
+	switch id, class, tag := ruleKey(toks); {
+	case id != "":
+		sh.byID[id] = append(sh.byID[id], r)
+	case class != "":
+		sh.byClass[class] = append(sh.byClass[class], r)
+	case tag != "":
+		sh.byTag[tag] = append(sh.byTag[tag], r)
+	default:
+		sh.universal = append(sh.universal, r)
+	}
+}
+
+// ruleKey returns the key a selector's rule is indexed under: the id, else
+// the class, else the tag name of its rightmost compound selector (all ""
+// for none).
+func ruleKey(toks []css.Token) (id, class, tag string) {
 	// The rightmost compound: the tokens after the last top-level
 	// combinator (whitespace, >, +, ~).
 	start := 0
@@ -397,7 +542,6 @@ func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
 		}
 	})
 	comp := toks[start:]
-	var id, class, tag string
 	topLevel(comp, func(i int, t css.Token) {
 		switch {
 		case t.TokenType == css.HashToken && id == "":
@@ -408,16 +552,7 @@ func (sh *styleSheet) add(r *cssRule, toks []css.Token) {
 			tag = strings.ToLower(cssUnescape(string(t.Data)))
 		}
 	})
-	switch {
-	case id != "":
-		sh.byID[id] = append(sh.byID[id], r)
-	case class != "":
-		sh.byClass[class] = append(sh.byClass[class], r)
-	case tag != "":
-		sh.byTag[tag] = append(sh.byTag[tag], r)
-	default:
-		sh.universal = append(sh.universal, r)
-	}
+	return id, class, tag
 }
 
 // cssUnescape decodes CSS escapes in an identifier (CSS Syntax §4.3.7):
@@ -549,6 +684,9 @@ type matcher struct {
 	// only its hiding rules and inline style (it fails closed).
 	matches, others        int
 	stopped, othersStopped bool
+	// cands is candidates' buffer, reused from element to element (a
+	// cascade is done with its candidates before the next one starts).
+	cands []*cssRule
 }
 
 // walk computes the cascade for n and its descendants. restore is true
@@ -649,7 +787,7 @@ func (m *matcher) cascade(n *html.Node, restore bool) map[string]string {
 // the universal ones.
 func (m *matcher) candidates(n *html.Node) []*cssRule {
 	sh := m.sheet
-	out := append([]*cssRule(nil), sh.universal...)
+	out := append(m.cands[:0], sh.universal...)
 	out = append(out, sh.byTag[n.Data]...)
 	for _, a := range n.Attr {
 		if a.Namespace != "" {
@@ -659,15 +797,18 @@ func (m *matcher) candidates(n *html.Node) []*cssRule {
 		case "id":
 			out = append(out, sh.byID[a.Val]...)
 		case "class":
-			seen := map[string]bool{}
-			for _, c := range strings.Fields(a.Val) {
-				if !seen[c] {
-					seen[c] = true
+			// Each distinct class once, in order of first appearance
+			// (a class attribute holds a few: a linear look-back
+			// beats a map).
+			classes := strings.Fields(a.Val)
+			for i, c := range classes {
+				if !slices.Contains(classes[:i], c) {
 					out = append(out, sh.byClass[c]...)
 				}
 			}
 		}
 	}
+	m.cands = out
 	return out
 }
 
