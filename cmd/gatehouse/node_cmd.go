@@ -59,10 +59,19 @@ SIGTERM deregisters the node and stops Chromium.`,
 				return err
 			}
 			fmt.Fprintf(a.stderr, "gatehouse browser-node %s listening on %s (capacity %d)\n", s.ID(), s.Addr(), s.Capacity())
-			<-ctx.Done()
+			var died bool
+			select {
+			case <-ctx.Done():
+			case <-s.Dead():
+				died = true
+			}
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			return s.Close(cctx)
+			err = s.Close(cctx)
+			if died {
+				return fmt.Errorf("browser-node %s: Chromium exited; the node deregistered and stops", s.ID())
+			}
+			return err
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "", "HOST:PORT to serve the CDP relay and the session proxy API on (required)")

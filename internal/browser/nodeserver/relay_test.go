@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,5 +155,29 @@ func TestRelayLifetime(t *testing.T) {
 		t.Errorf("a request with Origin: %v %v, want 403", resp, err)
 	} else {
 		resp.Body.Close()
+	}
+}
+
+// TestChromiumDeathDeregisters: a node whose Chromium dies deregisters at
+// once (no replica places a session on it) and reports Dead.
+func TestChromiumDeathDeregisters(t *testing.T) {
+	needTool(t, backend.DefaultHeadlessShellPath)
+	_, rdb := startRedis(t)
+	s, err := nodeserver.Start(context.Background(), nodeserver.Options{Listen: "127.0.0.1:0", Registry: node.NewRegistry(rdb),
+		Heartbeat: 3 * time.Second}) // the record would outlive the check by TTL alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	if err := syscall.Kill(s.ChromiumPID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Dead():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node did not notice its Chromium died")
+	}
+	if rdb.Exists(context.Background(), node.KeyPrefix+s.ID()).Val() != 0 {
+		t.Error("a node without Chromium is still registered")
 	}
 }

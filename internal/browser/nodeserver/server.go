@@ -91,6 +91,7 @@ type Server struct {
 	closed   bool
 
 	stop chan struct{}
+	dead chan struct{} // closed when Chromium died (Dead)
 	wg   sync.WaitGroup
 }
 
@@ -142,7 +143,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	var idb [16]byte
 	rand.Read(idb[:])
-	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, stop: make(chan struct{})}
+	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, stop: make(chan struct{}), dead: make(chan struct{})}
 	s.gates, _ = browser.NewGates(o.Config, o.Home, o.Resolver, o.AllowAddrPorts)
 	var err error
 	s.defProx, err = egress.NewProxySession(egress.ProxyOptions{Name: "(default context)", Guard: s.gates.Strict,
@@ -205,6 +206,11 @@ func loopbackDial(r egress.Resolver) backend.DialFunc {
 	}
 }
 
+// Dead is closed when the node's Chromium died: the node has deregistered
+// and serves nothing; its owner should Close it (gatehouse browser-node
+// exits non-zero).
+func (s *Server) Dead() <-chan struct{} { return s.dead }
+
 // ID is the node's id (its record's key suffix).
 func (s *Server) ID() string { return s.id }
 
@@ -261,7 +267,12 @@ func (s *Server) heartbeat() {
 		case <-t.C:
 		}
 		if !s.local.Alive() {
-			s.lg.Error("browser node: Chromium is gone; the node stops heartbeating", "node", s.id)
+			// Deregistered at once: no replica places a session here again.
+			s.lg.Error("browser node: Chromium is gone; the node deregisters", "node", s.id)
+			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			s.o.Registry.Delete(dctx, s.id) //nolint:errcheck // the record expires anyway
+			cancel()
+			close(s.dead)
 			return
 		}
 		if err := s.register(context.Background()); err != nil {
