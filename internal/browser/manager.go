@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
@@ -129,7 +130,7 @@ type Manager struct {
 
 	downloadCap int64 // Options.DownloadCap
 
-	nodes nodeState // browser nodes (nodes.go)
+	nodes *node.Pool // browser nodes (nodes.go), nil without Options.Nodes
 
 	// navTarget is navigateTarget (snapwalk.go); tests shorten it.
 	navTarget time.Duration
@@ -200,7 +201,9 @@ func New(o Options) (*Manager, []string) {
 	m.execPath, m.execErr = backend.FindBrowser(cfg.Browser.ExecutablePath, cfg.Browser.Headed)
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
-	m.nodes.init(o.Nodes)
+	if o.Nodes != nil && o.Nodes.Registry != nil {
+		m.nodes = node.NewPool(o.Nodes.Registry, o.Nodes.Allow, o.Nodes.Token, o.Resolver, lg)
+	}
 	m.navTarget = navigateTarget
 	m.rend.Browser, m.rend.Policy, m.rend.Logger = m.ensureBrowser, gates.Policy, lg
 	m.life.init(o.Lifecycle)
@@ -219,7 +222,7 @@ func New(o Options) (*Manager, []string) {
 // Available returns nil when Chromium was found, else the chromium_missing
 // error naming the install hint; the browser tools are not listed then.
 func (m *Manager) Available() error {
-	if m.cdpOverride() != "" || m.camo != nil || m.cloud.sel.Provider != nil || m.nodes.configured() {
+	if m.cdpOverride() != "" || m.camo != nil || m.cloud.sel.Provider != nil || m.nodes != nil {
 		return nil // a CDP override, Camofox, a cloud provider or browser nodes need no local Chromium
 	}
 	return m.execErr
@@ -420,7 +423,7 @@ func (m *Manager) localSession(ctx context.Context, key string, realProfile bool
 	var err error
 	if realProfile {
 		l, err = m.ensureRealProfile(ctx)
-	} else if !m.nodes.configured() {
+	} else if m.nodes == nil {
 		l, err = m.ensureBrowser(ctx)
 	}
 	if err != nil {
@@ -570,7 +573,9 @@ func (m *Manager) Close() error {
 		dp.Close()
 	}
 	m.stopRealProfile()
-	m.nodes.close()
+	if m.nodes != nil {
+		m.nodes.Close()
+	}
 	return err
 }
 
@@ -799,7 +804,7 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Error = rerr.Message
 	p.Reason = rerr.Code
 	if rerr.Code == reason.BrowserCapacity {
-		p.RetryAfterS = int(capacityRetry / time.Second)
+		p.RetryAfterS = int(node.CapacityRetry / time.Second)
 	}
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)

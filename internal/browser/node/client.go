@@ -221,6 +221,30 @@ func CapacityError(retry time.Duration) *reason.Error {
 		int(max(retry, time.Second)/time.Second))
 }
 
+// SessionProxy is a browser session's egress proxy as the browser Manager
+// drives it: an in-process *egress.ProxySession, or a node's *Proxy.
+type SessionProxy interface {
+	URL() string
+	Credentials() (user, pass string)
+	SetName(name string)
+	Stats() egress.ProxyStats
+	Close() error
+	RefusedSince(t time.Time) []egress.Refusal
+	FailedSince(t time.Time) []egress.Refusal
+	TopLevelCommitted(id, rawURL, opener string)
+	TopLevelGone(id string)
+	TopLevelNavigating(id string)
+	PrivateDocuments() bool
+	PublicTopLevels(except string) []string
+	Drain(ctx context.Context, quiet, max time.Duration) bool
+	AllowNavigation(id, host string, port uint16) (done func())
+}
+
+var (
+	_ SessionProxy = (*egress.ProxySession)(nil)
+	_ SessionProxy = (*Proxy)(nil)
+)
+
 // Proxy is a session's egress proxy on a node, driven over the node's
 // control API: the same methods the Manager calls on an in-process
 // egress.ProxySession. Top-level document events are sent in order by one
