@@ -74,6 +74,7 @@ func (a *app) subcommands() []subcommand {
 	return []subcommand{
 		{"extract", a.extractCmd}, {"check", a.checkCmd}, {"config", a.configCmd}, {"browse", a.browseCmd},
 		{"search", a.searchCmd}, {"doctor", a.doctorCmd}, {"mcp", a.mcpCmd}, {"read", a.readCmd},
+		{"browser-node", a.nodeCmd},
 	}
 }
 

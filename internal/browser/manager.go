@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
@@ -81,6 +82,9 @@ type Options struct {
 	// DownloadCap is the per-download size cap in bytes (popups.go); 0 =
 	// backend.DefaultDownloadCap (100 MiB).
 	DownloadCap int64
+	// Nodes places new sessions on registered browser nodes (nodes.go,
+	// issue 19); nil keeps every session in this process's Chromium.
+	Nodes *NodeOptions
 }
 
 // Manager owns the local Chromium, every session of every task, the
@@ -126,6 +130,8 @@ type Manager struct {
 
 	downloadCap int64 // Options.DownloadCap
 
+	nodes *node.Pool // browser nodes (nodes.go), nil without Options.Nodes
+
 	// navTarget is navigateTarget (snapwalk.go); tests shorten it.
 	navTarget time.Duration
 }
@@ -136,7 +142,7 @@ type Session struct {
 	Key, Owner string
 	active     bool // SSRF private-address guard on (spec §B8.2)
 	tab        *backend.Tab
-	proxy      *egress.ProxySession
+	proxy      sessionProxy // in-process, or a browser node's (nodes.go)
 
 	mu       sync.Mutex  // one call at a time
 	lastUsed time.Time   // under Manager.mu
@@ -166,6 +172,7 @@ type Session struct {
 	cloud       *cloudSess   // a cloud provider's session, else nil (manager_cloud.go)
 	fallback    *BackendInfo // the cloud provider failed and the local Chromium serves it
 	realProfile bool         // a tab of the real-profile copy browser (profile.go)
+	node        string       // the browser node serving the session (nodes.go), else ""
 }
 
 // ProxyStats returns the session's egress counters.
@@ -200,6 +207,9 @@ func New(o Options) (*Manager, []string) {
 	m.execPath, m.execErr = backend.FindBrowser(cfg.Browser.ExecutablePath, cfg.Browser.Headed)
 	m.rp.opts = o.RealProfile
 	m.downloadCap = o.DownloadCap
+	if o.Nodes != nil && o.Nodes.Registry != nil {
+		m.nodes = node.NewPool(o.Nodes.Registry, o.Nodes.Allow, o.Nodes.Token, o.Resolver, lg)
+	}
 	m.navTarget = navigateTarget
 	m.rend.Browser, m.rend.Policy, m.rend.Logger = m.ensureBrowser, gates.Policy, lg
 	m.life.init(o.Lifecycle)
@@ -218,8 +228,8 @@ func New(o Options) (*Manager, []string) {
 // Available returns nil when Chromium was found, else the chromium_missing
 // error naming the install hint; the browser tools are not listed then.
 func (m *Manager) Available() error {
-	if m.cdpOverride() != "" || m.camo != nil || m.cloud.sel.Provider != nil {
-		return nil // a CDP override, Camofox or a cloud provider needs no local Chromium
+	if m.cdpOverride() != "" || m.camo != nil || m.cloud.sel.Provider != nil || m.nodes != nil {
+		return nil // a CDP override, Camofox, a cloud provider or browser nodes need no local Chromium
 	}
 	return m.execErr
 }
@@ -419,7 +429,7 @@ func (m *Manager) localSession(ctx context.Context, key string, realProfile bool
 	var err error
 	if realProfile {
 		l, err = m.ensureRealProfile(ctx)
-	} else {
+	} else if m.nodes == nil {
 		l, err = m.ensureBrowser(ctx)
 	}
 	if err != nil {
@@ -427,6 +437,17 @@ func (m *Manager) localSession(ctx context.Context, key string, realProfile bool
 	}
 	active := m.gates.GuardActive(m.localBackend(), key)
 	var s *Session
+	if !realProfile && m.cdpOverride() == "" {
+		// Registered browser nodes take every new session (nodes.go).
+		if s, placed, err := m.placeOnNode(ctx, key, active); placed || err != nil {
+			return s, nil, err
+		}
+	}
+	if l == nil { // nodes configured but none registered: the embedded browser
+		if l, err = m.ensureBrowser(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	if !realProfile {
 		s = m.takeSpare(ctx, active)
 	}
@@ -558,6 +579,9 @@ func (m *Manager) Close() error {
 		dp.Close()
 	}
 	m.stopRealProfile()
+	if m.nodes != nil {
+		m.nodes.Close()
+	}
 	return err
 }
 
@@ -785,6 +809,9 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Success = false
 	p.Error = rerr.Message
 	p.Reason = rerr.Code
+	if rerr.Code == reason.BrowserCapacity {
+		p.RetryAfterS = int(node.CapacityRetry / time.Second)
+	}
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)
 	}

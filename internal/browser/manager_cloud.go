@@ -56,6 +56,9 @@ type BackendInfo struct {
 	// Browserbase runs without its residential proxies.
 	StealthFeatures []string `json:"stealth_features,omitempty"`
 	StealthWarning  string   `json:"stealth_warning,omitempty"`
+	// BrowserNode is the id of the browser node serving the session
+	// (Backend "node", issue 19).
+	BrowserNode string `json:"browser_node,omitempty"`
 }
 
 // initCloud selects the cloud provider (spec §B4): provider API calls dial
@@ -261,6 +264,8 @@ func (m *Manager) backendInfo(s *Session) BackendInfo {
 		return bi
 	case m.cdpOverride() != "" && !sessionkey.IsSidecar(s.Key):
 		return BackendInfo{Backend: "cdp"}
+	case s.node != "":
+		return BackendInfo{Backend: "node", BrowserNode: s.node}
 	}
 	return BackendInfo{Backend: "local"}
 }

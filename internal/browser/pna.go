@@ -22,7 +22,7 @@ import (
 
 // topLevelReporter feeds a session proxy the tab's top-level document
 // changes (backend.TabOptions.OnTopLevel).
-func topLevelReporter(p *egress.ProxySession) func(backend.TopLevel) {
+func topLevelReporter(p sessionProxy) func(backend.TopLevel) {
 	return func(e backend.TopLevel) {
 		switch e.Phase {
 		case backend.TopLevelCommitted:

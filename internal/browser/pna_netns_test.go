@@ -415,7 +415,7 @@ func waitRefused(t *testing.T, s *Session, p *privateTargets, vectors []string) 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		got := map[string]bool{}
-		for _, rf := range s.proxy.Refusals() {
+		for _, rf := range s.proxy.(*egress.ProxySession).Refusals() {
 			if v, ok := want[rf.Port]; ok && rf.Reason == reason.PrivateNetworkFromPublic {
 				got[v] = true
 			}
@@ -430,7 +430,7 @@ func waitRefused(t *testing.T, s *Session, p *privateTargets, vectors []string) 
 					miss = append(miss, v)
 				}
 			}
-			t.Errorf("no private_network_from_public refusal for %v (refusals: %+v; private hits: %v)", miss, s.proxy.Refusals(), p.hits())
+			t.Errorf("no private_network_from_public refusal for %v (refusals: %+v; private hits: %v)", miss, s.proxy.(*egress.ProxySession).Refusals(), p.hits())
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -43,6 +43,9 @@ type Page struct {
 	Popup     *PopupInfo         `json:"popup,omitempty"`
 	Downloads []backend.Download `json:"downloads,omitempty"`
 	Recycled  string             `json:"recycled,omitempty"` // this call replaced a session whose command had timed out (spec §B6)
+	// RetryAfterS is when a refused call may succeed, in seconds: set with
+	// browser_capacity (every browser node full, issue 19).
+	RetryAfterS int `json:"retry_after_s,omitempty"`
 }
 
 // Refused reports whether the call failed (tools.Refuser).

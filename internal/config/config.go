@@ -313,11 +313,17 @@ type Browser struct {
 	Engine                  string
 	AutoLocalForPrivateURLs bool
 	CDPURL                  string
-	UseRealProfile          bool
-	RealProfileAutoclose    bool
-	RealProfilePin          string
-	AllowUnsafeEvaluate     bool
-	RestrictEvaluate        bool
+	// NodeAllow is browser.node_allow: the addresses (CIDRs, IP addresses,
+	// host names) a replica may dial when a browser node's record in Redis
+	// names them (issue 19). Empty means loopback only. A node record is
+	// data, not trust: an address outside this list is never dialed, and a
+	// metadata address never, whatever the list says.
+	NodeAllow            []string
+	UseRealProfile       bool
+	RealProfileAutoclose bool
+	RealProfilePin       string
+	AllowUnsafeEvaluate  bool
+	RestrictEvaluate     bool
 	// DialogPolicy is DialogMustRespond, DialogAutoDismiss or DialogAutoAccept.
 	DialogPolicy string
 	// DialogTimeout is the safety auto-dismiss under must_respond; a value
@@ -393,6 +399,7 @@ func Default() *Config {
 			SnapshotThreshold:       DefaultSnapshotThreshold,
 			Engine:                  EngineAuto,
 			AutoLocalForPrivateURLs: true,
+			NodeAllow:               []string{},
 			DialogPolicy:            DialogMustRespond,
 			DialogTimeout:           DefaultDialogTimeout,
 			Camofox:                 Camofox{LoopbackHostAlias: DefaultLoopbackAlias},

@@ -160,6 +160,7 @@ var schema = &field{name: "", children: []*field{
 		enum("engine", func(c *Config) *string { return &c.Browser.Engine }, EngineAuto, EngineChrome, EngineLightpanda),
 		boolean("auto_local_for_private_urls", func(c *Config) *bool { return &c.Browser.AutoLocalForPrivateURLs }),
 		str("cdp_url", func(c *Config) *string { return &c.Browser.CDPURL }, strings.TrimSpace),
+		nodeAllowField(),
 		boolean("use_real_profile", func(c *Config) *bool { return &c.Browser.UseRealProfile }),
 		boolean("real_profile_autoclose", func(c *Config) *bool { return &c.Browser.RealProfileAutoclose }),
 		str("real_profile_pin", func(c *Config) *string { return &c.Browser.RealProfilePin }, strings.TrimSpace),
@@ -725,4 +726,62 @@ func joinKey(prefix, name string) string {
 		return name
 	}
 	return prefix + "." + name
+}
+
+// nodeAllowField is browser.node_allow (issue 19): CIDRs, IP addresses or
+// host names a replica may dial for a browser node; empty = loopback only.
+// Entries that are none of these are dropped with a warning.
+func nodeAllowField() *field {
+	return &field{
+		name: "node_allow", typ: "list of CIDRs or hosts",
+		set: func(c *Config, v any, _ string) *problem {
+			out, bad, ok := toStrings(v, listOrScalar)
+			if !ok {
+				return rejectf("ignored", "want a list of CIDRs or host names (e.g. [10.0.0.0/8, node1.internal]), got %s", typeName(v))
+			}
+			good := []string{}
+			for _, s := range out {
+				s = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "."))
+				if _, err := netip.ParsePrefix(s); err == nil {
+					good = append(good, s)
+					continue
+				}
+				if _, err := netip.ParseAddr(s); err == nil {
+					good = append(good, s)
+					continue
+				}
+				if validNodeHost(s) {
+					good = append(good, s)
+					continue
+				}
+				bad = append(bad, fmt.Sprintf("%q is not a CIDR, IP address or host name", s))
+			}
+			c.Browser.NodeAllow = good
+			if len(bad) > 0 {
+				return adjustf("those entries were dropped", "%s", strings.Join(bad, "; "))
+			}
+			return nil
+		},
+		get: func(c *Config) any { return append([]string{}, c.Browser.NodeAllow...) },
+	}
+}
+
+// validNodeHost reports whether s is a DNS host name in LDH form (RFC 1123:
+// labels of letters, digits and hyphens, 1–63 chars, not starting or ending
+// with a hyphen; at most 253 chars).
+func validNodeHost(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(s, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, r := range l {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -113,6 +113,10 @@ const (
 	BackendUnsupported  Code = "backend_unsupported"
 	ProxyAuthRequired   Code = "proxy_auth_required"
 
+	// Browser nodes (issue 19): sessions placed on a gatehouse browser-node.
+	BrowserCapacity    Code = "browser_capacity"
+	BrowserNodeRefused Code = "browser_node_refused"
+
 	// Real profile and dialogs (spec §B10, §B12; issue 9 items 6–7).
 	RealProfileLocked      Code = "real_profile_locked"
 	RealProfileUnavailable Code = "real_profile_unavailable"
@@ -228,6 +232,8 @@ var codes = map[Code]string{
 	CloudFallback:       "the cloud browser provider could not create or connect a session, so this session runs in the local Chromium instead; fallback_reason and fallback_provider say why (spec §B4 step 4)",
 	CloudNotConfigured:  "browser.cloud_provider names a provider whose credentials are not set (named in the message); sessions fall back to the local Chromium, marked fallback_from_cloud",
 	UnknownCloudBackend: "browser.cloud_provider names no browser provider (browserbase, browser-use, firecrawl, local, camofox); a strict selection error, never silent auto-detect (spec §B4)",
+	BrowserCapacity:     "every registered browser node (gatehouse browser-node) has as many sessions as its --max-sessions allows, so no new session can be placed; retry after retry_after_s seconds, or add a node",
+	BrowserNodeRefused:  "a browser node's record in Redis names an address that browser.node_allow does not allow (empty: loopback only), or a metadata address; the node was not dialed. Fix browser.node_allow or the node's --listen/--advertise address",
 	BackendUnsupported:  "the configured browser backend (e.g. Camofox, which has no CDP) cannot perform this tool; the message names what it can do",
 
 	RealProfileLocked:      "browser.use_real_profile: a database of the source profile (Cookies, Login Data, Web Data) is locked, or the profile's SingletonLock names a live process: the browser is running on it; quit that browser and retry (spec §B10: never snapshot a live profile)",

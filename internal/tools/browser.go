@@ -116,6 +116,7 @@ func addBrowser(r *Registry, env *Env) []string {
 			Config: env.config(), Home: env.Web.Home, Resolver: env.Web.Resolver,
 			AllowAddrPorts: env.Web.AllowAddrPorts, Logger: env.logger(),
 			StorePathMap: env.config().Web.AgentVisiblePaths, Env: env.Web.DotEnv,
+			Nodes: env.browserNodes(),
 		})
 		r.OnClose(m.Close)
 	}

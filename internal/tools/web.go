@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
@@ -65,6 +66,19 @@ func (e *Env) pageStore() truncate.PageStore {
 	return e.Web.State
 }
 
+// browserNodes is the browser node placement of env (issue 19): with
+// shared state, new browser sessions go to the nodes registered in its
+// Redis, dialed where browser.node_allow allows, with the node token
+// (GATEHOUSE_NODE_TOKEN); nil without shared state.
+func (e *Env) browserNodes() *browser.NodeOptions {
+	if e.Web.State == nil {
+		return nil
+	}
+	allow, _ := node.ParseAllow(e.config().Browser.NodeAllow) // config.Load dropped bad entries with a warning
+	return &browser.NodeOptions{Registry: node.NewRegistry(e.Web.State.Client()), Allow: allow,
+		Token: config.Lookup(e.Web.DotEnv, node.EnvToken)}
+}
+
 // Store returns the full-text store of env (where truncated pages are saved
 // and web_read reads).
 func (e *Env) Store() *truncate.Store {
@@ -90,6 +104,7 @@ func Default(env Env) (*Registry, []string) {
 			Config: env.config(), Home: env.Web.Home, Resolver: env.Web.Resolver,
 			AllowAddrPorts: env.Web.AllowAddrPorts, Logger: env.logger(),
 			StorePathMap: env.config().Web.AgentVisiblePaths, StoreShared: env.pageStore(),
+			Nodes: env.browserNodes(),
 		})
 		r.OnClose(env.Browser.Close)
 	}

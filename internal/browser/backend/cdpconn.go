@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -35,13 +36,19 @@ const cdpMaxMessage = 256 << 20
 // redirect. A refusal by dial is returned as is (a *reason.Error from
 // egress: ssrf_metadata, ssrf_private, dns_unresolvable, …).
 func DialCDP(ctx context.Context, wsURL string, dial DialFunc) (chromedp.Transport, error) {
+	return DialCDPHeader(ctx, wsURL, nil, dial)
+}
+
+// DialCDPHeader is DialCDP sending header with the WebSocket handshake (a
+// browser node's bearer token, issue 19); nil sends none.
+func DialCDPHeader(ctx context.Context, wsURL string, header http.Header, dial DialFunc) (chromedp.Transport, error) {
 	if dial == nil {
 		return nil, errors.New("CDP connect: no dialer (pass egress.Guard.DialContext)")
 	}
 	// Proxy stays nil: no proxy, never the environment's (internal/archtest
 	// checks that every websocket.Dialer sets NetDialContext and no Proxy).
 	d := websocket.Dialer{NetDialContext: dial, HandshakeTimeout: cdpDialTimeout}
-	ws, resp, err := d.DialContext(ctx, wsURL, nil)
+	ws, resp, err := d.DialContext(ctx, wsURL, header)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}
@@ -108,9 +115,10 @@ func (c *cdpConn) Close() error { return c.ws.Close() }
 // remote.Allocator's lifetime rules: the connection lives on a context of
 // its own, closed only after chromedp.Cancel has closed the pages.
 type remoteAllocator struct {
-	wsURL string
-	dial  DialFunc
-	wg    sync.WaitGroup
+	wsURL  string
+	header http.Header
+	dial   DialFunc
+	wg     sync.WaitGroup
 }
 
 // NewRemoteAllocator returns a chromedp allocator context that attaches to
@@ -133,7 +141,7 @@ func (a *remoteAllocator) Allocate(ctx context.Context, opts ...chromedp.Browser
 	})
 	dctx, dcancel := context.WithTimeout(wctx, cdpDialTimeout)
 	defer dcancel()
-	conn, err := DialCDP(dctx, a.wsURL, a.dial)
+	conn, err := DialCDPHeader(dctx, a.wsURL, a.header, a.dial)
 	if err != nil {
 		return nil, err
 	}

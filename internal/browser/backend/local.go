@@ -125,6 +125,13 @@ type Options struct {
 	// Debugf, when set, receives every CDP message sent ("-> {…}") and
 	// received ("<- {…}") on the browser connection (profiling, bench/newsession).
 	Debugf func(format string, args ...any)
+	// DebugDial, when set, makes Chromium open its CDP debugging port on
+	// loopback only (127.0.0.1, port chosen by Chromium) instead of the
+	// pipe, and this package's own connection is dialed through it (pass an
+	// egress guard allowing that loopback port); Local.DebugURL returns the
+	// browser's WebSocket URL for a relay (gatehouse browser-node, issue 19).
+	// nil: the pipe transport, no port is opened.
+	DebugDial DialFunc
 	// ExtraFlags are added to Flags' list, a value replacing Flags' own for the
 	// same name (experiments: bench/newsession -flag); nil adds none.
 	ExtraFlags map[string]any
@@ -200,12 +207,13 @@ type Local struct {
 	browserCtx  context.Context
 	cancel      context.CancelFunc
 
-	mu     sync.Mutex
-	tabs   map[*Tab]struct{}
-	closed bool
-	pid    int
-	exited chan struct{} // closed by Close once Chromium is gone (ends the launch thread's lock)
-	remote bool          // attached over a CDP URL (Connect): not ours to stop
+	mu       sync.Mutex
+	tabs     map[*Tab]struct{}
+	closed   bool
+	pid      int
+	exited   chan struct{} // closed by Close once Chromium is gone (ends the launch thread's lock)
+	remote   bool          // attached over a CDP URL (Connect): not ours to stop
+	debugURL string        // the browser's ws:// URL on loopback (Options.DebugDial), else ""
 }
 
 // Launch starts Chromium with Flags and waits until it answers over CDP
@@ -250,6 +258,17 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 	for k, v := range o.ExtraFlags {
 		flags[k] = v
 	}
+	var debugURL string
+	if o.DebugDial != nil {
+		flags["remote-debugging-address"] = "127.0.0.1"
+		flags["remote-debugging-port"] = "0"
+		opts = append(opts, chromedp.WithDialer(func(ctx context.Context, wsURL string) (chromedp.Transport, error) {
+			debugURL = wsURL
+			dctx, cancel := context.WithTimeout(ctx, cdpDialTimeout)
+			defer cancel()
+			return DialCDP(dctx, wsURL, o.DebugDial)
+		}))
+	}
 	for k, v := range flags {
 		opts = append(opts, chromedp.Flag(k, v))
 	}
@@ -279,6 +298,7 @@ func Launch(ctx context.Context, o Options) (*Local, error) {
 			mainPIDs.Store(p.Pid, true)
 		}
 	}
+	l.debugURL = debugURL
 	if err := writeOwner(dir, l.pid); err != nil {
 		lg.Warn("browser owner record not written; the orphan reaper cannot identify this browser", "dir", dir, "err", err)
 	}
@@ -294,6 +314,10 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// DebugURL returns the browser's CDP WebSocket URL on loopback when it was
+// launched with Options.DebugDial, else "".
+func (l *Local) DebugURL() string { return l.debugURL }
 
 // UserDataDir returns the profile directory (it carries ProfileMarker).
 func (l *Local) UserDataDir() string { return l.dataDir }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -21,10 +22,16 @@ import (
 // (ssrf_metadata, ssrf_private, dns_unresolvable, …); other errors,
 // including a connection that fails, are browser_failed naming the failure.
 func Connect(ctx context.Context, wsURL string, dial DialFunc, lg *slog.Logger) (*Local, error) {
+	return ConnectHeader(ctx, wsURL, nil, dial, lg)
+}
+
+// ConnectHeader is Connect sending header with the WebSocket handshake (a
+// browser node's bearer token, issue 19).
+func ConnectHeader(ctx context.Context, wsURL string, header http.Header, dial DialFunc, lg *slog.Logger) (*Local, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	allocCtx, allocCancel := NewRemoteAllocator(context.Background(), wsURL, dial)
+	allocCtx, allocCancel := chromedp.NewAllocatorContext(context.Background(), &remoteAllocator{wsURL: wsURL, header: header, dial: dial})
 	bctx, cancel := chromedp.NewContext(allocCtx)
 	l := &Local{logger: lg, allocCtx: allocCtx, allocCancel: allocCancel, browserCtx: bctx, cancel: cancel,
 		tabs: map[*Tab]struct{}{}, exited: make(chan struct{}), remote: true}

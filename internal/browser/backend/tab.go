@@ -68,6 +68,11 @@ type TabOptions struct {
 	// places requests into the private network by it (Private Network
 	// Access). It runs on a CDP message loop: it must not block or call CDP.
 	OnTopLevel func(TopLevel)
+	// DisposeOnDetach has Chromium dispose the tab's BrowserContext when the
+	// CDP connection that created it closes (CDP Target.createBrowserContext
+	// disposeOnDetach): a browser node's sessions end with the replica that
+	// drives them (issue 19).
+	DisposeOnDetach bool
 }
 
 // ConsoleMessage is one console API call or uncaught exception of the page.
@@ -191,6 +196,9 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 		copts = append(copts, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
 			p.ProxyServer = o.ProxyURL
 			p.ProxyBypassList = "<-loopback>"
+			if o.DisposeOnDetach {
+				p.DisposeOnDetach = &o.DisposeOnDetach
+			}
 		}))
 	}
 	tctx, cancel := chromedp.NewContext(l.browserCtx, copts...)

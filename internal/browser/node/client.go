@@ -1,0 +1,408 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// EnvToken is the environment variable holding the node token: a node
+// whose --listen address is not loopback refuses to start without it, and
+// replicas send it (Authorization: Bearer) on the CDP WebSocket and the
+// control API.
+const EnvToken = "GATEHOUSE_NODE_TOKEN"
+
+// HeaderRelay names the client's CDP relay connection: sent on the relay's
+// handshake and with every session proxy opened, so the node closes the
+// proxies of a relay that closed (the replica that drove them is gone;
+// Chromium disposes their BrowserContexts, created with disposeOnDetach).
+const HeaderRelay = "X-Gatehouse-Relay"
+
+// Paths of a node's listener.
+const (
+	PathCDP      = "/cdp"         // WebSocket relay to the node's Chromium
+	PathSessions = "/v1/sessions" // POST: open a session proxy; /v1/sessions/{id}: POST an op, DELETE closes
+)
+
+// OpenRequest asks a node for a session's egress proxy.
+type OpenRequest struct {
+	Name   string `json:"name"`   // the session key, for the node's logs
+	Active bool   `json:"active"` // the SSRF private-address guard applies (browser.Gates.GuardActive)
+}
+
+// OpenResponse is a node's session proxy: its URL as the node's Chromium
+// reaches it, and the credential that only that session's BrowserContext
+// holds.
+type OpenResponse struct {
+	ID    string `json:"id"`
+	Proxy string `json:"proxy"`
+	User  string `json:"user"`
+	Pass  string `json:"pass"`
+}
+
+// OpRequest is one call on a node's session proxy (egress.ProxySession's
+// method named by Op, times as ages so node and replica clocks need not
+// agree).
+type OpRequest struct {
+	Op      string `json:"op"`
+	Target  string `json:"target,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Opener  string `json:"opener,omitempty"`
+	Host    string `json:"host,omitempty"`
+	Port    uint16 `json:"port,omitempty"`
+	AgeMS   int64  `json:"age_ms,omitempty"`
+	QuietMS int64  `json:"quiet_ms,omitempty"`
+	MaxMS   int64  `json:"max_ms,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Token   string `json:"token,omitempty"`
+}
+
+// OpResponse is the answer to an OpRequest.
+type OpResponse struct {
+	OK       bool              `json:"ok,omitempty"`
+	IDs      []string          `json:"ids,omitempty"`
+	Refusals []WireRefusal     `json:"refusals,omitempty"`
+	Stats    egress.ProxyStats `json:"stats"`
+	Token    string            `json:"token,omitempty"`
+}
+
+// WireRefusal is an egress.Refusal with its time as an age.
+type WireRefusal struct {
+	AgeMS  int64       `json:"age_ms"`
+	Method string      `json:"method"`
+	Host   string      `json:"host"`
+	Port   uint16      `json:"port"`
+	Reason reason.Code `json:"reason"`
+}
+
+// Ops of OpRequest.
+const (
+	OpRefusedSince = "refused_since"
+	OpFailedSince  = "failed_since"
+	OpCommitted    = "toplevel_committed"
+	OpGone         = "toplevel_gone"
+	OpNavigating   = "toplevel_navigating"
+	OpPrivateDocs  = "private_documents"
+	OpPublicTops   = "public_toplevels"
+	OpDrain        = "drain"
+	OpAllowNav     = "allow_navigation"
+	OpAllowDone    = "allow_done"
+	OpStats        = "stats"
+	OpSetName      = "set_name"
+)
+
+// CapacityStatus is the HTTP status of a node that has no room for another
+// session (the reason code browser_capacity in the body).
+const CapacityStatus = http.StatusServiceUnavailable
+
+// Client reaches one node at the address its record names, after Allow
+// judged it: every connection (CDP WebSocket, control API) is dialed by an
+// egress guard whose only exception is that address. Safe for concurrent
+// use.
+type Client struct {
+	Record Record
+	ap     netip.AddrPort
+	guard  *egress.Guard
+	http   *http.Client
+	token  string
+	relay  string
+}
+
+// NewClient judges rec.Addr with allow (resolving names with r) and returns
+// a client for it; it does not connect. A refused address is a
+// browser_node_refused *reason.Error and nothing is dialed.
+func NewClient(ctx context.Context, rec Record, allow Allow, r egress.Resolver, token string) (*Client, error) {
+	aps, err := allow.Resolve(ctx, r, rec.Addr)
+	if err != nil {
+		return nil, err
+	}
+	ap := aps[0]
+	g := Guard(ap, r)
+	var rid [16]byte
+	rand.Read(rid[:])
+	return &Client{Record: rec, ap: ap, guard: g, token: token, relay: hex.EncodeToString(rid[:]),
+		http: g.Client(egress.ClientOptions{Timeout: 30 * time.Second})}, nil
+}
+
+// Addr is the vetted address the client dials.
+func (c *Client) Addr() netip.AddrPort { return c.ap }
+
+// CDPURL is the node's CDP WebSocket (dial it with DialContext and Header).
+func (c *Client) CDPURL() string { return "ws://" + c.ap.String() + PathCDP }
+
+// DialContext dials through the client's guard (backend.DialFunc).
+func (c *Client) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return c.guard.DialContext(ctx, network, addr)
+}
+
+// Header is the header of every request to the node: the node token, when
+// set, and the relay id (HeaderRelay).
+func (c *Client) Header() http.Header {
+	h := http.Header{}
+	h.Set(HeaderRelay, c.relay)
+	if c.token != "" {
+		h.Set("Authorization", "Bearer "+c.token)
+	}
+	return h
+}
+
+// CloseIdle closes the control API's idle connections.
+func (c *Client) CloseIdle() { c.http.CloseIdleConnections() }
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) (int, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+c.ap.String()+path, body)
+	if err != nil {
+		return 0, err
+	}
+	req.Header = c.Header()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	lr := io.LimitReader(resp.Body, 1<<20)
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, lr) //nolint:errcheck
+		return resp.StatusCode, fmt.Errorf("browser node %s: HTTP %d", c.ap, resp.StatusCode)
+	}
+	if out != nil {
+		if err := json.NewDecoder(lr).Decode(out); err != nil {
+			return resp.StatusCode, fmt.Errorf("browser node %s: bad answer: %w", c.ap, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// OpenProxy asks the node for a session proxy. A node without room answers
+// CapacityStatus: the error is then browser_capacity.
+func (c *Client) OpenProxy(ctx context.Context, name string, active bool) (*Proxy, error) {
+	var or OpenResponse
+	st, err := c.do(ctx, http.MethodPost, PathSessions, OpenRequest{Name: name, Active: active}, &or)
+	if st == CapacityStatus {
+		return nil, CapacityError(time.Second)
+	}
+	if err != nil {
+		return nil, reason.Wrap(reason.BrowserFailed, "", "The browser node did not open a session proxy; call browser_navigate again.", err)
+	}
+	if or.ID == "" || !idRe.MatchString(or.ID) {
+		return nil, reason.New(reason.BrowserFailed, "", "The browser node answered without a session id.")
+	}
+	p := &Proxy{c: c, id: or.ID, url: or.Proxy, user: or.User, pass: or.Pass,
+		events: make(chan event, 256), done: make(chan struct{})}
+	go p.run()
+	return p, nil
+}
+
+// CapacityError is the browser_capacity refusal, retry after retry.
+func CapacityError(retry time.Duration) *reason.Error {
+	return reason.Newf(reason.BrowserCapacity, "",
+		"Every browser node is at its session capacity (--max-sessions); no new browser session can start now. Retry in %d s, close a session you no longer need (browser_close), or add a browser node.",
+		int(max(retry, time.Second)/time.Second))
+}
+
+// SessionProxy is a browser session's egress proxy as the browser Manager
+// drives it: an in-process *egress.ProxySession, or a node's *Proxy.
+type SessionProxy interface {
+	URL() string
+	Credentials() (user, pass string)
+	SetName(name string)
+	Stats() egress.ProxyStats
+	Close() error
+	RefusedSince(t time.Time) []egress.Refusal
+	FailedSince(t time.Time) []egress.Refusal
+	TopLevelCommitted(id, rawURL, opener string)
+	TopLevelGone(id string)
+	TopLevelNavigating(id string)
+	PrivateDocuments() bool
+	PublicTopLevels(except string) []string
+	Drain(ctx context.Context, quiet, max time.Duration) bool
+	AllowNavigation(id, host string, port uint16) (done func())
+}
+
+var (
+	_ SessionProxy = (*egress.ProxySession)(nil)
+	_ SessionProxy = (*Proxy)(nil)
+)
+
+// Proxy is a session's egress proxy on a node, driven over the node's
+// control API: the same methods the Manager calls on an in-process
+// egress.ProxySession. Top-level document events are sent in order by one
+// goroutine (they come from the tab's event loop, which must not block on
+// the network); a query waits until the events before it were delivered.
+type Proxy struct {
+	c               *Client
+	id              string
+	url, user, pass string
+	events          chan event
+	done            chan struct{}
+	closeOnce       sync.Once
+}
+
+// opTimeoutProxy bounds one proxy op.
+const opTimeoutProxy = 10 * time.Second
+
+// event is one queued op, or a flush marker (flushed set).
+type event struct {
+	req     OpRequest
+	flushed chan struct{}
+}
+
+func (p *Proxy) run() {
+	for {
+		select {
+		case ev := <-p.events:
+			if ev.flushed != nil {
+				close(ev.flushed)
+				continue
+			}
+			p.call(ev.req, nil)
+		case <-p.done:
+			return
+		}
+	}
+}
+
+// flush waits until the events queued before it were delivered.
+func (p *Proxy) flush() {
+	ch := make(chan struct{})
+	select {
+	case p.events <- event{flushed: ch}:
+	case <-p.done:
+		return
+	}
+	select {
+	case <-ch:
+	case <-p.done:
+	case <-time.After(opTimeoutProxy):
+	}
+}
+
+func (p *Proxy) call(in OpRequest, out *OpResponse) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeoutProxy)
+	defer cancel()
+	var o OpResponse
+	if _, err := p.c.do(ctx, http.MethodPost, PathSessions+"/"+p.id, in, &o); err != nil {
+		return false
+	}
+	if out != nil {
+		*out = o
+	}
+	return true
+}
+
+func (p *Proxy) send(ev OpRequest) {
+	select {
+	case p.events <- event{req: ev}:
+	case <-p.done:
+	}
+}
+
+func (p *Proxy) query(in OpRequest) OpResponse {
+	p.flush()
+	var o OpResponse
+	p.call(in, &o)
+	return o
+}
+
+// URL is the proxy's URL as the node's Chromium reaches it.
+func (p *Proxy) URL() string { return p.url }
+
+// Credentials is the session's proxy credential.
+func (p *Proxy) Credentials() (user, pass string) { return p.user, p.pass }
+
+// SetName renames the session in the node's logs.
+func (p *Proxy) SetName(name string) { p.send(OpRequest{Op: OpSetName, Name: name}) }
+
+// Stats returns the session's egress counters on the node (zero when the
+// node does not answer).
+func (p *Proxy) Stats() egress.ProxyStats { return p.query(OpRequest{Op: OpStats}).Stats }
+
+func refusals(w []WireRefusal) []egress.Refusal {
+	now := time.Now()
+	out := make([]egress.Refusal, 0, len(w))
+	for _, r := range w {
+		out = append(out, egress.Refusal{Time: now.Add(-time.Duration(r.AgeMS) * time.Millisecond), Method: r.Method, Host: r.Host, Port: r.Port, Reason: r.Reason})
+	}
+	return out
+}
+
+// RefusedSince is egress.ProxySession.RefusedSince on the node.
+func (p *Proxy) RefusedSince(t time.Time) []egress.Refusal {
+	return refusals(p.query(OpRequest{Op: OpRefusedSince, AgeMS: time.Since(t).Milliseconds()}).Refusals)
+}
+
+// FailedSince is egress.ProxySession.FailedSince on the node.
+func (p *Proxy) FailedSince(t time.Time) []egress.Refusal {
+	return refusals(p.query(OpRequest{Op: OpFailedSince, AgeMS: time.Since(t).Milliseconds()}).Refusals)
+}
+
+// TopLevelCommitted is egress.ProxySession.TopLevelCommitted (queued).
+func (p *Proxy) TopLevelCommitted(id, rawURL, opener string) {
+	p.send(OpRequest{Op: OpCommitted, Target: id, URL: rawURL, Opener: opener})
+}
+
+// TopLevelGone is egress.ProxySession.TopLevelGone (queued).
+func (p *Proxy) TopLevelGone(id string) { p.send(OpRequest{Op: OpGone, Target: id}) }
+
+// TopLevelNavigating is egress.ProxySession.TopLevelNavigating.
+func (p *Proxy) TopLevelNavigating(id string) {
+	p.query(OpRequest{Op: OpNavigating, Target: id})
+}
+
+// PrivateDocuments is egress.ProxySession.PrivateDocuments on the node;
+// false when the node does not answer (the stricter answer).
+func (p *Proxy) PrivateDocuments() bool { return p.query(OpRequest{Op: OpPrivateDocs}).OK }
+
+// PublicTopLevels is egress.ProxySession.PublicTopLevels on the node.
+func (p *Proxy) PublicTopLevels(except string) []string {
+	return p.query(OpRequest{Op: OpPublicTops, Target: except}).IDs
+}
+
+// Drain is egress.ProxySession.Drain on the node.
+func (p *Proxy) Drain(_ context.Context, quiet, maxWait time.Duration) bool {
+	return p.query(OpRequest{Op: OpDrain, QuietMS: quiet.Milliseconds(), MaxMS: maxWait.Milliseconds()}).OK
+}
+
+// AllowNavigation is egress.ProxySession.AllowNavigation on the node; the
+// returned function ends the allowance.
+func (p *Proxy) AllowNavigation(id, host string, port uint16) func() {
+	tok := p.query(OpRequest{Op: OpAllowNav, Target: id, Host: host, Port: port}).Token
+	return func() {
+		if tok != "" {
+			p.call(OpRequest{Op: OpAllowDone, Token: tok}, nil)
+		}
+	}
+}
+
+// Close closes the session's proxy on the node (its slot is free again).
+func (p *Proxy) Close() error {
+	p.closeOnce.Do(func() {
+		p.flush()
+		close(p.done)
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeoutProxy)
+		defer cancel()
+		p.c.do(ctx, http.MethodDelete, PathSessions+"/"+p.id, nil, nil) //nolint:errcheck // the node also frees it when it restarts
+	})
+	return nil
+}

@@ -1,0 +1,179 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// CapacityRetry is the Retry-After of browser_capacity: sessions end at
+// unknown times, and a node's record shows a freed slot at once.
+const CapacityRetry = time.Second
+
+// Pool is a replica's view of the registered nodes: the registry, the
+// node_allow judgement and one CDP connection per node in use. Safe for
+// concurrent use.
+type Pool struct {
+	reg      *Registry
+	allow    Allow
+	token    string
+	resolver egress.Resolver
+	lg       *slog.Logger
+
+	mu    sync.Mutex
+	conns map[string]*Conn // by node id
+}
+
+// Conn is one node's client and the CDP connection to its Chromium.
+type Conn struct {
+	Client  *Client
+	Browser *backend.Local // attached (Connect): Close disconnects, never stops the node's browser
+}
+
+// NewPool returns the pool of the nodes in reg, dialed where allow allows
+// (names resolved with r; nil = system DNS), sending token; lg (nil:
+// discard) receives skipped nodes.
+func NewPool(reg *Registry, allow Allow, token string, r egress.Resolver, lg *slog.Logger) *Pool {
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Pool{reg: reg, allow: allow, token: token, resolver: r, lg: lg, conns: map[string]*Conn{}}
+}
+
+// Readiness is nil when no node is registered (sessions run in the
+// replica) or some registered node has room; else "no browser node has
+// room", or the registry's failure.
+func (p *Pool) Readiness(ctx context.Context) error {
+	recs, _, err := p.reg.List(ctx)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if _, err := Pick(recs, nil); err != nil {
+		return errors.New("no browser node has room")
+	}
+	return nil
+}
+
+// Place opens a session named name on a registered node: a session proxy
+// on the node, then open (the caller's BrowserContext behind it; its error
+// closes the proxy and skips the node). placed false with no error: no
+// node is registered. Nodes are tried in placement order (Pick); one that
+// node_allow refuses, that is full or that fails is skipped. Every node
+// full: browser_capacity; else the last other failure (browser_node_refused,
+// browser_failed, …); a registry failure is state_unavailable.
+func (p *Pool) Place(ctx context.Context, name string, active bool, open func(c *Conn, px *Proxy) error) (placed bool, id string, err error) {
+	recs, bad, err := p.reg.List(ctx)
+	for _, b := range bad {
+		p.lg.Warn("browser node record ignored", "err", b)
+	}
+	if err != nil {
+		return true, "", reason.Wrap(reason.StateUnavailable, "", "Shared state unavailable: the browser node registry in Redis did not answer, so no browser session can be placed. Start or fix Redis (calls succeed again once it answers), or unset GATEHOUSE_REDIS_URL to run one replica with its own browser.", err)
+	}
+	if len(recs) == 0 {
+		return false, "", nil
+	}
+	skip := map[string]bool{}
+	var other error // the last failure that is not a full node
+	for {
+		rec, perr := Pick(recs, skip)
+		if perr != nil {
+			if other != nil {
+				return true, "", other
+			}
+			return true, "", CapacityError(CapacityRetry)
+		}
+		skip[rec.ID] = true
+		err := p.openOn(ctx, rec, name, active, open)
+		if err == nil {
+			return true, rec.ID, nil
+		}
+		if rerr := reason.As(err); rerr != nil && rerr.Code == reason.BrowserCapacity {
+			p.lg.Info("browser node full", "node", rec.ID)
+		} else {
+			other = err
+			cause := err
+			if u := errors.Unwrap(err); u != nil {
+				cause = u
+			}
+			p.lg.Warn("browser node skipped", "node", rec.ID, "addr", rec.Addr, "cause", cause.Error())
+		}
+		if ctx.Err() != nil {
+			return true, "", err
+		}
+	}
+}
+
+func (p *Pool) openOn(ctx context.Context, rec Record, name string, active bool, open func(c *Conn, px *Proxy) error) error {
+	c, err := p.conn(ctx, rec)
+	if err != nil {
+		return err
+	}
+	px, err := c.Client.OpenProxy(ctx, name, active)
+	if err != nil {
+		return err
+	}
+	if err := open(c, px); err != nil {
+		px.Close()
+		if !c.Browser.Alive() {
+			p.drop(rec.ID, c)
+		}
+		return err
+	}
+	return nil
+}
+
+// conn returns the live CDP connection to rec's node, connecting (the
+// address judged by node_allow, dialed through egress) when there is none.
+func (p *Pool) conn(ctx context.Context, rec Record) (*Conn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.conns[rec.ID]; ok {
+		if c.Browser.Alive() && c.Client.Record.Addr == rec.Addr {
+			return c, nil
+		}
+		c.Browser.Close()
+		delete(p.conns, rec.ID)
+	}
+	cl, err := NewClient(ctx, rec, p.allow, p.resolver, p.token)
+	if err != nil {
+		return nil, err
+	}
+	l, err := backend.ConnectHeader(ctx, cl.CDPURL(), cl.Header(), cl.DialContext, p.lg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{Client: cl, Browser: l}
+	p.conns[rec.ID] = c
+	return c, nil
+}
+
+func (p *Pool) drop(id string, c *Conn) {
+	p.mu.Lock()
+	if p.conns[id] == c {
+		delete(p.conns, id)
+	}
+	p.mu.Unlock()
+	c.Browser.Close()
+}
+
+// Close disconnects from every node (the sessions' BrowserContexts, created
+// with disposeOnDetach, end with the connection).
+func (p *Pool) Close() {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = map[string]*Conn{}
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.Browser.Close()
+		c.Client.CloseIdle()
+	}
+}

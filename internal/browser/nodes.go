@@ -1,0 +1,68 @@
+package browser
+
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+)
+
+// Browser nodes (issue 19; docs/browser.md "Browser nodes"): with
+// Options.Nodes set and a node registered, a new session is a
+// BrowserContext in the least-loaded node's Chromium behind a session proxy
+// the node runs (node.Pool places it; node.Proxy answers the Manager's
+// proxy calls over the node's API), so every gate of the Manager holds
+// unchanged. With no node registered, sessions stay in this process.
+
+// sessionProxy is a session's egress proxy: in-process or a node's.
+type sessionProxy = node.SessionProxy
+
+// NodeOptions configures placement on browser nodes.
+type NodeOptions struct {
+	Registry *node.Registry // the node registry in Redis; required
+	Allow    node.Allow     // browser.node_allow (node.ParseAllow); zero: loopback only
+	Token    string         // sent to nodes (node.EnvToken); "" sends none
+}
+
+// NodeReadiness is the readiness reason of browser placement (for
+// /readyz): nil without nodes configured or registered, or when one has
+// room; else "no browser node has room" or the registry's failure.
+func (m *Manager) NodeReadiness(ctx context.Context) error {
+	if m.nodes == nil {
+		return nil
+	}
+	return m.nodes.Readiness(ctx)
+}
+
+// placeOnNode opens key's session on a registered node (node.Pool.Place:
+// browser_capacity when all are full, browser_node_refused when
+// node_allow refuses); placed false: no node is registered.
+func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Session, bool, error) {
+	if m.nodes == nil {
+		return nil, false, nil
+	}
+	var s *Session
+	placed, id, err := m.nodes.Place(ctx, key, active, func(c *node.Conn, p *node.Proxy) error {
+		user, pass := p.Credentials()
+		tab, err := c.Browser.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
+			OnTopLevel:   topLevelReporter(p),
+			DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
+			DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap,
+			// The session ends with this replica's connection (the node
+			// closes a relay's proxies when the relay closes).
+			DisposeOnDetach: true})
+		if err != nil {
+			return err
+		}
+		s = &Session{active: active, tab: tab, proxy: p, nextRef: 1,
+			frameK: map[backend.FrameID]int{}, frameOf: map[int]backend.FrameID{}, frameRef: map[int]int{}}
+		return nil
+	})
+	if err != nil || !placed {
+		return nil, placed, err
+	}
+	s.node = id
+	m.logger.Info("browser session placed on a node", "session", key, "node", id)
+	return s, true, nil
+}

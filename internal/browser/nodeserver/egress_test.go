@@ -1,0 +1,152 @@
+package nodeserver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/nodeserver"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// testResolver answers every *.test name with loopback, except
+// metadata-rebind.test, which names the metadata address.
+type testResolver struct{}
+
+func (testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	switch {
+	case host == "metadata-rebind.test":
+		return []netip.Addr{netip.MustParseAddr("169.254.169.254")}, nil
+	case strings.HasSuffix(host, ".test"), host == "localhost":
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, errors.New("no such host")
+}
+
+// hostServer serves the test pages and counts requests by host.
+type hostServer struct {
+	*httptest.Server
+	port string
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (h *hostServer) url(host, path string) string { return "http://" + host + ":" + h.port + path }
+
+func (h *hostServer) count(host string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hits[host]
+}
+
+func newHostServer() *hostServer {
+	h := &hostServer{hits: map[string]int{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.Host)
+		h.mu.Lock()
+		h.hits[host]++
+		h.mu.Unlock()
+		switch r.URL.Path {
+		case "/redir":
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+		case "/egress":
+			b := "http://blocked.test:" + h.port
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><title>egress</title><h1>egress page</h1>
+<img src="%[1]s/img"><link rel="stylesheet" href="%[1]s/css"><iframe src="%[1]s/frame"></iframe>
+<script>
+fetch("%[1]s/fetch").catch(()=>{});
+try { new WebSocket("ws://blocked.test:%[2]s/ws"); } catch (e) {}
+new Worker(URL.createObjectURL(new Blob(['fetch("%[1]s/worker").catch(()=>{})'])));
+navigator.sendBeacon("%[1]s/beacon", "x");
+</script>`, b, h.port)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><title>%s</title><p>page %s</p>`, host, r.URL.Path)
+		}
+	}))
+	_, h.port, _ = net.SplitHostPort(h.Listener.Addr().String())
+	return h
+}
+
+// TestNodeEgress: the browser egress checks hold for a session on a node
+// as in one process: the node's proxy refuses every request kind of a page
+// to a blocked host (sub-resources, fetch, WebSocket, worker, beacon), and
+// a redirect to a metadata address, to a name resolving to it, or to a
+// blocked host resets the tab to about:blank with the gate's code.
+func TestNodeEgress(t *testing.T) {
+	needTool(t, backend.DefaultHeadlessShellPath)
+	_, rdb := startRedis(t)
+	cfg := config.Default()
+	cfg.Security.WebsiteBlocklist.Enabled = true
+	cfg.Security.WebsiteBlocklist.Domains = []string{"blocked.test"}
+	reg := node.NewRegistry(rdb)
+	s, err := nodeserver.Start(context.Background(), nodeserver.Options{Config: cfg, Home: t.TempDir(), Listen: "127.0.0.1:0",
+		Registry: reg, Resolver: testResolver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	m, _ := browser.New(browser.Options{Config: cfg, Home: t.TempDir(), Resolver: testResolver{}, Nodes: &browser.NodeOptions{Registry: reg}})
+	defer m.Close()
+	hs := newHostServer()
+	defer hs.Close()
+	ctx := context.Background()
+
+	r := m.Navigate(ctx, "egress", browser.NavigateInput{URL: hs.url("allowed.test", "/egress")})
+	if !r.Success || r.Backend != "node" {
+		t.Fatalf("navigate on the node = %+v", r)
+	}
+	sess, ok := m.Session("egress")
+	if !ok {
+		t.Fatal("no session")
+	}
+	waitFor(t, 10*time.Second, "the node's proxy to refuse the page's requests to the blocked host", func() bool {
+		return sess.ProxyStats().Refused >= 6
+	})
+	time.Sleep(300 * time.Millisecond)
+	if n := hs.count("blocked.test"); n != 0 {
+		t.Errorf("the blocked host was reached %d times from a session on a node", n)
+	}
+
+	for _, c := range []struct {
+		to   string
+		want []reason.Code
+	}{
+		{"http://169.254.169.254/latest/meta-data/", []reason.Code{reason.SSRFMetadata, reason.RedirectMetadata}},
+		{hs.url("metadata-rebind.test", "/x"), []reason.Code{reason.SSRFMetadata, reason.RedirectMetadata}},
+		{hs.url("blocked.test", "/x"), []reason.Code{reason.PolicyBlocked}},
+	} {
+		r := m.Navigate(ctx, "egress", browser.NavigateInput{URL: hs.url("allowed.test", "/redir?to="+c.to)})
+		if r.Success || r.URL != "about:blank" || !contains(c.want, r.Reason) {
+			t.Errorf("redirect to %s on a node = success %v, url %q, reason %s; want refused (%v), tab on about:blank", c.to, r.Success, r.URL, r.Reason, c.want)
+		}
+		if sn := m.Snapshot(ctx, "egress", browser.SnapshotInput{}); sn.URL != "about:blank" {
+			t.Errorf("after the refused redirect to %s the snapshot reads %q", c.to, sn.URL)
+		}
+	}
+	if n := hs.count("blocked.test"); n != 0 {
+		t.Errorf("the blocked host was reached %d times", n)
+	}
+}
+
+func contains(cs []reason.Code, c reason.Code) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}

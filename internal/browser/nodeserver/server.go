@@ -1,0 +1,608 @@
+// Package nodeserver is `gatehouse browser-node` (issue 19): one Chromium
+// (the headless shell by default, launched by browser/backend) plus its
+// egress proxies, as one unit, registered in Redis for replicas to place
+// sessions on (internal/browser/node is the replica's side).
+//
+// The node's listener serves, behind the node token (node.EnvToken;
+// required unless it listens on loopback):
+//   - GET /cdp: a WebSocket relay to Chromium's CDP endpoint, which itself
+//     listens on 127.0.0.1 only;
+//   - POST /v1/sessions: a new session proxy (egress.ProxySession with its
+//     own credential, judged by this node's gates), refused with
+//     browser_capacity (503) when --max-sessions are open;
+//     POST /v1/sessions/{id}: one call on it (node.OpRequest);
+//     DELETE /v1/sessions/{id}: closes it.
+//
+// No request carrying an Origin header is served (CDP clients send none;
+// a web page would, and a DNS-rebinding page could otherwise pass a Host
+// check).
+package nodeserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// DefaultMaxSessions is --max-sessions' default: sized for 2 cores (the
+// headless shell's sessions cost ~0.4 of full Chromium's; issue 19).
+const DefaultMaxSessions = 16
+
+// Options configures Start.
+type Options struct {
+	Config *config.Config // nil: config.Default()
+	Home   string
+	// Listen is host:port of the node's listener (port 0 picks one).
+	Listen string
+	// Advertise is the address written in the record (what replicas dial);
+	// "" means the listener's address.
+	Advertise string
+	// MaxSessions is the capacity; ≤ 0 means DefaultMaxSessions.
+	MaxSessions int
+	// Token is the node token; required unless Listen is loopback.
+	Token string
+	// Registry is where the node registers; required.
+	Registry *node.Registry
+	// Heartbeat is the record's TTL (refreshed every third of it); 0 means
+	// node.HeartbeatTTL.
+	Heartbeat time.Duration
+	// Resolver and AllowAddrPorts are the session proxies' (tests).
+	Resolver       egress.Resolver
+	AllowAddrPorts []netip.AddrPort
+	Logger         *slog.Logger
+}
+
+// Server is one running node. Close deregisters it and stops Chromium.
+type Server struct {
+	o       Options
+	id      string
+	addr    string
+	lg      *slog.Logger
+	gates   *browser.Gates
+	ln      net.Listener
+	hs      *http.Server
+	local   *backend.Local
+	defProx *egress.ProxySession
+
+	mu       sync.Mutex
+	sessions map[string]*nodeSession
+	relays   map[string]int // live CDP relays by relay id (node.HeaderRelay)
+	closed   bool
+
+	stop chan struct{}
+	dead chan struct{} // closed when Chromium died (Dead)
+	wg   sync.WaitGroup
+}
+
+type nodeSession struct {
+	relay  string // the relay whose client opened it; closed with it
+	p      *egress.ProxySession
+	allows map[string]func() // AllowNavigation tokens
+	next   int
+}
+
+// IsLoopback reports whether listen's host is a loopback IP or localhost.
+func IsLoopback(listen string) bool {
+	h, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if h == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.IsLoopback()
+}
+
+// Start launches Chromium, starts the listener and registers the node.
+// Errors: a missing token on a non-loopback address, a listen failure,
+// chromium_missing / browser_failed from the launch, a registry failure.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Registry == nil {
+		return nil, errors.New("browser-node: GATEHOUSE_REDIS_URL is required (the node registers itself in Redis)")
+	}
+	if o.Token == "" && !IsLoopback(o.Listen) {
+		return nil, fmt.Errorf("browser-node: --listen %s is not loopback: set %s (replicas send it as a bearer token)", o.Listen, node.EnvToken)
+	}
+	if o.Config == nil {
+		o.Config = config.Default()
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxSessions > node.MaxCapacity {
+		o.MaxSessions = node.MaxCapacity
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = node.HeartbeatTTL
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	var idb [16]byte
+	rand.Read(idb[:])
+	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, stop: make(chan struct{}), dead: make(chan struct{})}
+	s.gates, _ = browser.NewGates(o.Config, o.Home, o.Resolver, o.AllowAddrPorts)
+	var err error
+	s.defProx, err = egress.NewProxySession(egress.ProxyOptions{Name: "(default context)", Guard: s.gates.Strict,
+		Decider: egress.HostDeciderFunc(func(string, string, uint16) *reason.Error {
+			return reason.New(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the default browser context has no network access.")
+		})})
+	if err != nil {
+		return nil, err
+	}
+	exec, err := backend.FindBrowser(o.Config.Browser.ExecutablePath, o.Config.Browser.Headed)
+	if err != nil {
+		s.defProx.Close()
+		return nil, err
+	}
+	s.local, err = backend.Launch(ctx, backend.Options{ExecPath: exec, DefaultProxy: s.defProx.URL(), Headed: o.Config.Browser.Headed,
+		Logger: lg, DebugDial: loopbackDial(o.Resolver)})
+	if err != nil {
+		s.defProx.Close()
+		return nil, err
+	}
+	if s.ln, err = net.Listen("tcp", o.Listen); err != nil {
+		s.shutdownBrowser()
+		return nil, err
+	}
+	s.addr = o.Advertise
+	if s.addr == "" {
+		s.addr = s.ln.Addr().String()
+	}
+	if _, _, err := node.SplitAddr(s.addr); err != nil {
+		s.ln.Close()
+		s.shutdownBrowser()
+		return nil, fmt.Errorf("browser-node: the advertised address %q: %w", s.addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+node.PathCDP, s.relay)
+	mux.HandleFunc("POST "+node.PathSessions, s.open)
+	mux.HandleFunc("POST "+node.PathSessions+"/{id}", s.op)
+	mux.HandleFunc("DELETE "+node.PathSessions+"/{id}", s.del)
+	s.hs = &http.Server{Handler: s.guard(mux), ReadHeaderTimeout: 10 * time.Second}
+	go s.hs.Serve(s.ln) //nolint:errcheck // ends with Close
+	if err := s.register(ctx); err != nil {
+		s.Close(ctx)
+		return nil, fmt.Errorf("browser-node: registering in Redis: %w", err)
+	}
+	s.wg.Add(1)
+	go s.heartbeat()
+	lg.Info("browser node up", "node", s.id, "addr", s.addr, "capacity", o.MaxSessions, "chromium_pid", s.local.PID())
+	return s, nil
+}
+
+// loopbackDial dials Chromium's own debugging port: 127.0.0.1 only, through
+// an egress guard whose one exception is that address.
+func loopbackDial(r egress.Resolver) backend.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ap, err := netip.ParseAddrPort(addr)
+		if err != nil || !ap.Addr().IsLoopback() {
+			return nil, fmt.Errorf("browser-node: Chromium's debugging address %q is not loopback", addr)
+		}
+		return egress.New(egress.Options{Resolver: r, AllowAddrPorts: []netip.AddrPort{ap}}).DialContext(ctx, network, addr)
+	}
+}
+
+// Dead is closed when the node's Chromium died: the node has deregistered
+// and serves nothing; its owner should Close it (gatehouse browser-node
+// exits non-zero).
+func (s *Server) Dead() <-chan struct{} { return s.dead }
+
+// ID is the node's id (its record's key suffix).
+func (s *Server) ID() string { return s.id }
+
+// Addr is the advertised address.
+func (s *Server) Addr() string { return s.addr }
+
+// ChromiumPID is the node's Chromium process id.
+func (s *Server) ChromiumPID() int { return s.local.PID() }
+
+// Capacity is the node's --max-sessions.
+func (s *Server) Capacity() int { return s.o.MaxSessions }
+
+// Sessions is the number of open session proxies.
+func (s *Server) Sessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+func (s *Server) record() node.Record {
+	return node.Record{Version: node.RecordVersion, ID: s.id, Addr: s.addr, Capacity: s.o.MaxSessions,
+		Sessions: min(s.Sessions(), s.o.MaxSessions), Heartbeat: time.Now().UnixMilli()}
+}
+
+func (s *Server) register(ctx context.Context) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil // deregistered (or about to be): never written again
+	}
+	return s.o.Registry.Put(ctx, s.record(), s.o.Heartbeat)
+}
+
+// refresh writes the record now, so placement on every replica sees a
+// session count that changed (the heartbeat would, within a third of the
+// TTL).
+func (s *Server) refresh(ctx context.Context) {
+	if err := s.register(context.WithoutCancel(ctx)); err != nil {
+		s.lg.Warn("browser node record not refreshed", "node", s.id, "err", err)
+	}
+}
+
+// heartbeat refreshes the record every third of its TTL until Close; a
+// Chromium that died ends the node (its record then expires).
+func (s *Server) heartbeat() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.o.Heartbeat / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if !s.local.Alive() {
+			// Deregistered at once: no replica places a session here again.
+			s.lg.Error("browser node: Chromium is gone; the node deregisters", "node", s.id)
+			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			s.o.Registry.Delete(dctx, s.id) //nolint:errcheck // the record expires anyway
+			cancel()
+			close(s.dead)
+			return
+		}
+		if err := s.register(context.Background()); err != nil {
+			s.lg.Warn("browser node heartbeat failed", "node", s.id, "err", err)
+		}
+	}
+}
+
+// Close deregisters the node, stops serving, closes every session proxy
+// and stops Chromium (no process of it is left). Idempotent.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	ss := s.sessions
+	s.sessions = map[string]*nodeSession{}
+	s.mu.Unlock()
+	close(s.stop)
+	s.wg.Wait()
+	if s.hs != nil {
+		// Requests in flight finish first (relayed WebSockets are hijacked
+		// and end with s.stop), so none re-registers after the Delete.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		s.hs.Shutdown(sctx) //nolint:errcheck // a slow request is cut by Close below
+		cancel()
+		s.hs.Close()
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	err := s.o.Registry.Delete(dctx, s.id)
+	cancel()
+	for _, ns := range ss {
+		if ns != nil { // nil: a slot reserved by an open still starting
+			ns.p.Close()
+		}
+	}
+	if cerr := s.shutdownBrowser(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Server) shutdownBrowser() error {
+	err := s.local.Close()
+	s.defProx.Close()
+	return err
+}
+
+// guard refuses requests with an Origin header and, when a token is set,
+// requests without it (constant-time comparison).
+func (s *Server) guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Origin") != "" {
+			http.Error(w, "browser-node: requests from web pages are refused", http.StatusForbidden)
+			return
+		}
+		if s.o.Token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="gatehouse-browser-node"`)
+				http.Error(w, "browser-node: missing or wrong node token ("+node.EnvToken+")", http.StatusUnauthorized)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+var upgrader = websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}
+
+// relay joins a client's WebSocket to Chromium's CDP endpoint, message for
+// message, until either side closes.
+func (s *Server) relay(w http.ResponseWriter, r *http.Request) {
+	target := s.local.DebugURL()
+	if target == "" || !s.local.Alive() {
+		http.Error(w, "browser-node: Chromium is not running", http.StatusServiceUnavailable)
+		return
+	}
+	// Proxy stays nil (never the environment's); the dial is egress's.
+	d := websocket.Dialer{NetDialContext: loopbackDial(s.o.Resolver), HandshakeTimeout: 10 * time.Second}
+	up, resp, err := d.DialContext(r.Context(), target, nil)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err != nil {
+		http.Error(w, "browser-node: Chromium's CDP endpoint did not answer", http.StatusBadGateway)
+		return
+	}
+	// Counted before the handshake answers: the client may open a session
+	// proxy as soon as it has the answer.
+	rid := relayID(r)
+	s.mu.Lock()
+	s.relays[rid]++
+	s.mu.Unlock()
+	defer s.relayEnded(rid)
+	down, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		up.Close()
+		return
+	}
+	up.SetReadLimit(256 << 20)
+	down.SetReadLimit(256 << 20)
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src *websocket.Conn) {
+		defer func() { done <- struct{}{} }()
+		for {
+			op, data, err := src.ReadMessage()
+			if err != nil {
+				return
+			}
+			if err := dst.WriteMessage(op, data); err != nil {
+				return
+			}
+		}
+	}
+	go pipe(up, down)
+	go pipe(down, up)
+	select {
+	case <-done:
+	case <-s.stop:
+	}
+	up.Close()
+	down.Close()
+}
+
+// relayID is the request's relay id: node.HeaderRelay when it is 32 hex
+// digits, else "" (a client that does not open session proxies).
+func relayID(r *http.Request) string {
+	v := r.Header.Get(node.HeaderRelay)
+	if len(v) != 32 || strings.Trim(v, "0123456789abcdef") != "" {
+		return ""
+	}
+	return v
+}
+
+// relayEnded closes the session proxies of relay rid once its last
+// connection closed: the replica that drove them is gone, and Chromium
+// disposed their BrowserContexts (created with disposeOnDetach).
+func (s *Server) relayEnded(rid string) {
+	s.mu.Lock()
+	s.relays[rid]--
+	var gone []*nodeSession
+	if s.relays[rid] <= 0 {
+		delete(s.relays, rid)
+		for id, ns := range s.sessions {
+			if ns != nil && ns.relay == rid && rid != "" {
+				gone = append(gone, ns)
+				delete(s.sessions, id)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, ns := range gone {
+		for _, done := range ns.allows {
+			done()
+		}
+		ns.p.Close()
+	}
+	if len(gone) > 0 {
+		s.lg.Info("browser node: a replica's relay closed; its sessions were closed", "node", s.id, "sessions", len(gone))
+		s.refresh(context.Background())
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck
+}
+
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// open starts a session proxy: the node's own gates judge its traffic
+// (the guard with the SSRF check on or off as the replica's gates decided
+// for the session, PNA unless private URLs are allowed here).
+func (s *Server) open(w http.ResponseWriter, r *http.Request) {
+	var in node.OpenRequest
+	if err := decode(r, &in); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	rid := relayID(r)
+	s.mu.Lock()
+	if rid == "" || s.relays[rid] == 0 {
+		s.mu.Unlock()
+		http.Error(w, "browser-node: open the CDP relay first and name it in "+node.HeaderRelay, http.StatusConflict)
+		return
+	}
+	if s.closed || len(s.sessions) >= s.o.MaxSessions {
+		s.mu.Unlock()
+		writeJSON(w, node.CapacityStatus, map[string]string{"reason": string(reason.BrowserCapacity)})
+		return
+	}
+	var idb [16]byte
+	rand.Read(idb[:])
+	id := hex.EncodeToString(idb[:])
+	s.sessions[id] = nil // reserve the slot
+	s.mu.Unlock()
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: safeName(in.Name), Guard: s.gates.Guard(in.Active), Logger: s.lg,
+		Authenticate: true, AllowPrivateFromPublic: s.gates.AllowPrivate})
+	s.mu.Lock()
+	if err != nil || s.closed {
+		delete(s.sessions, id)
+		s.mu.Unlock()
+		if p != nil {
+			p.Close()
+		}
+		http.Error(w, "browser-node: could not start a session proxy", http.StatusInternalServerError)
+		return
+	}
+	s.sessions[id] = &nodeSession{relay: rid, p: p, allows: map[string]func(){}}
+	s.mu.Unlock()
+	user, pass := p.Credentials()
+	s.refresh(r.Context())
+	s.lg.Info("browser node session opened", "node", s.id, "session", safeName(in.Name))
+	writeJSON(w, http.StatusOK, node.OpenResponse{ID: id, Proxy: p.URL(), User: user, Pass: pass})
+}
+
+// safeName bounds a session name from a replica for logs.
+func safeName(n string) string {
+	if len(n) > 200 {
+		n = n[:200]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, n)
+}
+
+func (s *Server) session(id string) *nodeSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+func (s *Server) del(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	ns := s.sessions[id]
+	if ns != nil {
+		delete(s.sessions, id)
+	}
+	s.mu.Unlock()
+	if ns == nil {
+		http.NotFound(w, r)
+		return
+	}
+	for _, done := range ns.allows {
+		done()
+	}
+	ns.p.Close()
+	s.refresh(r.Context())
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func wire(rs []egress.Refusal) []node.WireRefusal {
+	now := time.Now()
+	out := make([]node.WireRefusal, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, node.WireRefusal{AgeMS: now.Sub(r.Time).Milliseconds(), Method: r.Method, Host: r.Host, Port: r.Port, Reason: r.Reason})
+	}
+	return out
+}
+
+func ago(ms int64) time.Time { return time.Now().Add(-time.Duration(max(ms, 0)) * time.Millisecond) }
+
+// op runs one node.OpRequest on a session proxy.
+func (s *Server) op(w http.ResponseWriter, r *http.Request) {
+	ns := s.session(r.PathValue("id"))
+	if ns == nil {
+		http.NotFound(w, r)
+		return
+	}
+	var in node.OpRequest
+	if err := decode(r, &in); err != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	p := ns.p
+	var out node.OpResponse
+	switch in.Op {
+	case node.OpRefusedSince:
+		out.Refusals = wire(p.RefusedSince(ago(in.AgeMS)))
+	case node.OpFailedSince:
+		out.Refusals = wire(p.FailedSince(ago(in.AgeMS)))
+	case node.OpCommitted:
+		p.TopLevelCommitted(in.Target, in.URL, in.Opener)
+	case node.OpGone:
+		p.TopLevelGone(in.Target)
+	case node.OpNavigating:
+		p.TopLevelNavigating(in.Target)
+	case node.OpPrivateDocs:
+		out.OK = p.PrivateDocuments()
+	case node.OpPublicTops:
+		out.IDs = p.PublicTopLevels(in.Target)
+	case node.OpDrain:
+		q := time.Duration(min(max(in.QuietMS, 0), 5000)) * time.Millisecond
+		mx := time.Duration(min(max(in.MaxMS, 0), 10000)) * time.Millisecond
+		out.OK = p.Drain(r.Context(), q, mx)
+	case node.OpAllowNav:
+		done := p.AllowNavigation(in.Target, in.Host, in.Port)
+		s.mu.Lock()
+		ns.next++
+		tok := fmt.Sprint(ns.next)
+		ns.allows[tok] = done
+		s.mu.Unlock()
+		out.Token = tok
+	case node.OpAllowDone:
+		s.mu.Lock()
+		done := ns.allows[in.Token]
+		delete(ns.allows, in.Token)
+		s.mu.Unlock()
+		if done != nil {
+			done()
+		}
+	case node.OpStats:
+		out.Stats = p.Stats()
+	case node.OpSetName:
+		p.SetName(safeName(in.Name))
+	default:
+		http.Error(w, "unknown op", http.StatusBadRequest)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
