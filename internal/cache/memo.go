@@ -39,7 +39,9 @@ func NormalizeQuery(q string) string {
 }
 
 // Memo is the in-memory search memo (spec §A9.1): successful search
-// responses keyed by (provider, NormalizeQuery(query), BucketLimit(limit)),
+// responses keyed by (principal, provider, NormalizeQuery(query),
+// BucketLimit(limit)) — the principal (principal.From of the Do ctx) is a
+// Gatehouse addition (issue 18: one caller never reads another's entries),
 // kept for a TTL, with concurrent identical requests coalesced into one paid
 // call. Safe for concurrent use.
 //
@@ -83,6 +85,7 @@ type MemoCodec struct {
 }
 
 type memoKey struct {
+	principal       string // principal.From(ctx): one principal never reads another's entries
 	provider, query string
 	bucket          int
 }
@@ -145,14 +148,14 @@ func SharedKey(principalName, provider, query string, limit int) string {
 // dropped on lookup and swept on every store.
 func (m *Memo) Do(ctx context.Context, provider, query string, limit int,
 	call func(ctx context.Context, bucket int) (any, bool, error)) (any, bool, error) {
-	k := memoKey{provider: provider, query: NormalizeQuery(query), bucket: BucketLimit(limit)}
+	k := memoKey{principal: principal.From(ctx), provider: provider, query: NormalizeQuery(query), bucket: BucketLimit(limit)}
 	if m.shared != nil {
 		return m.doShared(ctx, k, call)
 	}
 	if v, ok := m.lookup(k); ok {
 		return v, true, nil
 	}
-	fk := strconv.Itoa(k.bucket) + "\x00" + k.provider + "\x00" + k.query
+	fk := k.principal + "\x00" + strconv.Itoa(k.bucket) + "\x00" + k.provider + "\x00" + k.query
 	ch := m.flight.DoChan(fk, func() (any, error) {
 		if v, ok := m.lookup(k); ok {
 			return memoResult{value: v, hit: true}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -216,4 +217,28 @@ func TestMemoWaiterContextCancel(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	close(release)
+}
+
+// TestMemoScopedByPrincipal (issue 18, principals): the in-process memo keeps
+// each principal's entries apart, as the shared one does: principal Y's
+// search is never answered from X's entry, and a repeat of X's is.
+func TestMemoScopedByPrincipal(t *testing.T) {
+	m := NewMemo(time.Minute, nil)
+	calls := 0
+	call := func(context.Context, int) (any, bool, error) { calls++; return calls, true, nil }
+	x := principal.With(context.Background(), "x")
+	y := principal.With(context.Background(), "y")
+	if _, hit, _ := m.Do(x, "searxng", "go memo", 5, call); hit {
+		t.Fatal("first search of x was a hit")
+	}
+	v, hit, _ := m.Do(y, "searxng", "go memo", 5, call)
+	if hit || v != 2 {
+		t.Fatalf("y's search = %v (hit %v), want a call of its own (2, miss)", v, hit)
+	}
+	if v, hit, _ := m.Do(x, "searxng", "go memo", 5, call); !hit || v != 1 {
+		t.Fatalf("x's repeat = %v (hit %v), want x's own entry (1, hit)", v, hit)
+	}
+	if calls != 2 {
+		t.Fatalf("backend calls = %d, want 2", calls)
+	}
 }
