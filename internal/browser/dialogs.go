@@ -65,22 +65,6 @@ func (m *Manager) dismissForNavigation(ctx context.Context, s *Session) {
 	}
 }
 
-// DialogInput is browser_dialog's input.
-type DialogInput struct {
-	Action     string `json:"action" jsonschema:"accept or dismiss"`
-	PromptText string `json:"prompt_text,omitempty" jsonschema:"text for a prompt() when accepting"`
-	DialogID   string `json:"dialog_id,omitempty" jsonschema:"id from pending_dialogs; default the open one"`
-}
-
-// DialogResult is browser_dialog's result (spec §B2: {success, action,
-// dialog}) plus what the page did next.
-type DialogResult struct {
-	Page
-	Action string          `json:"action,omitempty"`
-	Dialog *backend.Dialog `json:"dialog,omitempty"`
-	Change
-}
-
 // Dialog is browser_dialog: it accepts or dismisses the task's pending
 // JavaScript dialog (prompt_text fills a prompt), then waits for the page as
 // any action does and returns what the page did next: a delta against the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/navsettle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -94,7 +95,7 @@ func (t *localTab) resetBlank(ctx context.Context, p *Page) { t.m.resetBlank(ctx
 // tabs opened before are not its own (popups.go), Private Network Access
 // allows this one navigation (pna.go), then the load and the page's client
 // redirects (meta refresh, script) settling before the landing is judged
-// (navsettle.go), within what the load left of navTarget.
+// (navsettle.Wait), within what the load left of navTarget.
 func (t *localTab) load(ctx, nctx context.Context, u *urlsafe.URL, active bool, r *NavigateResult) (string, string, bool) {
 	m, s := t.m, t.s
 	m.dismissForNavigation(ctx, s)
@@ -113,11 +114,11 @@ func (t *localTab) load(ctx, nctx context.Context, u *urlsafe.URL, active bool, 
 		return "", "", false
 	}
 	if nr.ErrorText == "" {
-		st := m.settleNavigation(nctx, s, navSettleLimit(snapshot.WithWalkEnd(nctx, t.start.Add(m.navTarget))))
+		st := navsettle.Wait(nctx, s.tab, navSettleLimit(snapshot.WithWalkEnd(nctx, t.start.Add(m.navTarget))))
 		switch {
-		case !st.navigated && err == nil:
-		case st.url != "" && !strings.HasPrefix(st.url, "chrome-error:"):
-			nr.URL, nr.Title = st.url, st.title
+		case !st.Navigated && err == nil:
+		case st.URL != "" && !strings.HasPrefix(st.URL, "chrome-error:"):
+			nr.URL, nr.Title = st.URL, st.Title
 		default:
 			cur, cerr := s.tab.Current(nctx)
 			if cerr != nil {

@@ -35,32 +35,6 @@ type cloudSess struct {
 	release sync.Once
 }
 
-// BackendInfo says which backend served a navigation (provenance, spec §B4
-// record shape): Backend is "local", "cdp", "camofox" or "cloud"; for
-// "cloud" CloudProvider names the provider and CloudSessionID its session id
-// (bb_session_id). When the provider failed and the local Chromium served
-// the session instead, FallbackFromCloud is true, FallbackProvider names the
-// provider, FallbackCode is a reason code (cloud_not_configured,
-// fallback_from_cloud) and FallbackReason the failure (redacted).
-type BackendInfo struct {
-	Backend           string      `json:"backend,omitempty"`
-	CloudProvider     string      `json:"cloud_provider,omitempty"`
-	CloudSessionID    string      `json:"cloud_session_id,omitempty"`
-	FallbackFromCloud bool        `json:"fallback_from_cloud,omitempty"`
-	FallbackProvider  string      `json:"fallback_provider,omitempty"`
-	FallbackCode      reason.Code `json:"fallback_code,omitempty"`
-	FallbackReason    string      `json:"fallback_reason,omitempty"`
-	FallbackWarning   string      `json:"fallback_warning,omitempty"`
-	// StealthFeatures lists the provider features that are on (spec §B2:
-	// reported on a session's first navigation); StealthWarning says when
-	// Browserbase runs without its residential proxies.
-	StealthFeatures []string `json:"stealth_features,omitempty"`
-	StealthWarning  string   `json:"stealth_warning,omitempty"`
-	// BrowserNode is the id of the browser node serving the session
-	// (Backend "node", issue 19).
-	BrowserNode string `json:"browser_node,omitempty"`
-}
-
 // initCloud selects the cloud provider (spec §B4): provider API calls dial
 // through the open guard (metadata refused; the provider endpoints are
 // user-configured, like a CDP override).

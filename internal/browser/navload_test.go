@@ -177,7 +177,7 @@ func TestNavigationUnderLoad(t *testing.T) {
 			continue
 		}
 		if shown != "Page "+id {
-			notFinal++ // consistent, but the redirect came later than settleNavigation waits
+			notFinal++ // consistent, but the redirect came later than navsettle.Wait waits
 			t.Logf("%s: settled on %q (%s), not on the final page", path, shown, r.URL)
 		}
 	}
@@ -185,7 +185,7 @@ func TestNavigationUnderLoad(t *testing.T) {
 		n, time.Since(start).Round(time.Millisecond), failed, raw, mismatch, notFinal)
 	t.Logf("time per kind (all runs): %v", took)
 	// Landing on the final page rests on timing (a refresh fires within its
-	// delay plus refreshGrace, a script redirect before the probe answers);
+	// delay plus navsettle.RefreshGrace, a script redirect before the probe answers);
 	// under extreme load a few may land early, still consistent.
 	if notFinal > n/50 {
 		t.Errorf("%d of %d navigations stopped before their final page", notFinal, n)

@@ -33,13 +33,6 @@ import (
 // says too_large). The result lists {name, url, size, path, state}; the page
 // and the session stay usable.
 
-// PopupInfo reports a tab the page opened during the call.
-type PopupInfo struct {
-	URL      string `json:"url"`
-	Followed bool   `json:"followed"` // the session now acts on this tab
-	Opened   int    `json:"opened"`   // tabs opened during the call (the last one is followed)
-}
-
 // downloadWait bounds how long an action waits for a download it started.
 const downloadWait = 30 * time.Second
 

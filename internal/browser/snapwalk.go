@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/navsettle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
 )
 
@@ -25,17 +26,17 @@ const (
 	walkReserve = 2 * time.Second
 )
 
-// navSettleLimit bounds a wait for client redirects (settleNavigation)
-// under ctx: redirectSettleCap, or what is left until ctx's walk end less
-// walkReserve when that is shorter, and at least refreshWaitMax plus
-// refreshGrace (a meta refresh browser_navigate waits for is still followed
+// navSettleLimit bounds a wait for client redirects (navsettle.Wait)
+// under ctx: navsettle.RedirectSettleCap, or what is left until ctx's walk
+// end less walkReserve when that is shorter, and at least
+// navsettle.RefreshWaitMax plus navsettle.RefreshGrace (a meta refresh browser_navigate waits for is still followed
 // on a page that was slow to load).
 func navSettleLimit(ctx context.Context) time.Duration {
 	end := snapshot.WalkEnd(ctx)
 	if end.IsZero() {
-		return redirectSettleCap
+		return navsettle.RedirectSettleCap
 	}
-	return min(max(time.Until(end)-walkReserve, refreshWaitMax+refreshGrace), redirectSettleCap)
+	return min(max(time.Until(end)-walkReserve, navsettle.RefreshWaitMax+navsettle.RefreshGrace), navsettle.RedirectSettleCap)
 }
 
 // renderCovered is render for a snapshot whose walk may not have covered the
