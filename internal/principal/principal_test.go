@@ -79,6 +79,7 @@ func TestTokensFileErrors(t *testing.T) {
 		{"-x:" + h, "line 1: the name"},
 		{"alice:" + h + "00", "line 1: the hash"},
 		{"# nothing\n\n", "no principal"},
+		{"alice:" + hashOf("y") + "\nDefault:" + h, `line 2: the name "Default" is reserved`},
 	} {
 		_, err := ParseTokens([]byte(c.text))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

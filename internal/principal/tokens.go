@@ -94,6 +94,11 @@ func ParseTokens(data []byte) (*Tokens, error) {
 		if !nameRe.MatchString(name) {
 			return nil, fmt.Errorf("line %d: the name %q is not 1 to 64 letters, digits, '.', '_' or '-' starting with a letter or digit", n, name)
 		}
+		if strings.EqualFold(name, Default) {
+			// The CLI, stdio and a tokenless loopback server act as Default:
+			// a named caller must never share their stored pages.
+			return nil, fmt.Errorf("line %d: the name %q is reserved (the principal of the CLI, stdio and the one-token form); choose another name", n, name)
+		}
 		raw, err := hex.DecodeString(hexSum)
 		if err != nil || len(raw) != sha256.Size {
 			return nil, fmt.Errorf("line %d: the hash of %q is not 64 hex digits (a SHA-256; make it with: printf %%s \"$TOKEN\" | sha256sum)", n, name)
