@@ -228,6 +228,11 @@ func Set(home, key, value string) error {
 	if err != nil {
 		return err
 	}
+	if sv, ok := v.(string); ok && ref.f.urlNoPassword && URLHasPassword(sv) {
+		// config.yaml is printed by config get: the password never goes
+		// there (nothing is written; the value is not echoed).
+		return reason.Newf(reason.ConfigBadValue, "", "cannot set %s: the URL carries a password, which config.yaml must not hold; set the URL without it and put the password in REDIS_PASSWORD (environment or .env), or put the whole URL in GATEHOUSE_REDIS_URL", key)
+	}
 	if str, ok := v.(string); ok && ref.f.typ == "list of strings" && ref.f.name != "shared_files" && strings.Contains(str, ",") {
 		// "a.dev, b.dev" is a list of two, as a user means it (a
 		// comma never appears in a host or provider name).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ type field struct {
 	mapLeaf bool
 	// literal marks a string-valued leaf: Set takes its text as is.
 	literal bool
+	// urlNoPassword marks a URL leaf that must never hold a password
+	// (state.redis_url: config get prints values): Set refuses one and get
+	// shows it as "xxxxx" (the password belongs in the environment).
+	urlNoPassword bool
 	// isBool marks a boolean leaf: Set writes true/false, never "yes".
 	isBool bool
 	// canonical marks a leaf whose file value Set writes in the form Load
@@ -189,7 +194,7 @@ var schema = &field{name: "", children: []*field{
 		intFloor("replica_max_calls", func(c *Config) *int { return &c.MCP.ReplicaMaxCalls }, DefaultReplicaMaxCalls, 1),
 	),
 	block("state",
-		str("redis_url", func(c *Config) *string { return &c.State.RedisURL }, strings.TrimSpace),
+		noPassword(str("redis_url", func(c *Config) *string { return &c.State.RedisURL }, strings.TrimSpace)),
 	),
 }}
 
@@ -267,6 +272,43 @@ func str(name string, p func(*Config) *string, norm func(string) string) *field 
 		},
 		get: func(c *Config) any { return *p(c) },
 	}
+}
+
+// noPassword marks URL leaf f as one that never holds a password (see
+// field.urlNoPassword).
+func noPassword(f *field) *field {
+	f.urlNoPassword = true
+	get := f.get
+	f.get = func(c *Config) any {
+		v, _ := get(c).(string)
+		return RedactURLPassword(v)
+	}
+	return f
+}
+
+// URLHasPassword reports whether raw parses as a URL whose userinfo holds a
+// password (redis://:pw@host, redis://user:pw@host).
+func URLHasPassword(raw string) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, has := u.User.Password()
+	return has
+}
+
+// RedactURLPassword returns raw with a userinfo password replaced by
+// "xxxxx" (raw unchanged when it holds none or does not parse).
+func RedactURLPassword(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); !has {
+		return raw
+	}
+	u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	return u.String()
 }
 
 func enum(name string, p func(*Config) *string, def string, others ...string) *field {
