@@ -10,3 +10,10 @@ func sampleEntry() cache.Entry {
 	return cache.Entry{URL: "https://a.test/", FinalURL: "https://a.test/", Title: "T", Content: "c",
 		FetchedAt: time.UnixMilli(1700000000000), Extra: []byte(`{"links":[]}`)}
 }
+
+// SetReadCap lowers the cap on stored values read until the test ends.
+func SetReadCap(t interface{ Cleanup(func()) }, n int) {
+	old := readCap
+	readCap = n
+	t.Cleanup(func() { readCap = old })
+}

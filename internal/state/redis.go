@@ -197,6 +197,48 @@ func principalKey(name string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// ---- capped reads ----
+
+// readCap bounds every stored value read (maxValueBytes; tests lower it).
+var readCap = maxValueBytes
+
+// lockCap bounds a memo lock read: "ghl1 " and 32 hex, with room to spare.
+const lockCap = 256
+
+// readCappedScript returns the string under KEYS[1] only when its length
+// is at most ARGV[1]: nil when there is none, the length (an integer) when
+// it is longer, so an oversized value never leaves Redis. A value of
+// another Redis type is a WRONGTYPE error.
+var readCappedScript = redis.NewScript(`
+local t = redis.call('TYPE', KEYS[1]).ok
+if t == 'none' then return false end
+if t ~= 'string' then return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value') end
+local n = redis.call('STRLEN', KEYS[1])
+if n > tonumber(ARGV[1]) then return n end
+return redis.call('GET', KEYS[1])`)
+
+// readCapped reads the string under key, at most limit bytes: found false
+// when there is none; a value longer than limit is refused as
+// state_corrupt without being transferred (STRLEN is checked first, in
+// the same atomic script as the GET).
+func (r *Redis) readCapped(ctx context.Context, key string, limit int) ([]byte, bool, error) {
+	v, err := readCappedScript.Run(ctx, r.rdb, []string{key}, limit).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, r.fail(key, err)
+	}
+	switch v := v.(type) {
+	case string:
+		return []byte(v), true, nil
+	case int64:
+		return nil, false, Corrupt(key, "too long ("+strconv.FormatInt(v, 10)+" bytes)")
+	default:
+		return nil, false, Corrupt(key, "an unexpected read answer")
+	}
+}
+
 // ---- extract cache (cache.SharedEntries) ----
 
 // CacheKey is the Redis key of extract-cache key k (cache.Key).
@@ -209,12 +251,9 @@ func (r *Redis) GetEntry(ctx context.Context, k string) (cache.Entry, bool, erro
 	key := CacheKey(k)
 	ctx, cancel := r.opCtx(ctx)
 	defer cancel()
-	b, err := r.rdb.Get(ctx, key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return cache.Entry{}, false, nil
-	}
-	if err != nil {
-		return cache.Entry{}, false, r.fail(key, err)
+	b, found, err := r.readCapped(ctx, key, readCap)
+	if err != nil || !found {
+		return cache.Entry{}, false, err
 	}
 	e, err := DecodeEntry(key, b)
 	if err != nil {
@@ -275,12 +314,9 @@ func (r *Redis) LoadPage(ctx context.Context, p, name string) (string, bool, err
 	key := PageKey(p, name)
 	ctx, cancel := r.opCtx(ctx)
 	defer cancel()
-	b, err := r.rdb.Get(ctx, key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, r.fail(key, err)
+	b, found, err := r.readCapped(ctx, key, readCap)
+	if err != nil || !found {
+		return "", false, err
 	}
 	text, err := DecodePage(key, name, b)
 	if err != nil {
@@ -362,12 +398,9 @@ func (r *Redis) Do(ctx context.Context, k string, ttl time.Duration,
 func (r *Redis) getMemo(ctx context.Context, key string) ([]byte, bool, error) {
 	octx, cancel := r.opCtx(ctx)
 	defer cancel()
-	b, err := r.rdb.Get(octx, key).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, r.fail(key, err)
+	b, found, err := r.readCapped(octx, key, readCap)
+	if err != nil || !found {
+		return nil, false, err
 	}
 	p, err := DecodeMemo(key, b)
 	if err != nil {
@@ -394,20 +427,17 @@ func (r *Redis) lock(ctx context.Context, key string) (string, bool, error) {
 func (r *Redis) checkLock(ctx context.Context, key string) error {
 	octx, cancel := r.opCtx(ctx)
 	defer cancel()
-	pipe := r.rdb.Pipeline()
-	get := pipe.Get(octx, key)
-	pttl := pipe.PTTL(octx, key)
-	if _, err := pipe.Exec(octx); err != nil && !errors.Is(err, redis.Nil) {
-		return r.fail(key, err)
+	b, found, err := r.readCapped(octx, key, lockCap)
+	if err != nil {
+		return err
 	}
-	b, err := get.Bytes()
-	if errors.Is(err, redis.Nil) {
+	if !found {
 		return nil // released meanwhile
 	}
 	if _, err := DecodeLock(key, b); err != nil {
 		return err
 	}
-	if d, err := pttl.Result(); err == nil && d == -1 {
+	if d, err := r.rdb.PTTL(octx, key).Result(); err == nil && d == -1 {
 		return Corrupt(key, "a memo lock without a TTL")
 	}
 	return nil

@@ -3,6 +3,8 @@ package state_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -427,5 +429,65 @@ func TestLimiter(t *testing.T) {
 	_, err = rate.Acquire(ctx, "z")
 	if !errors.As(err, &ref) || ref.Reason != "rate_limited" || ref.RetryAfter <= 0 || ref.RetryAfter > time.Second {
 		t.Fatalf("over the rate: %v; want rate_limited with Retry-After ≤ 1 s", err)
+	}
+}
+
+// TestOversizedValueNotTransferred: a value over the read cap planted
+// under any Gatehouse key (stored page, extract-cache entry, memo result,
+// memo lock) is refused as state_corrupt without its bytes leaving Redis:
+// the cap is lowered to 64 KiB, the planted values are 8 MiB, and each
+// read must allocate far less than one value.
+func TestOversizedValueNotTransferred(t *testing.T) {
+	srv := redistest.Start(t)
+	r := open(t, srv)
+	ctx := context.Background()
+	state.SetReadCap(t, 64<<10)
+	const size = 8 << 20
+	plant := func(key string) {
+		t.Helper()
+		srv.Do("DEL", key)
+		if got := srv.Do("SETRANGE", key, strconv.Itoa(size-1), "x"); got != ":"+strconv.Itoa(size) && got != strconv.Itoa(size) {
+			t.Fatalf("SETRANGE %s: %q", key, got)
+		}
+	}
+	allocated := func(f func()) uint64 {
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		f()
+		runtime.ReadMemStats(&b)
+		return b.TotalAlloc - a.TotalAlloc
+	}
+	name := "a.test-0123456789.md"
+	memo := cache.SharedKey(principal.Default, "p", "q", 10)
+	noCall := func(context.Context) ([]byte, bool, error) { t.Fatal("call ran"); return nil, false, nil }
+	for _, tc := range []struct {
+		name, key string
+		read      func() error
+	}{
+		{"page", state.PageKey("p", name), func() error { _, _, err := r.LoadPage(ctx, "p", name); return err }},
+		{"cache entry", state.CacheKey("0123456789abcdef"), func() error { _, _, err := r.GetEntry(ctx, "0123456789abcdef"); return err }},
+		{"memo result", state.MemoKey(memo), func() error { _, _, err := r.Do(ctx, memo, time.Minute, noCall); return err }},
+		{"memo lock", state.MemoLockKey(memo), func() error { _, _, err := r.Do(ctx, memo, time.Minute, noCall); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plant(tc.key)
+			defer srv.Do("DEL", tc.key)
+			var err error
+			n := allocated(func() { err = tc.read() })
+			if code(err) != reason.StateCorrupt || !strings.Contains(err.Error(), "too long") {
+				t.Fatalf("read of an %d-byte value: %v; want state_corrupt (too long)", size, err)
+			}
+			if n > size/8 {
+				t.Fatalf("read of an oversized value allocated %d bytes (value %d): it was transferred", n, size)
+			}
+		})
+	}
+	// At the cap a value is still read (and decoded).
+	if err := r.SavePage(ctx, "p", name, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if text, ok, err := r.LoadPage(ctx, "p", name); err != nil || !ok || text != "hello" {
+		t.Fatalf("LoadPage under the cap = %q, %v, %v", text, ok, err)
 	}
 }
