@@ -17,3 +17,10 @@ func SetReadCap(t interface{ Cleanup(func()) }, n int) {
 	readCap = n
 	t.Cleanup(func() { readCap = old })
 }
+
+// ShortenLease sets l's call lease (LeaseTTL in production).
+func ShortenLease(l *Limiter, d time.Duration) { l.lease = d }
+
+// KillLimiter stands for l's replica dying: its calls' leases are no
+// longer renewed, nor released.
+func KillLimiter(l *Limiter) { close(l.dead) }

@@ -34,10 +34,11 @@ const (
 	// LockTTL is the memo lock's lifetime: renewed every LockTTL/3 while the
 	// holder's call runs, so a crashed holder's lock expires within LockTTL.
 	LockTTL = 10 * time.Second
-	// LeaseTTL bounds how long a call admitted by the Limiter counts
-	// against its principal's concurrency cap if its replica dies before
-	// releasing it.
-	LeaseTTL = 10 * time.Minute
+	// LeaseTTL is the lease of a call admitted by the Limiter: renewed
+	// every LeaseTTL/3 while the call runs, so a call of a replica that
+	// dies before releasing it stops counting against its principal's
+	// concurrency cap within LeaseTTL.
+	LeaseTTL = 15 * time.Second
 	// opTimeout bounds one Redis round trip when the caller's ctx has a
 	// later (or no) deadline, so a hung Redis becomes state_unavailable,
 	// not a hung call.
@@ -489,8 +490,10 @@ func LimitKeys(p string) (calls, bucket string) {
 
 // acquireScript admits one call atomically, on Redis' clock (TIME), so
 // replicas' clocks do not matter. ARGV: call id, max calls (0: no cap),
-// rate per second (0: no rate limit), burst, lease ms. Returns {0,0}
-// admitted, {1,ms} over the cap, {2,ms} over the rate. Junk in the bucket
+// rate per second (0: no rate limit), burst, lease ms. Expired leases are
+// dropped first. Returns {0,0} admitted, {1,ms} over the cap (ms: until
+// the earliest lease expires, between 1 s and one lease), {2,ms} over the
+// rate. Junk in the bucket
 // hash reads as a full bucket; a key of the wrong type is a WRONGTYPE error.
 var acquireScript = redis.NewScript(`
 local t = redis.call('TIME')
@@ -502,7 +505,15 @@ local lease = tonumber(ARGV[5])
 if maxc > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
   if redis.call('ZCARD', KEYS[1]) >= maxc then
-    return {1, 1000}
+    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    local wait = 1000
+    if first[2] ~= nil then
+      wait = math.ceil(tonumber(first[2]) - now)
+    end
+    if wait ~= wait or wait > lease then
+      wait = lease
+    end
+    return {1, math.max(1000, wait)}
   end
 end
 if rate > 0 then
@@ -522,9 +533,26 @@ if rate > 0 then
 end
 if maxc > 0 then
   redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], lease + 1000)
+  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+  redis.call('PEXPIRE', KEYS[1], math.max(lease, math.ceil(tonumber(last[2]) - now)) + 1000)
 end
 return {0, 0}`)
+
+// renewLeaseScript extends call ARGV[1]'s lease to ARGV[2] ms from now
+// (Redis' clock) if it still counts: a lease that already expired (and
+// may have been given to another call) is not brought back. Returns 1 if
+// renewed.
+var renewLeaseScript = redis.NewScript(`
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  return 0
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIRE', KEYS[1], math.max(lease, math.ceil(tonumber(last[2]) - now)) + 1000)
+return 1`)
 
 // Limiter is principal.Limiter counted in Redis, shared by every replica.
 type Limiter struct {
@@ -532,6 +560,10 @@ type Limiter struct {
 	maxCalls int
 	rate     float64
 	burst    float64
+	lease    time.Duration // LeaseTTL; shorter in tests
+	// dead, once closed, stops every lease renewal without releasing
+	// (tests: a replica killed mid-call).
+	dead chan struct{}
 }
 
 var _ principal.Limiter = (*Limiter)(nil)
@@ -545,7 +577,7 @@ func (r *Redis) Limiter(maxCalls int, rate float64) *Limiter {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) {
 		rate = 0
 	}
-	return &Limiter{r: r, maxCalls: maxCalls, rate: rate, burst: max(1, rate)}
+	return &Limiter{r: r, maxCalls: maxCalls, rate: rate, burst: max(1, rate), lease: LeaseTTL, dead: make(chan struct{})}
 }
 
 // Acquire implements principal.Limiter. Redis down is state_unavailable
@@ -561,7 +593,7 @@ func (l *Limiter) Acquire(ctx context.Context, name string) (func(), error) {
 	octx, cancel := l.r.opCtx(ctx)
 	defer cancel()
 	res, err := acquireScript.Run(octx, l.r.rdb, []string{calls, bucket}, id, max(l.maxCalls, 0),
-		strconv.FormatFloat(max(l.rate, 0), 'f', -1, 64), strconv.FormatFloat(l.burst, 'f', -1, 64), LeaseTTL.Milliseconds()).Slice()
+		strconv.FormatFloat(max(l.rate, 0), 'f', -1, 64), strconv.FormatFloat(l.burst, 'f', -1, 64), l.lease.Milliseconds()).Slice()
 	if err != nil {
 		return nil, l.r.fail(calls, err)
 	}
@@ -574,11 +606,7 @@ func (l *Limiter) Acquire(ctx context.Context, name string) (func(), error) {
 		if l.maxCalls <= 0 {
 			return func() {}, nil
 		}
-		return func() {
-			octx, cancel := l.r.opCtx(context.WithoutCancel(ctx))
-			defer cancel()
-			l.r.rdb.ZRem(octx, calls, id) // on failure the lease expires
-		}, nil
+		return l.hold(context.WithoutCancel(ctx), calls, id), nil
 	case 1:
 		return nil, &principal.Refusal{Reason: string(reason.TooManyCalls), RetryAfter: time.Duration(wait) * time.Millisecond,
 			Message: "Too many calls: this principal already has " + strconv.Itoa(l.maxCalls) +
@@ -587,6 +615,46 @@ func (l *Limiter) Acquire(ctx context.Context, name string) (func(), error) {
 		return nil, &principal.Refusal{Reason: "rate_limited", RetryAfter: time.Duration(wait) * time.Millisecond,
 			Message: "Rate limited: this principal may make " + strconv.FormatFloat(l.rate, 'f', -1, 64) +
 				" tool calls per second across the service (mcp.principal_rate); retry after the Retry-After delay."}
+	}
+}
+
+// hold renews admitted call id's lease every lease/3 until the returned
+// release (idempotent) stops the renewal and removes the call. If the
+// release cannot reach Redis, the lease expires.
+func (l *Limiter) hold(ctx context.Context, calls, id string) func() {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(l.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-l.dead:
+				return
+			case <-t.C:
+				octx, cancel := l.r.opCtx(ctx)
+				renewLeaseScript.Run(octx, l.r.rdb, []string{calls}, id, l.lease.Milliseconds())
+				cancel()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(stop)
+			<-done
+			select {
+			case <-l.dead:
+				return // killed: the call is left to its lease
+			default:
+			}
+			octx, cancel := l.r.opCtx(ctx)
+			defer cancel()
+			l.r.rdb.ZRem(octx, calls, id)
+		})
 	}
 }
 

@@ -491,3 +491,75 @@ func TestOversizedValueNotTransferred(t *testing.T) {
 		t.Fatalf("LoadPage under the cap = %q, %v, %v", text, ok, err)
 	}
 }
+
+// TestLimiterKilledReplicaLeaseExpires: a replica killed mid-call (no
+// release, no renewal) holds its principal's slots only until their
+// leases expire, not for minutes; meanwhile the refusal's Retry-After is
+// no longer than a lease.
+func TestLimiterKilledReplicaLeaseExpires(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 1200 * time.Millisecond
+	a, b := open(t, srv).Limiter(2, 0), open(t, srv).Limiter(2, 0)
+	state.ShortenLease(a, lease)
+	state.ShortenLease(b, lease)
+	ctx := context.Background()
+	var rels []func()
+	for i := range 2 {
+		rel, err := a.Acquire(ctx, "x")
+		if err != nil {
+			t.Fatalf("call %d on A: %v", i, err)
+		}
+		rels = append(rels, rel)
+	}
+	killed := time.Now()
+	state.KillLimiter(a)
+	_, err := b.Acquire(ctx, "x")
+	var ref *principal.Refusal
+	if !errors.As(err, &ref) || ref.Reason != string(reason.TooManyCalls) {
+		t.Fatalf("B while A's leases run: %v; want too_many_calls", err)
+	}
+	if ref.RetryAfter < time.Second || ref.RetryAfter > lease {
+		// at least 1 s (Retry-After is whole seconds), at most a lease
+		t.Fatalf("Retry-After %v; want between 1 s and the lease (%v)", ref.RetryAfter, lease)
+	}
+	var rel func()
+	for rel == nil {
+		if time.Since(killed) > 5*lease {
+			t.Fatalf("B still refused %v after A died (lease %v): %v", time.Since(killed), lease, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		rel, err = b.Acquire(ctx, "x")
+	}
+	rel()
+	for _, r := range rels {
+		r() // the dead replica's releases do nothing
+	}
+}
+
+// TestLimiterRenewsLongCall: a call running longer than its lease keeps
+// its slot (renewed every lease/3) and frees it on release.
+func TestLimiterRenewsLongCall(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 600 * time.Millisecond
+	a, b := open(t, srv).Limiter(1, 0), open(t, srv).Limiter(1, 0)
+	state.ShortenLease(a, lease)
+	state.ShortenLease(b, lease)
+	ctx := context.Background()
+	rel, err := a.Acquire(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(4 * lease); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if r, err := b.Acquire(ctx, "x"); err == nil {
+			r()
+			t.Fatal("B admitted while A's long call runs: its lease was not renewed")
+		}
+	}
+	rel()
+	rel() // idempotent
+	if r, err := b.Acquire(ctx, "x"); err != nil {
+		t.Fatalf("after A's release: %v", err)
+	} else {
+		r()
+	}
+}
