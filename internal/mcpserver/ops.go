@@ -243,6 +243,7 @@ func (h *HTTPServer) StopAccepting() {
 // ErrDrainTimeout naming how many calls were cut off.
 func (h *HTTPServer) Drain(ctx context.Context) error {
 	h.StopAccepting()
+	defer h.server.endPrincipalSessions()
 	var err error
 	if !h.ops.waitIdle(ctx) {
 		// The deadline: interrupt what still runs, and give each call a

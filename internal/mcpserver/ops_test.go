@@ -333,3 +333,39 @@ func postAsync(url string, hdr map[string]string, body string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+// TestDrainInterruptsSessionless: at the --drain deadline a sessionless
+// (protocol 2026-07-28) call on a page that never answers is interrupted
+// too and delivers its interrupted result, like a session's call.
+func TestDrainInterruptsSessionless(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	hs := f.listen(t, mcpserver.HTTPOptions{})
+	done := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(sessionlessBody(2, "tools/call",
+			map[string]any{"name": "web_extract", "arguments": map[string]any{"urls": []string{f.site.URL("/hang")}}})))
+		setSessionless(req, "", "tools/call", "web_extract")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- "error: " + err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- string(b)
+	}()
+	f.waitHung(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := hs.Drain(ctx); !errors.Is(err, mcpserver.ErrDrainTimeout) {
+		t.Fatalf("Drain at its deadline: %v", err)
+	}
+	select {
+	case body := <-done:
+		if !strings.Contains(body, "interrupted") {
+			t.Fatalf("the sessionless call cut off by the drain got %q, want its interrupted result", body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sessionless call was not interrupted by the drain")
+	}
+}
