@@ -128,6 +128,8 @@ type Server struct {
 	sessions    map[*mcp.ServerSession]*session
 	byPrincipal map[string]*session // principal → its sessionless session (principals.go)
 	running     map[string]int      // task → calls in flight
+
+	toolNames map[string]bool // the registered tools' names (toolLabel)
 }
 
 // session is what the server keeps per MCP session: its task id and a
@@ -192,7 +194,9 @@ func New(opts Options) *Server {
 		},
 	})
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.toolNames = map[string]bool{}
 	for _, t := range opts.Registry.Tools() {
+		s.toolNames[t.Name()] = true
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name()))
 	}
 	if opts.Store != nil {
