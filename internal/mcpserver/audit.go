@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 )
 
@@ -139,4 +140,30 @@ func (s *Server) openSessions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// toolLabel is name when it is a registered tool's, else "other": metric
+// labels and audit tool fields come from a closed set, never from a
+// client's free text.
+func (s *Server) toolLabel(name string) string {
+	if s.toolNames[name] {
+		return name
+	}
+	return "other"
+}
+
+// refusedHTTP records the HTTP-level refusal (replica cap, drain, principal
+// limits) of the tools/call requests named in tools, before any ran: one
+// refusal per call in the metrics and one audit call line each (principal,
+// tool, decision refuse, reason).
+func (s *Server) refusedHTTP(ctx context.Context, tools []string, code reason.Code) {
+	name := principal.From(ctx)
+	now := time.Now()
+	for _, t := range tools {
+		tool := s.toolLabel(t)
+		s.opts.Metrics.Refusal(tool, code)
+		if s.opts.Audit != nil {
+			s.opts.Audit.Audit(audit.Event{Time: now, Kind: audit.KindCall, Principal: name, Tool: tool, Decision: audit.Refuse, Reason: string(code)})
+		}
+	}
 }

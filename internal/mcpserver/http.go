@@ -303,13 +303,15 @@ func (s *Server) httpHandler(o HTTPOptions, bind netip.Addr, port int, p *ops) h
 		if info.calls > 0 {
 			// The replica's cap first (its 429 lets a load balancer move
 			// on; a draining replica answers 503), then the principal's.
-			release, ok := p.admit(w, w.id)
-			if !ok {
+			release, refused := p.admit(w, w.id)
+			if refused != "" {
+				s.refusedHTTP(r.Context(), info.tools, refused)
 				return
 			}
 			defer release()
-			releasePrincipal, ok := admit(w, r, lim, info.calls, w.id)
-			if !ok {
+			releasePrincipal, refused := admit(w, r, lim, info.calls, w.id)
+			if refused != "" {
+				s.refusedHTTP(r.Context(), info.tools, refused)
 				return
 			}
 			defer releasePrincipal()

@@ -118,9 +118,11 @@ func (p *ops) notReady(ctx context.Context) string {
 // admit reserves a replica call slot for a tools/call POST. At the cap it
 // answers 429 with Retry-After and a JSON-RPC error whose data carries
 // reason too_many_calls; while draining, 503 with Retry-After and reason
-// server_draining (a load balancer moves on either way). ok false means the
-// answer was written.
-func (p *ops) admit(w *rpcErrorWriter, id any) (func(), bool) {
+// server_draining (a load balancer moves on either way). The 429 has the
+// principal limits' shape: code CodeLimited, data {"reason",
+// "retry_after_s"}. A non-empty refused (the reason code) means the answer
+// was written.
+func (p *ops) admit(w *rpcErrorWriter, id any) (release func(), refused reason.Code) {
 	// Counted before the drain flag is read: Drain sets the flag, then
 	// waits for the count, so a call is either refused here or waited for.
 	n := p.inflight.Add(1)
@@ -138,22 +140,22 @@ func (p *ops) admit(w *rpcErrorWriter, id any) (func(), bool) {
 		w.Header().Set("Connection", "close")
 		writeRPCErrorData(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError,
 			"Service Unavailable: this Gatehouse replica is shutting down; retry on another replica", reason.ServerDraining)
-		return nil, false
+		return nil, reason.ServerDraining
 	}
 	if n > p.max {
 		done()
 		p.metrics.ReplicaCapped()
 		w.Header().Set("Retry-After", strconv.Itoa(ReplicaRetryAfter))
-		writeRPCErrorData(w, http.StatusTooManyRequests, id, jsonrpc.CodeInternalError,
+		writeLimited(w, http.StatusTooManyRequests, id,
 			fmt.Sprintf("Too Many Requests: this Gatehouse replica is running its maximum of %d tool calls (mcp.replica_max_calls); retry after %d s or on another replica", p.max, ReplicaRetryAfter),
-			reason.TooManyCalls)
-		return nil, false
+			map[string]any{"reason": reason.TooManyCalls, "retry_after_s": ReplicaRetryAfter})
+		return nil, reason.TooManyCalls
 	}
 	p.metrics.InFlight(1)
 	return func() {
 		p.metrics.InFlight(-1)
 		done()
-	}, true
+	}, ""
 }
 
 // writeRPCErrorData is writeRPCError with data {"reason": code}, the shape
@@ -243,6 +245,7 @@ func (h *HTTPServer) StopAccepting() {
 // ErrDrainTimeout naming how many calls were cut off.
 func (h *HTTPServer) Drain(ctx context.Context) error {
 	h.StopAccepting()
+	defer h.server.endPrincipalSessions()
 	var err error
 	if !h.ops.waitIdle(ctx) {
 		// The deadline: interrupt what still runs, and give each call a

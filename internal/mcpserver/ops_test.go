@@ -180,7 +180,8 @@ func extractBody(id int, url string) string {
 // data.reason is too_many_calls; other requests (tools/list) still pass.
 func TestReplicaCap(t *testing.T) {
 	m := metrics.New()
-	f := newFixture(t, mcpserver.Options{Metrics: m})
+	var buf logBuf
+	f := newFixture(t, mcpserver.Options{Metrics: m, Audit: audit.NewWriter(&buf, nil)})
 	hs := f.listen(t, mcpserver.HTTPOptions{ReplicaMaxCalls: 1})
 	h1, h2 := session(t, hs.URL), session(t, hs.URL)
 	done := make(chan string, 1)
@@ -196,6 +197,17 @@ func TestReplicaCap(t *testing.T) {
 	data, _ := e["data"].(map[string]any)
 	if r["id"] != 3.0 || data["reason"] != "too_many_calls" || !strings.Contains(e["message"].(string), "mcp.replica_max_calls") {
 		t.Fatalf("429 body: %s", body)
+	}
+	// The principal limits' shape: code CodeLimited and data.retry_after_s.
+	if e["code"] != float64(mcpserver.CodeLimited) || data["retry_after_s"] != 1.0 {
+		t.Fatalf("429 error code/data: %s", body)
+	}
+	// Counted as a refusal and written to the audit trail.
+	if v := metricValue(gather(t, m), `gatehouse_refusals_total{reason="too_many_calls",tool="web_extract"}`); v != "1" {
+		t.Fatalf(`gatehouse_refusals_total{reason="too_many_calls",tool="web_extract"} = %q`, v)
+	}
+	if !auditHas(buf.String(), "web_extract", "too_many_calls") {
+		t.Fatalf("no audit refuse line for the replica-cap 429:\n%s", buf.String())
 	}
 	if resp, body := post(t, hs.URL, h2, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`); resp.StatusCode != 200 {
 		t.Fatalf("tools/list at the cap: %d %s", resp.StatusCode, body)
@@ -332,4 +344,52 @@ func postAsync(url string, hdr map[string]string, body string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestDrainInterruptsSessionless: at the --drain deadline a sessionless
+// (protocol 2026-07-28) call on a page that never answers is interrupted
+// too and delivers its interrupted result, like a session's call.
+func TestDrainInterruptsSessionless(t *testing.T) {
+	f := newFixture(t, mcpserver.Options{})
+	hs := f.listen(t, mcpserver.HTTPOptions{})
+	done := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(sessionlessBody(2, "tools/call",
+			map[string]any{"name": "web_extract", "arguments": map[string]any{"urls": []string{f.site.URL("/hang")}}})))
+		setSessionless(req, "", "tools/call", "web_extract")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- "error: " + err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		done <- string(b)
+	}()
+	f.waitHung(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := hs.Drain(ctx); !errors.Is(err, mcpserver.ErrDrainTimeout) {
+		t.Fatalf("Drain at its deadline: %v", err)
+	}
+	select {
+	case body := <-done:
+		if !strings.Contains(body, "interrupted") {
+			t.Fatalf("the sessionless call cut off by the drain got %q, want its interrupted result", body)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sessionless call was not interrupted by the drain")
+	}
+}
+
+// auditHas reports whether the audit trail out holds a call line refusing
+// tool with reason rc.
+func auditHas(out, tool, rc string) bool {
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e audit.Event
+		if json.Unmarshal([]byte(l), &e) == nil && e.Kind == audit.KindCall && e.Tool == tool && e.Decision == audit.Refuse && e.Reason == rc {
+			return true
+		}
+	}
+	return false
 }

@@ -52,8 +52,9 @@ func isSessionless(ctx context.Context) bool {
 
 // postInfo is what checkPost learned of a POST body.
 type postInfo struct {
-	sessionless bool // a request of protocol ≥ 2026-07-28 without Mcp-Session-Id
-	calls       int  // tools/call requests in it (a batch may hold several)
+	sessionless bool     // a request of protocol ≥ 2026-07-28 without Mcp-Session-Id
+	calls       int      // tools/call requests in it (a batch may hold several)
+	tools       []string // params.name of each of those tools/call requests (as sent: not yet a label)
 }
 
 // inspectPost reads what routing and admission need from a POST body that
@@ -72,6 +73,7 @@ func inspectPost(h http.Header, body []byte) postInfo {
 		ID     json.RawMessage `json:"id"`
 		Params struct {
 			Meta map[string]any `json:"_meta"`
+			Name string         `json:"name"`
 		} `json:"params"`
 	}
 	var msgs []msg
@@ -91,6 +93,7 @@ func inspectPost(h http.Header, body []byte) postInfo {
 		initialize = initialize || m.Method == "initialize"
 		if m.Method == "tools/call" && len(m.ID) > 0 {
 			info.calls++
+			info.tools = append(info.tools, m.Params.Name)
 		}
 	}
 	// initialize starts a session whatever version it names: the session
@@ -106,7 +109,8 @@ func inspectPost(h http.Header, body []byte) postInfo {
 // 503 for any other limiter error (e.g. the shared store unreachable: its
 // reason code, state_unavailable). The body is a JSON-RPC error with code
 // CodeLimited whose data holds {"reason", "retry_after_s"}.
-func admit(w http.ResponseWriter, r *http.Request, lim principal.Limiter, n int, id any) (release func(), ok bool) {
+// refused is the reason code of the refusal ("" when admitted).
+func admit(w http.ResponseWriter, r *http.Request, lim principal.Limiter, n int, id any) (release func(), refused reason.Code) {
 	var rels []func()
 	release = func() {
 		for _, f := range rels {
@@ -126,7 +130,7 @@ func admit(w http.ResponseWriter, r *http.Request, lim principal.Limiter, n int,
 			secs := int(principal.RetryAfterSeconds(ref.RetryAfter) / time.Second)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeLimited(w, http.StatusTooManyRequests, id, ref.Message, map[string]any{"reason": ref.Reason, "retry_after_s": secs})
-			return nil, false
+			return nil, reason.Code(ref.Reason)
 		}
 		code := reason.Of(err)
 		if code == "" {
@@ -134,9 +138,9 @@ func admit(w http.ResponseWriter, r *http.Request, lim principal.Limiter, n int,
 		}
 		w.Header().Set("Retry-After", "1")
 		writeLimited(w, http.StatusServiceUnavailable, id, "Service unavailable: "+err.Error(), map[string]any{"reason": code, "retry_after_s": 1})
-		return nil, false
+		return nil, code
 	}
-	return release, true
+	return release, ""
 }
 
 // CodeLimited is the JSON-RPC error code (the implementation-defined server

@@ -20,7 +20,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/internal/audit"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -513,4 +515,52 @@ func TestListenTokenOptions(t *testing.T) {
 		t.Fatalf("non-loopback with a tokens file: %v", err)
 	}
 	hs.Close()
+}
+
+// TestPrincipalRefusalsCounted: a principal's 429 (rate_limited) counts in
+// gatehouse_refusals_total by tool and reason and writes an audit refuse
+// line; a tools/call naming no registered tool is labelled "other".
+func TestPrincipalRefusalsCounted(t *testing.T) {
+	m := metrics.New()
+	var buf logBuf
+	f := newFixture(t, mcpserver.Options{Metrics: m, Audit: audit.NewWriter(&buf, nil)})
+	toks := tokensOf(t, "xavier", "token-x")
+	hs := f.listen(t, mcpserver.HTTPOptions{Tokens: toks, Limiter: principal.NewLocal(principal.Limits{MaxCalls: 4, Rate: 0.01, Burst: 1})})
+	a := map[string]any{"urls": []string{f.site.URL("/a")}}
+	if st, _, body := callRaw(t, hs.URL, "token-x", a); st != http.StatusOK {
+		t.Fatalf("first call: %d %s", st, body)
+	}
+	if st, _, body := callRaw(t, hs.URL, "token-x", a); st != http.StatusTooManyRequests {
+		t.Fatalf("over the rate: %d %s", st, body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(sessionlessBody(2, "tools/call", map[string]any{"name": "no_such_tool{x=\"y\"}", "arguments": map[string]any{}})))
+	setSessionless(req, "token-x", "tools/call", `no_such_tool{x="y"}`)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("unknown tool over the rate: %d", resp.StatusCode)
+	}
+	out := gather(t, m)
+	for _, k := range []string{`gatehouse_refusals_total{reason="rate_limited",tool="web_extract"}`, `gatehouse_refusals_total{reason="rate_limited",tool="other"}`} {
+		if v := metricValue(out, k); v != "1" {
+			t.Errorf("%s = %q", k, v)
+		}
+	}
+	if strings.Contains(out, "no_such_tool") {
+		t.Errorf("a client's tool name became a label:\n%s", out)
+	}
+	for _, tool := range []string{"web_extract", "other"} {
+		if !auditHas(buf.String(), tool, "rate_limited") {
+			t.Errorf("no audit refuse line for %s:\n%s", tool, buf.String())
+		}
+	}
+	var e audit.Event
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if json.Unmarshal([]byte(l), &e) == nil && e.Reason == "rate_limited" && e.Principal != "xavier" {
+			t.Errorf("refuse line without the principal: %s", l)
+		}
+	}
 }

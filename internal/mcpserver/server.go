@@ -128,6 +128,8 @@ type Server struct {
 	sessions    map[*mcp.ServerSession]*session
 	byPrincipal map[string]*session // principal → its sessionless session (principals.go)
 	running     map[string]int      // task → calls in flight
+
+	toolNames map[string]bool // the registered tools' names (toolLabel)
 }
 
 // session is what the server keeps per MCP session: its task id and a
@@ -192,7 +194,9 @@ func New(opts Options) *Server {
 		},
 	})
 	s.mcp.AddReceivingMiddleware(s.middleware)
+	s.toolNames = map[string]bool{}
 	for _, t := range opts.Registry.Tools() {
+		s.toolNames[t.Name()] = true
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name()))
 	}
 	if opts.Store != nil {
@@ -271,12 +275,19 @@ func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) *session 
 // interruptSessions cancels the calls running in the HTTP session with
 // that Mcp-Session-Id, or in every HTTP session when id is "". The SDK ends
 // a session only after its running handlers return, so a DELETE or a
-// shutdown interrupts them first.
+// shutdown interrupts them first. id "" also interrupts the calls of every
+// principal's sessionless session (protocol 2026-07-28): a drain or
+// shutdown interrupts every running call, sessionful or not.
 func (s *Server) interruptSessions(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, se := range s.sessions {
 		if se.id != "" && (id == "" || se.id == id) {
+			se.cancel()
+		}
+	}
+	if id == "" {
+		for _, se := range s.byPrincipal {
 			se.cancel()
 		}
 	}
