@@ -20,18 +20,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 )
 
-// open returns a state.Redis on srv, closed at cleanup.
-func open(t *testing.T, srv *redistest.Server) *state.Redis {
-	t.Helper()
-	tg, err := state.ParseURL(srv.URL(), "", state.EnvRedisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := state.Open(state.Options{Target: tg})
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
 func code(err error) reason.Code {
 	if e := reason.As(err); e != nil {
 		return e.Code
@@ -101,7 +89,7 @@ func TestFromConfigEnvironmentWins(t *testing.T) {
 
 func TestCacheEntriesShared(t *testing.T) {
 	srv := redistest.Start(t)
-	a, b := open(t, srv), open(t, srv)
+	a, b := redistest.Open(t, srv), redistest.Open(t, srv)
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Millisecond)
 	e := cache.Entry{URL: "https://news.test/a", FinalURL: "https://news.test/a", Title: "T", Content: "body", FetchedAt: now, Extra: []byte(`{"links":[]}`)}
@@ -128,7 +116,7 @@ func TestCacheEntriesShared(t *testing.T) {
 
 func TestPagesScopedByPrincipal(t *testing.T) {
 	srv := redistest.Start(t)
-	a, b := open(t, srv), open(t, srv)
+	a, b := redistest.Open(t, srv), redistest.Open(t, srv)
 	dir := t.TempDir()
 	x := principal.With(context.Background(), "x")
 	y := principal.With(context.Background(), "y")
@@ -169,8 +157,8 @@ func TestMemoSingleFlightAcrossReplicas(t *testing.T) {
 		Decode: func(b []byte) (any, error) { return strings.Trim(string(b), `"`), nil },
 	}
 	memos := []*cache.Memo{
-		cache.NewSharedMemo(time.Minute, nil, open(t, srv), codec),
-		cache.NewSharedMemo(time.Minute, nil, open(t, srv), codec),
+		cache.NewSharedMemo(time.Minute, nil, redistest.Open(t, srv), codec),
+		cache.NewSharedMemo(time.Minute, nil, redistest.Open(t, srv), codec),
 	}
 	var calls atomic.Int32
 	release := make(chan struct{})
@@ -211,7 +199,7 @@ func TestMemoSingleFlightAcrossReplicas(t *testing.T) {
 
 func TestMemoCrashedHolderLockExpires(t *testing.T) {
 	srv := redistest.Start(t)
-	r := open(t, srv)
+	r := redistest.Open(t, srv)
 	key := cache.SharedKey(principal.Default, "p", "q", 10)
 	// A holder that died: its lock is left with a short TTL.
 	start := time.Now() // before the SET: the lock cannot expire earlier than 300 ms from here
@@ -240,7 +228,7 @@ func TestMemoCrashedHolderLockExpires(t *testing.T) {
 // that order, when the pause ends.
 func TestMemoWaiterRechecksAfterLock(t *testing.T) {
 	srv := redistest.Start(t)
-	r := open(t, srv)
+	r := redistest.Open(t, srv)
 	key := cache.SharedKey(principal.Default, "p", "q", 10)
 	vkey, lkey := state.MemoKey(key), state.MemoLockKey(key)
 	if got := srv.Do("SET", lkey, "ghl1 0123456789abcdef0123456789abcdef", "PX", "10000"); got != "+OK" {
@@ -289,7 +277,7 @@ func TestRedisDownThenBack(t *testing.T) {
 	// A password the server does not require: Redis 7 accepts AUTH of the
 	// default user only when one is set, so use none for the data path and
 	// check the message of the failing one below.
-	r := open(t, srv)
+	r := redistest.Open(t, srv)
 	ctx := context.Background()
 	if err := r.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -326,7 +314,7 @@ func TestRedisDownThenBack(t *testing.T) {
 
 func TestJunkUnderOurKeys(t *testing.T) {
 	srv := redistest.Start(t)
-	r := open(t, srv)
+	r := redistest.Open(t, srv)
 	ctx := context.Background()
 	name := "a.test-0123456789.md"
 	plant := func(args ...string) {
@@ -395,7 +383,7 @@ func TestJunkUnderOurKeys(t *testing.T) {
 
 func TestLimiter(t *testing.T) {
 	srv := redistest.Start(t)
-	a, b := open(t, srv).Limiter(2, 0), open(t, srv).Limiter(2, 0)
+	a, b := redistest.Open(t, srv).Limiter(2, 0), redistest.Open(t, srv).Limiter(2, 0)
 	ctx := context.Background()
 	r1, err1 := a.Acquire(ctx, "x")
 	r2, err2 := b.Acquire(ctx, "x")
@@ -420,7 +408,7 @@ func TestLimiter(t *testing.T) {
 	}
 	r2()
 
-	rate := open(t, srv).Limiter(0, 2) // 2 calls per second, burst 2
+	rate := redistest.Open(t, srv).Limiter(0, 2) // 2 calls per second, burst 2
 	for i := range 2 {
 		if _, err := rate.Acquire(ctx, "z"); err != nil {
 			t.Fatalf("call %d within the burst: %v", i, err)
@@ -439,7 +427,7 @@ func TestLimiter(t *testing.T) {
 // read must allocate far less than one value.
 func TestOversizedValueNotTransferred(t *testing.T) {
 	srv := redistest.Start(t)
-	r := open(t, srv)
+	r := redistest.Open(t, srv)
 	ctx := context.Background()
 	state.SetReadCap(t, 64<<10)
 	const size = 8 << 20
@@ -499,7 +487,7 @@ func TestOversizedValueNotTransferred(t *testing.T) {
 func TestLimiterKilledReplicaLeaseExpires(t *testing.T) {
 	srv := redistest.Start(t)
 	const lease = 1200 * time.Millisecond
-	a, b := open(t, srv).Limiter(2, 0), open(t, srv).Limiter(2, 0)
+	a, b := redistest.Open(t, srv).Limiter(2, 0), redistest.Open(t, srv).Limiter(2, 0)
 	state.ShortenLease(a, lease)
 	state.ShortenLease(b, lease)
 	ctx := context.Background()
@@ -541,7 +529,7 @@ func TestLimiterKilledReplicaLeaseExpires(t *testing.T) {
 func TestLimiterRenewsLongCall(t *testing.T) {
 	srv := redistest.Start(t)
 	const lease = 600 * time.Millisecond
-	a, b := open(t, srv).Limiter(1, 0), open(t, srv).Limiter(1, 0)
+	a, b := redistest.Open(t, srv).Limiter(1, 0), redistest.Open(t, srv).Limiter(1, 0)
 	state.ShortenLease(a, lease)
 	state.ShortenLease(b, lease)
 	ctx := context.Background()

@@ -9,25 +9,11 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
-	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"github.com/gatehouse-dev/gatehouse/internal/state/redistest"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
 	"github.com/gatehouse-dev/gatehouse/internal/truncate"
 	"github.com/gatehouse-dev/gatehouse/internal/web"
 )
-
-// openState is what `gatehouse` does with GATEHOUSE_REDIS_URL set: one
-// client per replica.
-func openState(t *testing.T, srv *redistest.Server) *state.Redis {
-	t.Helper()
-	tg, err := state.ParseURL(srv.URL(), "", state.EnvRedisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := state.Open(state.Options{Target: tg})
-	t.Cleanup(func() { r.Close() })
-	return r
-}
 
 // TestSharedStateTwoReplicas is issue 18's "Done when" for the shared
 // state at the web layer: two independent services (two GATEHOUSE_HOMEs,
@@ -43,12 +29,12 @@ func TestSharedStateTwoReplicas(t *testing.T) {
 	a.dotenv = map[string]string{"BRAVE_SEARCH_API_KEY": "BSAtestkey0123456789"}
 	a.cfg.Web.SearchBackend = "brave"
 	a.vendor("brave-free", f.handler)
-	a.state = openState(t, srv)
+	a.state = redistest.Open(t, srv)
 
 	b := newHarness(t)
 	b.res.set("news.test", "127.0.0.1")
 	b.sites, b.vendors, b.endpoints, b.dotenv, b.cfg, b.now = a.sites, a.vendors, a.endpoints, a.dotenv, a.cfg, a.now
-	b.state = openState(t, srv)
+	b.state = redistest.Open(t, srv)
 	a.open()
 	b.open()
 	ctx := principal.With(context.Background(), "x")

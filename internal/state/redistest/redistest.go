@@ -5,6 +5,8 @@
 package redistest
 
 import (
+	"github.com/gatehouse-dev/gatehouse/internal/state"
+
 	"bufio"
 	"context"
 	"fmt"
@@ -139,4 +141,17 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Open returns a state.Redis on srv, as `gatehouse` builds one per replica
+// with GATEHOUSE_REDIS_URL set; it is closed at the test's cleanup.
+func Open(t testing.TB, srv *Server) *state.Redis {
+	t.Helper()
+	tg, err := state.ParseURL(srv.URL(), "", state.EnvRedisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := state.Open(state.Options{Target: tg})
+	t.Cleanup(func() { r.Close() })
+	return r
 }
