@@ -141,10 +141,17 @@ var (
 )
 
 func buildBombPDF(inflated int) []byte {
+	line := bytes.Repeat([]byte("BT /F1 12 Tf 72 720 Td (bomb bomb bomb bomb) Tj ET\n"), 1<<14)
+	return flateTextPDF(line, func(n int) bool { return n < inflated })
+}
+
+// flateTextPDF is a one-page PDF (Helvetica) whose content stream is line
+// repeated while more(bytes written so far) holds, stored FlateDecode at
+// the best compression.
+func flateTextPDF(line []byte, more func(n int) bool) []byte {
 	var z bytes.Buffer
 	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
-	line := bytes.Repeat([]byte("BT /F1 12 Tf 72 720 Td (bomb bomb bomb bomb) Tj ET\n"), 1<<14)
-	for n := 0; n < inflated; n += len(line) {
+	for n := 0; more(n); n += len(line) {
 		zw.Write(line)
 	}
 	zw.Close()

@@ -2,9 +2,7 @@ package pdftext
 
 import (
 	"bytes"
-	"compress/zlib"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,21 +48,8 @@ func useTestPDFChild(t *testing.T) {
 // for each, so reading it takes tens of MB.
 func glyphHeavyPDF(t *testing.T) []byte {
 	t.Helper()
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
 	line := []byte("BT /F1 12 Tf 72 720 Td (glyphs glyphs glyphs glyphs glyphs glyphs glyphs glyphs) Tj ET\n")
-	for n := 0; n+len(line) < maxPDFPageDecoded-4096; n += len(line) {
-		zw.Write(line)
-	}
-	zw.Close()
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%sendstream", z.Len(), z.String()),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-	}
-	return assemblePDF("%PDF-1.4\n", objs, "")
+	return flateTextPDF(line, func(n int) bool { return n+len(line) < maxPDFPageDecoded-4096 })
 }
 
 // TestPDFSubprocessMemoryLimit: the child's address space is limited, so a
