@@ -22,12 +22,7 @@ import (
 // an image content block, and two MCP sessions (two tasks) see each other's
 // page and cookies never.
 func TestBrowserFlowsOverMCP(t *testing.T) {
-	if _, err := backend.FindChromium(""); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("Chromium missing (CI unset): %v", err)
-		}
-		t.Fatal(err)
-	}
+	needChromium(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			f := newFixture(t, mcpserver.Options{Version: "test"})
@@ -130,21 +125,10 @@ func TestBrowserFlowsOverMCP(t *testing.T) {
 // name, as web_extract's footer does, never by a path on the server's disk;
 // web_read reads it (hostile review D10).
 func TestBrowserSnapshotNoteNamesTheStoreOverMCP(t *testing.T) {
-	if _, err := backend.FindChromium(""); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("Chromium missing (CI unset): %v", err)
-		}
-		t.Fatal(err)
-	}
+	needChromium(t)
 	f := newFixture(t, mcpserver.Options{Version: "test"})
 	t.Cleanup(func() { f.reg.Close() })
-	var b strings.Builder
-	for i := range 2000 {
-		fmt.Fprintf(&b, "<p>Line %d of a long page.</p>", i)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/big", webtest.Page(`<!doctype html><title>Big</title>`+b.String()))
-	site := f.w.Serve("big.test", mux)
+	site := serveBigPage(f)
 	cs := f.connect(t, "stdio")
 	_, nav := callTool(t, cs, "browser_navigate", map[string]any{"url": site.URL("/big")})
 	snap, _ := nav["snapshot"].(string)
@@ -160,4 +144,28 @@ func TestBrowserSnapshotNoteNamesTheStoreOverMCP(t *testing.T) {
 	if res.IsError || !strings.Contains(fmt.Sprint(rd["content"]), "of a long page.") {
 		t.Fatalf("web_read %s: %v", m[1], rd)
 	}
+}
+
+// needChromium skips the test when Chromium is missing, or fails it under CI
+// (CI=true: the browser tests must run there).
+func needChromium(t *testing.T) {
+	t.Helper()
+	if _, err := backend.FindChromium(""); err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("Chromium missing (CI unset): %v", err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// serveBigPage serves big.test/big: 2,000 short paragraphs, a page whose
+// snapshot is truncated and stored.
+func serveBigPage(f *fixture) *webtest.Site {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "<p>Line %d of a long page.</p>", i)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/big", webtest.Page(`<!doctype html><title>Big</title>`+b.String()))
+	return f.w.Serve("big.test", mux)
 }

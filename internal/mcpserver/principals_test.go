@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,13 +20,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/gatehouse-dev/gatehouse/internal/audit"
-	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
 	"github.com/gatehouse-dev/gatehouse/internal/metrics"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
-	"github.com/gatehouse-dev/gatehouse/internal/webtest"
 )
 
 // recordRT records the JSON-RPC methods and Mcp-Session-Id headers a client
@@ -396,21 +393,10 @@ func TestPrincipalLimits(t *testing.T) {
 // a hash of the text: anyone who guesses the text of a page X browsed can
 // compute it), exactly like a missing one; X reads it.
 func TestSnapshotScopedToPrincipal(t *testing.T) {
-	if _, err := backend.FindChromium(""); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("Chromium missing (CI unset): %v", err)
-		}
-		t.Fatal(err)
-	}
+	needChromium(t)
 	f := newFixture(t, mcpserver.Options{Version: "test"})
 	t.Cleanup(func() { f.reg.Close() })
-	var b strings.Builder
-	for i := range 2000 {
-		fmt.Fprintf(&b, "<p>Line %d of a long page.</p>", i)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/big", webtest.Page(`<!doctype html><title>Big</title>`+b.String()))
-	site := f.w.Serve("big.test", mux)
+	site := serveBigPage(f)
 	hs := f.listen(t, mcpserver.HTTPOptions{Tokens: tokensOf(t, "xavier", "token-x", "yvonne", "token-y")})
 	x := httpClientVersion(t, hs.URL, "token-x", "2026-07-28", nil)
 	y := httpClientVersion(t, hs.URL, "token-y", "2026-07-28", nil)

@@ -7,7 +7,6 @@ import (
 	"html"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/mcpserver"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/tools"
@@ -342,12 +340,7 @@ func TestPageStringsInsideBoundaryOverMCP(t *testing.T) {
 // client inside the call's boundary; download and screenshot paths name
 // $GATEHOUSE_HOME, never the server's home.
 func TestBrowserPageStringsInsideBoundaryOverMCP(t *testing.T) {
-	if _, err := backend.FindChromium(""); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("Chromium missing (CI unset): %v", err)
-		}
-		t.Fatal(err)
-	}
+	needChromium(t)
 	f := untrustedFixture(t, mcpserver.Options{})
 	cs := f.stdio(t, nil)
 	call := untrustedCaller(t, f, cs)
