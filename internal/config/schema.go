@@ -638,18 +638,7 @@ func fakeIPField() *field {
 			if !ok {
 				return rejectf("ignored", "want a list of CIDRs (e.g. [198.18.0.0/15]), got %s", typeName(v))
 			}
-			good := []string{}
-			for _, s := range out {
-				if _, err := netip.ParsePrefix(s); err == nil {
-					good = append(good, s)
-					continue
-				}
-				if _, err := netip.ParseAddr(s); err == nil {
-					good = append(good, s)
-					continue
-				}
-				bad = append(bad, fmt.Sprintf("%q is not a CIDR or IP address (write it as 198.18.0.0/15 or 192.0.2.1)", s))
-			}
+			good, bad := addrEntries(out, bad, nil, "is not a CIDR or IP address (write it as 198.18.0.0/15 or 192.0.2.1)")
 			c.Security.FakeIPRanges = good
 			if len(bad) > 0 {
 				return adjustf("those entries were dropped", "%s", strings.Join(bad, "; "))
@@ -781,23 +770,10 @@ func nodeAllowField() *field {
 			if !ok {
 				return rejectf("ignored", "want a list of CIDRs or host names (e.g. [10.0.0.0/8, node1.internal]), got %s", typeName(v))
 			}
-			good := []string{}
-			for _, s := range out {
-				s = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "."))
-				if _, err := netip.ParsePrefix(s); err == nil {
-					good = append(good, s)
-					continue
-				}
-				if _, err := netip.ParseAddr(s); err == nil {
-					good = append(good, s)
-					continue
-				}
-				if validNodeHost(s) {
-					good = append(good, s)
-					continue
-				}
-				bad = append(bad, fmt.Sprintf("%q is not a CIDR, IP address or host name", s))
+			for i, s := range out {
+				out[i] = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "."))
 			}
+			good, bad := addrEntries(out, bad, validNodeHost, "is not a CIDR, IP address or host name")
 			c.Browser.NodeAllow = good
 			if len(bad) > 0 {
 				return adjustf("those entries were dropped", "%s", strings.Join(bad, "; "))
@@ -806,6 +782,24 @@ func nodeAllowField() *field {
 		},
 		get: func(c *Config) any { return append([]string{}, c.Browser.NodeAllow...) },
 	}
+}
+
+// addrEntries keeps the entries that parse as a CIDR (netip.ParsePrefix) or
+// an IP address (netip.ParseAddr), or that also accepts (nil: none more),
+// and returns prior with one message appended per other entry: the entry
+// quoted, then notA. good is never nil (an empty list renders as []).
+func addrEntries(entries, prior []string, also func(string) bool, notA string) (good, bad []string) {
+	good, bad = []string{}, prior
+	for _, s := range entries {
+		_, perr := netip.ParsePrefix(s)
+		_, aerr := netip.ParseAddr(s)
+		if perr == nil || aerr == nil || also != nil && also(s) {
+			good = append(good, s)
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%q %s", s, notA))
+	}
+	return good, bad
 }
 
 // validNodeHost reports whether s is a DNS host name in LDH form (RFC 1123:
