@@ -469,10 +469,16 @@ func (p *postCounter) wait(id string, max time.Duration) {
 // response (§5.1) with Content-Type application/json, so a client's JSON-RPC
 // layer can read it; id is the request's id when known, else null.
 func writeRPCError(w http.ResponseWriter, status int, id any, code int64, msg string) {
+	writeRPCErrorWith(w, status, id, code, msg, nil)
+}
+
+// writeRPCErrorWith is writeRPCError with the error's data member (nil:
+// none): {"reason": code, …} on every refusal of ours at the HTTP level.
+func writeRPCErrorWith(w http.ResponseWriter, status int, id any, code int64, msg string, data any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Del("X-Content-Type-Options")
 	w.WriteHeader(status)
-	w.Write(errorReply(id, code, msg, nil))
+	w.Write(errorReply(id, code, msg, data))
 }
 
 // rpcErrorWriter turns the SDK's plain-text HTTP errors (http.Error: 400

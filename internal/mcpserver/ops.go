@@ -138,15 +138,15 @@ func (p *ops) admit(w *rpcErrorWriter, id any) (release func(), refused reason.C
 		done()
 		w.Header().Set("Retry-After", strconv.Itoa(ReplicaRetryAfter))
 		w.Header().Set("Connection", "close")
-		writeRPCErrorData(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError,
-			"Service Unavailable: this Gatehouse replica is shutting down; retry on another replica", reason.ServerDraining)
+		writeRPCErrorWith(w, http.StatusServiceUnavailable, id, jsonrpc.CodeInternalError,
+			"Service Unavailable: this Gatehouse replica is shutting down; retry on another replica", map[string]string{"reason": string(reason.ServerDraining)})
 		return nil, reason.ServerDraining
 	}
 	if n > p.max {
 		done()
 		p.metrics.ReplicaCapped()
 		w.Header().Set("Retry-After", strconv.Itoa(ReplicaRetryAfter))
-		writeLimited(w, http.StatusTooManyRequests, id,
+		writeRPCErrorWith(w, http.StatusTooManyRequests, id, CodeLimited,
 			fmt.Sprintf("Too Many Requests: this Gatehouse replica is running its maximum of %d tool calls (mcp.replica_max_calls); retry after %d s or on another replica", p.max, ReplicaRetryAfter),
 			map[string]any{"reason": reason.TooManyCalls, "retry_after_s": ReplicaRetryAfter})
 		return nil, reason.TooManyCalls
@@ -156,15 +156,6 @@ func (p *ops) admit(w *rpcErrorWriter, id any) (release func(), refused reason.C
 		p.metrics.InFlight(-1)
 		done()
 	}, ""
-}
-
-// writeRPCErrorData is writeRPCError with data {"reason": code}, the shape
-// of every refusal of ours at the JSON-RPC level.
-func writeRPCErrorData(w http.ResponseWriter, status int, id any, code int64, msg string, rc reason.Code) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Del("X-Content-Type-Options")
-	w.WriteHeader(status)
-	w.Write(errorReply(id, code, msg, map[string]string{"reason": string(rc)}))
 }
 
 // metricsHandler serves the Set's metrics (Prometheus text format).

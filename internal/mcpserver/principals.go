@@ -129,7 +129,7 @@ func admit(w http.ResponseWriter, r *http.Request, lim principal.Limiter, n int,
 		if errors.As(err, &ref) {
 			secs := int(principal.RetryAfterSeconds(ref.RetryAfter) / time.Second)
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeLimited(w, http.StatusTooManyRequests, id, ref.Message, map[string]any{"reason": ref.Reason, "retry_after_s": secs})
+			writeRPCErrorWith(w, http.StatusTooManyRequests, id, CodeLimited, ref.Message, map[string]any{"reason": ref.Reason, "retry_after_s": secs})
 			return nil, reason.Code(ref.Reason)
 		}
 		code := reason.Of(err)
@@ -137,7 +137,7 @@ func admit(w http.ResponseWriter, r *http.Request, lim principal.Limiter, n int,
 			code = reason.ToolFailed
 		}
 		w.Header().Set("Retry-After", "1")
-		writeLimited(w, http.StatusServiceUnavailable, id, "Service unavailable: "+err.Error(), map[string]any{"reason": code, "retry_after_s": 1})
+		writeRPCErrorWith(w, http.StatusServiceUnavailable, id, CodeLimited, "Service unavailable: "+err.Error(), map[string]any{"reason": code, "retry_after_s": 1})
 		return nil, code
 	}
 	return release, ""
@@ -147,13 +147,6 @@ func admit(w http.ResponseWriter, r *http.Request, lim principal.Limiter, n int,
 // error range of JSON-RPC 2.0 §5.1) of a tools/call refused by the
 // per-principal limits before it ran; data.reason says which.
 const CodeLimited = -32000
-
-func writeLimited(w http.ResponseWriter, status int, id any, msg string, data any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Del("X-Content-Type-Options")
-	w.WriteHeader(status)
-	w.Write(errorReply(id, CodeLimited, msg, data))
-}
 
 // owners maps each HTTP session's Mcp-Session-Id to its principal.
 type owners struct {
