@@ -166,13 +166,7 @@ func (m *Memo) Do(ctx context.Context, provider, query string, limit int,
 		}
 		return memoResult{value: v}, err
 	})
-	select {
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
-	case r := <-ch:
-		res, _ := r.Val.(memoResult)
-		return res.value, res.hit, r.Err
-	}
+	return awaitFlight(ctx, ch)
 }
 
 // doShared is Do through the SharedFlight: calls of this process are
@@ -180,8 +174,7 @@ func (m *Memo) Do(ctx context.Context, provider, query string, limit int,
 // replicas by the store's lock.
 func (m *Memo) doShared(ctx context.Context, k memoKey,
 	call func(ctx context.Context, bucket int) (any, bool, error)) (any, bool, error) {
-	p := principal.From(ctx)
-	key := SharedKey(p, k.provider, k.query, k.bucket)
+	key := SharedKey(k.principal, k.provider, k.query, k.bucket)
 	ch := m.flight.DoChan(key, func() (any, error) {
 		var ran bool
 		var callV any
@@ -209,13 +202,7 @@ func (m *Memo) doShared(ctx context.Context, k memoKey,
 		}
 		return memoResult{value: v, hit: hit}, nil
 	})
-	select {
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
-	case r := <-ch:
-		res, _ := r.Val.(memoResult)
-		return res.value, res.hit, r.Err
-	}
+	return awaitFlight(ctx, ch)
 }
 
 func (m *Memo) lookup(k memoKey) (any, bool) {
@@ -255,4 +242,17 @@ func (m *Memo) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.entries)
+}
+
+// awaitFlight returns the outcome of a single-flight call of Do: the value,
+// whether it was a memo hit, and its error; or ctx.Err() when ctx ends first
+// (the call goes on for its other waiters).
+func awaitFlight(ctx context.Context, ch <-chan singleflight.Result) (any, bool, error) {
+	select {
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case r := <-ch:
+		res, _ := r.Val.(memoResult)
+		return res.value, res.hit, r.Err
+	}
 }
