@@ -133,14 +133,7 @@ func (t *Tab) Adopt(ctx context.Context, p Popup) (*Tab, error) {
 		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
 	n.ctx, n.cancel = chromedp.NewContext(t.ctx, chromedp.WithTargetID(p.TargetID), chromedp.WithListener(n.onEvent))
 	n.frame = cdp.FrameID(p.TargetID)
-	done := make(chan error, 1)
-	go func() { done <- chromedp.Do(n.ctx) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	err := attachWithin(ctx, n.ctx)
 	n.ext.opener = t
 	if err == nil {
 		// The BrowserContext's download behaviour is set already.

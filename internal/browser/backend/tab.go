@@ -205,14 +205,7 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose, onTop: o.OnTopLevel, proxyUser: o.ProxyUser, proxyPass: o.ProxyPass,
 		dialogTimeout: o.DialogTimeout,
 		inflight:      map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
-	done := make(chan error, 1)
-	go func() { done <- chromedp.Do(tctx) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	err := attachWithin(ctx, tctx)
 	if err == nil {
 		// The frame (and context) ids before any listener runs: onBrowserEvent
 		// matches a popup's opener and context against them.
@@ -354,3 +347,17 @@ func (t *Tab) runAny(ctx context.Context) (context.Context, context.CancelFunc) 
 // FrameID names a frame of a tab (CDP's Page.FrameId), so that callers of
 // this package need not import cdproto (chromedp stays inside this package).
 type FrameID = cdp.FrameID
+
+// attachWithin runs chromedp.Do(cctx) (attaching cctx to its target, or
+// starting the tab) and returns its error, or ctx.Err() when ctx ends first;
+// the attach goes on in the background then, and cancelling cctx ends it.
+func attachWithin(ctx, cctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Do(cctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -132,14 +132,7 @@ func (t *Tab) frameTargetOf(ctx context.Context, frame cdp.FrameID) (*frameTarge
 		return ft, nil
 	}
 	fctx, cancel := chromedp.NewContext(t.ctx, chromedp.WithTargetID(target.ID(frame)), chromedp.WithDetachOnCancel())
-	done := make(chan error, 1)
-	go func() { done <- chromedp.Do(fctx) }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
+	err := attachWithin(ctx, fctx)
 	if err != nil {
 		cancel()
 		return nil, err
