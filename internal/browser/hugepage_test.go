@@ -177,11 +177,17 @@ func TestNavigateWalkGetsWhatTheLoadLeft(t *testing.T) {
 			html(w, "Final", `<h1>Final page</h1>`)
 			return
 		}
-		html(w, "Many", `<h1>Many</h1><div id=c></div><script>
+		// Each button's name is the text of 60 labels (aria-labelledby), so
+		// walking one costs many times a plain button's and the walk cannot
+		// reach the end of the page within MinWalkTime even on a fast,
+		// quiet machine (25 000 plain buttons took under 0.5 s on one).
+		html(w, "Many", `<h1>Many</h1><p id=l0>alpha</p><p id=l1>beta</p><p id=l2>gamma</p><div id=c></div><script>
 const c = document.getElementById('c'), f = document.createDocumentFragment();
+const names = Array.from({length: 60}, (_, i) => 'l' + (i % 3)).join(' ');
 for (let i = 0; i < 25000; i++) {
   const b = document.createElement('button');
   b.textContent = 'B' + i;
+  b.setAttribute('aria-labelledby', names);
   f.appendChild(b);
 }
 c.appendChild(f);
