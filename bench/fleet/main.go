@@ -56,6 +56,9 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the scratch directory (logs, homes, haproxy.cfg)")
 	replicaMax := flag.Int("replica-max-calls", 0, "mcp.replica_max_calls of every replica (0: the default; above it a replica answers 429)")
 	rounds := flag.Int("rounds", 1, "rounds of (fleet, embedded) runs, interleaved; the CPU ratio is their median")
+	browser := flag.Bool("browser", false, "the browser fleet instead (issue 19): 2 browser nodes, 2 replicas, -tasks concurrent browser tasks")
+	sessions := flag.Int("sessions", 0, "with -browser: browser sessions in all, in waves of -tasks (default: -tasks; 1000 for the long run)")
+	nodeMax := flag.Int("node-max-sessions", 0, "with -browser: each node's --max-sessions (default: enough for every task at once, as one process has no cap)")
 	flag.Parse()
 	if *short {
 		given := false
@@ -79,6 +82,14 @@ func main() {
 		fmt.Println("scratch directory:", dir)
 	} else {
 		defer os.RemoveAll(dir)
+	}
+	if *browser {
+		bo := browserOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Sessions: *sessions, NodeMax: *nodeMax, Version: *version, Baseline: *baseline,
+			Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
+		if !runBrowserBench(bo) {
+			os.Exit(1)
+		}
+		return
 	}
 	o := runOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Kill: *kill, Version: *version, SearchDelay: *delay, ReplicaMaxCalls: *replicaMax,
 		Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
@@ -220,4 +231,69 @@ func (w logWriter) Write(p []byte) (int, error) {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "bench/fleet:", err)
 	os.Exit(2)
+}
+
+// browserOptions are one -browser invocation's settings.
+type browserOptions struct {
+	Bin, Dir        string
+	Tasks, Sessions int
+	NodeMax         int
+	Version         string
+	Baseline        bool
+	Log             func(format string, args ...any)
+}
+
+// runBrowserBench runs the browser fleet (2 nodes, 2 replicas, Redis) and
+// then, with o.Baseline, the same tasks on one replica without Redis (its
+// own Chromium); it prints the table and the last line and reports whether
+// every target was met.
+func runBrowserBench(o browserOptions) bool {
+	fleet, err := runBrowserFleet(o, true)
+	if err != nil {
+		fatal(err)
+	}
+	var base *BrowserResult
+	if o.Baseline {
+		if base, err = runBrowserFleet(o, false); err != nil {
+			fatal(err)
+		}
+	}
+	fmt.Println()
+	fmt.Print(BrowserTable(fleet, base))
+	sum, ok := BrowserSummary(fleet, base)
+	fmt.Println()
+	fmt.Println(sum)
+	return ok
+}
+
+// runBrowserFleet starts the browser fleet (shared: Redis, 2 browser nodes,
+// 2 replicas; else 1 replica, no Redis, its own Chromium), runs the browser
+// tasks, stops the fleet and returns the result.
+func runBrowserFleet(o browserOptions, shared bool) (*BrowserResult, error) {
+	sub, label := "browser-embedded", "one process: 1 replica, no Redis, its own Chromium"
+	// No replica call cap in the way: the figures are the browser's.
+	fo := Options{Bin: o.Bin, Replicas: 1, Browser: true, ReplicaMaxCalls: 4 * o.Tasks, Log: logWriter{o.Log}}
+	if shared {
+		sub, label = "browser-fleet", "fleet: 2 replicas + 2 browser nodes + Redis"
+		fo.Replicas, fo.Redis, fo.Nodes = 2, true, 2
+		fo.NodeMaxSessions = o.NodeMax
+		if fo.NodeMaxSessions <= 0 {
+			fo.NodeMaxSessions = (o.Tasks+1)/2 + 4
+		}
+	}
+	fo.Dir = o.Dir + "/" + sub
+	if err := os.MkdirAll(fo.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	sessions := max(o.Sessions, o.Tasks)
+	o.Log("== %s: %d browser tasks at once, %d sessions in all", label, o.Tasks, sessions)
+	f, err := StartFleet(fo)
+	if err != nil {
+		return nil, err
+	}
+	res := RunBrowserLoad(context.Background(), f, BrowserLoadOptions{Tasks: o.Tasks, Sessions: sessions, Version: o.Version, Log: o.Log})
+	f.Close()
+	res.FinishBrowser(f)
+	res.Label = label
+	return res, nil
 }
