@@ -191,8 +191,12 @@ func (res *BrowserResult) FinishBrowser(f *Fleet) {
 
 func (r *brun) sample(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	tick := time.NewTicker(time.Second)
+	// A sample reads every Chromium process's smaps_rollup (costly with
+	// hundreds of renderers), so it is taken when the open sessions reach
+	// a new high, or once a second at the high.
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-stop:
@@ -200,9 +204,10 @@ func (r *brun) sample(stop <-chan struct{}, done chan<- struct{}) {
 		case <-tick.C:
 		}
 		open := int(r.open.Load())
-		if open == 0 || open < r.res.PeakOpen {
+		if open == 0 || open < r.res.PeakOpen || open == r.res.PeakOpen && time.Since(last) < time.Second {
 			continue
 		}
+		last = time.Now()
 		pss := 0
 		for _, pid := range r.f.browserPIDs() {
 			pss += chromiumPSS(pid)
