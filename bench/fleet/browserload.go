@@ -26,6 +26,11 @@ type BrowserLoadOptions struct {
 	// and so its own browser session (sessionless 2026-07-28 calls of one
 	// principal share one task until they pass session handles).
 	Version string
+	// Open, when > 0, is how many tasks may hold a browser session at once
+	// (a semaphore in the client around navigate … close): the same
+	// concurrency for both runs, so their latencies compare the path, not
+	// how many renderers each admitted at once. 0: no limit.
+	Open int
 	// Deadline bounds the whole run (default 10 min).
 	Deadline time.Duration
 	Log      func(format string, args ...any)
@@ -100,6 +105,7 @@ type brun struct {
 	res  *BrowserResult
 	mu   sync.Mutex
 	open atomic.Int64
+	sem  chan struct{} // BrowserLoadOptions.Open; nil: no limit
 }
 
 // RunBrowserLoad runs o.Sessions browser tasks, o.Tasks at a time, against
@@ -122,6 +128,9 @@ func RunBrowserLoad(ctx context.Context, f *Fleet, o BrowserLoadOptions) *Browse
 	defer cancel()
 	r := &brun{f: f, o: o, res: &BrowserResult{Replicas: len(f.Replicas), Nodes: len(f.Nodes), Tasks: o.Sessions,
 		Lat: map[string][]time.Duration{}, Failures: map[string]int{}}}
+	if o.Open > 0 {
+		r.sem = make(chan struct{}, o.Open)
+	}
 	cpu0 := 0
 	for _, pid := range f.browserPIDs() {
 		cpu0 += treeCPU(pid)
@@ -270,6 +279,15 @@ func (r *brun) task(ctx context.Context, id int) {
 	t := &btask{r: r, id: id, p: r.f.Principals[id%2], home: id % len(r.f.Replicas), conns: map[int]*mcp.ClientSession{}, ok: true,
 		marker: fmt.Sprintf("task%d-k%06d", id, rand.IntN(1000000))}
 	r.f.Site.SetMarker(id, t.marker)
+	if r.sem != nil {
+		select {
+		case r.sem <- struct{}{}:
+			defer func() { <-r.sem }()
+		case <-ctx.Done():
+			t.failf("no turn to open a session before the deadline (-open %d)", r.o.Open)
+			return
+		}
+	}
 	opened := false
 	defer func() {
 		if opened {
@@ -383,8 +401,12 @@ func (t *btask) expect(o *browserOut, what string, wants ...string) {
 }
 
 // navigate opens the task's page, waiting out browser_capacity (every node
-// full: Retry-After) until the run's deadline.
+// full: Retry-After) until the run's deadline. Its latency runs from the
+// first attempt to the answer that opened the page, waits included: what
+// the agent waited, as the one-process run's wait for a spare session is
+// part of its navigate.
 func (t *btask) navigate(ctx context.Context) (*browserOut, time.Duration, bool) {
+	start := time.Now()
 	for {
 		o, d, err := t.raw(ctx, "browser_navigate", map[string]any{"url": t.r.f.Site.URL(t.id)})
 		if err != nil {
@@ -407,6 +429,7 @@ func (t *btask) navigate(ctx context.Context) (*browserOut, time.Duration, bool)
 			t.failf("browser_navigate refused: %s: %s", o.Reason, o.Error)
 			return nil, 0, false
 		}
+		d = time.Since(start)
 		t.record("navigate", d)
 		return o, d, true
 	}

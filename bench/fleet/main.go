@@ -58,7 +58,8 @@ func main() {
 	rounds := flag.Int("rounds", 1, "rounds of (fleet, embedded) runs, interleaved; the CPU ratio is their median")
 	browser := flag.Bool("browser", false, "the browser fleet instead (issue 19): 2 browser nodes, 2 replicas, -tasks concurrent browser tasks")
 	sessions := flag.Int("sessions", 0, "with -browser: browser sessions in all, in waves of -tasks (default: -tasks; 1000 for the long run)")
-	nodeMax := flag.Int("node-max-sessions", 0, "with -browser: each node's --max-sessions (default: enough for every task at once, as one process has no cap)")
+	open := flag.Int("open", 0, "with -browser: at most this many tasks hold a session at once, in both runs (0: no limit); compares the paths at equal concurrency")
+	nodeMax := flag.Int("node-max-sessions", 0, "with -browser: each node's --max-sessions (0: the node's default, 16, sized for 2 cores; a task refused with browser_capacity waits out Retry-After)")
 	flag.Parse()
 	if *short {
 		given := false
@@ -84,7 +85,7 @@ func main() {
 		defer os.RemoveAll(dir)
 	}
 	if *browser {
-		bo := browserOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Sessions: *sessions, NodeMax: *nodeMax, Version: *version, Baseline: *baseline,
+		bo := browserOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Sessions: *sessions, NodeMax: *nodeMax, Open: *open, Version: *version, Baseline: *baseline,
 			Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
 		if !runBrowserBench(bo) {
 			os.Exit(1)
@@ -237,7 +238,7 @@ func fatal(err error) {
 type browserOptions struct {
 	Bin, Dir        string
 	Tasks, Sessions int
-	NodeMax         int
+	NodeMax, Open   int
 	Version         string
 	Baseline        bool
 	Log             func(format string, args ...any)
@@ -277,9 +278,6 @@ func runBrowserFleet(o browserOptions, shared bool) (*BrowserResult, error) {
 		sub, label = "browser-fleet", "fleet: 2 replicas + 2 browser nodes + Redis"
 		fo.Replicas, fo.Redis, fo.Nodes = 2, true, 2
 		fo.NodeMaxSessions = o.NodeMax
-		if fo.NodeMaxSessions <= 0 {
-			fo.NodeMaxSessions = (o.Tasks+1)/2 + 4
-		}
 	}
 	fo.Dir = o.Dir + "/" + sub
 	if err := os.MkdirAll(fo.Dir, 0o700); err != nil {
@@ -287,11 +285,14 @@ func runBrowserFleet(o browserOptions, shared bool) (*BrowserResult, error) {
 	}
 	sessions := max(o.Sessions, o.Tasks)
 	o.Log("== %s: %d browser tasks at once, %d sessions in all", label, o.Tasks, sessions)
+	if o.Open > 0 {
+		label += fmt.Sprintf(", ≤ %d sessions open at once", o.Open)
+	}
 	f, err := StartFleet(fo)
 	if err != nil {
 		return nil, err
 	}
-	res := RunBrowserLoad(context.Background(), f, BrowserLoadOptions{Tasks: o.Tasks, Sessions: sessions, Version: o.Version, Log: o.Log})
+	res := RunBrowserLoad(context.Background(), f, BrowserLoadOptions{Tasks: o.Tasks, Sessions: sessions, Open: o.Open, Version: o.Version, Log: o.Log})
 	f.Close()
 	res.FinishBrowser(f)
 	res.Label = label
