@@ -59,8 +59,11 @@ type BrowserResult struct {
 	// with another task's cookie. Both must be 0.
 	Bleed, SiteBleed int
 	CapacityWaits    int // browser_capacity answers waited out (Retry-After) before a navigation
-	Lat              map[string][]time.Duration
-	Failures         map[string]int
+	// ReadyzWhenFull is the replica's GET /readyz answer ("503 no browser
+	// node has room") read once, right after the first browser_capacity.
+	ReadyzWhenFull string
+	Lat            map[string][]time.Duration
+	Failures       map[string]int
 
 	// PeakOpen is the largest number of sessions open at once (navigated,
 	// not yet closed) at a memory sample, and PeakPSSkB the PSS of the
@@ -106,6 +109,7 @@ type brun struct {
 	mu   sync.Mutex
 	open atomic.Int64
 	sem  chan struct{} // BrowserLoadOptions.Open; nil: no limit
+	full sync.Once     // reads /readyz at the first browser_capacity
 }
 
 // RunBrowserLoad runs o.Sessions browser tasks, o.Tasks at a time, against
@@ -417,6 +421,12 @@ func (t *btask) navigate(ctx context.Context) (*browserOut, time.Duration, bool)
 			t.r.mu.Lock()
 			t.r.res.CapacityWaits++
 			t.r.mu.Unlock()
+			t.r.full.Do(func() {
+				code, body := t.r.f.Replicas[t.home].Readyz(ctx)
+				t.r.mu.Lock()
+				t.r.res.ReadyzWhenFull = fmt.Sprintf("%d %s", code, body)
+				t.r.mu.Unlock()
+			})
 			select {
 			case <-time.After(time.Duration(max(o.RetryAfterS, 1)) * time.Second):
 				continue
@@ -565,7 +575,12 @@ func BrowserTable(fleet, base *BrowserResult) string {
 			return fmt.Sprintf("%s / %s (n=%d)", ms(r.P50(m)), ms(r.P99(m)), len(r.Lat[m]))
 		})
 	}
-	row("browser_capacity waited out", func(r *BrowserResult) string { return fmt.Sprint(r.CapacityWaits) })
+	row("browser_capacity waited out (replica /readyz then)", func(r *BrowserResult) string {
+		if r.ReadyzWhenFull == "" {
+			return fmt.Sprint(r.CapacityWaits)
+		}
+		return fmt.Sprintf("%d (%s)", r.CapacityWaits, r.ReadyzWhenFull)
+	})
 	row("Chromium PSS at peak (open sessions)", func(r *BrowserResult) string {
 		return fmt.Sprintf("%.0f MiB (%d)", float64(r.PeakPSSkB)/1024, r.PeakOpen)
 	})
