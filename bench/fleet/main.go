@@ -33,6 +33,38 @@
 // It prints a table and a last summary line, and exits 1 when a target is
 // missed (a task incomplete, a cross-principal read, a call failing after
 // its retry, CPU per call over budget). Nothing leaves the namespace.
+//
+// With -browser it is issue 19's browser fleet load test instead:
+//
+//	go run ./bench/fleet -browser [-tasks 200] [-sessions 1000] [-open N] [-node-max-sessions N] [-baseline=true]
+//
+// In the same namespace it starts a redis-server, two `gatehouse
+// browser-node`s (Chromium's headless shell, --listen 127.0.0.1:0, the
+// node's default capacity unless -node-max-sessions) and two `gatehouse
+// mcp --http` replicas over one GATEHOUSE_REDIS_URL (no load balancer: task
+// i starts on replica i mod 2, as a client spreading its tasks would), and
+// a page site on PublicIP. -tasks concurrent browser tasks (half principal
+// X, half Y; MCP 2025-11-25, so each MCP session is its own task) each
+// navigate to a page of their own (their marker in the text; the response
+// sets their cookie), snapshot, type into the form's field, click its
+// button (an in-page change), follow its link (the next page echoes the
+// Cookie header it received), go back, read document.cookie with
+// browser_console, and close. Every read is checked for the task's own
+// marker and cookie and for any other task's (bleed, counted; the site
+// also counts requests carrying another task's cookie). A task refused
+// with browser_capacity (every node full) waits out Retry-After; that wait
+// is part of its navigate latency. When browser_navigate's result carries
+// a session handle ("session", issue 19 item 2), the task passes it on
+// every later call and alternates replicas; without one it stays on its
+// replica. -sessions runs that many sessions in waves of -tasks. PSS is the
+// Chromium process trees' (descendants of the nodes and replicas, from
+// smaps_rollup), sampled at each new high of open sessions; CPU is the
+// nodes' and replicas' wait4 rusage with their reaped Chromium, from the
+// start of the load to their exit. After each fleet stops, every process
+// still carrying the fleet's environment marker (RunEnv) is "left". The
+// baseline (-baseline) is the same tasks against one replica without Redis
+// or nodes, its own Chromium; the last line gives the p50 ratios of
+// navigate+snapshot and of click (budget 1.5×).
 package main
 
 import (
