@@ -465,11 +465,10 @@ func (t *btask) call(ctx context.Context, tool, measure string, args map[string]
 // or, once it holds a session handle, the replicas in turn, with the handle
 // in every call's session argument.
 func (t *btask) raw(ctx context.Context, tool string, args map[string]any) (*browserOut, time.Duration, error) {
-	rep := t.home
 	if t.handle != "" {
 		args["session"] = t.handle
-		rep = (t.home + t.calls) % len(t.r.f.Replicas)
 	}
+	rep := replicaFor(t.home, t.calls, len(t.r.f.Replicas), t.handle)
 	t.calls++
 	cs, err := t.conn(ctx, rep)
 	if err != nil {
@@ -494,6 +493,17 @@ func (t *btask) raw(ctx context.Context, tool string, args map[string]any) (*bro
 		return nil, d, err
 	}
 	return &o, d, nil
+}
+
+// replicaFor is the replica of a task's call number call (0: its
+// navigate): its home replica without a session handle (the session lives
+// where the task's MCP session is), else the replicas in turn from home, so
+// consecutive calls of one session go through different replicas.
+func replicaFor(home, call, replicas int, handle string) int {
+	if handle == "" || replicas < 2 {
+		return home
+	}
+	return (home + call) % replicas
 }
 
 func (t *btask) conn(ctx context.Context, rep int) (*mcp.ClientSession, error) {
