@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,9 +237,70 @@ func chromiumPSS(pid int) int {
 	return total
 }
 
+// procTracker remembers every process seen in the trees of the fleet's
+// replicas and nodes (pid and start time, so a reused pid is not taken for
+// one of them). Chromium's zygotes, renderers and utility processes show
+// neither the starter's environment nor the profile directory in /proc
+// (Chromium rewrites the memory /proc/<pid>/environ and cmdline read, to set
+// its process titles), so ancestry, seen while they ran, is how the bench
+// knows them afterwards.
+type procTracker struct {
+	mu   sync.Mutex
+	seen map[int]string // pid → start time (clock ticks since boot)
+}
+
+// track records roots and their descendants as they are now.
+func (pt *procTracker) track(roots []int) {
+	t := proctree.Scan()
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if pt.seen == nil {
+		pt.seen = map[int]string{}
+	}
+	for _, r := range roots {
+		t.Walk(r, func(pid int) {
+			if st, _ := procStart(pid); st != "" {
+				pt.seen[pid] = st
+			}
+		})
+	}
+}
+
+// alive lists the tracked processes still running (same pid and start time,
+// not a zombie), as "pid name" strings.
+func (pt *procTracker) alive() []string {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	var out []string
+	for pid, st := range pt.seen {
+		if now, state := procStart(pid); now == st && state != "Z" {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			out = append(out, fmt.Sprintf("%d %s", pid, strings.TrimSpace(string(comm))))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// procStart returns pid's start time and state from /proc/<pid>/stat; ""
+// when it does not exist.
+func procStart(pid int) (start, state string) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", ""
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 20 {
+		return "", ""
+	}
+	return f[19], f[0] // fields 22 (starttime) and 3 (state)
+}
+
 // Leftover lists the processes still running that carry RunEnv=dir in their
-// environment (Chromium and anything else a replica or node started), as
-// "pid name" strings.
+// environment (a replica, a node, Chromium's browser process), as
+// "pid name" strings. Chromium's other processes do not show it: see
+// procTracker.
 func Leftover(dir string) []string {
 	want := []byte(RunEnv + "=" + dir + "\x00")
 	var out []string

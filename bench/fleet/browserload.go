@@ -71,6 +71,10 @@ type BrowserResult struct {
 	// nodes) at that sample: the sample with the most open sessions, and
 	// of those the largest PSS.
 	PeakOpen, PeakPSSkB int
+	// TrackedAtPeak is how many processes of the fleet's trees were alive
+	// at that sample, Chromium's included: the check that the leftover
+	// scan would see a Chromium left behind.
+	TrackedAtPeak int
 	// CPU is the user+system time of the replicas and nodes with every
 	// Chromium process they started, from the start of the load to their
 	// exit (wait4's rusage includes reaped descendants).
@@ -198,8 +202,9 @@ func (res *BrowserResult) FinishBrowser(f *Fleet) {
 	res.CPU = cpu - f.cpu0
 	// A killed process's children are reaped by whoever adopts them: give
 	// them a moment before calling them left.
-	waitFor("no process of the fleet left", 5*time.Second, nil, func() bool { return len(Leftover(f.opts.Dir)) == 0 })
-	res.Left = Leftover(f.opts.Dir)
+	left := func() []string { return append(Leftover(f.opts.Dir), f.procs.alive()...) }
+	waitFor("no process of the fleet left", 5*time.Second, nil, func() bool { return len(left()) == 0 })
+	res.Left = left()
 }
 
 func (r *brun) sample(stop <-chan struct{}, done chan<- struct{}) {
@@ -210,11 +215,16 @@ func (r *brun) sample(stop <-chan struct{}, done chan<- struct{}) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var last time.Time
-	for {
+	for n := 0; ; n++ {
 		select {
 		case <-stop:
+			// Once more at the end of the load, before the fleet stops.
+			r.f.procs.track(r.f.browserPIDs())
 			return
 		case <-tick.C:
+		}
+		if n%5 == 0 {
+			r.f.procs.track(r.f.browserPIDs())
 		}
 		open := int(r.open.Load())
 		if open == 0 || open < r.res.PeakOpen || open == r.res.PeakOpen && time.Since(last) < time.Second {
@@ -225,9 +235,11 @@ func (r *brun) sample(stop <-chan struct{}, done chan<- struct{}) {
 		for _, pid := range r.f.browserPIDs() {
 			pss += chromiumPSS(pid)
 		}
+		r.f.procs.track(r.f.browserPIDs())
+		tracked := len(r.f.procs.alive())
 		r.mu.Lock()
 		if open > r.res.PeakOpen || pss > r.res.PeakPSSkB {
-			r.res.PeakOpen, r.res.PeakPSSkB = open, pss
+			r.res.PeakOpen, r.res.PeakPSSkB, r.res.TrackedAtPeak = open, pss, tracked
 		}
 		r.mu.Unlock()
 	}
@@ -594,6 +606,7 @@ func BrowserTable(fleet, base *BrowserResult) string {
 	row("Chromium PSS at peak (open sessions)", func(r *BrowserResult) string {
 		return fmt.Sprintf("%.0f MiB (%d)", float64(r.PeakPSSkB)/1024, r.PeakOpen)
 	})
+	row("processes of the fleet at the peak (Chromium's included)", func(r *BrowserResult) string { return fmt.Sprint(r.TrackedAtPeak) })
 	row("**PSS per open session**", func(r *BrowserResult) string { return fmt.Sprintf("**%.1f MiB**", r.PSSPerSession()) })
 	row("CPU, user+sys, with Chromium (per session)", func(r *BrowserResult) string {
 		return fmt.Sprintf("%.1f s (%s)", r.CPU.Seconds(), ms(r.CPUPerSession()))

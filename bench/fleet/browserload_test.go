@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -39,5 +43,36 @@ func TestExpectCountsBleed(t *testing.T) {
 	}
 	if got := refOf("- textbox \"Note\" [ref=e3]\n- button \"Save\" [ref=e4]", "button", "Save"); got != "e4" {
 		t.Errorf("refOf = %q, want e4", got)
+	}
+}
+
+// The leftover check sees a descendant that outlived its parent even though
+// it carries no marker of its own: a process tracked in a tree while it ran
+// is reported until it exits.
+func TestProcTrackerReportsAnOrphanedDescendant(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	if _, err := fmt.Fscan(out, &child); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(child, syscall.SIGKILL)
+	var pt procTracker
+	pt.track([]int{cmd.Process.Pid})
+	cmd.Process.Kill()
+	cmd.Wait()
+	left := pt.alive()
+	if len(left) != 1 || !strings.HasPrefix(left[0], fmt.Sprintf("%d ", child)) {
+		t.Fatalf("after the parent's SIGKILL: alive %v, want the orphaned sleep %d", left, child)
+	}
+	syscall.Kill(child, syscall.SIGKILL)
+	if err := waitFor("the orphan gone", 5*time.Second, nil, func() bool { return len(pt.alive()) == 0 }); err != nil {
+		t.Errorf("%v: alive %v", err, pt.alive())
 	}
 }

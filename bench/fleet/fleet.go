@@ -66,6 +66,7 @@ type Fleet struct {
 	Features   Features
 	Port       int           // the port every replica and HAProxy listen on
 	cpu0       time.Duration // CPU of the browser processes at the start of a browser load
+	procs      procTracker   // processes seen in the replicas' and nodes' trees during a browser load
 }
 
 // replicaIP returns the loopback address of replica i; HAProxy is on lbIP.

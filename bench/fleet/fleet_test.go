@@ -472,6 +472,13 @@ func TestFleetBrowser(t *testing.T) {
 		if res.PeakOpen == 0 || res.PeakPSSkB == 0 {
 			t.Errorf("%s: no PSS sample with sessions open", res.Label)
 		}
+		// The leftover check must see Chromium: while sessions were open,
+		// it tracked at least one renderer per open session besides the
+		// replicas and nodes.
+		if want := res.Replicas + res.Nodes + res.PeakOpen; res.TrackedAtPeak < want {
+			t.Errorf("%s: %d processes of the fleet tracked with %d sessions open, want at least %d (replicas, nodes, a renderer per session): the leftover check cannot see Chromium",
+				res.Label, res.TrackedAtPeak, res.PeakOpen, want)
+		}
 		if res.Handles > 0 && res.OtherReplica == 0 {
 			t.Errorf("%s: %d session handles, but no call went through the other replica", res.Label, res.Handles)
 		}
