@@ -156,7 +156,6 @@ type Node struct {
 	ID   string // its registry id (printed at start)
 	Addr string // its listener
 	p    *proc
-	cpu0 int // CPU ticks of its tree at MarkCPU
 }
 
 // nodeLineRe is the line a node prints once registered:

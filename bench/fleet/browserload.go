@@ -424,7 +424,7 @@ func (t *btask) expect(o *browserOut, what string, wants ...string) {
 func (t *btask) navigate(ctx context.Context) (*browserOut, time.Duration, bool) {
 	start := time.Now()
 	for {
-		o, d, err := t.raw(ctx, "browser_navigate", map[string]any{"url": t.r.f.Site.URL(t.id)})
+		o, _, err := t.raw(ctx, "browser_navigate", map[string]any{"url": t.r.f.Site.URL(t.id)})
 		if err != nil {
 			t.failf("browser_navigate: %v", err)
 			return nil, 0, false
@@ -451,7 +451,7 @@ func (t *btask) navigate(ctx context.Context) (*browserOut, time.Duration, bool)
 			t.failf("browser_navigate refused: %s: %s", o.Reason, o.Error)
 			return nil, 0, false
 		}
-		d = time.Since(start)
+		d := time.Since(start)
 		t.record("navigate", d)
 		return o, d, true
 	}
