@@ -111,18 +111,24 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
+	// exit removes the scratch directory (unless -keep) before exiting
+	// with code: os.Exit skips deferred calls.
+	exit := func(code int) {
+		if !*keep {
+			os.RemoveAll(dir)
+		}
+		os.Exit(code)
+	}
 	if *keep {
 		fmt.Println("scratch directory:", dir)
-	} else {
-		defer os.RemoveAll(dir)
 	}
 	if *browser {
 		bo := browserOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Sessions: *sessions, NodeMax: *nodeMax, Open: *open, Version: *version, Baseline: *baseline,
 			Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
 		if !runBrowserBench(bo) {
-			os.Exit(1)
+			exit(1)
 		}
-		return
+		exit(0)
 	}
 	o := runOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Kill: *kill, Version: *version, SearchDelay: *delay, ReplicaMaxCalls: *replicaMax,
 		Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
@@ -171,8 +177,9 @@ func main() {
 		fmt.Println(sum)
 	}
 	if !ok {
-		os.Exit(1)
+		exit(1)
 	}
+	exit(0)
 }
 
 func first(rs []*Result) *Result {
