@@ -31,7 +31,12 @@ type Options struct {
 	// (tool calls running at once before it answers 429); 0 keeps the
 	// default.
 	ReplicaMaxCalls int
-	Log             io.Writer // progress lines; nil: none
+	// Nodes is how many `gatehouse browser-node`s to start (needs Redis),
+	// each with NodeMaxSessions as its --max-sessions (0: the node's
+	// default); Browser starts the browser tasks' page site.
+	Nodes, NodeMaxSessions int
+	Browser                bool
+	Log                    io.Writer // progress lines; nil: none
 }
 
 // Principal is one caller of the fleet: a name in the --tokens file and the
@@ -55,9 +60,13 @@ type Fleet struct {
 	Pages      *PageSite
 	Replicas   []*Replica
 	LB         *HAProxy
+	Nodes      []*Node      // browser nodes (Options.Nodes)
+	Site       *BrowserSite // the browser tasks' pages (Options.Browser)
 	Principals []Principal
 	Features   Features
-	Port       int // the port every replica and HAProxy listen on
+	Port       int           // the port every replica and HAProxy listen on
+	cpu0       time.Duration // CPU of the browser processes at the start of a browser load
+	procs      procTracker   // processes seen in the replicas' and nodes' trees during a browser load
 }
 
 // replicaIP returns the loopback address of replica i; HAProxy is on lbIP.
@@ -92,6 +101,18 @@ func StartFleet(o Options) (f *Fleet, err error) {
 		if f.Redis, err = startRedis(o.Dir); err != nil {
 			return nil, err
 		}
+	}
+	if o.Browser {
+		if f.Site, err = startBrowserSite(PublicIP); err != nil {
+			return nil, fmt.Errorf("browser page site on %s: %w", PublicIP, err)
+		}
+	}
+	for i := range o.Nodes {
+		n, err := f.startNode(i)
+		if err != nil {
+			return nil, err
+		}
+		f.Nodes = append(f.Nodes, n)
 	}
 	f.Features = detectFeatures(o.Bin, o.Dir)
 	if f.Port, err = freePort(lbIP); err != nil {
@@ -179,7 +200,7 @@ func (f *Fleet) startReplica(i int, tokens string) (*Replica, error) {
 		return nil, err
 	}
 	addr := net.JoinHostPort(replicaIP(i), strconv.Itoa(f.Port))
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GATEHOUSE_HOME=" + home, "TMPDIR=" + f.opts.Dir}
+	env := f.childEnv(home)
 	if f.Redis != nil {
 		env = append(env, "GATEHOUSE_REDIS_URL="+f.Redis.URL())
 	}
@@ -210,7 +231,8 @@ func (f *Fleet) Endpoint() string {
 	return f.Replicas[0].URL()
 }
 
-// Close stops HAProxy, the replicas (SIGTERM: graceful), Redis and the fakes.
+// Close stops HAProxy, the replicas (SIGTERM: graceful), the browser nodes
+// (SIGTERM: they deregister and stop Chromium), Redis and the fakes.
 func (f *Fleet) Close() {
 	if f.LB != nil {
 		f.LB.p.stop(syscall.SIGTERM, 5*time.Second)
@@ -218,8 +240,14 @@ func (f *Fleet) Close() {
 	for _, r := range f.Replicas {
 		r.Stop()
 	}
+	for _, n := range f.Nodes {
+		n.Stop()
+	}
 	if f.Redis != nil {
 		f.Redis.Stop()
+	}
+	if f.Site != nil {
+		f.Site.srv.Close()
 	}
 	if f.Search != nil {
 		f.Search.srv.Close()

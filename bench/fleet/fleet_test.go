@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 )
 
 // TestFleet is issue 18's shared-service test with real processes, in a
@@ -35,7 +37,7 @@ import (
 // Under CI=true a missing redis-server, haproxy or namespace privilege
 // fails the test; otherwise it skips, naming what is missing.
 func TestFleet(t *testing.T) {
-	if !inNamespace(t) {
+	if !inNamespace(t, false) {
 		return
 	}
 	f := startTestFleet(t)
@@ -47,8 +49,8 @@ func TestFleet(t *testing.T) {
 
 // inNamespace reports whether the test runs inside the fleet's namespace;
 // outside, it builds the binary, runs the test again inside one and
-// reports false.
-func inNamespace(t *testing.T) bool {
+// reports false. browser: the test also needs Chromium's headless shell.
+func inNamespace(t *testing.T, browser bool) bool {
 	t.Helper()
 	if os.Getenv(NetnsEnv) == "1" {
 		if err := setupNamespace(); err != nil {
@@ -72,6 +74,11 @@ func inNamespace(t *testing.T) bool {
 	if _, err := os.Stat("/usr/sbin/haproxy"); err != nil {
 		if _, err := exec.LookPath("haproxy"); err != nil {
 			missing("haproxy not found (Debian package haproxy)")
+		}
+	}
+	if browser {
+		if _, err := os.Stat(backend.DefaultHeadlessShellPath); err != nil {
+			missing("chromium-headless-shell not found (Debian package chromium-headless-shell)")
 		}
 	}
 	args, err := unshareArgs()
@@ -428,3 +435,59 @@ func summaryOf(res *Result) string {
 	s, _ := Summary(res, nil)
 	return s
 }
+
+// TestFleetBrowser is the short version of issue 19's fleet load test
+// (`go run ./bench/fleet -browser`), with real processes in the fleet's
+// network namespace: a redis-server, two `gatehouse browser-node`s
+// (Chromium's headless shell) and two `gatehouse mcp --http` replicas over
+// one GATEHOUSE_REDIS_URL, then one replica without Redis (its own
+// Chromium) as the baseline. Each of browserShortTasks concurrent tasks
+// navigates to its own page, snapshots, types, clicks, follows a link,
+// goes back, reads document.cookie and closes; every task must complete,
+// no task may read another's marker or cookie, and no process of either
+// fleet may be left once it stopped. The latency ratios are printed, not
+// asserted (this machine's load decides them; the bench judges them).
+func TestFleetBrowser(t *testing.T) {
+	if !inNamespace(t, true) {
+		return
+	}
+	dir := t.TempDir()
+	o := browserOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: browserShortTasks, Log: func(format string, args ...any) { t.Logf(format, args...) }}
+	var runs []*BrowserResult
+	for _, shared := range []bool{true, false} {
+		res, err := runBrowserFleet(o, shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, res)
+		if res.Completed != res.Tasks {
+			t.Errorf("%s: %d of %d tasks completed", res.Label, res.Completed, res.Tasks)
+		}
+		if res.Bleed != 0 || res.SiteBleed != 0 {
+			t.Errorf("%s: cross-task bleed: %d reads, %d requests at the site", res.Label, res.Bleed, res.SiteBleed)
+		}
+		if len(res.Left) != 0 {
+			t.Errorf("%s: processes left after the fleet stopped: %v", res.Label, res.Left)
+		}
+		if res.PeakOpen == 0 || res.PeakPSSkB == 0 {
+			t.Errorf("%s: no PSS sample with sessions open", res.Label)
+		}
+		// The leftover check must see Chromium: while sessions were open,
+		// it tracked at least one renderer per open session besides the
+		// replicas and nodes.
+		if want := res.Replicas + res.Nodes + res.PeakOpen; res.TrackedAtPeak < want {
+			t.Errorf("%s: %d processes of the fleet tracked with %d sessions open, want at least %d (replicas, nodes, a renderer per session): the leftover check cannot see Chromium",
+				res.Label, res.TrackedAtPeak, res.PeakOpen, want)
+		}
+		if res.Handles > 0 && res.OtherReplica == 0 {
+			t.Errorf("%s: %d session handles, but no call went through the other replica", res.Label, res.Handles)
+		}
+	}
+	t.Logf("\n%s", BrowserTable(runs[0], runs[1]))
+	sum, _ := BrowserSummary(runs[0], runs[1])
+	fmt.Fprintln(os.Stderr, sum)
+}
+
+// browserShortTasks is TestFleetBrowser's concurrent tasks (the bench's
+// default is 200).
+const browserShortTasks = 16

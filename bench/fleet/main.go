@@ -33,6 +33,38 @@
 // It prints a table and a last summary line, and exits 1 when a target is
 // missed (a task incomplete, a cross-principal read, a call failing after
 // its retry, CPU per call over budget). Nothing leaves the namespace.
+//
+// With -browser it is issue 19's browser fleet load test instead:
+//
+//	go run ./bench/fleet -browser [-tasks 200] [-sessions 1000] [-open N] [-node-max-sessions N] [-baseline=true]
+//
+// In the same namespace it starts a redis-server, two `gatehouse
+// browser-node`s (Chromium's headless shell, --listen 127.0.0.1:0, the
+// node's default capacity unless -node-max-sessions) and two `gatehouse
+// mcp --http` replicas over one GATEHOUSE_REDIS_URL (no load balancer: task
+// i starts on replica i mod 2, as a client spreading its tasks would), and
+// a page site on PublicIP. -tasks concurrent browser tasks (half principal
+// X, half Y; MCP 2025-11-25, so each MCP session is its own task) each
+// navigate to a page of their own (their marker in the text; the response
+// sets their cookie), snapshot, type into the form's field, click its
+// button (an in-page change), follow its link (the next page echoes the
+// Cookie header it received), go back, read document.cookie with
+// browser_console, and close. Every read is checked for the task's own
+// marker and cookie and for any other task's (bleed, counted; the site
+// also counts requests carrying another task's cookie). A task refused
+// with browser_capacity (every node full) waits out Retry-After; that wait
+// is part of its navigate latency. When browser_navigate's result carries
+// a session handle ("session", issue 19 item 2), the task passes it on
+// every later call and alternates replicas; without one it stays on its
+// replica. -sessions runs that many sessions in waves of -tasks. PSS is the
+// Chromium process trees' (descendants of the nodes and replicas, from
+// smaps_rollup), sampled at each new high of open sessions; CPU is the
+// nodes' and replicas' wait4 rusage with their reaped Chromium, from the
+// start of the load to their exit. After each fleet stops, every process
+// still carrying the fleet's environment marker (RunEnv) is "left". The
+// baseline (-baseline) is the same tasks against one replica without Redis
+// or nodes, its own Chromium; the last line gives the p50 ratios of
+// navigate+snapshot and of click (budget 1.5×).
 package main
 
 import (
@@ -56,6 +88,10 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the scratch directory (logs, homes, haproxy.cfg)")
 	replicaMax := flag.Int("replica-max-calls", 0, "mcp.replica_max_calls of every replica (0: the default; above it a replica answers 429)")
 	rounds := flag.Int("rounds", 1, "rounds of (fleet, embedded) runs, interleaved; the CPU ratio is their median")
+	browser := flag.Bool("browser", false, "the browser fleet instead (issue 19): 2 browser nodes, 2 replicas, -tasks concurrent browser tasks")
+	sessions := flag.Int("sessions", 0, "with -browser: browser sessions in all, in waves of -tasks (default: -tasks; 1000 for the long run)")
+	open := flag.Int("open", 0, "with -browser: at most this many tasks hold a session at once, in both runs (0: no limit); compares the paths at equal concurrency")
+	nodeMax := flag.Int("node-max-sessions", 0, "with -browser: each node's --max-sessions (0: the node's default, 16, sized for 2 cores; a task refused with browser_capacity waits out Retry-After)")
 	flag.Parse()
 	if *short {
 		given := false
@@ -75,10 +111,24 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
+	// exit removes the scratch directory (unless -keep) before exiting
+	// with code: os.Exit skips deferred calls.
+	exit := func(code int) {
+		if !*keep {
+			os.RemoveAll(dir)
+		}
+		os.Exit(code)
+	}
 	if *keep {
 		fmt.Println("scratch directory:", dir)
-	} else {
-		defer os.RemoveAll(dir)
+	}
+	if *browser {
+		bo := browserOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Sessions: *sessions, NodeMax: *nodeMax, Open: *open, Version: *version, Baseline: *baseline,
+			Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
+		if !runBrowserBench(bo) {
+			exit(1)
+		}
+		exit(0)
 	}
 	o := runOptions{Bin: os.Getenv(BinEnv), Dir: dir, Tasks: *tasks, Kill: *kill, Version: *version, SearchDelay: *delay, ReplicaMaxCalls: *replicaMax,
 		Log: func(format string, args ...any) { fmt.Printf("  "+format+"\n", args...) }}
@@ -127,8 +177,9 @@ func main() {
 		fmt.Println(sum)
 	}
 	if !ok {
-		os.Exit(1)
+		exit(1)
 	}
+	exit(0)
 }
 
 func first(rs []*Result) *Result {
@@ -220,4 +271,69 @@ func (w logWriter) Write(p []byte) (int, error) {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "bench/fleet:", err)
 	os.Exit(2)
+}
+
+// browserOptions are one -browser invocation's settings.
+type browserOptions struct {
+	Bin, Dir        string
+	Tasks, Sessions int
+	NodeMax, Open   int
+	Version         string
+	Baseline        bool
+	Log             func(format string, args ...any)
+}
+
+// runBrowserBench runs the browser fleet (2 nodes, 2 replicas, Redis) and
+// then, with o.Baseline, the same tasks on one replica without Redis (its
+// own Chromium); it prints the table and the last line and reports whether
+// every target was met.
+func runBrowserBench(o browserOptions) bool {
+	fleet, err := runBrowserFleet(o, true)
+	if err != nil {
+		fatal(err)
+	}
+	var base *BrowserResult
+	if o.Baseline {
+		if base, err = runBrowserFleet(o, false); err != nil {
+			fatal(err)
+		}
+	}
+	fmt.Println()
+	fmt.Print(BrowserTable(fleet, base))
+	sum, ok := BrowserSummary(fleet, base)
+	fmt.Println()
+	fmt.Println(sum)
+	return ok
+}
+
+// runBrowserFleet starts the browser fleet (shared: Redis, 2 browser nodes,
+// 2 replicas; else 1 replica, no Redis, its own Chromium), runs the browser
+// tasks, stops the fleet and returns the result.
+func runBrowserFleet(o browserOptions, shared bool) (*BrowserResult, error) {
+	sub, label := "browser-embedded", "one process: 1 replica, no Redis, its own Chromium"
+	// No replica call cap in the way: the figures are the browser's.
+	fo := Options{Bin: o.Bin, Replicas: 1, Browser: true, ReplicaMaxCalls: 4 * o.Tasks, Log: logWriter{o.Log}}
+	if shared {
+		sub, label = "browser-fleet", "fleet: 2 replicas + 2 browser nodes + Redis"
+		fo.Replicas, fo.Redis, fo.Nodes = 2, true, 2
+		fo.NodeMaxSessions = o.NodeMax
+	}
+	fo.Dir = o.Dir + "/" + sub
+	if err := os.MkdirAll(fo.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	sessions := max(o.Sessions, o.Tasks)
+	o.Log("== %s: %d browser tasks at once, %d sessions in all", label, o.Tasks, sessions)
+	if o.Open > 0 {
+		label += fmt.Sprintf(", ≤ %d sessions open at once", o.Open)
+	}
+	f, err := StartFleet(fo)
+	if err != nil {
+		return nil, err
+	}
+	res := RunBrowserLoad(context.Background(), f, BrowserLoadOptions{Tasks: o.Tasks, Sessions: sessions, Open: o.Open, Version: o.Version, Log: o.Log})
+	f.Close()
+	res.FinishBrowser(f)
+	res.Label = label
+	return res, nil
 }

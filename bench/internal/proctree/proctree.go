@@ -69,17 +69,22 @@ func CPUSum(root int) int {
 // its descendants.
 func PSS(root int) int {
 	total := 0
-	Scan().Walk(root, func(p int) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p))
-		if err != nil {
-			return
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "Pss:") {
-				n, _ := strconv.Atoi(strings.Fields(l)[1])
-				total += n
-			}
-		}
-	})
+	Scan().Walk(root, func(p int) { total += PSSOf(p) })
 	return total
+}
+
+// PSSOf is the Proportional Set Size (kB, from smaps_rollup) of pid alone;
+// 0 when it cannot be read (the process exited).
+func PSSOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Pss:") {
+			n, _ := strconv.Atoi(strings.Fields(l)[1])
+			return n
+		}
+	}
+	return 0
 }
