@@ -160,6 +160,11 @@ func (p Policy) Compile() (*CompiledPolicy, error) {
 	if len(ranges) != len(p.FakeIPRanges) {
 		return nil, bad("fake_ip_ranges lists a range twice")
 	}
+	for i, r := range ranges {
+		if r.String() != p.FakeIPRanges[i] { // an IPv4-mapped prefix is its IPv4 one
+			return nil, bad("fake_ip_ranges entry %q is not a canonical CIDR prefix (%s)", p.FakeIPRanges[i], r)
+		}
+	}
 	var rules []policy.Rule
 	for _, s := range p.Blocklist.Sources {
 		if len(s.Patterns) == 0 {
