@@ -102,7 +102,8 @@ func TestNodePolicyPerSession(t *testing.T) {
 // never widens the metadata floor: a session opened with the widest policy
 // (private URLs allowed, SSRF guard off, a fake-IP range) still has every
 // metadata target refused by the node's proxy, while a strict policy
-// refuses the private address the wide one allows.
+// refuses the private address the wide one allows. A full node refuses the
+// next open with browser_capacity and Retry-After.
 func TestNodeOpenPolicy(t *testing.T) {
 	needTool(t, backend.DefaultHeadlessShellPath)
 	_, rdb := startRedis(t)
@@ -180,5 +181,24 @@ func TestNodeOpenPolicy(t *testing.T) {
 	strict := node.Policy{Version: node.PolicyVersion, Active: true}
 	if st, code := get(strict, hs.url("allowed.test", "/x")); st != http.StatusForbidden || code != reason.SSRFPrivate {
 		t.Errorf("GET of a loopback page with the SSRF guard active = %d %s, want 403 %s", st, code, reason.SSRFPrivate)
+	}
+
+	// A full node refuses the next session: browser_capacity, Retry-After.
+	for s.Sessions() < s.Capacity() {
+		if st, body := c.openWith(strict); st != http.StatusOK {
+			t.Fatalf("open below capacity: HTTP %d %s", st, body)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+node.PathSessions, strings.NewReader(`{"name":"t","policy":{"version":1}}`))
+	req.Header = c.header()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct{ Reason reason.Code }
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != node.CapacityStatus || body.Reason != reason.BrowserCapacity || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("open on a full node = HTTP %d, reason %q, Retry-After %q; want %d browser_capacity, 1", resp.StatusCode, body.Reason, resp.Header.Get("Retry-After"), node.CapacityStatus)
 	}
 }
