@@ -178,6 +178,13 @@ func TestNodeOpenPolicy(t *testing.T) {
 	if st, _ := get(widest, hs.url("allowed.test", "/x")); st != http.StatusOK {
 		t.Errorf("GET of a loopback page with private URLs allowed = %d, want 200", st)
 	}
+	// The same policy with the SSRF guard on (the node compiles a policy
+	// once; Active still picks the guard per session).
+	wideActive := widest
+	wideActive.Active = true
+	if st, code := get(wideActive, hs.url("allowed.test", "/x")); st != http.StatusForbidden || code != reason.SSRFPrivate {
+		t.Errorf("GET of a loopback page with the widest policy but the SSRF guard on = %d %s, want 403 %s", st, code, reason.SSRFPrivate)
+	}
 	strict := node.Policy{Version: node.PolicyVersion, Active: true}
 	if st, code := get(strict, hs.url("allowed.test", "/x")); st != http.StatusForbidden || code != reason.SSRFPrivate {
 		t.Errorf("GET of a loopback page with the SSRF guard active = %d %s, want 403 %s", st, code, reason.SSRFPrivate)

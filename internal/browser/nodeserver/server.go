@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -60,7 +61,9 @@ type Options struct {
 	// judged by the policy its replica sends (node.Policy), so the node's
 	// security.* keys have no effect.
 	Config *config.Config
-	Home   string
+	// Home is the node's GATEHOUSE_HOME (kept for its config; no session
+	// reads a file under it).
+	Home string
 	// Listen is host:port of the node's listener (port 0 picks one).
 	Listen string
 	// Advertise is the address written in the record (what replicas dial);
@@ -95,7 +98,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*nodeSession
-	relays   map[string]int // live CDP relays by relay id (node.HeaderRelay)
+	relays   map[string]int              // live CDP relays by relay id (node.HeaderRelay)
+	gates    map[[32]byte]*browser.Gates // compiled session policies (gatesFor)
 	closed   bool
 
 	stop chan struct{}
@@ -151,7 +155,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	var idb [16]byte
 	rand.Read(idb[:])
-	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, stop: make(chan struct{}), dead: make(chan struct{})}
+	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, gates: map[[32]byte]*browser.Gates{}, stop: make(chan struct{}), dead: make(chan struct{})}
 	var err error
 	// The default context (no session's) reaches nothing: a strict guard
 	// and a decider refusing every host.
@@ -513,7 +517,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, status)
 		return
 	}
-	g, err := browser.GatesFromPolicy(*in.Policy, s.o.Resolver, s.o.AllowAddrPorts)
+	g, err := s.gatesFor(*in.Policy)
 	if err != nil {
 		http.Error(w, "browser-node: the session policy is refused: "+err.Error(), http.StatusBadRequest)
 		return
@@ -554,6 +558,40 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	s.refresh(r.Context())
 	s.lg.Info("browser node session opened", "node", s.id, "session", safeName(in.Name))
 	writeJSON(w, http.StatusOK, node.OpenResponse{ID: id, Proxy: p.URL(), User: user, Pass: pass})
+}
+
+// maxGatesCache bounds the compiled policies a node keeps (gatesFor).
+const maxGatesCache = 8
+
+// gatesFor returns the gates of pol (browser.GatesFromPolicy), compiled
+// once per distinct policy: a replica sends the same policy with every
+// session of its (Active aside, which picks a guard and is not compiled),
+// and compiling a blocklist costs about 1 ms per 1 000 rules. The cache
+// is keyed by the SHA-256 of the policy's JSON and holds at most
+// maxGatesCache entries (emptied when full).
+func (s *Server) gatesFor(pol node.Policy) (*browser.Gates, error) {
+	pol.Active = false
+	b, err := json.Marshal(pol)
+	if err != nil {
+		return nil, err
+	}
+	k := sha256.Sum256(b)
+	s.mu.Lock()
+	g := s.gates[k]
+	s.mu.Unlock()
+	if g != nil {
+		return g, nil
+	}
+	if g, err = browser.GatesFromPolicy(pol, s.o.Resolver, s.o.AllowAddrPorts); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.gates) >= maxGatesCache {
+		clear(s.gates)
+	}
+	s.gates[k] = g
+	s.mu.Unlock()
+	return g, nil
 }
 
 // safeName bounds a session name from a replica for logs.
