@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"strings"
 
@@ -44,25 +43,12 @@ type Gates struct {
 // blocklist rules too long to match a host.
 //
 // The gates are built by GatesFromPolicy from the node.Policy that cfg
-// gives, the one function that also builds a browser node's session guard
-// from the policy a replica sends (SessionPolicy): one code path, so a
-// session judged on a node and one judged here cannot differ.
+// gives (node.ConfigPolicy), the one function that also builds a browser
+// node's session guard from the policy a replica sends (SessionPolicy):
+// one code path, so a session judged on a node and one judged here cannot
+// differ.
 func NewGates(cfg *config.Config, home string, r egress.Resolver, allow []netip.AddrPort) (*Gates, []string) {
-	gopts, warns := gate.Options(cfg)
-	bl, pw := gate.LoadPolicy(cfg, home)
-	warns = append(warns, pw...)
-	var keep []policy.Rule
-	for _, rl := range bl.Rules() {
-		if len(rl.Pattern) > policy.MaxRuleBytes {
-			warns = append(warns, fmt.Sprintf("website_blocklist rule %.40q… (from %s) is longer than %d bytes and matches no host; it is ignored", rl.Pattern, rl.Source, policy.MaxRuleBytes))
-			continue
-		}
-		keep = append(keep, rl)
-	}
-	if len(keep) != len(bl.Rules()) {
-		bl, _ = policy.FromRules(bl.Enabled(), keep)
-	}
-	spec := node.PolicyOf(gopts, bl, cfg.Security.AllowPrivateURLs || cfg.Browser.AllowPrivateURLs, false, cfg.Web.Direct.ConnectTimeout)
+	spec, warns := node.ConfigPolicy(cfg, home)
 	g, err := GatesFromPolicy(spec, r, allow)
 	if err != nil {
 		// Unreachable: every entry of spec comes from the parsers Compile

@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/config"
+	"github.com/gatehouse-dev/gatehouse/internal/gate"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
@@ -115,6 +117,34 @@ func PolicyOf(gate urlsafe.Options, bl *policy.Policy, allowPrivate, active bool
 		p.Blocklist.Sources[n-1].Patterns = append(p.Blocklist.Sources[n-1].Patterns, r.Pattern)
 	}
 	return p
+}
+
+// ConfigPolicy is the Policy of cfg (security.allow_private_urls or the
+// legacy browser.allow_private_urls, security.fake_ip_ranges,
+// security.website_blocklist with its shared files resolved against home,
+// web.direct.connect_timeout), with Active false: what browser.NewGates
+// builds a replica's gates from, and what the replica sends a node
+// (browser.Gates.SessionPolicy). The warnings name dropped fake-IP
+// ranges, unreadable blocklist files and rules longer than
+// policy.MaxRuleBytes (dropped: such a rule matches no host name).
+func ConfigPolicy(cfg *config.Config, home string) (Policy, []string) {
+	gopts, warns := gate.Options(cfg)
+	bl, pw := gate.LoadPolicy(cfg, home)
+	warns = append(warns, pw...)
+	var keep []policy.Rule
+	for _, rl := range bl.Rules() {
+		if len(rl.Pattern) > policy.MaxRuleBytes {
+			warns = append(warns, fmt.Sprintf("website_blocklist rule %.40q… (from %s) is longer than %d bytes and matches no host; it is ignored", rl.Pattern, rl.Source, policy.MaxRuleBytes))
+			continue
+		}
+		keep = append(keep, rl)
+	}
+	if len(keep) != len(bl.Rules()) {
+		if short, err := policy.FromRules(bl.Enabled(), keep); err == nil {
+			bl = short
+		}
+	}
+	return PolicyOf(gopts, bl, cfg.Security.AllowPrivateURLs || cfg.Browser.AllowPrivateURLs, false, cfg.Web.Direct.ConnectTimeout), warns
 }
 
 // CompiledPolicy is a validated Policy ready to build guards from.

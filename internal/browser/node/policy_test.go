@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/policy"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
@@ -184,5 +185,39 @@ func BenchmarkPolicyOpen(b *testing.B) {
 		}
 		b.SetBytes(int64(len(enc)))
 		_ = q
+	}
+}
+
+// TestConfigPolicy: the policy of a replica's config: shared files read
+// against home, the legacy browser.allow_private_urls, fake-IP ranges as
+// parsed, a rule too long to match a host dropped with a warning, the
+// connect timeout; and it travels.
+func TestConfigPolicy(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "block.txt"), []byte("file.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Browser.AllowPrivateURLs = true
+	cfg.Security.FakeIPRanges = []string{"198.18.0.1/15", "10.0.0.0/8"}
+	cfg.Security.WebsiteBlocklist.Enabled = true
+	cfg.Security.WebsiteBlocklist.Domains = []string{"conf.example", strings.Repeat("a", policy.MaxRuleBytes+1)}
+	cfg.Security.WebsiteBlocklist.SharedFiles = []string{"block.txt"}
+	cfg.Web.Direct.ConnectTimeout = 4 * time.Second
+	p, warns := node.ConfigPolicy(cfg, home)
+	if !p.AllowPrivateURLs || p.Active || !reflect.DeepEqual(p.FakeIPRanges, []string{"198.18.0.0/15"}) || p.ConnectTimeoutMS != 4000 {
+		t.Errorf("policy = %+v", p)
+	}
+	if s := p.Blocklist.Sources; !p.Blocklist.Enabled || len(s) != 2 || !reflect.DeepEqual(s[0].Patterns, []string{"conf.example"}) ||
+		s[1].Source != filepath.Join(home, "block.txt") || !reflect.DeepEqual(s[1].Patterns, []string{"file.example"}) {
+		t.Errorf("blocklist = %+v", p.Blocklist)
+	}
+	if len(warns) != 2 || !strings.Contains(warns[0], "10.0.0.0/8") || !strings.Contains(warns[1], "longer than") {
+		t.Errorf("warnings = %q, want the dropped range and the long rule", warns)
+	}
+	if b, err := p.Encode(); err != nil {
+		t.Error(err)
+	} else if _, err := node.DecodePolicy(b); err != nil {
+		t.Error(err)
 	}
 }
