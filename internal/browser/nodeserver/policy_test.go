@@ -130,6 +130,7 @@ func TestNodeOpenPolicy(t *testing.T) {
 		{"newer policy version", `{"name":"t","policy":{"version":2}}`, http.StatusBadRequest, "version 2"},
 		{"metadata as a fake-IP range", `{"name":"t","policy":{"version":1,"fake_ip_ranges":["169.254.0.0/16"]}}`, http.StatusBadRequest, "169.254"},
 		{"uncanonical fake-IP range", `{"name":"t","policy":{"version":1,"fake_ip_ranges":["198.18.0.1/15"]}}`, http.StatusBadRequest, "canonical"},
+		{"trailing data", `{"name":"t","policy":{"version":1}}{}`, http.StatusBadRequest, "trailing data"},
 		{"bad glob", `{"name":"t","policy":{"version":1,"blocklist":{"enabled":true,"sources":[{"source":"config","patterns":["*.[z-a]"]}]}}}`, http.StatusBadRequest, "glob"},
 	} {
 		st, body := c.openRaw([]byte(tc.body))

@@ -496,6 +496,9 @@ func decodeOpen(r *http.Request) (in node.OpenRequest, status int, msg string) {
 	if err := dec.Decode(&in); err != nil {
 		return in, http.StatusBadRequest, "browser-node: bad open request: " + err.Error()
 	}
+	if dec.Decode(&json.RawMessage{}) != io.EOF {
+		return in, http.StatusBadRequest, "browser-node: bad open request: trailing data"
+	}
 	if in.Policy == nil {
 		return in, http.StatusBadRequest, errNoPolicy
 	}
