@@ -172,7 +172,7 @@ asked for.`,
 				Addr: httpAddr, Token: token, Tokens: toks, AllowedHosts: allowHosts,
 				MaxBodyBytes: maxBody, SessionIdle: idle,
 				Limiter:         lim,
-				ReadyChecks:     append([]mcpserver.ReadyCheck{configReady(reg, poll)}, a.readyChecks()...),
+				ReadyChecks:     append(append([]mcpserver.ReadyCheck{configReady(reg, poll)}, a.readyChecks()...), toolsReady(reg)),
 				ReplicaMaxCalls: a.cfg.MCP.ReplicaMaxCalls,
 				SeparateMetrics: metricsAddr != "",
 			})

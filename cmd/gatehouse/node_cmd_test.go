@@ -3,9 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +26,10 @@ import (
 // TestBrowserNodeBehindMCPReplica: `gatehouse mcp --http` with
 // GATEHOUSE_REDIS_URL places browser_navigate's session on a registered
 // `gatehouse browser-node` (real processes, a redis-server of the test's
-// own); SIGTERM stops the node with no Chromium left.
+// own); with the node's one slot taken, another client's browser_navigate
+// is browser_capacity with retry_after_s and the replica's /readyz answers
+// 503 "no browser node has room", until the session ends; SIGTERM stops
+// the node with no Chromium left.
 func TestBrowserNodeBehindMCPReplica(t *testing.T) {
 	if _, err := os.Stat(backend.DefaultHeadlessShellPath); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -34,7 +43,7 @@ func TestBrowserNodeBehindMCPReplica(t *testing.T) {
 	bin := gatehouseBinary(t)
 	page := testPage(t)
 
-	node := exec.Command(bin, "browser-node", "--listen", "127.0.0.1:0", "--max-sessions", "2")
+	node := exec.Command(bin, "browser-node", "--listen", "127.0.0.1:0", "--max-sessions", "1")
 	node.Env = append(os.Environ(), "GATEHOUSE_HOME="+mcpHome(t))
 	stderr, _ := node.StderrPipe()
 	if err := node.Start(); err != nil {
@@ -62,12 +71,27 @@ func TestBrowserNodeBehindMCPReplica(t *testing.T) {
 		t.Fatal("browser-node did not start")
 	}
 
-	u := startHTTP(t, bin, mcpHome(t))
-	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u, DisableStandaloneSSE: true}, nil)
-	if err != nil {
+	// Two principals: each has its own browser session.
+	home := mcpHome(t)
+	toks := filepath.Join(t.TempDir(), "tokens")
+	line := func(name, tok string) string {
+		h := sha256.Sum256([]byte(tok))
+		return name + ":" + hex.EncodeToString(h[:]) + "\n"
+	}
+	if err := os.WriteFile(toks, []byte(line("alice", "tok-a")+line("bob", "tok-b")), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	u := startHTTP(t, bin, home, "--tokens", toks)
+	c := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	connect := func(tok string) *mcp.ClientSession {
+		hc := &http.Client{Transport: bearer{tok: tok, rt: &http.Transport{}}}
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u, DisableStandaloneSSE: true, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	cs := connect("tok-a")
 	defer cs.Close()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{"url": page.URL + "/"}})
 	if err != nil {
@@ -84,7 +108,55 @@ func TestBrowserNodeBehindMCPReplica(t *testing.T) {
 	if !v.Success || v.Backend != "node" || v.BrowserNode != id || !strings.Contains(v.Snapshot, "Gatehouse MCP test page") {
 		t.Fatalf("browser_navigate through the replica = %s", text)
 	}
-	cs.Close()
+
+	// The node's one slot is taken: the replica is not ready, and another
+	// client's new session is refused with browser_capacity.
+	ready := func() (int, string) {
+		ru, _ := url.Parse(u)
+		ru.Path = "/readyz"
+		hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+		defer hc.CloseIdleConnections()
+		resp, err := hc.Get(ru.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, body := ready(); st != http.StatusServiceUnavailable || !strings.Contains(body, "no browser node has room") {
+		t.Errorf("/readyz with every node full = %d %q, want 503 naming it", st, body)
+	}
+	cs2 := connect("tok-b")
+	defer cs2.Close()
+	res, err = cs2.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{"url": page.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused struct {
+		Success     bool   `json:"success"`
+		Reason      string `json:"reason"`
+		RetryAfterS int    `json:"retry_after_s"`
+	}
+	text = res.Content[0].(*mcp.TextContent).Text
+	json.Unmarshal([]byte(text), &refused)
+	if refused.Success || refused.Reason != "browser_capacity" || refused.RetryAfterS < 1 || !res.IsError {
+		t.Errorf("browser_navigate with the node full = %s, want browser_capacity with retry_after_s", text)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_close", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		st, body := ready()
+		if st == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz after the session ended = %d %q, want 200", st, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	pid := node.Process.Pid
 	node.Process.Signal(syscall.SIGTERM)
@@ -99,6 +171,18 @@ func TestBrowserNodeBehindMCPReplica(t *testing.T) {
 	if left := backend.MarkedProcesses(pid); len(left) > 0 {
 		t.Errorf("Chromium left after the node's SIGTERM: %v", left)
 	}
+}
+
+// bearer sends a principal's token (gatehouse mcp --tokens).
+type bearer struct {
+	tok string
+	rt  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return b.rt.RoundTrip(r)
 }
 
 // A browser node refuses to start without Redis, and on an address that is

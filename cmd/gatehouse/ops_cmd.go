@@ -59,6 +59,14 @@ func configReady(reg *tools.Registry, poll func()) mcpserver.ReadyCheck {
 	}}
 }
 
+// toolsReady is the /readyz check of the tools' own resources
+// (tools.Registry.Ready): with browser nodes registered (issue 19), "no
+// browser node has room" while every node is at its --max-sessions, so a
+// new browser session would be refused with browser_capacity.
+func toolsReady(reg *tools.Registry) mcpserver.ReadyCheck {
+	return mcpserver.ReadyCheck{Name: "browser", Check: reg.Ready}
+}
+
 // readyChecks are the readiness checks beyond the config: the shared
 // state's Redis PING (internal/state) when GATEHOUSE_REDIS_URL is set.
 func (a *app) readyChecks() []mcpserver.ReadyCheck {

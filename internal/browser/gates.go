@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
@@ -19,7 +20,9 @@ import (
 // but never metadata endpoints; Strict refuses private addresses too. The same
 // Gates value decides browser_navigate, the page checks of the other tools, the
 // egress proxy of every session and `gatehouse check --for browser`, so they
-// cannot disagree.
+// cannot disagree. A browser node judges a session's traffic with Gates built
+// from the session's policy (SessionPolicy, GatesFromPolicy), so a session on
+// a node obeys the same gates as one in the replica.
 type Gates struct {
 	Open   *egress.Guard
 	Strict *egress.Guard
@@ -29,28 +32,69 @@ type Gates struct {
 	// backend (spec §B8.1 3b), and so is Private Network Access in the local
 	// sessions' egress proxies (pna.go).
 	AllowPrivate bool
+	// spec is the policy the gates were built from (Active unset).
+	spec node.Policy
 }
 
 // NewGates builds the gates from cfg; r replaces the system resolver (tests),
 // allow lists IP:port pairs the guards may reach although private (tests'
 // loopback servers; never metadata). home resolves shared blocklist files.
-// Warnings name dropped fake-IP ranges and unreadable blocklist files.
+// Warnings name dropped fake-IP ranges, unreadable blocklist files and
+// blocklist rules too long to match a host.
+//
+// The gates are built by GatesFromPolicy from the node.Policy that cfg
+// gives (node.ConfigPolicy), the one function that also builds a browser
+// node's session guard from the policy a replica sends (SessionPolicy):
+// one code path, so a session judged on a node and one judged here cannot
+// differ.
 func NewGates(cfg *config.Config, home string, r egress.Resolver, allow []netip.AddrPort) (*Gates, []string) {
-	gopts, warns := gate.Options(cfg)
-	strictGate := gopts
+	spec, warns := node.ConfigPolicy(cfg, home)
+	g, err := GatesFromPolicy(spec, r, allow)
+	if err != nil {
+		// Unreachable: every entry of spec comes from the parsers Compile
+		// judges with (ParseFakeIPRanges, policy.Load). Should it happen,
+		// the gates keep the metadata floor and refuse private addresses,
+		// and the warning names the entry.
+		warns = append(warns, err.Error())
+		g, _ = GatesFromPolicy(node.Policy{Version: node.PolicyVersion}, r, allow)
+	}
+	return g, warns
+}
+
+// GatesFromPolicy builds the gates of p (node.Policy.Compile validates
+// it; its error is returned and no Gates): Open and Strict guards with
+// p's fake-IP ranges, website blocklist and connect timeout, the
+// blocklist as Policy, AllowPrivate from p.AllowPrivateURLs. p.Active is
+// not used (Guard(p.Active) picks the session's guard). r and allow are
+// as for NewGates: Go-code seams, never part of a policy. The metadata
+// floor holds whatever p says (urlsafe.Options.JudgeAddr).
+func GatesFromPolicy(p node.Policy, r egress.Resolver, allow []netip.AddrPort) (*Gates, error) {
+	cp, err := p.Compile()
+	if err != nil {
+		return nil, err
+	}
+	strictGate := cp.Gate
 	strictGate.AllowPrivate = false
-	openGate := gopts
+	openGate := cp.Gate
 	openGate.AllowPrivate = true
-	pol, pw := gate.LoadPolicy(cfg, home)
 	mk := func(o urlsafe.Options) *egress.Guard {
 		// The guard carries the website policy, so its one decision
 		// (Guard.Decide) applies it to navigations and to every proxied request.
-		return egress.New(egress.Options{Gate: o, Resolver: r, AllowAddrPorts: allow, ConnectTimeout: cfg.Web.Direct.ConnectTimeout, Policy: pol})
+		return egress.New(egress.Options{Gate: o, Resolver: r, AllowAddrPorts: allow, ConnectTimeout: cp.ConnectTimeout, Policy: cp.Blocklist})
 	}
-	return &Gates{
-		Open: mk(openGate), Strict: mk(strictGate), Policy: pol,
-		AllowPrivate: cfg.Security.AllowPrivateURLs || cfg.Browser.AllowPrivateURLs,
-	}, append(warns, pw...)
+	p.Active = false
+	return &Gates{Open: mk(openGate), Strict: mk(strictGate), Policy: cp.Blocklist,
+		AllowPrivate: p.AllowPrivateURLs, spec: p}, nil
+}
+
+// SessionPolicy is the policy of a session judged by these gates with the
+// SSRF guard active or not (GuardActive): what a browser node is sent to
+// judge the session's traffic with (node.OpenRequest.Policy). Its slices
+// are shared with g: treat them as read-only.
+func (g *Gates) SessionPolicy(active bool) node.Policy {
+	p := g.spec
+	p.Active = active
+	return p
 }
 
 // GuardActive reports whether the SSRF private-address check applies to a

@@ -43,7 +43,7 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 		return nil, false, nil
 	}
 	var s *Session
-	placed, id, err := m.nodes.Place(ctx, key, active, func(c *node.Conn, p *node.Proxy) error {
+	placed, id, err := m.nodes.Place(ctx, key, m.gates.SessionPolicy(active), func(c *node.Conn, p *node.Proxy) error {
 		user, pass := p.Credentials()
 		tab, err := c.Browser.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
 			OnTopLevel:   topLevelReporter(p),

@@ -151,16 +151,10 @@ func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []
 			return
 		}
 		seen[r] = true
-		cr := compiledRule{Rule: r}
-		if isGlob(pat) {
-			re, err := compileGlob(pat)
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("website_blocklist rule %q (from %s) is not a valid glob and is ignored: %v", pat, source, err))
-				return
-			}
-			cr.glob = re
-		} else {
-			cr.addr = ruleAddr(pat)
+		cr, err := compile(r)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("website_blocklist rule %q (from %s) is not a valid glob and is ignored: %v", pat, source, err))
+			return
 		}
 		p.rules = append(p.rules, cr)
 	}
@@ -193,6 +187,62 @@ func Load(enabled bool, domains, sharedFiles []string, home string) (*Policy, []
 		}
 	}
 	return p, warnings
+}
+
+// compile prepares one normalised rule for matching: the glob of a "*."
+// rule (an error when it does not compile), else its IP-literal address.
+func compile(r Rule) (compiledRule, error) {
+	cr := compiledRule{Rule: r}
+	if isGlob(r.Pattern) {
+		re, err := compileGlob(r.Pattern)
+		if err != nil {
+			return compiledRule{}, err
+		}
+		cr.glob = re
+	} else {
+		cr.addr = ruleAddr(r.Pattern)
+	}
+	return cr, nil
+}
+
+// MaxRuleBytes bounds one rule given to FromRules. A host name is at most
+// 253 bytes (RFC 1035 §2.3.4), so a longer rule matches no host.
+const MaxRuleBytes = 1024
+
+// FromRules rebuilds a Policy from rules another Policy's Rules returned
+// (a browser node judging a session with its replica's blocklist, issue
+// 19: the rules travel, never the files they were read from), matched in
+// the order given. Patterns are taken as they are, not normalised again
+// (Load normalised them); each must be valid UTF-8, 1 to MaxRuleBytes
+// bytes, with a glob that compiles, and
+// each source valid UTF-8 of 1 to 4096 bytes; else FromRules returns an
+// error naming the first bad rule and no Policy. It reads no file.
+func FromRules(enabled bool, rules []Rule) (*Policy, error) {
+	p := &Policy{enabled: enabled, rules: make([]compiledRule, 0, len(rules))}
+	for i, r := range rules {
+		if err := checkRule(r); err != nil {
+			return nil, fmt.Errorf("blocklist rule %d: %w", i+1, err)
+		}
+		cr, err := compile(r)
+		if err != nil {
+			return nil, fmt.Errorf("blocklist rule %d: %q is not a valid glob: %w", i+1, r.Pattern, err)
+		}
+		p.rules = append(p.rules, cr)
+	}
+	return p, nil
+}
+
+// checkRule is FromRules' judgement of one rule's shape.
+func checkRule(r Rule) error {
+	switch {
+	case r.Pattern == "" || len(r.Pattern) > MaxRuleBytes:
+		return fmt.Errorf("pattern of %d bytes (want 1 to %d)", len(r.Pattern), MaxRuleBytes)
+	case !utf8.ValidString(r.Pattern):
+		return fmt.Errorf("pattern is not valid UTF-8")
+	case r.Source == "" || len(r.Source) > 4096 || !utf8.ValidString(r.Source):
+		return fmt.Errorf("source is not 1 to 4096 bytes of UTF-8")
+	}
+	return nil
 }
 
 // resolveSharedPath expands "~" and resolves a relative path against home,

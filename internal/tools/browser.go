@@ -122,6 +122,8 @@ func addBrowser(r *Registry, env *Env) []string {
 	}
 	env.browserG = m.Gates()
 	r.OnTaskEnd(func(task string) { m.CloseTask(task) })
+	// /readyz says when browser nodes are registered but none has room.
+	r.OnReady(m.NodeReadiness)
 	// gatehouse_open_sessions{kind="browser"} on /metrics reads the
 	// Manager's live sessions at each scrape.
 	metrics.Default().Sessions("browser", func() int { return len(m.Keys()) })

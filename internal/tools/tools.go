@@ -323,6 +323,8 @@ type Registry struct {
 	// closers release process-wide resources (the browser) on Close; see
 	// browser.go.
 	closers []func() error
+	// readies are the tools' readiness conditions (OnReady).
+	readies []func(ctx context.Context) error
 	// refusal, when set, refuses every call (see RefuseAll).
 	refusal *reason.Error
 	// inflight counts the calls running on the current tools (Replace
@@ -413,8 +415,8 @@ func (r *Registry) SetBeforeCall(fn func()) {
 	r.beforeCall = fn
 }
 
-// Replace makes next's tools, task-end hooks and process-wide resources
-// (OnClose) this registry's, for every later Call: a long-running surface
+// Replace makes next's tools, task-end hooks, readiness conditions
+// (OnReady) and process-wide resources (OnClose) this registry's, for every later Call: a long-running surface
 // that re-read its configuration (spec §A8) serves the tools built from the
 // new one under the same Registry. The old tools' resources (the browser:
 // its sessions end) are closed by the returned func, which waits for the
@@ -422,13 +424,13 @@ func (r *Registry) SetBeforeCall(fn func()) {
 // next must not be used afterwards. Ended-task bookkeeping and RefuseAll stay.
 func (r *Registry) Replace(next *Registry) (closeOld func() error) {
 	next.mu.Lock()
-	tools, hooks, closers := next.tools, next.hooks, next.closers
-	next.tools, next.hooks, next.closers = nil, nil, nil
+	tools, hooks, closers, readies := next.tools, next.hooks, next.closers, next.readies
+	next.tools, next.hooks, next.closers, next.readies = nil, nil, nil, nil
 	next.mu.Unlock()
 	r.mu.Lock()
 	old := &Registry{ended: map[string]bool{}, closers: r.closers}
 	wg := r.inflight
-	r.tools, r.hooks, r.closers, r.inflight = tools, hooks, closers, nil
+	r.tools, r.hooks, r.closers, r.readies, r.inflight = tools, hooks, closers, readies, nil
 	r.mu.Unlock()
 	return func() error {
 		if wg != nil {

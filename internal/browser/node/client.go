@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +39,13 @@ const (
 
 // OpenRequest asks a node for a session's egress proxy.
 type OpenRequest struct {
-	Name   string `json:"name"`   // the session key, for the node's logs
-	Active bool   `json:"active"` // the SSRF private-address guard applies (browser.Gates.GuardActive)
+	Name string `json:"name"` // the session key, for the node's logs
+	// Policy is the session's egress policy from the replica's config
+	// (browser.Gates.SessionPolicy): the node judges the session's traffic
+	// with it, never with its own config. Required: a request without one
+	// (a replica older than the node) is refused, never judged with a
+	// fallback.
+	Policy *Policy `json:"policy"`
 }
 
 // OpenResponse is a node's session proxy: its URL as the node's Chromium
@@ -183,8 +189,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 	defer resp.Body.Close()
 	lr := io.LimitReader(resp.Body, 1<<20)
 	if resp.StatusCode != http.StatusOK {
+		// The node's one-line explanation (its errors are plain text).
+		msg, _ := io.ReadAll(io.LimitReader(lr, 512))
 		io.Copy(io.Discard, lr) //nolint:errcheck
-		return resp.StatusCode, fmt.Errorf("browser node %s: HTTP %d", c.ap, resp.StatusCode)
+		line, _, _ := strings.Cut(strings.ToValidUTF8(string(msg), "?"), "\n")
+		return resp.StatusCode, fmt.Errorf("browser node %s: HTTP %d: %s", c.ap, resp.StatusCode, strings.TrimSpace(line))
 	}
 	if out != nil {
 		if err := json.NewDecoder(lr).Decode(out); err != nil {
@@ -194,11 +203,16 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 	return resp.StatusCode, nil
 }
 
-// OpenProxy asks the node for a session proxy. A node without room answers
-// CapacityStatus: the error is then browser_capacity.
-func (c *Client) OpenProxy(ctx context.Context, name string, active bool) (*Proxy, error) {
+// OpenProxy asks the node for a session proxy judged with pol. A node
+// without room answers CapacityStatus: the error is then browser_capacity.
+// A pol over the wire's bounds (Policy.Encode) is browser_failed naming
+// the problem, and nothing is sent; the node validates the rest.
+func (c *Client) OpenProxy(ctx context.Context, name string, pol Policy) (*Proxy, error) {
+	if _, err := pol.Encode(); err != nil {
+		return nil, reason.Wrap(reason.BrowserFailed, "", "This replica's egress policy cannot be sent to a browser node ("+err.Error()+"); fix security.* in config.yaml.", err)
+	}
 	var or OpenResponse
-	st, err := c.do(ctx, http.MethodPost, PathSessions, OpenRequest{Name: name, Active: active}, &or)
+	st, err := c.do(ctx, http.MethodPost, PathSessions, OpenRequest{Name: name, Policy: &pol}, &or)
 	if st == CapacityStatus {
 		return nil, CapacityError(time.Second)
 	}

@@ -64,13 +64,14 @@ func (p *Pool) Readiness(ctx context.Context) error {
 }
 
 // Place opens a session named name on a registered node: a session proxy
-// on the node, then open (the caller's BrowserContext behind it; its error
+// on the node judged with pol (the session's policy from this replica's
+// config), then open (the caller's BrowserContext behind it; its error
 // closes the proxy and skips the node). placed false with no error: no
 // node is registered. Nodes are tried in placement order (Pick); one that
 // node_allow refuses, that is full or that fails is skipped. Every node
 // full: browser_capacity; else the last other failure (browser_node_refused,
 // browser_failed, …); a registry failure is state_unavailable.
-func (p *Pool) Place(ctx context.Context, name string, active bool, open func(c *Conn, px *Proxy) error) (placed bool, id string, err error) {
+func (p *Pool) Place(ctx context.Context, name string, pol Policy, open func(c *Conn, px *Proxy) error) (placed bool, id string, err error) {
 	recs, bad, err := p.reg.List(ctx)
 	for _, b := range bad {
 		p.lg.Warn("browser node record ignored", "err", b)
@@ -92,7 +93,7 @@ func (p *Pool) Place(ctx context.Context, name string, active bool, open func(c 
 			return true, "", CapacityError(CapacityRetry)
 		}
 		skip[rec.ID] = true
-		err := p.openOn(ctx, rec, name, active, open)
+		err := p.openOn(ctx, rec, name, pol, open)
 		if err == nil {
 			return true, rec.ID, nil
 		}
@@ -112,12 +113,12 @@ func (p *Pool) Place(ctx context.Context, name string, active bool, open func(c 
 	}
 }
 
-func (p *Pool) openOn(ctx context.Context, rec Record, name string, active bool, open func(c *Conn, px *Proxy) error) error {
+func (p *Pool) openOn(ctx context.Context, rec Record, name string, pol Policy, open func(c *Conn, px *Proxy) error) error {
 	c, err := p.conn(ctx, rec)
 	if err != nil {
 		return err
 	}
-	px, err := c.Client.OpenProxy(ctx, name, active)
+	px, err := c.Client.OpenProxy(ctx, name, pol)
 	if err != nil {
 		return err
 	}

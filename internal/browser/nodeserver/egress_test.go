@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,8 @@ func (testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr
 	return nil, errors.New("no such host")
 }
 
-// hostServer serves the test pages and counts requests by host.
+// hostServer serves the test pages and counts requests by host, and by
+// host and the page's "w" parameter (which session's page asked).
 type hostServer struct {
 	*httptest.Server
 	port string
@@ -51,27 +53,39 @@ func (h *hostServer) count(host string) int {
 	return h.hits[host]
 }
 
+// countFor is the requests to host made by the page /egress?w=who.
+func (h *hostServer) countFor(host, who string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hits[host+"|"+who]
+}
+
 func newHostServer() *hostServer {
 	h := &hostServer{hits: map[string]int{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.Host)
+		w8 := r.URL.Query().Get("w")
 		h.mu.Lock()
 		h.hits[host]++
+		h.hits[host+"|"+w8]++
 		h.mu.Unlock()
 		switch r.URL.Path {
 		case "/redir":
 			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
 		case "/egress":
+			// Every request the page makes to blocked.test names the
+			// page's w parameter, so two sessions' pages are told apart.
 			b := "http://blocked.test:" + h.port
+			q := "?w=" + url.QueryEscape(w8)
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprintf(w, `<!doctype html><title>egress</title><h1>egress page</h1>
-<img src="%[1]s/img"><link rel="stylesheet" href="%[1]s/css"><iframe src="%[1]s/frame"></iframe>
+<img src="%[1]s/img%[3]s"><link rel="stylesheet" href="%[1]s/css%[3]s"><iframe src="%[1]s/frame%[3]s"></iframe>
 <script>
-fetch("%[1]s/fetch").catch(()=>{});
-try { new WebSocket("ws://blocked.test:%[2]s/ws"); } catch (e) {}
-new Worker(URL.createObjectURL(new Blob(['fetch("%[1]s/worker").catch(()=>{})'])));
-navigator.sendBeacon("%[1]s/beacon", "x");
-</script>`, b, h.port)
+fetch("%[1]s/fetch%[3]s").catch(()=>{});
+try { new WebSocket("ws://blocked.test:%[2]s/ws%[3]s"); } catch (e) {}
+new Worker(URL.createObjectURL(new Blob(['fetch("%[1]s/worker%[3]s").catch(()=>{})'])));
+navigator.sendBeacon("%[1]s/beacon%[3]s", "x");
+</script>`, b, h.port, q)
 		default:
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprintf(w, `<!doctype html><title>%s</title><p>page %s</p>`, host, r.URL.Path)
@@ -85,7 +99,9 @@ navigator.sendBeacon("%[1]s/beacon", "x");
 // as in one process: the node's proxy refuses every request kind of a page
 // to a blocked host (sub-resources, fetch, WebSocket, worker, beacon), and
 // a redirect to a metadata address, to a name resolving to it, or to a
-// blocked host resets the tab to about:blank with the gate's code.
+// blocked host resets the tab to about:blank with the gate's code. The
+// blocklist is the replica's: the node's own config has none (the session's
+// policy travels with its open request).
 func TestNodeEgress(t *testing.T) {
 	needTool(t, backend.DefaultHeadlessShellPath)
 	_, rdb := startRedis(t)
@@ -93,7 +109,7 @@ func TestNodeEgress(t *testing.T) {
 	cfg.Security.WebsiteBlocklist.Enabled = true
 	cfg.Security.WebsiteBlocklist.Domains = []string{"blocked.test"}
 	reg := node.NewRegistry(rdb)
-	s, err := nodeserver.Start(context.Background(), nodeserver.Options{Config: cfg, Home: t.TempDir(), Listen: "127.0.0.1:0",
+	s, err := nodeserver.Start(context.Background(), nodeserver.Options{Config: config.Default(), Home: t.TempDir(), Listen: "127.0.0.1:0",
 		Registry: reg, Resolver: testResolver{}})
 	if err != nil {
 		t.Fatal(err)

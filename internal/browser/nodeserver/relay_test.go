@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -63,15 +64,27 @@ func (c *testClient) dial() (*websocket.Conn, int) {
 }
 
 func (c *testClient) open() int {
-	b, _ := json.Marshal(node.OpenRequest{Name: "t", Active: true})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+c.addr+node.PathSessions, bytes.NewReader(b))
+	st, _ := c.openWith(node.Policy{Version: node.PolicyVersion, Active: true})
+	return st
+}
+
+// openWith opens a session proxy judged by pol; body is the answer's.
+func (c *testClient) openWith(pol node.Policy) (status int, body []byte) {
+	b, _ := json.Marshal(node.OpenRequest{Name: "t", Policy: &pol})
+	return c.openRaw(b)
+}
+
+// openRaw POSTs body to the node's open endpoint.
+func (c *testClient) openRaw(body []byte) (status int, answer []byte) {
+	req, _ := http.NewRequest(http.MethodPost, "http://"+c.addr+node.PathSessions, bytes.NewReader(body))
 	req.Header = c.header()
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	answer, _ = io.ReadAll(resp.Body)
+	return resp.StatusCode, answer
 }
 
 func cdpCall(t *testing.T, ws *websocket.Conn, id int, method string, params any) json.RawMessage {

@@ -8,8 +8,10 @@
 //   - GET /cdp: a WebSocket relay to Chromium's CDP endpoint, which itself
 //     listens on 127.0.0.1 only;
 //   - POST /v1/sessions: a new session proxy (egress.ProxySession with its
-//     own credential, judged by this node's gates), refused with
-//     browser_capacity (503) when --max-sessions are open;
+//     own credential, judged by the policy the replica sent with the
+//     request, node.OpenRequest.Policy: never by this node's own
+//     security.* config), refused with browser_capacity (503, Retry-After)
+//     when --max-sessions are open;
 //     POST /v1/sessions/{id}: one call on it (node.OpRequest);
 //     DELETE /v1/sessions/{id}: closes it.
 //
@@ -19,8 +21,10 @@
 package nodeserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -31,6 +35,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,8 +56,14 @@ const DefaultMaxSessions = 16
 
 // Options configures Start.
 type Options struct {
-	Config *config.Config // nil: config.Default()
-	Home   string
+	// Config is the node's config; nil: config.Default(). Only browser.*
+	// (the Chromium to run, headed) is read: every session's traffic is
+	// judged by the policy its replica sends (node.Policy), so the node's
+	// security.* keys have no effect.
+	Config *config.Config
+	// Home is the node's GATEHOUSE_HOME (kept for its config; no session
+	// reads a file under it).
+	Home string
 	// Listen is host:port of the node's listener (port 0 picks one).
 	Listen string
 	// Advertise is the address written in the record (what replicas dial);
@@ -67,7 +78,8 @@ type Options struct {
 	// Heartbeat is the record's TTL (refreshed every third of it); 0 means
 	// node.HeartbeatTTL.
 	Heartbeat time.Duration
-	// Resolver and AllowAddrPorts are the session proxies' (tests).
+	// Resolver and AllowAddrPorts are the session proxies' (tests; Go
+	// code only, never part of a policy).
 	Resolver       egress.Resolver
 	AllowAddrPorts []netip.AddrPort
 	Logger         *slog.Logger
@@ -79,7 +91,6 @@ type Server struct {
 	id      string
 	addr    string
 	lg      *slog.Logger
-	gates   *browser.Gates
 	ln      net.Listener
 	hs      *http.Server
 	local   *backend.Local
@@ -87,7 +98,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*nodeSession
-	relays   map[string]int // live CDP relays by relay id (node.HeaderRelay)
+	relays   map[string]int              // live CDP relays by relay id (node.HeaderRelay)
+	gates    map[[32]byte]*browser.Gates // compiled session policies (gatesFor)
 	closed   bool
 
 	stop chan struct{}
@@ -143,10 +155,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	var idb [16]byte
 	rand.Read(idb[:])
-	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, stop: make(chan struct{}), dead: make(chan struct{})}
-	s.gates, _ = browser.NewGates(o.Config, o.Home, o.Resolver, o.AllowAddrPorts)
+	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, gates: map[[32]byte]*browser.Gates{}, stop: make(chan struct{}), dead: make(chan struct{})}
 	var err error
-	s.defProx, err = egress.NewProxySession(egress.ProxyOptions{Name: "(default context)", Guard: s.gates.Strict,
+	// The default context (no session's) reaches nothing: a strict guard
+	// and a decider refusing every host.
+	s.defProx, err = egress.NewProxySession(egress.ProxyOptions{Name: "(default context)", Guard: egress.New(egress.Options{Resolver: o.Resolver}),
 		Decider: egress.HostDeciderFunc(func(string, string, uint16) *reason.Error {
 			return reason.New(reason.PolicyBlocked, reason.GatePolicy, "Blocked: the default browser context has no network access.")
 		})})
@@ -451,13 +464,65 @@ func decode(r *http.Request, v any) error {
 	return dec.Decode(v)
 }
 
-// open starts a session proxy: the node's own gates judge its traffic
-// (the guard with the SSRF check on or off as the replica's gates decided
-// for the session, PNA unless private URLs are allowed here).
+// maxOpenBytes bounds an open request: its policy and a little more.
+const maxOpenBytes = node.MaxPolicyBytes + 64<<10
+
+// errNoPolicy answers an open request without a policy.
+const errNoPolicy = "browser-node: the open request carries no session policy: the replica runs an older Gatehouse than this node. " +
+	"Replicas and browser nodes must run the same version; upgrade the replica. (A node never judges a session with its own config instead.)"
+
+// decodeOpen reads an open request strictly (node.OpenRequest, no unknown
+// field, at most maxOpenBytes) and checks its policy's bounds (open then
+// compiles it, judging every entry: browser.GatesFromPolicy). status and msg
+// are the refusal's (msg one line, naming the fix).
+func decodeOpen(r *http.Request) (in node.OpenRequest, status int, msg string) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxOpenBytes+1))
+	if err != nil {
+		return in, http.StatusBadRequest, "browser-node: could not read the open request"
+	}
+	if len(b) > maxOpenBytes {
+		return in, http.StatusRequestEntityTooLarge, fmt.Sprintf("browser-node: the open request is over %d bytes (the session policy is bounded by node.MaxPolicyBytes)", maxOpenBytes)
+	}
+	// An old-shaped request ({"name", "active"}) has no policy: say so,
+	// rather than name its unknown field.
+	var probe struct {
+		Policy json.RawMessage `json:"policy"`
+	}
+	if json.Unmarshal(b, &probe) == nil && (len(probe.Policy) == 0 || string(probe.Policy) == "null") {
+		return in, http.StatusBadRequest, errNoPolicy
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, http.StatusBadRequest, "browser-node: bad open request: " + err.Error()
+	}
+	if dec.Decode(&json.RawMessage{}) != io.EOF {
+		return in, http.StatusBadRequest, "browser-node: bad open request: trailing data"
+	}
+	if in.Policy == nil {
+		return in, http.StatusBadRequest, errNoPolicy
+	}
+	if err := in.Policy.Bounds(); err != nil {
+		return in, http.StatusBadRequest, "browser-node: the session policy is refused: " + err.Error()
+	}
+	return in, http.StatusOK, ""
+}
+
+// open starts a session proxy judged by the policy the replica sent
+// (node.OpenRequest.Policy, built by browser.GatesFromPolicy as the
+// replica builds its own gates): the strict or the open guard as
+// Policy.Active says, Private Network Access unless the policy allows
+// private URLs. The node's own config is not consulted; the metadata floor
+// holds whatever the policy says.
 func (s *Server) open(w http.ResponseWriter, r *http.Request) {
-	var in node.OpenRequest
-	if err := decode(r, &in); err != nil {
-		http.Error(w, "bad request", http.StatusBadRequest)
+	in, status, msg := decodeOpen(r)
+	if status != http.StatusOK {
+		http.Error(w, msg, status)
+		return
+	}
+	g, err := s.gatesFor(*in.Policy)
+	if err != nil {
+		http.Error(w, "browser-node: the session policy is refused: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	rid := relayID(r)
@@ -469,6 +534,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.closed || len(s.sessions) >= s.o.MaxSessions {
 		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(int(node.CapacityRetry/time.Second)))
 		writeJSON(w, node.CapacityStatus, map[string]string{"reason": string(reason.BrowserCapacity)})
 		return
 	}
@@ -477,8 +543,8 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	id := hex.EncodeToString(idb[:])
 	s.sessions[id] = nil // reserve the slot
 	s.mu.Unlock()
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: safeName(in.Name), Guard: s.gates.Guard(in.Active), Logger: s.lg,
-		Authenticate: true, AllowPrivateFromPublic: s.gates.AllowPrivate})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: safeName(in.Name), Guard: g.Guard(in.Policy.Active), Logger: s.lg,
+		Authenticate: true, AllowPrivateFromPublic: g.AllowPrivate})
 	s.mu.Lock()
 	if err != nil || s.closed {
 		delete(s.sessions, id)
@@ -495,6 +561,40 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	s.refresh(r.Context())
 	s.lg.Info("browser node session opened", "node", s.id, "session", safeName(in.Name))
 	writeJSON(w, http.StatusOK, node.OpenResponse{ID: id, Proxy: p.URL(), User: user, Pass: pass})
+}
+
+// maxGatesCache bounds the compiled policies a node keeps (gatesFor).
+const maxGatesCache = 8
+
+// gatesFor returns the gates of pol (browser.GatesFromPolicy), compiled
+// once per distinct policy: a replica sends the same policy with every
+// session of its (Active aside, which picks a guard and is not compiled),
+// and compiling a blocklist costs about 1 ms per 1 000 rules. The cache
+// is keyed by the SHA-256 of the policy's JSON and holds at most
+// maxGatesCache entries (emptied when full).
+func (s *Server) gatesFor(pol node.Policy) (*browser.Gates, error) {
+	pol.Active = false
+	b, err := json.Marshal(pol)
+	if err != nil {
+		return nil, err
+	}
+	k := sha256.Sum256(b)
+	s.mu.Lock()
+	g := s.gates[k]
+	s.mu.Unlock()
+	if g != nil {
+		return g, nil
+	}
+	if g, err = browser.GatesFromPolicy(pol, s.o.Resolver, s.o.AllowAddrPorts); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.gates) >= maxGatesCache {
+		clear(s.gates)
+	}
+	s.gates[k] = g
+	s.mu.Unlock()
+	return g, nil
 }
 
 // safeName bounds a session name from a replica for logs.
