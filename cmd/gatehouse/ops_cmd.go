@@ -62,9 +62,11 @@ func configReady(reg *tools.Registry, poll func()) mcpserver.ReadyCheck {
 // toolsReady is the /readyz check of the tools' own resources
 // (tools.Registry.Ready): with browser nodes registered (issue 19), "no
 // browser node has room" while every node is at its --max-sessions, so a
-// new browser session would be refused with browser_capacity.
+// new browser session would be refused with browser_capacity. It is
+// advisory: /readyz stays 200 and names it ("ready; browser: no browser
+// node has room"), since the replica still serves every other tool.
 func toolsReady(reg *tools.Registry) mcpserver.ReadyCheck {
-	return mcpserver.ReadyCheck{Name: "browser", Check: reg.Ready}
+	return mcpserver.ReadyCheck{Name: "browser", Check: reg.Ready, Advisory: true}
 }
 
 // readyChecks are the readiness checks beyond the config: the shared

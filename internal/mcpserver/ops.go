@@ -42,9 +42,16 @@ const ReplicaRetryAfter = 1
 // the server can serve, else an error whose first line (redacted) follows
 // Name in the 503 body. Checks run on every probe, in order, under the
 // probe's context with a 2 s bound; they must be cheap (a Redis PING).
+//
+// An Advisory check does not make the server unready: its failure is named
+// in the 200 body ("ready; browser: no browser node has room") so a probe or
+// an operator sees it, while a load balancer keeps sending the calls the
+// server can still serve (a full browser fleet must not take web_extract
+// down with it; the browser tools refuse with browser_capacity meanwhile).
 type ReadyCheck struct {
-	Name  string
-	Check func(ctx context.Context) error
+	Name     string
+	Check    func(ctx context.Context) error
+	Advisory bool
 }
 
 // readyTimeout bounds all readiness checks of one probe.
@@ -88,31 +95,37 @@ func (p *ops) serveHealth(w http.ResponseWriter, r *http.Request) bool {
 		io.WriteString(w, "ok\n")
 		return true
 	}
-	if why := p.notReady(r.Context()); why != "" {
+	why, notes := p.notReady(r.Context())
+	if why != "" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, "not ready: "+why+"\n")
 		return true
 	}
-	io.WriteString(w, "ready\n")
+	io.WriteString(w, "ready"+notes+"\n")
 	return true
 }
 
 // notReady returns why the server cannot serve now ("" when it can):
 // "draining" after Drain began, else the first failing check as
-// "name: first line of its error".
-func (p *ops) notReady(ctx context.Context) string {
+// "name: first line of its error". notes lists the failing Advisory checks
+// the same way, each as "; name: line" (empty when none failed).
+func (p *ops) notReady(ctx context.Context) (why, notes string) {
 	if p.draining.Load() {
-		return "draining"
+		return "draining", ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	for _, c := range p.checks {
 		if err := c.Check(ctx); err != nil {
 			msg, _, _ := strings.Cut(err.Error(), "\n")
-			return c.Name + ": " + urlsafe.RedactLog(msg)
+			line := c.Name + ": " + urlsafe.RedactLog(msg)
+			if !c.Advisory {
+				return line, ""
+			}
+			notes += "; " + line
 		}
 	}
-	return ""
+	return "", notes
 }
 
 // admit reserves a replica call slot for a tools/call POST. At the cap it
