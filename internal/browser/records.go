@@ -1,0 +1,308 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// Record sessions (issue 19): with browser nodes and shared state, a
+// session placed on a node is a handle.Record in Redis. Its tab is opened
+// with backend.TabOptions.Detach and its node proxy with
+// node.Client.OpenHandleProxy, so both outlive this replica; any replica
+// attaches to them (attachHandle) and serves the call under the handle's
+// Redis lock (recTab), reloading the record's counters first and saving
+// them after. The janitor of every replica reaps idle records once each
+// (reapRecords: a lease), and a record whose node is gone is session_lost.
+
+// recTab is a record session's tab for one call: lock takes the handle's
+// Redis lock (two calls on one session, from any replicas, never
+// interleave) and reloads the record; release saves it.
+type recTab struct {
+	*localTab
+	ctx context.Context
+	err error // the record is gone or lost: the call fails with it
+}
+
+func (m *Manager) recordTab(ctx context.Context, s *Session) *recTab {
+	return &recTab{localTab: &localTab{m: m, s: s}, ctx: ctx}
+}
+
+func (t *recTab) lock() func() {
+	m, s := t.m, t.s
+	lctx, cancel := context.WithTimeout(t.ctx, time.Duration(m.timeouts.Open)*time.Second)
+	unlock, err := m.recs.Lock(lctx, s.principal, s.handle)
+	cancel()
+	s.mu.Lock()
+	if err != nil {
+		t.err = reason.Wrap(reason.BrowserFailed, "", "Another call on this browser session did not finish in time; retry.", err)
+		if reason.Of(err) == reason.StateUnavailable {
+			t.err = err
+		}
+		return s.mu.Unlock
+	}
+	t.err = m.reloadRecord(t.ctx, s)
+	return func() {
+		if t.err == nil && !s.reaped {
+			m.saveRecord(t.ctx, s)
+		}
+		m.mu.Lock()
+		s.lastUsed = time.Now()
+		m.mu.Unlock()
+		s.mu.Unlock()
+		unlock()
+	}
+}
+
+func (t *recTab) closed() bool { return t.err != nil || t.s.reaped }
+
+// gone is the refusal of a call whose record is gone (closed reads nil).
+func (t *recTab) gone() error { return t.err }
+
+// record returns s's record with its counters as they are now.
+func (s *Session) record() handle.Record {
+	r := *s.rec
+	r.Key, r.Owner, r.Active = s.Key, s.Owner, s.active
+	r.Navs, r.NextRef, r.Frames = s.navs, max(s.nextRef, 1), s.frames()
+	r.SnapHash = handle.SnapHash(s.lastSnap)
+	r.LastActive = time.Now().UnixMilli()
+	return r
+}
+
+func (m *Manager) saveRecord(ctx context.Context, s *Session) {
+	r := s.record()
+	if err := m.recs.Put(ctx, s.principal, r, handle.RecordTTL(m.idleTimeout())); err != nil {
+		m.logger.Warn("browser session record not saved", "session", s.Key, "err", err)
+		return
+	}
+	*s.rec = r
+}
+
+// reloadRecord (under the handle's lock) reads s's record and takes its
+// counters: a session another replica drove since is served with the same
+// refs; a cached snapshot that is not the one the record names is
+// forgotten, so the next result is a full snapshot, never a wrong delta.
+// A record that is gone is session_expired (reaped) or session_not_found;
+// one whose tab or node is gone is session_lost (the record is deleted).
+func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
+	if s.recFresh {
+		s.recFresh = false
+		r := s.record()
+		if err := m.recs.Put(ctx, s.principal, r, handle.RecordTTL(m.idleTimeout())); err != nil {
+			return err
+		}
+		*s.rec = r
+		return nil
+	}
+	rec, found, err := m.recs.Get(ctx, s.principal, s.handle)
+	if err != nil {
+		return err
+	}
+	if !found {
+		m.dropRecordSession(s)
+		if ex, ok, _ := m.recs.ExpiredOf(ctx, s.principal, s.handle); ok {
+			tb := tomb{key: ex.Key, idle: time.Duration(ex.IdleMS) * time.Millisecond, at: time.UnixMilli(ex.AtMS)}
+			m.dropHandle(s.Key, &tb)
+			return m.tombErr(tb)
+		}
+		m.dropHandle(s.Key, nil)
+		return notFound()
+	}
+	if rec.Target != s.tab.TargetID() || !s.tab.Healthy() {
+		return m.loseRecord(ctx, s, "its browser node is gone or its tab closed")
+	}
+	s.navs, s.nextRef, s.active = rec.Navs, rec.NextRef, rec.Active
+	s.loadFrames(rec.Frames)
+	if handle.SnapHash(s.lastSnap) != rec.SnapHash {
+		s.lastSnap, s.lastCut, s.lastWhole, s.lastTitle = "", false, false, ""
+	}
+	*s.rec = rec
+	return nil
+}
+
+// loseRecord deletes s's record and drops s here: session_lost.
+func (m *Manager) loseRecord(ctx context.Context, s *Session, why string) error {
+	m.recs.Delete(ctx, s.principal, *s.rec) //nolint:errcheck // it expires anyway
+	m.dropRecordSession(s)
+	m.dropHandle(s.Key, nil)
+	m.bindings.DropIf(s.Owner, s.Key)
+	m.logger.Info("browser session lost", "session", s.Key, "node", s.node, "why", why)
+	return lostErr(s.Key, why)
+}
+
+// dropRecordSession forgets this replica's connection to s (in sessions or
+// attached), leaving the session itself alone.
+func (m *Manager) dropRecordSession(s *Session) {
+	m.mu.Lock()
+	if m.sessions[s.Key] == s {
+		delete(m.sessions, s.Key)
+	}
+	if m.attached[s.handle] == s {
+		delete(m.attached, s.handle)
+	}
+	m.mu.Unlock()
+	m.detach(s)
+}
+
+// endRecord ends a record session for good (browser_close): its
+// BrowserContext disposed, its node proxy closed, its record deleted.
+func (m *Manager) endRecord(s *Session) {
+	s.tab.Dispose()
+	s.proxy.Close()
+	m.recs.Delete(context.Background(), s.principal, *s.rec) //nolint:errcheck // it expires anyway
+}
+
+// attachHandle serves principal p's handle h from its record: this
+// replica's cached attachment, or a new one (the node's CDP relay, the
+// session proxy's credential from the node). No record: session_expired
+// after a reap, else session_not_found; a node that is not registered or
+// does not answer: session_lost.
+func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, error) {
+	m.mu.Lock()
+	s := m.attached[h]
+	m.mu.Unlock()
+	if s != nil && s.principal == p {
+		return m.recordTab(ctx, s), s.Key, nil
+	}
+	rec, found, err := m.recs.Get(ctx, p, h)
+	if err != nil {
+		return nil, "", err
+	}
+	if !found {
+		if ex, ok, _ := m.recs.ExpiredOf(ctx, p, h); ok {
+			return nil, ex.Key, m.tombErr(tomb{key: ex.Key, idle: time.Duration(ex.IdleMS) * time.Millisecond, at: time.UnixMilli(ex.AtMS)})
+		}
+		return nil, "", notFound()
+	}
+	lose := func(why string, cause error) (tab, string, error) {
+		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", cause)
+		m.recs.Delete(ctx, p, rec) //nolint:errcheck // it expires anyway
+		return nil, rec.Key, lostErr(rec.Key, why)
+	}
+	c, err := m.nodes.ConnTo(ctx, rec.Node)
+	if err != nil {
+		if reason.Of(err) == reason.StateUnavailable {
+			return nil, rec.Key, err
+		}
+		if errors.Is(err, node.ErrNodeGone) {
+			return lose("its browser node is no longer registered", err)
+		}
+		return lose("its browser node does not answer", err)
+	}
+	px, err := c.Client.AttachProxy(ctx, rec.Proxy)
+	if err != nil {
+		return lose("its browser node no longer has its session proxy", err)
+	}
+	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, backend.TabOptions{OnTopLevel: topLevelReporter(px),
+		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
+		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap})
+	if err != nil {
+		px.Release()
+		return lose("its tab on the browser node is gone", err)
+	}
+	s = &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, tab: t, proxy: px, nextRef: rec.NextRef, navs: rec.Navs,
+		handle: h, rec: &rec, principal: p, attached: true, node: rec.Node, lastUsed: time.Now()}
+	s.loadFrames(rec.Frames)
+	m.mu.Lock()
+	if old := m.attached[h]; old != nil || m.closed {
+		m.mu.Unlock()
+		m.detach(s)
+		if old == nil {
+			return nil, rec.Key, reason.New(reason.BrowserFailed, "", "The browser service is shut down.")
+		}
+		return m.recordTab(ctx, old), rec.Key, nil
+	}
+	m.attached[h] = s
+	m.mu.Unlock()
+	m.logger.Info("browser session attached", "session", rec.Key, "node", rec.Node)
+	return m.recordTab(ctx, s), rec.Key, nil
+}
+
+// reapRecords is the janitor's pass over the records of every replica's
+// sessions: each record idle longer than the inactivity timeout is reaped
+// by exactly one replica (the one that takes its lease, and then its call
+// lock: a session in a call is left for the next tick): its
+// BrowserContext disposed and its proxy closed on the node, the record
+// deleted and the session_expired marker written. Attachments of this
+// replica idle that long are dropped (detached).
+func (m *Manager) reapRecords() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	idle := m.idleTimeout()
+	now := time.Now()
+	m.mu.Lock()
+	var stale []*Session
+	for h, s := range m.attached {
+		if now.Sub(s.lastUsed) > idle && s.mu.TryLock() {
+			delete(m.attached, h)
+			stale = append(stale, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range stale {
+		m.detach(s)
+		s.mu.Unlock()
+	}
+	ls, err := m.recs.Scan(ctx, 10000)
+	if err != nil {
+		m.logger.Warn("browser session records not scanned", "err", err)
+		return
+	}
+	for _, l := range ls {
+		sat := now.Sub(time.UnixMilli(l.Record.LastActive))
+		if sat <= idle || !m.recs.Lease(ctx, handle.RecordPrefix+l.PKey+":"+l.Handle) {
+			continue
+		}
+		unlock, ok := m.recs.TryLockListed(ctx, l)
+		if !ok {
+			continue // in a call: not idle after all
+		}
+		if c, err := m.nodes.ConnTo(ctx, l.Record.Node); err == nil {
+			c.Browser.DisposeContext(ctx, l.Record.Context) //nolint:errcheck // the node disposes it with its proxy too
+			c.Client.CloseProxy(ctx, l.Record.Proxy)
+		}
+		if err := m.recs.Reap(ctx, l, sat); err != nil {
+			m.logger.Warn("browser session record not reaped", "session", l.Record.Key, "err", err)
+		}
+		unlock()
+		m.reapedHere(l.Handle, sat, now)
+		m.logger.Info("Cleaning up inactive session", "session", l.Record.Key, "idle_s", int(sat.Seconds()), "timeout_s", int(idle.Seconds()), "node", l.Record.Node)
+	}
+}
+
+// reapedHere drops this replica's connection to a reaped record session;
+// the creating replica's task then reads session_expired (a tomb).
+func (m *Manager) reapedHere(h string, idle time.Duration, now time.Time) {
+	m.mu.Lock()
+	var s *Session
+	for k, x := range m.sessions {
+		if x.handle == h && x.rec != nil {
+			s = x
+			delete(m.sessions, k)
+		}
+	}
+	if x := m.attached[h]; x != nil {
+		delete(m.attached, h)
+		if s == nil {
+			s = x
+		}
+	}
+	m.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.reaped = true
+	s.mu.Unlock()
+	m.detach(s)
+	if !s.attached {
+		m.reaped(s.Key, s.Owner, idle, now)
+		tb := tomb{key: s.Key, idle: idle, at: now}
+		m.dropHandle(s.Key, &tb)
+	}
+}
