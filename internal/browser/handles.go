@@ -103,6 +103,18 @@ func (m *Manager) dropHandle(key string, reaped *tomb) {
 	delete(m.ht.byH, h)
 }
 
+// pruneHandles forgets reaped handles a day after their reap (they read
+// session_not_found from then on, as a record's marker expires).
+func (m *Manager) pruneHandles(now time.Time) {
+	m.ht.mu.Lock()
+	defer m.ht.mu.Unlock()
+	for h, e := range m.ht.byH {
+		if e.reaped != nil && now.Sub(e.reaped.at) > handle.MarkerTTL {
+			delete(m.ht.byH, h)
+		}
+	}
+}
+
 // openHandle resolves handle h of a call of task (principal from ctx) to
 // its session's tab: an in-process handle's session key, or a record in
 // Redis (records.go; attached to on this replica). Unknown, another
@@ -120,7 +132,7 @@ func (m *Manager) openHandle(ctx context.Context, d driver, task, h string, nav 
 			return nil, e.key, m.tombErr(*e.reaped)
 		}
 		s, ok := m.Session(e.key)
-		if ok && s.rec != nil {
+		if ok && s.rec != nil && s.handle == h {
 			return m.recordTab(ctx, s), e.key, nil
 		}
 		if !ok && m.recs != nil {

@@ -113,6 +113,9 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 		m.dropHandle(s.Key, nil)
 		return notFound()
 	}
+	if rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node) {
+		m.reattach(ctx, s, rec) // this replica's connection to the node dropped, not the node
+	}
 	if rec.Target != s.tab.TargetID() || !s.tab.Healthy() {
 		return m.loseRecord(ctx, s, "its browser node is gone or its tab closed")
 	}
@@ -123,6 +126,29 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 	}
 	*s.rec = rec
 	return nil
+}
+
+// reattach replaces s's tab (under s.mu) by a new attachment to rec's
+// target when the node answers; else s keeps its dead tab.
+func (m *Manager) reattach(ctx context.Context, s *Session, rec handle.Record) {
+	c, err := m.nodes.ConnTo(ctx, rec.Node)
+	if err != nil {
+		return
+	}
+	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(s.proxy))
+	if err != nil {
+		return
+	}
+	old := s.tab
+	s.tab = t
+	old.Close() // detaches
+	m.logger.Info("browser session attached again", "session", s.Key, "node", rec.Node)
+}
+
+func (m *Manager) attachOptions(p sessionProxy) backend.TabOptions {
+	return backend.TabOptions{OnTopLevel: topLevelReporter(p),
+		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
+		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap}
 }
 
 // loseRecord deletes s's record and drops s here: session_lost.
@@ -198,9 +224,7 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	if err != nil {
 		return lose("its browser node no longer has its session proxy", err)
 	}
-	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, backend.TabOptions{OnTopLevel: topLevelReporter(px),
-		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
-		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap})
+	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(px))
 	if err != nil {
 		px.Release()
 		return lose("its tab on the browser node is gone", err)
