@@ -2,8 +2,6 @@ package browser
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
@@ -36,83 +34,27 @@ func sessionArg(ctx context.Context) string {
 	return h
 }
 
-// handleEntry is an in-process handle: the session key it names, for the
-// principal that got it.
-type handleEntry struct {
-	principal, key string
-	reaped         *tomb // the janitor closed its session: session_expired
-}
-
-type handleTable struct {
-	mu    sync.Mutex
-	byH   map[string]*handleEntry
-	byKey map[string]string // session key → its handle
-}
-
-func (h *handleTable) init() {
-	h.byH, h.byKey = map[string]*handleEntry{}, map[string]string{}
-}
-
-// notFound is the refusal of a handle that names no session of the caller:
-// the same for one never issued, another principal's and a closed one.
-func notFound() *reason.Error {
-	return reason.New(reason.SessionNotFound, "",
-		"The session argument names no browser session of yours (never issued, closed with browser_close, or not yours). Call browser_navigate without session to start one; nothing was run.")
-}
-
-// handleFor returns key's handle for principal p, issuing one for a
-// session that has none (its record session's own when it has one).
+// handleFor returns key's handle for principal p: a record session's own
+// (its creator principal's only), else one of the in-process table.
 func (m *Manager) handleFor(p, key string, s *Session) string {
-	m.ht.mu.Lock()
-	defer m.ht.mu.Unlock()
 	if s != nil && s.rec != nil {
 		if s.principal != p {
-			return "" // a record is its creator's principal's (records.go)
+			return ""
 		}
-		m.ht.byH[s.handle] = &handleEntry{principal: p, key: key}
-		m.ht.byKey[key] = s.handle
+		m.ht.Bind(s.handle, p, key)
 		return s.handle
 	}
-	if h, ok := m.ht.byKey[key]; ok {
-		if e := m.ht.byH[h]; e != nil && e.principal == p && e.reaped == nil {
-			return h
-		}
-		delete(m.ht.byH, h)
-	}
-	h := handle.New()
-	m.ht.byH[h] = &handleEntry{principal: p, key: key}
-	m.ht.byKey[key] = h
-	return h
+	return m.ht.Issue(p, key)
 }
 
-// dropHandle forgets key's handle (its session was closed): the handle
-// reads session_not_found from now on; with reaped set it reads
-// session_expired instead.
-func (m *Manager) dropHandle(key string, reaped *tomb) {
-	m.ht.mu.Lock()
-	defer m.ht.mu.Unlock()
-	h, ok := m.ht.byKey[key]
-	if !ok {
-		return
+// dropHandle forgets key's handle (session_not_found from now on), or
+// keeps it as reaped (session_expired) when tb is set.
+func (m *Manager) dropHandle(key string, tb *tomb) {
+	var r *handle.Reaped
+	if tb != nil {
+		r = &handle.Reaped{Key: tb.key, Idle: tb.idle, At: tb.at}
 	}
-	delete(m.ht.byKey, key)
-	if e := m.ht.byH[h]; e != nil && reaped != nil {
-		e.reaped = reaped
-		return
-	}
-	delete(m.ht.byH, h)
-}
-
-// pruneHandles forgets reaped handles a day after their reap (they read
-// session_not_found from then on, as a record's marker expires).
-func (m *Manager) pruneHandles(now time.Time) {
-	m.ht.mu.Lock()
-	defer m.ht.mu.Unlock()
-	for h, e := range m.ht.byH {
-		if e.reaped != nil && now.Sub(e.reaped.at) > handle.MarkerTTL {
-			delete(m.ht.byH, h)
-		}
-	}
+	m.ht.Drop(key, r)
 }
 
 // openHandle resolves handle h of a call of task (principal from ctx) to
@@ -122,36 +64,31 @@ func (m *Manager) pruneHandles(now time.Time) {
 func (m *Manager) openHandle(ctx context.Context, d driver, task, h string, nav bool) (tab, string, error) {
 	p := principal.From(ctx)
 	if !handle.Valid(h) {
-		return nil, "", notFound()
+		return nil, "", handle.NotFound()
 	}
-	m.ht.mu.Lock()
-	e := m.ht.byH[h]
-	m.ht.mu.Unlock()
-	if e != nil && e.principal == p {
-		if e.reaped != nil {
-			return nil, e.key, m.tombErr(*e.reaped)
+	if e, ok := m.ht.Lookup(h); ok && e.Principal == p {
+		if r := e.Reaped; r != nil {
+			return nil, e.Key, m.tombErr(tomb{key: r.Key, idle: r.Idle, at: r.At})
 		}
-		s, ok := m.Session(e.key)
+		s, ok := m.Session(e.Key)
 		if ok && s.rec != nil && s.handle == h {
-			return m.recordTab(ctx, s), e.key, nil
+			return m.recordTab(ctx, s), e.Key, nil
 		}
 		if !ok && m.recs != nil {
 			return m.attachHandle(ctx, p, h) // records.go
 		}
-		t, err := d.open(ctx, e.key, sessionkey.BareTask(e.key), nav)
-		return t, e.key, err
+		t, err := d.open(ctx, e.Key, sessionkey.BareTask(e.Key), nav)
+		return t, e.Key, err
 	}
 	if m.recs == nil {
-		return nil, "", notFound()
+		return nil, "", handle.NotFound()
 	}
 	return m.attachHandle(ctx, p, h)
 }
 
 // tombErr is session_expired for a reaped session's tomb.
 func (m *Manager) tombErr(t tomb) *reason.Error {
-	return reason.Newf(reason.SessionExpired, "",
-		"The browser session %q was closed at %s after sitting idle for %s (browser.inactivity_timeout is %s); its page, cookies and refs are gone. Call browser_navigate without session to start a fresh session; nothing was run.",
-		t.key, t.at.UTC().Format(time.RFC3339), t.idle.Round(time.Second), m.idleTimeout())
+	return handle.ExpiredErr(handle.Reaped{Key: t.key, Idle: t.idle, At: t.at}, m.idleTimeout())
 }
 
 // handleResult fills a navigation's session handle (the principal's, for
@@ -218,24 +155,16 @@ func (s *Session) loadFrames(fs []handle.Frame) {
 	}
 }
 
-func lostErr(key string, why string) *reason.Error {
-	return reason.Newf(reason.SessionLost, "",
-		"The browser session %q is lost: %s, so its page, cookies and refs are gone and its record was removed. Call browser_navigate without session to start a new session on a surviving node; nothing was run.", key, why)
-}
-
 // closeHandle is browser_close with session h: that session ends (with a
 // record, on every replica: its context disposed, its proxy closed, its
 // record deleted), whatever its task.
 func (m *Manager) closeHandle(ctx context.Context, task, h string) CloseResult {
 	r := CloseResult{Page: Page{SessionKey: sessionkey.TaskID(task)}, Closed: []string{}}
 	p := principal.From(ctx)
-	m.ht.mu.Lock()
-	e := m.ht.byH[h]
-	m.ht.mu.Unlock()
-	if e != nil && e.principal == p && e.reaped == nil && handle.Valid(h) {
-		if _, ok := m.Session(e.key); ok || m.recs == nil {
-			r.SessionKey = e.key
-			r.Closed = m.CloseTask(e.key)
+	if e, ok := m.ht.Lookup(h); ok && e.Principal == p && e.Reaped == nil {
+		if _, ok := m.Session(e.Key); ok || m.recs == nil {
+			r.SessionKey = e.Key
+			r.Closed = m.CloseTask(e.Key)
 			if r.Closed == nil {
 				r.Closed = []string{}
 			}
@@ -244,7 +173,7 @@ func (m *Manager) closeHandle(ctx context.Context, task, h string) CloseResult {
 		}
 	}
 	if m.recs == nil || !handle.Valid(h) {
-		m.errOf(nil, &r.Page, notFound())
+		m.errOf(nil, &r.Page, handle.NotFound())
 		return r
 	}
 	t, key, err := m.attachHandle(ctx, p, h)

@@ -227,7 +227,7 @@ func (m *Manager) reapIdle() {
 	if len(reap) > 0 {
 		m.life.stopPending = true
 	}
-	m.pruneHandles(now) // handles.go
+	m.ht.Prune(now) // handles.go
 	if m.life.stopPending {
 		// Retried on later ticks while a spare or a new session is being made.
 		m.life.stopPending = !m.stopIdleBrowser()

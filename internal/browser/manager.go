@@ -133,7 +133,7 @@ type Manager struct {
 
 	nodes *node.Pool // browser nodes (nodes.go), nil without Options.Nodes
 
-	ht       handleTable         // in-process session handles (handles.go)
+	ht       handle.Table        // in-process session handles (handles.go)
 	recs     *handle.Store       // session records in Redis (records.go), nil without nodes
 	attached map[string]*Session // other replicas' record sessions served here, by handle (under mu)
 
@@ -226,7 +226,6 @@ func New(o Options) (*Manager, []string) {
 		m.nodes = node.NewPool(o.Nodes.Registry, o.Nodes.Allow, o.Nodes.Token, o.Resolver, lg)
 		m.recs = handle.NewStore(o.Nodes.Registry.Client())
 	}
-	m.ht.init()
 	m.attached = map[string]*Session{}
 	m.navTarget = navigateTarget
 	m.rend.Browser, m.rend.Policy, m.rend.Logger = m.ensureBrowser, gates.Policy, lg

@@ -105,13 +105,13 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 	}
 	if !found {
 		m.dropRecordSession(s)
-		if ex, ok, _ := m.recs.ExpiredOf(ctx, s.principal, s.handle); ok {
-			tb := tomb{key: ex.Key, idle: time.Duration(ex.IdleMS) * time.Millisecond, at: time.UnixMilli(ex.AtMS)}
-			m.dropHandle(s.Key, &tb)
-			return m.tombErr(tb)
+		rerr, r := m.recs.Gone(ctx, s.principal, s.handle, m.idleTimeout())
+		if r != nil && !s.attached {
+			m.reaped(s.Key, s.Owner, r.Idle, r.At) // another replica reaped it: the task reads session_expired too
+		} else {
+			m.ht.Drop(s.Key, r)
 		}
-		m.dropHandle(s.Key, nil)
-		return notFound()
+		return rerr
 	}
 	if rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node) {
 		m.reattach(ctx, s, rec) // this replica's connection to the node dropped, not the node
@@ -158,7 +158,7 @@ func (m *Manager) loseRecord(ctx context.Context, s *Session, why string) error 
 	m.dropHandle(s.Key, nil)
 	m.bindings.DropIf(s.Owner, s.Key)
 	m.logger.Info("browser session lost", "session", s.Key, "node", s.node, "why", why)
-	return lostErr(s.Key, why)
+	return handle.Lost(s.Key, why)
 }
 
 // dropRecordSession forgets this replica's connection to s (in sessions or
@@ -200,15 +200,16 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 		return nil, "", err
 	}
 	if !found {
-		if ex, ok, _ := m.recs.ExpiredOf(ctx, p, h); ok {
-			return nil, ex.Key, m.tombErr(tomb{key: ex.Key, idle: time.Duration(ex.IdleMS) * time.Millisecond, at: time.UnixMilli(ex.AtMS)})
+		rerr, r := m.recs.Gone(ctx, p, h, m.idleTimeout())
+		if r != nil {
+			return nil, r.Key, rerr
 		}
-		return nil, "", notFound()
+		return nil, "", rerr
 	}
 	lose := func(why string, cause error) (tab, string, error) {
 		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", cause)
 		m.recs.Delete(ctx, p, rec) //nolint:errcheck // it expires anyway
-		return nil, rec.Key, lostErr(rec.Key, why)
+		return nil, rec.Key, handle.Lost(rec.Key, why)
 	}
 	c, err := m.nodes.ConnTo(ctx, rec.Node)
 	if err != nil {
@@ -247,18 +248,14 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	return m.recordTab(ctx, s), rec.Key, nil
 }
 
-// reapRecords is the janitor's pass over the records of every replica's
-// sessions: each record idle longer than the inactivity timeout is reaped
-// by exactly one replica (the one that takes its lease, and then its call
-// lock: a session in a call is left for the next tick): its
-// BrowserContext disposed and its proxy closed on the node, the record
-// deleted and the session_expired marker written. Attachments of this
-// replica idle that long are dropped (detached).
+// reapRecords is the janitor's pass over the records
+// (handle.Store.ReapIdle: each idle one reaped by exactly one replica, its
+// context disposed and its proxy closed on the node here), and drops this
+// replica's attachments idle as long (detached).
 func (m *Manager) reapRecords() {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	idle := m.idleTimeout()
-	now := time.Now()
+	idle, now := m.idleTimeout(), time.Now()
 	m.mu.Lock()
 	var stale []*Session
 	for h, s := range m.attached {
@@ -272,30 +269,18 @@ func (m *Manager) reapRecords() {
 		m.detach(s)
 		s.mu.Unlock()
 	}
-	ls, err := m.recs.Scan(ctx, 10000)
-	if err != nil {
-		m.logger.Warn("browser session records not scanned", "err", err)
-		return
-	}
-	for _, l := range ls {
-		sat := now.Sub(time.UnixMilli(l.Record.LastActive))
-		if sat <= idle || !m.recs.Lease(ctx, handle.RecordPrefix+l.PKey+":"+l.Handle) {
-			continue
-		}
-		unlock, ok := m.recs.TryLockListed(ctx, l)
-		if !ok {
-			continue // in a call: not idle after all
-		}
+	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) {
 		if c, err := m.nodes.ConnTo(ctx, l.Record.Node); err == nil {
 			c.Browser.DisposeContext(ctx, l.Record.Context) //nolint:errcheck // the node disposes it with its proxy too
 			c.Client.CloseProxy(ctx, l.Record.Proxy)
 		}
-		if err := m.recs.Reap(ctx, l, sat); err != nil {
-			m.logger.Warn("browser session record not reaped", "session", l.Record.Key, "err", err)
-		}
-		unlock()
-		m.reapedHere(l.Handle, sat, now)
-		m.logger.Info("Cleaning up inactive session", "session", l.Record.Key, "idle_s", int(sat.Seconds()), "timeout_s", int(idle.Seconds()), "node", l.Record.Node)
+	})
+	if err != nil {
+		m.logger.Warn("browser session records not reaped", "err", err)
+	}
+	for i, l := range ls {
+		m.reapedHere(l.Handle, idles[i], now)
+		m.logger.Info("Cleaning up inactive session", "session", l.Record.Key, "idle_s", int(idles[i].Seconds()), "timeout_s", int(idle.Seconds()), "node", l.Record.Node)
 	}
 }
 

@@ -295,6 +295,41 @@ func (s *Store) Reap(ctx context.Context, l Listed, idle time.Duration) error {
 	return s.fail(err)
 }
 
+// ReapIdle is the janitor's pass over every principal's records: each one
+// idle longer than idle (by its LastActive) is reaped by exactly one
+// replica, the one that takes its lease (SET NX) and then its call lock (a
+// session in a call is left for the next pass): end disposes of the
+// session (its context, its proxy), then the record and its proxy index
+// key are deleted and the session_expired marker written. It returns the
+// records reaped here, with how long each was idle.
+func (s *Store) ReapIdle(ctx context.Context, idle time.Duration, end func(Listed)) ([]Listed, []time.Duration, error) {
+	ls, err := s.Scan(ctx, 10000)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Listed
+	var idles []time.Duration
+	now := time.Now()
+	for _, l := range ls {
+		sat := now.Sub(time.UnixMilli(l.Record.LastActive))
+		if sat <= idle || !s.Lease(ctx, RecordPrefix+l.PKey+":"+l.Handle) {
+			continue
+		}
+		unlock, ok := s.TryLockListed(ctx, l)
+		if !ok {
+			continue
+		}
+		end(l)
+		err := s.Reap(ctx, l, sat)
+		unlock()
+		if err != nil {
+			return out, idles, err
+		}
+		out, idles = append(out, l), append(idles, sat)
+	}
+	return out, idles, nil
+}
+
 // TryLockListed is TryLock for a listed record.
 func (s *Store) TryLockListed(ctx context.Context, l Listed) (unlock func(), ok bool) {
 	key := LockPrefix + l.PKey + ":" + l.Handle

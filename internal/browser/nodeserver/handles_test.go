@@ -79,7 +79,9 @@ func TestHandleJanitorReapsOnce(t *testing.T) {
 		t.Fatalf("snapshot through replica 2: %+v", sn)
 	}
 	waitFor(t, 3*time.Second, "the node to count the session", func() bool { return sessions() == 1 })
-	waitFor(t, 10*time.Second, "the reap", func() bool { return l1.count("Cleaning up inactive session")+l2.count("Cleaning up inactive session") > 0 })
+	waitFor(t, 10*time.Second, "the reap", func() bool {
+		return l1.count("Cleaning up inactive session")+l2.count("Cleaning up inactive session") > 0
+	})
 	waitFor(t, 3*time.Second, "the node to close the proxy", func() bool { return sessions() == 0 })
 	time.Sleep(300 * time.Millisecond) // more janitor ticks on both replicas
 	if c := l1.count("Cleaning up inactive session") + l2.count("Cleaning up inactive session"); c != 1 {
@@ -96,7 +98,10 @@ func TestHandleJanitorReapsOnce(t *testing.T) {
 	}
 
 	// A record that expires without a janitor (every replica gone): the
-	// node closes its proxy when the proxy's index key is gone.
+	// node closes its proxy when the proxy's index key is gone. (m1 and m2
+	// go first: their janitors would reap the record after 1.5 s.)
+	m1.Close()
+	m2.Close()
 	m3 := replica(t, reg, nil)
 	nav = m3.Navigate(ctx, "task-4", browser.NavigateInput{URL: srv.URL + "/"})
 	if !nav.Success {
