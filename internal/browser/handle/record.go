@@ -18,8 +18,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 )
 
 // New returns a new handle: 128 random bits as 32 lowercase hex digits.
@@ -29,7 +30,7 @@ func New() string {
 	return hex.EncodeToString(b[:])
 }
 
-var handleRe = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var handleRe = lazyregexp.New(`^[0-9a-f]{32}$`)
 
 // Valid reports whether h has the form New returns. A handle of another
 // form names no session (it is never looked up).
@@ -88,9 +89,9 @@ type Frame struct {
 var ErrRecord = errors.New("browser session record")
 
 var (
-	nodeIDRe = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	cdpIDRe  = regexp.MustCompile(`^[0-9A-Za-z._-]{1,64}$`)
-	hashRe   = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	nodeIDRe = lazyregexp.New(`^[0-9a-f]{32}$`)
+	cdpIDRe  = lazyregexp.New(`^[0-9A-Za-z._-]{1,64}$`)
+	hashRe   = lazyregexp.New(`^[0-9a-f]{16}$`)
 )
 
 func text(s string) bool {

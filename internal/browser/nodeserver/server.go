@@ -31,7 +31,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +43,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -585,7 +585,7 @@ func (s *Server) session(id string) *nodeSession {
 	return s.sessions[id]
 }
 
-var cdpIDRe = regexp.MustCompile(`^[0-9A-Za-z._-]{1,64}$`)
+var cdpIDRe = lazyregexp.New(`^[0-9A-Za-z._-]{1,64}$`)
 
 func (s *Server) del(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
