@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -119,4 +122,57 @@ func TestHandleJanitorReapsOnce(t *testing.T) {
 	}
 	rdb.Del(context.Background(), keys[0])
 	waitFor(t, 3*time.Second, "the node to close the orphan proxy", func() bool { return sessions() == 0 })
+}
+
+// TestHandleDeltasAcrossReplicas: two replicas take turns on one handle
+// session. A replica whose cached last snapshot is not the one the record
+// names (the other replica acted since) answers with a full snapshot,
+// never a delta against text the page moved on from; and refs stay unique
+// across replicas (nextRef travels in the record).
+func TestHandleDeltasAcrossReplicas(t *testing.T) {
+	needTool(t, backend.DefaultHeadlessShellPath)
+	redisURL, rdb := startRedis(t)
+	bin := buildGatehouse(t)
+	reg := node.NewRegistry(rdb)
+	startNode(t, bin, redisURL)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<!doctype html><title>turns</title><button onclick="var b=document.createElement('button');b.textContent='added '+document.querySelectorAll('button').length;document.body.appendChild(b)">Add</button>`))
+	}))
+	defer srv.Close()
+	ctx := principal.With(context.Background(), "x")
+	m1, m2 := replica(t, reg, nil), replica(t, reg, nil)
+	nav := m1.Navigate(ctx, "t1", browser.NavigateInput{URL: srv.URL + "/"})
+	if !nav.Success {
+		t.Fatalf("navigate: %+v", nav.Page)
+	}
+	hc := browser.WithSession(ctx, nav.Session)
+	add := regexp.MustCompile(`button "Add" \[ref=(\w+)\]`).FindStringSubmatch(nav.Snapshot)[1]
+	c1 := m1.Click(hc, "t1", browser.RefInput{Ref: add})
+	if !c1.Success || !strings.Contains(c1.Delta, `+ button "added 1"`) {
+		t.Fatalf("click on replica 1: %+v", c1)
+	}
+	c2 := m2.Click(hc, "t2", browser.RefInput{Ref: add})
+	if !c2.Success || c2.Delta != "" || !strings.Contains(c2.Snapshot, `button "added 2"`) {
+		t.Fatalf("replica 2's first action (no cached snapshot): want a full snapshot, got %+v", c2)
+	}
+	c3 := m1.Click(hc, "t1", browser.RefInput{Ref: add})
+	if !c3.Success || c3.Delta != "" || !strings.Contains(c3.Snapshot, `button "added 3"`) {
+		t.Fatalf("replica 1 after replica 2 acted: want a full snapshot, never a delta against its stale one, got %+v", c3)
+	}
+	c4 := m1.Click(hc, "t1", browser.RefInput{Ref: add})
+	if !c4.Success || !strings.Contains(c4.Delta, `button "added 4"`) {
+		t.Fatalf("replica 1 again (its snapshot is the record's): want a delta, got %+v", c4)
+	}
+	refs := regexp.MustCompile(`\[ref=(\w+)\]`).FindAllStringSubmatch(c3.Snapshot+"\n"+c4.Delta, -1)
+	seen := map[string]string{}
+	for _, r := range regexp.MustCompile(`(?m)^.*"(added \d|Add)" \[ref=(\w+)\]`).FindAllStringSubmatch(c3.Snapshot+"\n"+c4.Delta, -1) {
+		if other, ok := seen[r[2]]; ok && other != r[1] {
+			t.Errorf("ref %s names both %q and %q", r[2], other, r[1])
+		}
+		seen[r[2]] = r[1]
+	}
+	if len(refs) < 4 {
+		t.Errorf("refs: %v", refs)
+	}
 }
