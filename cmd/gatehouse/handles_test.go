@@ -306,12 +306,17 @@ func TestSessionHandlesAcrossReplicas(t *testing.T) {
 	if r := callTool(t, xb, "browser_snapshot", map[string]any{"session": h}); r.Success || r.Reason != "session_lost" || !strings.Contains(r.Error, "browser_navigate") {
 		t.Fatalf("a call on a session whose node died: %s", r.text)
 	}
-	if r := callTool(t, xb, "browser_snapshot", map[string]any{"session": h}); r.Reason != "session_not_found" {
+	if r := callTool(t, xb, "browser_snapshot", map[string]any{"session": h}); r.Reason != "session_lost" {
 		t.Errorf("a lost handle again: %s", r.text)
 	}
-	again := callTool(t, xb, "browser_navigate", map[string]any{"url": page.URL + "/x"})
-	if !again.Success || again.BrowserNode == nav.BrowserNode || byID[again.BrowserNode] == nil {
+	// browser_navigate with the lost handle starts over: a new session
+	// (a new handle) on the surviving node.
+	again := callTool(t, xb, "browser_navigate", map[string]any{"url": page.URL + "/x", "session": h})
+	if !again.Success || again.Session == h || again.BrowserNode == nav.BrowserNode || byID[again.BrowserNode] == nil {
 		t.Fatalf("navigate after the node died: %s", again.text)
+	}
+	if r := callTool(t, xb, "browser_snapshot", map[string]any{"session": again.Session}); !r.Success || !strings.Contains(r.Snapshot, "Press") {
+		t.Errorf("the new session: %s", r.text)
 	}
 
 	var pids []int

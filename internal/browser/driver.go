@@ -126,6 +126,12 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		var err error
 		t, key, err = m.openHandle(ctx, d, task, h, true)
 		r.SessionKey = key
+		if reason.Of(err) == reason.SessionLost {
+			// Navigating a lost session starts over: a new session of the
+			// task, as without session (the result names its handle).
+			h, t, key, err = "", nil, d.navigationKey(ctx, task, in.URL), nil
+			r.SessionKey = key
+		}
 		if err != nil {
 			m.errOf(nil, &r.Page, err)
 			return r

@@ -72,6 +72,9 @@ func (m *Manager) openHandle(ctx context.Context, d driver, task, h string, nav 
 		}
 		s, ok := m.Session(e.Key)
 		if ok && s.rec != nil && s.handle == h {
+			if nav && !s.tab.Healthy() && !m.nodes.Registered(ctx, s.node) {
+				return nil, e.Key, m.loseRecord(ctx, s, "its browser node is gone") // records.go
+			}
 			return m.recordTab(ctx, s), e.Key, nil
 		}
 		if !ok && m.recs != nil {

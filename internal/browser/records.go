@@ -153,7 +153,7 @@ func (m *Manager) attachOptions(p sessionProxy) backend.TabOptions {
 
 // loseRecord deletes s's record and drops s here: session_lost.
 func (m *Manager) loseRecord(ctx context.Context, s *Session, why string) error {
-	m.recs.Delete(ctx, s.principal, *s.rec) //nolint:errcheck // it expires anyway
+	m.recs.Lose(ctx, s.principal, *s.rec) //nolint:errcheck // it expires anyway
 	m.dropRecordSession(s)
 	m.dropHandle(s.Key, nil)
 	m.bindings.DropIf(s.Owner, s.Key)
@@ -192,8 +192,11 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	m.mu.Lock()
 	s := m.attached[h]
 	m.mu.Unlock()
-	if s != nil && s.principal == p {
+	if s != nil && s.principal == p && (s.tab.Healthy() || m.nodes.Registered(ctx, s.node)) {
 		return m.recordTab(ctx, s), s.Key, nil
+	}
+	if s != nil && s.principal == p {
+		m.dropRecordSession(s) // its node is gone: the record says what is left
 	}
 	rec, found, err := m.recs.Get(ctx, p, h)
 	if err != nil {
@@ -208,7 +211,7 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	}
 	lose := func(why string, cause error) (tab, string, error) {
 		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", cause)
-		m.recs.Delete(ctx, p, rec) //nolint:errcheck // it expires anyway
+		m.recs.Lose(ctx, p, rec) //nolint:errcheck // it expires anyway
 		return nil, rec.Key, handle.Lost(rec.Key, why)
 	}
 	c, err := m.nodes.ConnTo(ctx, rec.Node)

@@ -17,7 +17,7 @@ func NotFound() *reason.Error {
 // Lost is session_lost for session key, why naming what is gone.
 func Lost(key, why string) *reason.Error {
 	return reason.Newf(reason.SessionLost, "",
-		"The browser session %q is lost: %s, so its page, cookies and refs are gone and its record was removed. Call browser_navigate without session to start a new session on a surviving node; nothing was run.", key, why)
+		"The browser session %q is lost: %s, so its page, cookies and refs are gone and its record was removed. Call browser_navigate again without session, or with this session to start over (the result names the new session); a new session lands on a surviving node. Nothing was run.", key, why)
 }
 
 // ExpiredErr is session_expired for a session the janitor reaped after
@@ -30,9 +30,12 @@ func ExpiredErr(r Reaped, timeout time.Duration) *reason.Error {
 
 // Gone is the refusal of principal p's handle h whose record is absent:
 // session_expired (with the reap) when the janitor reaped it (its marker
-// is there), else session_not_found.
+// is there), session_lost when its node went (Lose), else
+// session_not_found.
 func (s *Store) Gone(ctx context.Context, p, h string, timeout time.Duration) (*reason.Error, *Reaped) {
-	if ex, ok, _ := s.ExpiredOf(ctx, p, h); ok {
+	if ex, ok, _ := s.ExpiredOf(ctx, p, h); ok && ex.Lost {
+		return Lost(ex.Key, "its browser node went away"), nil
+	} else if ok {
 		r := Reaped{Key: ex.Key, Idle: time.Duration(ex.IdleMS) * time.Millisecond, At: time.UnixMilli(ex.AtMS)}
 		return ExpiredErr(r, timeout), &r
 	}

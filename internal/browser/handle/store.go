@@ -76,6 +76,8 @@ type Expired struct {
 	AtMS   int64  `json:"at_ms"`
 	IdleMS int64  `json:"idle_ms"`
 	Key    string `json:"key"`
+	// Lost: the session was lost with its node (Store.Lose), not reaped.
+	Lost bool `json:"lost,omitempty"`
 }
 
 // Store keeps the handle records in Redis. Safe for concurrent use.
@@ -148,6 +150,21 @@ func (s *Store) Delete(ctx context.Context, p string, r Record) error {
 	c, cancel := octx(ctx)
 	defer cancel()
 	return s.fail(s.rdb.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy)).Err())
+}
+
+// Lose removes principal p's record r of a session whose node is gone: the
+// record and its proxy index key are deleted and the marker says lost, so
+// the handle reads session_lost (and browser_navigate with it starts
+// over) until MarkerTTL.
+func (s *Store) Lose(ctx context.Context, p string, r Record) error {
+	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true})
+	c, cancel := octx(ctx)
+	defer cancel()
+	pipe := s.rdb.TxPipeline()
+	pipe.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy))
+	pipe.Set(c, ExpiredPrefix+suffix(p, r.Handle), b, MarkerTTL)
+	_, err := pipe.Exec(c)
+	return s.fail(err)
 }
 
 // MarkExpired writes the session_expired marker of principal p's handle.
