@@ -111,11 +111,31 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 	d := m.driver()
 	ctx = withFind(ctx, in.Find)
 	task = sessionkey.TaskID(task)
-	key := d.navigationKey(ctx, task, in.URL)
+	h := sessionArg(ctx) // a session handle (handles.go): that session, whatever its task
+	var t tab
+	var key string
+	if h == "" {
+		key = d.navigationKey(ctx, task, in.URL)
+	}
 	r := NavigateResult{Page: Page{SessionKey: key}, BackendInfo: d.info()}
 	if rerr := d.unusable(); rerr != nil {
 		m.errOf(nil, &r.Page, rerr)
 		return r
+	}
+	if h != "" {
+		var err error
+		t, key, err = m.openHandle(ctx, d, task, h, true)
+		r.SessionKey = key
+		if reason.Of(err) == reason.SessionLost {
+			// Navigating a lost session starts over: a new session of the
+			// task, as without session (the result names its handle).
+			h, t, key, err = "", nil, d.navigationKey(ctx, task, in.URL), nil
+			r.SessionKey = key
+		}
+		if err != nil {
+			m.errOf(nil, &r.Page, err)
+			return r
+		}
 	}
 	active := m.gates.GuardActive(m.localBackend(), key)
 	chk := m.gates.CheckURL(ctx, in.URL, active)
@@ -128,14 +148,20 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		m.errOf(nil, &r.Page, perr)
 		return r
 	}
-	t, err := d.open(ctx, key, task, true)
-	if err != nil {
-		m.errOf(nil, &r.Page, err)
-		return r
+	if t == nil {
+		var err error
+		if t, err = d.open(ctx, key, task, true); err != nil {
+			m.errOf(nil, &r.Page, err)
+			return r
+		}
 	}
 	release := t.lock()
 	defer release()
 	if t.closed() {
+		if err := goneErr(t); err != nil {
+			m.errOf(nil, &r.Page, err)
+			return r
+		}
 		m.errOf(nil, &r.Page, reason.New(reason.BrowserFailed, "", "The session was closed while this navigation waited; call browser_navigate again."))
 		return r
 	}
@@ -165,10 +191,22 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		return r
 	}
 	t.navigated()
-	m.bindings.Set(task, key)
+	if h == "" || sessionkey.BareTask(key) == task {
+		m.bindings.Set(task, key) // a handle of another task's session leaves this task's binding alone
+	}
 	m.clearExpired(task)
 	t.show(ctx, &r)
+	m.handleResult(ctx, key, t, &r) // handles.go
 	return r
+}
+
+// goneErr is the refusal of a call whose record session is gone
+// (records.go), else nil.
+func goneErr(t tab) error {
+	if rt, ok := t.(*recTab); ok {
+		return rt.gone()
+	}
+	return nil
 }
 
 // begin resolves the session of a non-navigation call (spec §B3 binding and
@@ -178,6 +216,19 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 func (m *Manager) begin(ctx context.Context, task string, p *Page) (tab, func(), bool) {
 	d := m.driver()
 	task = sessionkey.TaskID(task)
+	if h := sessionArg(ctx); h != "" { // a session handle (handles.go)
+		if rerr := d.unusable(); rerr != nil {
+			m.errOf(nil, p, rerr)
+			return nil, nil, false
+		}
+		t, key, err := m.openHandle(ctx, d, task, h, false)
+		p.SessionKey = key
+		if err != nil {
+			m.errOf(nil, p, err)
+			return nil, nil, false
+		}
+		return m.beginOn(ctx, t, task, key, p)
+	}
 	key, dropped := m.bindings.Resolve(task, d.lookup)
 	if dropped {
 		m.logger.Info("browser binding dropped", "task", task, "why", "session gone or owned by another task")
@@ -197,10 +248,18 @@ func (m *Manager) begin(ctx context.Context, task string, p *Page) (tab, func(),
 		m.errOf(nil, p, err)
 		return nil, nil, false
 	}
+	return m.beginOn(ctx, t, task, key, p)
+}
+
+// beginOn is the rest of begin on the session's tab t: lock, the page
+// gate.
+func (m *Manager) beginOn(ctx context.Context, t tab, task, key string, p *Page) (tab, func(), bool) {
 	release := t.lock()
 	if t.closed() { // the janitor or a cleanup closed it while we waited for the lock
 		release()
-		if rerr := m.expiredErr(task, key); rerr != nil {
+		if err := goneErr(t); err != nil {
+			m.errOf(nil, p, err)
+		} else if rerr := m.expiredErr(task, key); rerr != nil {
 			m.errOf(nil, p, rerr)
 		} else {
 			m.errOf(nil, p, reason.New(reason.BrowserFailed, "", "The session was closed while this call waited for it; call browser_navigate again."))

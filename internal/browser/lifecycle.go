@@ -160,6 +160,9 @@ func (m *Manager) runJanitor(tick time.Duration) {
 		case <-t.C:
 		}
 		m.reapIdle()
+		if m.recs != nil {
+			m.reapRecords() // records.go
+		}
 		m.trimSpares() // spares.go
 		m.expireCloudAll()
 		if m.camo != nil {
@@ -183,6 +186,9 @@ func (m *Manager) reapIdle() {
 	m.mu.Lock()
 	var reap []*Session
 	for k, s := range m.sessions {
+		if s.rec != nil {
+			continue // reaped by its record (records.go: reapRecords)
+		}
 		if now.Sub(s.lastUsed) > idle && s.mu.TryLock() {
 			delete(m.sessions, k)
 			reap = append(reap, s)
@@ -221,6 +227,7 @@ func (m *Manager) reapIdle() {
 	if len(reap) > 0 {
 		m.life.stopPending = true
 	}
+	m.ht.Prune(now) // handles.go
 	if m.life.stopPending {
 		// Retried on later ticks while a spare or a new session is being made.
 		m.life.stopPending = !m.stopIdleBrowser()
@@ -248,9 +255,10 @@ func (m *Manager) reapFailed(key string, fails int, errv any) {
 // of the key or its owner is session_expired (a tomb).
 func (m *Manager) reaped(key, owner string, idle time.Duration, now time.Time) {
 	m.bindings.DropIf(owner, key)
+	tb := tomb{key: key, idle: idle, at: now}
+	m.dropHandle(key, &tb)
 	m.life.mu.Lock()
 	delete(m.life.fails, key)
-	tb := tomb{key: key, idle: idle, at: now}
 	m.life.tombs[key], m.life.tombs[owner] = tb, tb
 	m.life.mu.Unlock()
 }

@@ -32,10 +32,21 @@ func (d localDriver) lookup(key string) (sessionkey.Owner, bool) { return d.m.lo
 // expire: a provider expiry reads like a reap (manager_cloud.go).
 func (d localDriver) expire(key string) { d.m.expireCloud(key, true) }
 
-func (d localDriver) open(ctx context.Context, key, task string, _ bool) (tab, error) {
+func (d localDriver) open(ctx context.Context, key, task string, nav bool) (tab, error) {
+	if s, ok := d.m.Session(key); ok && s.rec != nil {
+		if s.tab.Healthy() || !nav || sessionArg(ctx) != "" {
+			return d.m.recordTab(ctx, s), nil // records.go
+		}
+		// A navigation without session replaces a session whose node is
+		// gone, as after a tab crash (its record is removed).
+		d.m.loseRecord(ctx, s, "its browser node is gone") //nolint:errcheck
+	}
 	s, err := d.m.session(ctx, key, task)
 	if err != nil {
 		return nil, err
+	}
+	if s.rec != nil {
+		return d.m.recordTab(ctx, s), nil
 	}
 	return &localTab{m: d.m, s: s}, nil
 }

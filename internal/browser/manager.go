@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
@@ -132,6 +133,10 @@ type Manager struct {
 
 	nodes *node.Pool // browser nodes (nodes.go), nil without Options.Nodes
 
+	ht       handle.Table        // in-process session handles (handles.go)
+	recs     *handle.Store       // session records in Redis (records.go), nil without nodes
+	attached map[string]*Session // other replicas' record sessions served here, by handle (under mu)
+
 	// navTarget is navigateTarget (snapwalk.go); tests shorten it.
 	navTarget time.Duration
 }
@@ -173,6 +178,16 @@ type Session struct {
 	fallback    *BackendInfo // the cloud provider failed and the local Chromium serves it
 	realProfile bool         // a tab of the real-profile copy browser (profile.go)
 	node        string       // the browser node serving the session (nodes.go), else ""
+
+	// A session placed on a node with shared state is a handle.Record in
+	// Redis (records.go): handle, principal and rec (its last-known
+	// record); recFresh: not written yet; attached: another replica made
+	// it and this one serves it (Manager.attached).
+	handle    string
+	principal string
+	rec       *handle.Record
+	recFresh  bool
+	attached  bool
 }
 
 // ProxyStats returns the session's egress counters.
@@ -209,7 +224,9 @@ func New(o Options) (*Manager, []string) {
 	m.downloadCap = o.DownloadCap
 	if o.Nodes != nil && o.Nodes.Registry != nil {
 		m.nodes = node.NewPool(o.Nodes.Registry, o.Nodes.Allow, o.Nodes.Token, o.Resolver, lg)
+		m.recs = handle.NewStore(o.Nodes.Registry.Client())
 	}
+	m.attached = map[string]*Session{}
 	m.navTarget = navigateTarget
 	m.rend.Browser, m.rend.Policy, m.rend.Logger = m.ensureBrowser, gates.Policy, lg
 	m.life.init(o.Lifecycle)
@@ -517,9 +534,14 @@ func (m *Manager) closeLocalTask(key string) []string {
 	m.mu.Unlock()
 	for _, s := range ss {
 		s.mu.Lock()
-		s.tab.Close()
-		s.proxy.Close()
+		if s.rec != nil {
+			m.endRecord(s) // records.go
+		} else {
+			s.tab.Close()
+			s.proxy.Close()
+		}
 		s.mu.Unlock()
+		m.dropHandle(s.Key, nil)
 		m.logger.Info("browser session closed", "session", s.Key)
 	}
 	m.bindings.DropAfterCleanup(key)
@@ -533,8 +555,12 @@ func (m *Manager) closeOne(key string) {
 	delete(m.sessions, key)
 	m.mu.Unlock()
 	if ok {
-		s.tab.Close()
-		s.proxy.Close()
+		if s.rec != nil {
+			m.detach(s) // its next call finds the record lost (records.go)
+		} else {
+			s.tab.Close()
+			s.proxy.Close()
+		}
 		m.bindings.DropIf(s.Owner, key)
 	}
 }
@@ -567,7 +593,17 @@ func (m *Manager) Close() error {
 	}
 	m.spares = nil
 	m.mu.Unlock()
+	m.mu.Lock()
+	for h, s := range m.attached {
+		ss["\x00attached"+h] = s
+	}
+	m.attached = map[string]*Session{}
+	m.mu.Unlock()
 	for _, s := range ss {
+		if s.rec != nil {
+			m.detach(s) // it outlives this replica (records.go)
+			continue
+		}
 		s.tab.Close()
 		s.proxy.Close()
 	}
@@ -815,7 +851,7 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)
 	}
-	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() {
+	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() && !s.attached {
 		m.closeOne(s.Key)
 	}
 	if s != nil && rerr.Code == reason.CommandTimeout && !errors.Is(err, backend.ErrScriptStopped) {

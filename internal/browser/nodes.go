@@ -2,10 +2,14 @@ package browser
 
 import (
 	"context"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/principal"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
 // Browser nodes (issue 19; docs/browser.md "Browser nodes"): with
@@ -43,26 +47,43 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 		return nil, false, nil
 	}
 	var s *Session
-	placed, id, err := m.nodes.Place(ctx, key, m.gates.SessionPolicy(active), func(c *node.Conn, p *node.Proxy) error {
+	var ttl time.Duration // with records: a handle session (records.go)
+	if m.recs != nil {
+		ttl = handle.RecordTTL(m.idleTimeout())
+	}
+	placed, id, err := m.nodes.Place(ctx, key, m.gates.SessionPolicy(active), ttl, func(c *node.Conn, p *node.Proxy) error {
 		user, pass := p.Credentials()
 		tab, err := c.Browser.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
 			OnTopLevel:   topLevelReporter(p),
 			DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 			DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap,
-			// The session ends with this replica's connection (the node
-			// closes a relay's proxies when the relay closes).
-			DisposeOnDetach: true})
+			// Without records the session ends with this replica's
+			// connection (the node closes a relay's proxies when the relay
+			// closes); with them it outlives it, for any replica to attach.
+			DisposeOnDetach: ttl == 0, Detach: ttl > 0})
 		if err != nil {
 			return err
 		}
+		if ttl > 0 && !p.Bind(tab.BrowserContextID()) {
+			tab.Dispose()
+			return reason.New(reason.BrowserFailed, "", "The browser node did not take the session's context; call browser_navigate again.")
+		}
 		s = &Session{active: active, tab: tab, proxy: p, nextRef: 1,
 			frameK: map[backend.FrameID]int{}, frameOf: map[int]backend.FrameID{}, frameRef: map[int]int{}}
+		if ttl > 0 {
+			s.handle, s.principal, s.recFresh = handle.New(), principal.From(ctx), true
+			s.rec = &handle.Record{Version: handle.RecordVersion, Handle: s.handle, Context: tab.BrowserContextID(),
+				Target: tab.TargetID(), Proxy: p.ID(), NextRef: 1}
+		}
 		return nil
 	})
 	if err != nil || !placed {
 		return nil, placed, err
 	}
 	s.node = id
+	if s.rec != nil {
+		s.rec.Node = id
+	}
 	m.logger.Info("browser session placed on a node", "session", key, "node", id)
 	return s, true, nil
 }

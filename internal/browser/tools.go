@@ -52,6 +52,13 @@ type (
 	PopupInfo      = toolio.PopupInfo
 	DialogInput    = toolio.DialogInput
 	DialogResult   = toolio.DialogResult
+	SessionInput   = toolio.SessionInput
+)
+
+// The session argument's name and its MCP header name (toolio).
+const (
+	SessionArg    = toolio.SessionArg
+	SessionHeader = toolio.SessionHeader
 )
 
 // Settle caps (issue 8: a hard cap under 1 s, never a fixed sleep).
@@ -368,7 +375,12 @@ func (m *Manager) saveScreenshot(png []byte) string {
 
 // CloseSessions is browser_close: it releases the task's sessions now (the
 // task's own and its ::local sidecar) and drops its binding.
-func (m *Manager) CloseSessions(_ context.Context, task string) CloseResult {
+//
+// With a session handle in ctx (WithSession) it closes that session.
+func (m *Manager) CloseSessions(ctx context.Context, task string) CloseResult {
+	if h := sessionArg(ctx); h != "" {
+		return m.closeHandle(ctx, task, h) // handles.go
+	}
 	r := CloseResult{Page: Page{Success: true, SessionKey: sessionkey.TaskID(task)}}
 	r.Closed = m.CloseTask(sessionkey.TaskID(task))
 	if r.Closed == nil {

@@ -423,6 +423,10 @@ func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBo
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidParams, msg)
 		return postInfo{}, false
 	}
+	if msg := sessionParamMismatch(r.Header, t); msg != "" {
+		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidParams, msg)
+		return postInfo{}, false
+	}
 	if sid == "" && !info.sessionless {
 		var m struct {
 			Method string `json:"method"`

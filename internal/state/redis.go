@@ -188,6 +188,11 @@ func (r *Redis) fail(key string, err error) error {
 	return Unavailable(r.target.Host, err)
 }
 
+// PrincipalKey is the key part naming principal name in every key scoped to
+// a principal (PageKey; the browser session records of
+// internal/browser/handle): 16 hex of its sha256.
+func PrincipalKey(name string) string { return principalKey(name) }
+
 // principalKey is the key part naming a principal: 16 hex of sha256, so
 // a name never appears in a key and cannot inject a separator.
 func principalKey(name string) string {

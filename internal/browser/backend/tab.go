@@ -73,6 +73,13 @@ type TabOptions struct {
 	// disposeOnDetach): a browser node's sessions end with the replica that
 	// drives them (issue 19).
 	DisposeOnDetach bool
+	// Detach makes the tab outlive this connection: closing it (Close, or
+	// the connection ending) detaches from the target and leaves the tab
+	// and its BrowserContext, created without disposeOnDetach
+	// (chromedp.WithDetachOnCancel), for another connection to attach
+	// (AttachTab). Dispose ends them. A browser node's handle sessions
+	// (issue 19) are opened so; DisposeOnDetach is ignored then.
+	Detach bool
 }
 
 // ConsoleMessage is one console API call or uncaught exception of the page.
@@ -192,11 +199,14 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 		return nil, errors.New("backend: ProxyURL is required")
 	}
 	var copts []chromedp.ContextOption
+	if o.Detach {
+		copts = append(copts, chromedp.WithDetachOnCancel())
+	}
 	if !o.Unproxied {
 		copts = append(copts, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
 			p.ProxyServer = o.ProxyURL
 			p.ProxyBypassList = "<-loopback>"
-			if o.DisposeOnDetach {
+			if o.DisposeOnDetach && !o.Detach {
 				p.DisposeOnDetach = &o.DisposeOnDetach
 			}
 		}))
@@ -232,6 +242,82 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	l.tabs[t] = struct{}{}
 	l.mu.Unlock()
 	return t, nil
+}
+
+// AttachTab attaches to the existing tab targetID of BrowserContext bctx
+// (a tab another connection opened with TabOptions.Detach, issue 19) and
+// returns it with its own event loop: closing it detaches and leaves the
+// tab (Dispose ends it). Console messages, dialogs and downloads are
+// those seen from the attach on. The proxy credential is not primed again
+// (the BrowserContext's auth cache holds it); o's proxy fields are
+// ignored. Errors are browser_failed.
+func (l *Local) AttachTab(ctx context.Context, targetID, bctx string, o TabOptions) (*Tab, error) {
+	if !l.Alive() {
+		return nil, reason.New(reason.BrowserFailed, "", "The browser is not running.")
+	}
+	if targetID == "" {
+		return nil, errors.New("backend: AttachTab needs a target id")
+	}
+	tctx, cancel := chromedp.NewContext(l.browserCtx, chromedp.WithTargetID(target.ID(targetID)), chromedp.WithDetachOnCancel())
+	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose, onTop: o.OnTopLevel,
+		dialogTimeout: o.DialogTimeout, frame: cdp.FrameID(targetID), bctx: cdp.BrowserContextID(bctx),
+		inflight: map[network.RequestID]time.Time{}, lifecycle: map[string]bool{}, seen: map[cdp.LoaderID]bool{}, changed: make(chan struct{})}
+	err := attachWithin(ctx, tctx)
+	if err == nil {
+		err = chromedp.Listen(tctx, t.onEvent)
+	}
+	if err == nil {
+		err = t.startExt(ctx, o, true)
+	}
+	if err != nil {
+		cancel()
+		return nil, Failure("Attaching to a browser tab", err)
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		cancel()
+		return nil, reason.New(reason.BrowserFailed, "", "The browser is shutting down.")
+	}
+	l.tabs[t] = struct{}{}
+	l.mu.Unlock()
+	return t, nil
+}
+
+// TargetID is the tab's CDP target id (its main frame id).
+func (t *Tab) TargetID() string { return string(t.frame) }
+
+// BrowserContextID is the id of the tab's own BrowserContext ("" for the
+// default one).
+func (t *Tab) BrowserContextID() string { return string(t.bctx) }
+
+// Dispose closes the tab and disposes its BrowserContext also when the tab
+// was opened with TabOptions.Detach or attached (AttachTab): the session's
+// page, cookies and storage are gone. Idempotent.
+func (t *Tab) Dispose() error {
+	err := t.Close()
+	if t.bctx != "" {
+		if derr := t.l.DisposeContext(context.Background(), string(t.bctx)); err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+// DisposeContext disposes BrowserContext id and closes its tabs (CDP
+// Target.disposeBrowserContext), within 5 s.
+func (l *Local) DisposeContext(ctx context.Context, id string) error {
+	if id == "" || !l.Alive() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rctx, rcancel := context.WithCancel(l.browserCtx)
+	defer rcancel()
+	stop := context.AfterFunc(ctx, rcancel)
+	defer stop()
+	_, err := chromedp.CallBrowser(rctx, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: cdp.BrowserContextID(id)})
+	return err
 }
 
 // MainFrame returns the id of the tab's main frame.

@@ -46,6 +46,11 @@ type OpenRequest struct {
 	// (a replica older than the node) is refused, never judged with a
 	// fallback.
 	Policy *Policy `json:"policy"`
+	// Handle: a handle session's proxy (issue 19), not tied to the relay
+	// that opened it; it lives while its index key (handle.ProxyKey,
+	// written by the node with TTL TTLMS) does.
+	Handle bool  `json:"handle,omitempty"`
+	TTLMS  int64 `json:"ttl_ms,omitempty"`
 }
 
 // OpenResponse is a node's session proxy: its URL as the node's Chromium
@@ -107,6 +112,9 @@ const (
 	OpAllowDone    = "allow_done"
 	OpStats        = "stats"
 	OpSetName      = "set_name"
+	// OpBind names the BrowserContext behind a handle session's proxy
+	// (Target): the node disposes it when it closes the proxy.
+	OpBind = "bind"
 )
 
 // CapacityStatus is the HTTP status of a node that has no room for another
@@ -208,11 +216,46 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) (int,
 // A pol over the wire's bounds (Policy.Encode) is browser_failed naming
 // the problem, and nothing is sent; the node validates the rest.
 func (c *Client) OpenProxy(ctx context.Context, name string, pol Policy) (*Proxy, error) {
-	if _, err := pol.Encode(); err != nil {
+	return c.openProxy(ctx, OpenRequest{Name: name, Policy: &pol})
+}
+
+// OpenHandleProxy is OpenProxy for a handle session (issue 19): the proxy
+// outlives this client's relay while its index key lives (ttl, refreshed
+// by handle.Store.Put).
+func (c *Client) OpenHandleProxy(ctx context.Context, name string, pol Policy, ttl time.Duration) (*Proxy, error) {
+	return c.openProxy(ctx, OpenRequest{Name: name, Policy: &pol, Handle: true, TTLMS: ttl.Milliseconds()})
+}
+
+// AttachProxy returns the node's session proxy id (a handle session's,
+// opened by any replica) with its credential, fetched from the node
+// (never stored in Redis). A proxy the node does not know is an error.
+func (c *Client) AttachProxy(ctx context.Context, id string) (*Proxy, error) {
+	if !idRe.MatchString(id) {
+		return nil, fmt.Errorf("browser node %s: bad session proxy id", c.ap)
+	}
+	var or OpenResponse
+	if _, err := c.do(ctx, http.MethodGet, PathSessions+"/"+id, nil, &or); err != nil {
+		return nil, err
+	}
+	if or.ID != id {
+		return nil, fmt.Errorf("browser node %s: answered for another session proxy", c.ap)
+	}
+	return c.newProxy(or), nil
+}
+
+func (c *Client) newProxy(or OpenResponse) *Proxy {
+	p := &Proxy{c: c, id: or.ID, url: or.Proxy, user: or.User, pass: or.Pass,
+		events: make(chan event, 256), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (c *Client) openProxy(ctx context.Context, in OpenRequest) (*Proxy, error) {
+	if _, err := in.Policy.Encode(); err != nil {
 		return nil, reason.Wrap(reason.BrowserFailed, "", "This replica's egress policy cannot be sent to a browser node ("+err.Error()+"); fix security.* in config.yaml.", err)
 	}
 	var or OpenResponse
-	st, err := c.do(ctx, http.MethodPost, PathSessions, OpenRequest{Name: name, Policy: &pol}, &or)
+	st, err := c.do(ctx, http.MethodPost, PathSessions, in, &or)
 	if st == CapacityStatus {
 		return nil, CapacityError(time.Second)
 	}
@@ -222,10 +265,7 @@ func (c *Client) OpenProxy(ctx context.Context, name string, pol Policy) (*Proxy
 	if or.ID == "" || !idRe.MatchString(or.ID) {
 		return nil, reason.New(reason.BrowserFailed, "", "The browser node answered without a session id.")
 	}
-	p := &Proxy{c: c, id: or.ID, url: or.Proxy, user: or.User, pass: or.Pass,
-		events: make(chan event, 256), done: make(chan struct{})}
-	go p.run()
-	return p, nil
+	return c.newProxy(or), nil
 }
 
 // CapacityError is the browser_capacity refusal, retry after retry.
@@ -407,6 +447,34 @@ func (p *Proxy) AllowNavigation(id, host string, port uint16) func() {
 			p.call(OpRequest{Op: OpAllowDone, Token: tok}, nil)
 		}
 	}
+}
+
+// CloseProxy closes the node's session proxy id (a handle session's, which
+// another replica may have opened); errors are ignored (the node closes it
+// when its index key expires).
+func (c *Client) CloseProxy(ctx context.Context, id string) {
+	if idRe.MatchString(id) {
+		c.do(ctx, http.MethodDelete, PathSessions+"/"+id, nil, nil) //nolint:errcheck
+	}
+}
+
+// ID is the proxy's id on the node.
+func (p *Proxy) ID() string { return p.id }
+
+// Bind tells the node the BrowserContext behind the proxy (OpBind); false
+// when the node did not take it.
+func (p *Proxy) Bind(bctx string) bool {
+	p.flush()
+	return p.call(OpRequest{Op: OpBind, Target: bctx}, nil)
+}
+
+// Release stops driving the proxy from this replica without closing it on
+// the node (a handle session another replica may drive).
+func (p *Proxy) Release() {
+	p.closeOnce.Do(func() {
+		p.flush()
+		close(p.done)
+	})
 }
 
 // Close closes the session's proxy on the node (its slot is free again).

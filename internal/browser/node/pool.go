@@ -71,7 +71,10 @@ func (p *Pool) Readiness(ctx context.Context) error {
 // node_allow refuses, that is full or that fails is skipped. Every node
 // full: browser_capacity; else the last other failure (browser_node_refused,
 // browser_failed, …); a registry failure is state_unavailable.
-func (p *Pool) Place(ctx context.Context, name string, pol Policy, open func(c *Conn, px *Proxy) error) (placed bool, id string, err error) {
+//
+// handleTTL > 0 opens a handle session's proxy (Client.OpenHandleProxy):
+// it outlives this replica's relay while its index key lives.
+func (p *Pool) Place(ctx context.Context, name string, pol Policy, handleTTL time.Duration, open func(c *Conn, px *Proxy) error) (placed bool, id string, err error) {
 	recs, bad, err := p.reg.List(ctx)
 	for _, b := range bad {
 		p.lg.Warn("browser node record ignored", "err", b)
@@ -93,7 +96,7 @@ func (p *Pool) Place(ctx context.Context, name string, pol Policy, open func(c *
 			return true, "", CapacityError(CapacityRetry)
 		}
 		skip[rec.ID] = true
-		err := p.openOn(ctx, rec, name, pol, open)
+		err := p.openOn(ctx, rec, name, pol, handleTTL, open)
 		if err == nil {
 			return true, rec.ID, nil
 		}
@@ -113,12 +116,17 @@ func (p *Pool) Place(ctx context.Context, name string, pol Policy, open func(c *
 	}
 }
 
-func (p *Pool) openOn(ctx context.Context, rec Record, name string, pol Policy, open func(c *Conn, px *Proxy) error) error {
+func (p *Pool) openOn(ctx context.Context, rec Record, name string, pol Policy, handleTTL time.Duration, open func(c *Conn, px *Proxy) error) error {
 	c, err := p.conn(ctx, rec)
 	if err != nil {
 		return err
 	}
-	px, err := c.Client.OpenProxy(ctx, name, pol)
+	var px *Proxy
+	if handleTTL > 0 {
+		px, err = c.Client.OpenHandleProxy(ctx, name, pol, handleTTL)
+	} else {
+		px, err = c.Client.OpenProxy(ctx, name, pol)
+	}
 	if err != nil {
 		return err
 	}
@@ -130,6 +138,30 @@ func (p *Pool) openOn(ctx context.Context, rec Record, name string, pol Policy, 
 		return err
 	}
 	return nil
+}
+
+// ErrNodeGone is returned by ConnTo when the node is not registered.
+var ErrNodeGone = errors.New("the browser node is not registered")
+
+// ConnTo returns the live connection to registered node id (connecting
+// when there is none): ErrNodeGone when no such node is registered; a
+// node that does not answer is the connection's error.
+func (p *Pool) ConnTo(ctx context.Context, id string) (*Conn, error) {
+	rec, ok, err := p.reg.Get(ctx, id)
+	if err != nil {
+		return nil, reason.Wrap(reason.StateUnavailable, "", "Shared state unavailable: the browser node registry in Redis did not answer. Start or fix Redis (calls succeed again once it answers).", err)
+	}
+	if !ok {
+		return nil, ErrNodeGone
+	}
+	return p.conn(ctx, rec)
+}
+
+// Registered reports whether node id is registered now (false also when
+// the registry does not answer).
+func (p *Pool) Registered(ctx context.Context, id string) bool {
+	_, ok, err := p.reg.Get(ctx, id)
+	return ok && err == nil
 }
 
 // conn returns the live CDP connection to rec's node, connecting (the

@@ -20,6 +20,32 @@ type Registry struct {
 // client).
 func NewRegistry(rdb redis.UniversalClient) *Registry { return &Registry{rdb: rdb} }
 
+// Client is the registry's Redis client (the node's handle proxy index,
+// internal/browser/handle).
+func (g *Registry) Client() redis.UniversalClient { return g.rdb }
+
+// Get returns the registered record of node id: found false when it is not
+// registered (or its record does not decode).
+func (g *Registry) Get(ctx context.Context, id string) (Record, bool, error) {
+	if !idRe.MatchString(id) {
+		return Record{}, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	b, err := g.rdb.Get(ctx, KeyPrefix+id).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, err
+	}
+	r, err := Decode(KeyPrefix+id, b)
+	if err != nil {
+		return Record{}, false, nil
+	}
+	return r, true, nil
+}
+
 // opTimeout bounds one registry round trip.
 const opTimeout = 3 * time.Second
 

@@ -44,9 +44,11 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
+	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
@@ -108,7 +110,9 @@ type Server struct {
 }
 
 type nodeSession struct {
-	relay  string // the relay whose client opened it; closed with it
+	relay  string // the relay whose client opened it; closed with it ("": a handle session's)
+	handle bool   // a handle session's: lives while its index key does (handle.ProxyKey)
+	bctx   string // the BrowserContext behind it (node.OpBind), disposed when it closes
 	p      *egress.ProxySession
 	allows map[string]func() // AllowNavigation tokens
 	next   int
@@ -194,6 +198,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	mux.HandleFunc("GET "+node.PathCDP, s.relay)
 	mux.HandleFunc("POST "+node.PathSessions, s.open)
 	mux.HandleFunc("POST "+node.PathSessions+"/{id}", s.op)
+	mux.HandleFunc("GET "+node.PathSessions+"/{id}", s.get)
 	mux.HandleFunc("DELETE "+node.PathSessions+"/{id}", s.del)
 	s.hs = &http.Server{Handler: s.guard(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.hs.Serve(s.ln) //nolint:errcheck // ends with Close
@@ -290,6 +295,53 @@ func (s *Server) heartbeat() {
 		}
 		if err := s.register(context.Background()); err != nil {
 			s.lg.Warn("browser node heartbeat failed", "node", s.id, "err", err)
+		}
+		s.closeOrphanHandles()
+	}
+}
+
+// closeOrphanHandles closes the handle sessions whose index key is gone:
+// their record expired or was reaped, so no replica drives them again; the
+// proxy closes and the BrowserContext is disposed.
+func (s *Server) closeOrphanHandles() {
+	s.mu.Lock()
+	var hs []string
+	for id, ns := range s.sessions {
+		if ns != nil && ns.handle {
+			hs = append(hs, id)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, id := range hs {
+		if handle.ProxyAlive(context.Background(), s.o.Registry.Client(), s.id, id) {
+			continue
+		}
+		s.mu.Lock()
+		ns := s.sessions[id]
+		delete(s.sessions, id)
+		s.mu.Unlock()
+		if ns != nil {
+			s.closeSession(ns)
+			n++
+		}
+	}
+	if n > 0 {
+		s.lg.Info("browser node: handle sessions without a record were closed", "node", s.id, "sessions", n)
+		s.refresh(context.Background())
+	}
+}
+
+// closeSession ends ns: its navigation allowances, its proxy and, for a
+// handle session, its BrowserContext.
+func (s *Server) closeSession(ns *nodeSession) {
+	for _, done := range ns.allows {
+		done()
+	}
+	ns.p.Close()
+	if ns.bctx != "" {
+		if err := s.local.DisposeContext(context.Background(), ns.bctx); err != nil {
+			s.lg.Debug("browser node: disposing a session's context failed", "node", s.id, "err", err)
 		}
 	}
 }
@@ -555,8 +607,25 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "browser-node: could not start a session proxy", http.StatusInternalServerError)
 		return
 	}
-	s.sessions[id] = &nodeSession{relay: rid, p: p, allows: map[string]func(){}}
+	ns := &nodeSession{relay: rid, p: p, allows: map[string]func(){}}
+	if in.Handle {
+		// Not tied to the relay: another replica may attach to it. It
+		// lives while its index key does (the record's TTL).
+		ns.relay, ns.handle = "", true
+	}
+	s.sessions[id] = ns
 	s.mu.Unlock()
+	if in.Handle {
+		ttl := time.Duration(min(max(in.TTLMS, 1000), 24*3600*1000)) * time.Millisecond
+		if err := handle.PutProxy(r.Context(), s.o.Registry.Client(), s.id, id, ttl); err != nil {
+			s.mu.Lock()
+			delete(s.sessions, id)
+			s.mu.Unlock()
+			p.Close()
+			http.Error(w, "browser-node: could not index the session proxy in Redis", http.StatusInternalServerError)
+			return
+		}
+	}
 	user, pass := p.Credentials()
 	s.refresh(r.Context())
 	s.lg.Info("browser node session opened", "node", s.id, "session", safeName(in.Name))
@@ -616,6 +685,8 @@ func (s *Server) session(id string) *nodeSession {
 	return s.sessions[id]
 }
 
+var cdpIDRe = lazyregexp.New(`^[0-9A-Za-z._-]{1,64}$`)
+
 func (s *Server) del(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s.mu.Lock()
@@ -628,12 +699,25 @@ func (s *Server) del(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	for _, done := range ns.allows {
-		done()
+	s.closeSession(ns)
+	if ns.handle {
+		handle.DeleteProxy(r.Context(), s.o.Registry.Client(), s.id, id)
 	}
-	ns.p.Close()
 	s.refresh(r.Context())
 	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// get answers a handle session's proxy (URL and credential) to a replica
+// that attaches to the session (node.Client.AttachProxy).
+func (s *Server) get(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ns := s.session(id)
+	if ns == nil || !ns.handle {
+		http.NotFound(w, r)
+		return
+	}
+	user, pass := ns.p.Credentials()
+	writeJSON(w, http.StatusOK, node.OpenResponse{ID: id, Proxy: ns.p.URL(), User: user, Pass: pass})
 }
 
 func wire(rs []egress.Refusal) []node.WireRefusal {
@@ -700,6 +784,14 @@ func (s *Server) op(w http.ResponseWriter, r *http.Request) {
 		out.Stats = p.Stats()
 	case node.OpSetName:
 		p.SetName(safeName(in.Name))
+	case node.OpBind:
+		if !ns.handle || !cdpIDRe.MatchString(in.Target) {
+			http.Error(w, "bad bind", http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		ns.bctx = in.Target
+		s.mu.Unlock()
 	default:
 		http.Error(w, "unknown op", http.StatusBadRequest)
 		return

@@ -42,6 +42,11 @@ type Page struct {
 	// RetryAfterS is when a refused call may succeed, in seconds: set with
 	// browser_capacity (every browser node full, issue 19).
 	RetryAfterS int `json:"retry_after_s,omitempty"`
+	// Session is the session's handle (issue 19): 32 hex digits, bound to
+	// the caller's principal, expiring after browser.inactivity_timeout
+	// without a call. Every browser tool takes it back as its session
+	// argument, on any replica. Set by browser_navigate.
+	Session string `json:"session,omitempty"`
 }
 
 // Refused reports whether the call failed (tools.Refuser).
@@ -85,10 +90,24 @@ type BackendInfo struct {
 	BrowserNode string `json:"browser_node,omitempty"`
 }
 
+// SessionInput is the input of the browser tools that take nothing but the
+// optional session handle (browser_back, browser_get_images, browser_close).
+type SessionInput struct {
+	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+}
+
+// SessionArg is the name of every browser tool's session argument, declared
+// for MCP 2026-07-28 clients as an x-mcp-header parameter (SessionHeader).
+const (
+	SessionArg    = "session"
+	SessionHeader = "Session"
+)
+
 // NavigateInput is browser_navigate's input.
 type NavigateInput struct {
-	URL  string `json:"url" jsonschema:"absolute http(s) URL to open"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	URL     string `json:"url" jsonschema:"absolute http(s) URL to open"`
+	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // NavigateResult is browser_navigate's result: the final URL after redirects,
@@ -114,8 +133,9 @@ type NavigateResult struct {
 
 // SnapshotInput is browser_snapshot's input.
 type SnapshotInput struct {
-	Full bool   `json:"full,omitempty" jsonschema:"every element, not the compact view"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Full    bool   `json:"full,omitempty" jsonschema:"every element, not the compact view"`
+	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // SnapshotResult is browser_snapshot's result.
@@ -132,8 +152,9 @@ type SnapshotResult struct {
 
 // RefInput names one element by a ref from the latest snapshot.
 type RefInput struct {
-	Ref  string `json:"ref" jsonschema:"ref from the latest snapshot (e5)"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Ref     string `json:"ref" jsonschema:"ref from the latest snapshot (e5)"`
+	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // ClickResult is browser_click's result.
@@ -146,15 +167,17 @@ type ClickResult struct {
 
 // TypeInput is browser_type's input.
 type TypeInput struct {
-	Ref    string `json:"ref" jsonschema:"text field ref"`
-	Text   string `json:"text" jsonschema:"new content"`
-	Submit bool   `json:"submit,omitempty" jsonschema:"press Enter after"`
-	Find   string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Ref     string `json:"ref" jsonschema:"text field ref"`
+	Text    string `json:"text" jsonschema:"new content"`
+	Submit  bool   `json:"submit,omitempty" jsonschema:"press Enter after"`
+	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // FillInput is browser_fill's input: several fields typed in one call.
 type FillInput struct {
-	Fields []FillField `json:"fields" jsonschema:"[{ref, text}] in order"`
+	Fields  []FillField `json:"fields" jsonschema:"[{ref, text}] in order"`
+	Session string      `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // FillField is one field of browser_fill.
@@ -182,6 +205,7 @@ type TypeResult struct {
 // ScrollInput is browser_scroll's input.
 type ScrollInput struct {
 	Direction string `json:"direction" jsonschema:"up or down"`
+	Session   string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // ScrollResult is browser_scroll's result.
@@ -199,8 +223,9 @@ type BackResult struct {
 
 // PressInput is browser_press's input.
 type PressInput struct {
-	Key  string `json:"key" jsonschema:"DOM key name or one character"`
-	Find string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Key     string `json:"key" jsonschema:"DOM key name or one character"`
+	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
+	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // PressResult is browser_press's result.
@@ -214,6 +239,7 @@ type PressResult struct {
 type ConsoleInput struct {
 	Clear      bool   `json:"clear,omitempty" jsonschema:"empty the message buffer after reading"`
 	Expression string `json:"expression,omitempty" jsonschema:"JavaScript to evaluate in the page; omit to read console messages"`
+	Session    string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // ConsoleResult is browser_console's result (spec §B2 shapes).
@@ -258,6 +284,7 @@ type ImagesResult struct {
 type VisionInput struct {
 	Question string `json:"question" jsonschema:"what to look for (for your own vision)"`
 	Annotate bool   `json:"annotate,omitempty" jsonschema:"label elements with their refs"`
+	Session  string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // Annotation labels one ref drawn on an annotated screenshot.
@@ -294,6 +321,7 @@ type DialogInput struct {
 	Action     string `json:"action" jsonschema:"accept or dismiss"`
 	PromptText string `json:"prompt_text,omitempty" jsonschema:"text for a prompt() when accepting"`
 	DialogID   string `json:"dialog_id,omitempty" jsonschema:"id from pending_dialogs; default the open one"`
+	Session    string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
 }
 
 // DialogResult is browser_dialog's result (spec §B2: {success, action,

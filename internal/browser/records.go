@@ -1,0 +1,320 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
+)
+
+// Record sessions (issue 19): with browser nodes and shared state, a
+// session placed on a node is a handle.Record in Redis. Its tab is opened
+// with backend.TabOptions.Detach and its node proxy with
+// node.Client.OpenHandleProxy, so both outlive this replica; any replica
+// attaches to them (attachHandle) and serves the call under the handle's
+// Redis lock (recTab), reloading the record's counters first and saving
+// them after. The janitor of every replica reaps idle records once each
+// (reapRecords: a lease), and a record whose node is gone is session_lost.
+
+// recTab is a record session's tab for one call: lock takes the handle's
+// Redis lock (two calls on one session, from any replicas, never
+// interleave) and reloads the record; release saves it.
+type recTab struct {
+	*localTab
+	ctx context.Context
+	err error // the record is gone or lost: the call fails with it
+}
+
+func (m *Manager) recordTab(ctx context.Context, s *Session) *recTab {
+	return &recTab{localTab: &localTab{m: m, s: s}, ctx: ctx}
+}
+
+func (t *recTab) lock() func() {
+	m, s := t.m, t.s
+	lctx, cancel := context.WithTimeout(t.ctx, time.Duration(m.timeouts.Open)*time.Second)
+	unlock, err := m.recs.Lock(lctx, s.principal, s.handle)
+	cancel()
+	s.mu.Lock()
+	if err != nil {
+		t.err = reason.Wrap(reason.BrowserFailed, "", "Another call on this browser session did not finish in time; retry.", err)
+		if reason.Of(err) == reason.StateUnavailable {
+			t.err = err
+		}
+		return s.mu.Unlock
+	}
+	t.err = m.reloadRecord(t.ctx, s)
+	return func() {
+		if t.err == nil && !s.reaped {
+			m.saveRecord(t.ctx, s)
+		}
+		m.mu.Lock()
+		s.lastUsed = time.Now()
+		m.mu.Unlock()
+		s.mu.Unlock()
+		unlock()
+	}
+}
+
+func (t *recTab) closed() bool { return t.err != nil || t.s.reaped }
+
+// gone is the refusal of a call whose record is gone (closed reads nil).
+func (t *recTab) gone() error { return t.err }
+
+// record returns s's record with its counters as they are now.
+func (s *Session) record() handle.Record {
+	r := *s.rec
+	r.Key, r.Owner, r.Active = s.Key, s.Owner, s.active
+	r.Navs, r.NextRef, r.Frames = s.navs, max(s.nextRef, 1), s.frames()
+	r.SnapHash = handle.SnapHash(s.lastSnap)
+	r.LastActive = time.Now().UnixMilli()
+	return r
+}
+
+func (m *Manager) saveRecord(ctx context.Context, s *Session) {
+	r := s.record()
+	if err := m.recs.Put(ctx, s.principal, r, handle.RecordTTL(m.idleTimeout())); err != nil {
+		m.logger.Warn("browser session record not saved", "session", s.Key, "err", err)
+		return
+	}
+	*s.rec = r
+}
+
+// reloadRecord (under the handle's lock) reads s's record and takes its
+// counters: a session another replica drove since is served with the same
+// refs; a cached snapshot that is not the one the record names is
+// forgotten, so the next result is a full snapshot, never a wrong delta.
+// A record that is gone is session_expired (reaped) or session_not_found;
+// one whose tab or node is gone is session_lost (the record is deleted).
+func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
+	if s.recFresh {
+		s.recFresh = false
+		r := s.record()
+		if err := m.recs.Put(ctx, s.principal, r, handle.RecordTTL(m.idleTimeout())); err != nil {
+			return err
+		}
+		*s.rec = r
+		return nil
+	}
+	rec, found, err := m.recs.Get(ctx, s.principal, s.handle)
+	if err != nil {
+		return err
+	}
+	if !found {
+		m.dropRecordSession(s)
+		rerr, r := m.recs.Gone(ctx, s.principal, s.handle, m.idleTimeout())
+		if r != nil && !s.attached {
+			m.reaped(s.Key, s.Owner, r.Idle, r.At) // another replica reaped it: the task reads session_expired too
+		} else {
+			m.ht.Drop(s.Key, r)
+		}
+		return rerr
+	}
+	if rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node) {
+		m.reattach(ctx, s, rec) // this replica's connection to the node dropped, not the node
+	}
+	if rec.Target != s.tab.TargetID() || !s.tab.Healthy() {
+		return m.loseRecord(ctx, s, "its browser node is gone or its tab closed")
+	}
+	s.navs, s.nextRef, s.active = rec.Navs, rec.NextRef, rec.Active
+	s.loadFrames(rec.Frames)
+	if handle.SnapHash(s.lastSnap) != rec.SnapHash {
+		s.lastSnap, s.lastCut, s.lastWhole, s.lastTitle = "", false, false, ""
+	}
+	*s.rec = rec
+	return nil
+}
+
+// reattach replaces s's tab (under s.mu) by a new attachment to rec's
+// target when the node answers; else s keeps its dead tab.
+func (m *Manager) reattach(ctx context.Context, s *Session, rec handle.Record) {
+	c, err := m.nodes.ConnTo(ctx, rec.Node)
+	if err != nil {
+		return
+	}
+	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(s.proxy))
+	if err != nil {
+		return
+	}
+	old := s.tab
+	s.tab = t
+	old.Close() // detaches
+	m.logger.Info("browser session attached again", "session", s.Key, "node", rec.Node)
+}
+
+func (m *Manager) attachOptions(p sessionProxy) backend.TabOptions {
+	return backend.TabOptions{OnTopLevel: topLevelReporter(p),
+		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
+		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap}
+}
+
+// loseRecord deletes s's record and drops s here: session_lost.
+func (m *Manager) loseRecord(ctx context.Context, s *Session, why string) error {
+	m.recs.Lose(ctx, s.principal, *s.rec) //nolint:errcheck // it expires anyway
+	m.dropRecordSession(s)
+	m.dropHandle(s.Key, nil)
+	m.bindings.DropIf(s.Owner, s.Key)
+	m.logger.Info("browser session lost", "session", s.Key, "node", s.node, "why", why)
+	return handle.Lost(s.Key, why)
+}
+
+// dropRecordSession forgets this replica's connection to s (in sessions or
+// attached), leaving the session itself alone.
+func (m *Manager) dropRecordSession(s *Session) {
+	m.mu.Lock()
+	if m.sessions[s.Key] == s {
+		delete(m.sessions, s.Key)
+	}
+	if m.attached[s.handle] == s {
+		delete(m.attached, s.handle)
+	}
+	m.mu.Unlock()
+	m.detach(s)
+}
+
+// endRecord ends a record session for good (browser_close): its
+// BrowserContext disposed, its node proxy closed, its record deleted.
+func (m *Manager) endRecord(s *Session) {
+	s.tab.Dispose()
+	s.proxy.Close()
+	m.recs.Delete(context.Background(), s.principal, *s.rec) //nolint:errcheck // it expires anyway
+}
+
+// attachHandle serves principal p's handle h from its record: this
+// replica's cached attachment, or a new one (the node's CDP relay, the
+// session proxy's credential from the node). No record: session_expired
+// after a reap, else session_not_found; a node that is not registered or
+// does not answer: session_lost.
+func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, error) {
+	m.mu.Lock()
+	s := m.attached[h]
+	m.mu.Unlock()
+	if s != nil && s.principal == p && (s.tab.Healthy() || m.nodes.Registered(ctx, s.node)) {
+		return m.recordTab(ctx, s), s.Key, nil
+	}
+	if s != nil && s.principal == p {
+		m.dropRecordSession(s) // its node is gone: the record says what is left
+	}
+	rec, found, err := m.recs.Get(ctx, p, h)
+	if err != nil {
+		return nil, "", err
+	}
+	if !found {
+		rerr, r := m.recs.Gone(ctx, p, h, m.idleTimeout())
+		if r != nil {
+			return nil, r.Key, rerr
+		}
+		return nil, "", rerr
+	}
+	lose := func(why string, cause error) (tab, string, error) {
+		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", cause)
+		m.recs.Lose(ctx, p, rec) //nolint:errcheck // it expires anyway
+		return nil, rec.Key, handle.Lost(rec.Key, why)
+	}
+	c, err := m.nodes.ConnTo(ctx, rec.Node)
+	if err != nil {
+		if reason.Of(err) == reason.StateUnavailable {
+			return nil, rec.Key, err
+		}
+		if errors.Is(err, node.ErrNodeGone) {
+			return lose("its browser node is no longer registered", err)
+		}
+		return lose("its browser node does not answer", err)
+	}
+	px, err := c.Client.AttachProxy(ctx, rec.Proxy)
+	if err != nil {
+		return lose("its browser node no longer has its session proxy", err)
+	}
+	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(px))
+	if err != nil {
+		px.Release()
+		return lose("its tab on the browser node is gone", err)
+	}
+	s = &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, tab: t, proxy: px, nextRef: rec.NextRef, navs: rec.Navs,
+		handle: h, rec: &rec, principal: p, attached: true, node: rec.Node, lastUsed: time.Now()}
+	s.loadFrames(rec.Frames)
+	m.mu.Lock()
+	if old := m.attached[h]; old != nil || m.closed {
+		m.mu.Unlock()
+		m.detach(s)
+		if old == nil {
+			return nil, rec.Key, reason.New(reason.BrowserFailed, "", "The browser service is shut down.")
+		}
+		return m.recordTab(ctx, old), rec.Key, nil
+	}
+	m.attached[h] = s
+	m.mu.Unlock()
+	m.logger.Info("browser session attached", "session", rec.Key, "node", rec.Node)
+	return m.recordTab(ctx, s), rec.Key, nil
+}
+
+// reapRecords is the janitor's pass over the records
+// (handle.Store.ReapIdle: each idle one reaped by exactly one replica, its
+// context disposed and its proxy closed on the node here), and drops this
+// replica's attachments idle as long (detached).
+func (m *Manager) reapRecords() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	idle, now := m.idleTimeout(), time.Now()
+	m.mu.Lock()
+	var stale []*Session
+	for h, s := range m.attached {
+		if now.Sub(s.lastUsed) > idle && s.mu.TryLock() {
+			delete(m.attached, h)
+			stale = append(stale, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range stale {
+		m.detach(s)
+		s.mu.Unlock()
+	}
+	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) {
+		if c, err := m.nodes.ConnTo(ctx, l.Record.Node); err == nil {
+			c.Browser.DisposeContext(ctx, l.Record.Context) //nolint:errcheck // the node disposes it with its proxy too
+			c.Client.CloseProxy(ctx, l.Record.Proxy)
+		}
+	})
+	if err != nil {
+		m.logger.Warn("browser session records not reaped", "err", err)
+	}
+	for i, l := range ls {
+		m.reapedHere(l.Handle, idles[i], now)
+		m.logger.Info("Cleaning up inactive session", "session", l.Record.Key, "idle_s", int(idles[i].Seconds()), "timeout_s", int(idle.Seconds()), "node", l.Record.Node)
+	}
+}
+
+// reapedHere drops this replica's connection to a reaped record session;
+// the creating replica's task then reads session_expired (a tomb).
+func (m *Manager) reapedHere(h string, idle time.Duration, now time.Time) {
+	m.mu.Lock()
+	var s *Session
+	for k, x := range m.sessions {
+		if x.handle == h && x.rec != nil {
+			s = x
+			delete(m.sessions, k)
+		}
+	}
+	if x := m.attached[h]; x != nil {
+		delete(m.attached, h)
+		if s == nil {
+			s = x
+		}
+	}
+	m.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.reaped = true
+	s.mu.Unlock()
+	m.detach(s)
+	if !s.attached {
+		m.reaped(s.Key, s.Owner, idle, now)
+		tb := tomb{key: s.Key, idle: idle, at: now}
+		m.dropHandle(s.Key, &tb)
+	}
+}
