@@ -196,13 +196,17 @@ func TestChromedpOnlyInBackend(t *testing.T) {
 // is in the list: it speaks Camofox's REST API and nothing else. Two parts
 // use the Chromium backend but never the Manager or a cloud provider:
 // toolio (the tools' JSON shapes name backend's dialog, download and console
-// types) and navsettle (it waits on a backend.Tab).
+// types) and navsettle (it waits on a backend.Tab). navgate, the URL gates,
+// judges URLs and builds the egress guards: neither the Manager nor any
+// backend.
 func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	// A pattern ending in /... forbids the package and every one below it.
 	noBrowser := []string{mod + "/internal/browser/..."}
 	noManager := []string{mod + "/internal/browser", mod + "/internal/browser/cloud/..."}
+	noBackend := append([]string{mod + "/internal/browser/backend/...", mod + "/internal/browser/camofox/..."}, noManager...)
 	parts := map[string][]string{"evalpolicy": noBrowser, "sessionkey": noBrowser, "snapshot": noBrowser,
-		"realprofile": noBrowser, "camofox": noBrowser, "toolio": noManager, "navsettle": noManager}
+		"realprofile": noBrowser, "camofox": noBrowser, "toolio": noManager, "navsettle": noManager,
+		"navgate": noBackend}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {
 		for part, forbidden := range parts {
