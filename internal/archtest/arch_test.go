@@ -198,15 +198,16 @@ func TestChromedpOnlyInBackend(t *testing.T) {
 // toolio (the tools' JSON shapes name backend's dialog, download and console
 // types) and navsettle (it waits on a backend.Tab). navgate, the URL gates,
 // judges URLs and builds the egress guards: neither the Manager nor any
-// backend.
+// backend. camofoxmode drives Camofox (through the camofox client) and no
+// other backend; it reaches the Manager only through its Host interface.
 func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	// A pattern ending in /... forbids the package and every one below it.
 	noBrowser := []string{mod + "/internal/browser/..."}
 	noManager := []string{mod + "/internal/browser", mod + "/internal/browser/cloud/..."}
-	noBackend := append([]string{mod + "/internal/browser/backend/...", mod + "/internal/browser/camofox/..."}, noManager...)
+	noBackend := append([]string{mod + "/internal/browser/backend/..."}, noManager...)
 	parts := map[string][]string{"evalpolicy": noBrowser, "sessionkey": noBrowser, "snapshot": noBrowser,
 		"realprofile": noBrowser, "camofox": noBrowser, "toolio": noManager, "navsettle": noManager,
-		"navgate": noBackend}
+		"navgate": append([]string{mod + "/internal/browser/camofox"}, noBackend...), "camofoxmode": noBackend}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {
 		for part, forbidden := range parts {

@@ -4,6 +4,7 @@ import (
 	"net/url"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/camofox"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/camofoxmode"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 )
@@ -47,7 +48,7 @@ func Backend(cfg *config.Config, env map[string]string) BackendStatus {
 		}
 		return st
 	}
-	if raw, on := camofoxSelected(cfg, env); on {
+	if raw, on := camofoxmode.Selected(cfg, env, CDPOverride(cfg)); on {
 		st := BackendStatus{Backend: "camofox", Note: "Camofox (no CDP, no ::local sidecar); " + notOurs}
 		u, err := url.Parse(raw)
 		switch {

@@ -5,7 +5,7 @@
 // (§B8.3, scanner in evalpolicy), and the tools of §B2 as plain Go functions
 // (input struct → result struct). Chromium itself lives in browser/backend,
 // and every byte it sends goes through an egress proxy session; Camofox is
-// driven through browser/camofox.
+// driven through browser/camofoxmode.
 package browser
 
 import (
