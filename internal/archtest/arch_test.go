@@ -200,6 +200,8 @@ func TestChromedpOnlyInBackend(t *testing.T) {
 // judges URLs and builds the egress guards: neither the Manager nor any
 // backend. camofoxmode drives Camofox (through the camofox client) and no
 // other backend; it reaches the Manager only through its Host interface.
+// backendsel reads the configuration (and asks the cloud selection) but
+// starts nothing.
 func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	// A pattern ending in /... forbids the package and every one below it.
 	noBrowser := []string{mod + "/internal/browser/..."}
@@ -207,7 +209,8 @@ func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	noBackend := append([]string{mod + "/internal/browser/backend/..."}, noManager...)
 	parts := map[string][]string{"evalpolicy": noBrowser, "sessionkey": noBrowser, "snapshot": noBrowser,
 		"realprofile": noBrowser, "camofox": noBrowser, "toolio": noManager, "navsettle": noManager,
-		"navgate": append([]string{mod + "/internal/browser/camofox"}, noBackend...), "camofoxmode": noBackend}
+		"navgate": append([]string{mod + "/internal/browser/camofox"}, noBackend...), "camofoxmode": noBackend,
+		"backendsel": {mod + "/internal/browser", mod + "/internal/browser/backend/..."}}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {
 		for part, forbidden := range parts {
