@@ -1,8 +1,10 @@
 // Package archtest holds architecture tests: import direction, purity of the gate
-// packages, and "exactly one place dials" (STYLE.md house style 1 and 2).
+// packages, "exactly one place dials" (STYLE.md house style 1 and 2), and
+// the package size budget (issue 17 item 3).
 package archtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -23,6 +25,9 @@ func root(t *testing.T) string {
 
 type pkg struct {
 	ImportPath   string
+	Dir          string
+	GoFiles      []string // non-test files of this platform's build
+	CgoFiles     []string
 	Imports      []string
 	TestImports  []string
 	XTestImports []string
@@ -196,13 +201,21 @@ func TestChromedpOnlyInBackend(t *testing.T) {
 // is in the list: it speaks Camofox's REST API and nothing else. Two parts
 // use the Chromium backend but never the Manager or a cloud provider:
 // toolio (the tools' JSON shapes name backend's dialog, download and console
-// types) and navsettle (it waits on a backend.Tab).
+// types) and navsettle (it waits on a backend.Tab). navgate, the URL gates,
+// judges URLs and builds the egress guards: neither the Manager nor any
+// backend. camofoxmode drives Camofox (through the camofox client) and no
+// other backend; it reaches the Manager only through its Host interface.
+// backendsel reads the configuration (and asks the cloud selection) but
+// starts nothing.
 func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	// A pattern ending in /... forbids the package and every one below it.
 	noBrowser := []string{mod + "/internal/browser/..."}
 	noManager := []string{mod + "/internal/browser", mod + "/internal/browser/cloud/..."}
+	noBackend := append([]string{mod + "/internal/browser/backend/..."}, noManager...)
 	parts := map[string][]string{"evalpolicy": noBrowser, "sessionkey": noBrowser, "snapshot": noBrowser,
-		"realprofile": noBrowser, "camofox": noBrowser, "toolio": noManager, "navsettle": noManager}
+		"realprofile": noBrowser, "camofox": noBrowser, "toolio": noManager, "navsettle": noManager,
+		"navgate": append([]string{mod + "/internal/browser/camofox"}, noBackend...), "camofoxmode": noBackend,
+		"backendsel": {mod + "/internal/browser", mod + "/internal/browser/backend/..."}}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {
 		for part, forbidden := range parts {
@@ -223,6 +236,28 @@ func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	for part := range parts {
 		if !seen[part] {
 			t.Errorf("internal/browser/%s is gone: update this test's list", part)
+		}
+	}
+}
+
+// maxPackageLines is the size past which a package splits (issue 17 item 3,
+// "a house a newcomer reads in an hour"): no package has more physical
+// lines in its non-test .go files. A package near it moves a whole concern
+// into a sub-package of one job (docs/layout.md), never a file elsewhere.
+const maxPackageLines = 5000
+
+func TestPackageLineBudget(t *testing.T) {
+	for _, p := range listPackages(t) {
+		n := 0
+		for _, f := range append(p.GoFiles, p.CgoFiles...) {
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += bytes.Count(b, []byte("\n"))
+		}
+		if n > maxPackageLines {
+			t.Errorf("%s has %d non-test lines, over the budget of %d: split a concern into a sub-package (docs/layout.md)", p.ImportPath, n, maxPackageLines)
 		}
 	}
 }

@@ -3,10 +3,10 @@ package browser
 import (
 	"context"
 	"net/url"
-	"os"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backendsel"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
@@ -14,14 +14,17 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
-// CDPOverride is the raw CDP override of spec §B12: BROWSER_CDP_URL, else
-// browser.cdp_url; "" when none. Gates use the raw value (no network).
-func CDPOverride(cfg *config.Config) string {
-	if v := strings.TrimSpace(os.Getenv("BROWSER_CDP_URL")); v != "" {
-		return v
-	}
-	return strings.TrimSpace(cfg.Browser.CDPURL)
-}
+// CDPOverride is backendsel.CDPOverride: the raw CDP override of spec §B12
+// (BROWSER_CDP_URL, else browser.cdp_url; "" when none).
+func CDPOverride(cfg *config.Config) string { return backendsel.CDPOverride(cfg) }
+
+// BackendStatus is what `gatehouse doctor` says about the browser backend
+// (backendsel.Status).
+type BackendStatus = backendsel.Status
+
+// Backend reports the browser backend cfg selects (backendsel.Of); env is
+// the .env map (nil: the process environment only).
+func Backend(cfg *config.Config, env map[string]string) BackendStatus { return backendsel.Of(cfg, env) }
 
 func (m *Manager) cdpOverride() string { return CDPOverride(m.cfg) }
 

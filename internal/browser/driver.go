@@ -11,7 +11,8 @@ import (
 
 // driver is one browser backend as the Manager's tools drive it: the local
 // Chromium, also when reached through a CDP URL or a cloud provider
-// (localDriver, local.go), or a Camofox server (camofoxDriver, camofox.go).
+// (localDriver, local.go), or a Camofox server (camofoxDriver, camofox.go,
+// over package camofoxmode).
 // The Manager runs the gate sequence around it once, for every backend
 // (Navigate, begin, act): the URL gates before a navigation leaves, the
 // post-redirect re-check with the reset to about:blank, the last-active
@@ -106,7 +107,7 @@ func (m *Manager) driver() driver {
 // locally, the snapshot's page URL on Camofox); a refused landing resets the
 // tab to about:blank and leaves the binding alone. A landing that passes is
 // bound (last-active binding) and shown (the compact snapshot, whose url and
-// title are those of the document it shows; local.go and camofox.go).
+// title are those of the document it shows; local.go and camofoxmode).
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
 	d := m.driver()
 	ctx = withFind(ctx, in.Find)

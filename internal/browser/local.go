@@ -9,6 +9,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/navsettle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/toolio"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
@@ -362,7 +363,7 @@ func (t *localTab) eval(ctx, cctx context.Context, expression string, r *Console
 	}
 	r.Success, r.ResultType = true, v.Type
 	if v.Value != nil {
-		r.Result = redactJSON(v.Value)
+		r.Result = toolio.RedactJSON(v.Value)
 	}
 	if v.Description != "" {
 		// (With a value: what was described in it, see backend.EvalResult.)

@@ -5,7 +5,7 @@
 // (§B8.3, scanner in evalpolicy), and the tools of §B2 as plain Go functions
 // (input struct → result struct). Chromium itself lives in browser/backend,
 // and every byte it sends goes through an egress proxy session; Camofox is
-// driven through browser/camofox.
+// driven through browser/camofoxmode.
 package browser
 
 import (
@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
@@ -174,7 +175,7 @@ type Session struct {
 	reaped   bool   // closed by the janitor (under mu)
 	recycled string // set on a fresh session that replaced a suspect one (lifecycle.go)
 
-	cloud       *cloudSess   // a cloud provider's session, else nil (manager_cloud.go)
+	cloud       *cloud.Lease // a cloud provider's session, else nil (manager_cloud.go)
 	fallback    *BackendInfo // the cloud provider failed and the local Chromium serves it
 	realProfile bool         // a tab of the real-profile copy browser (profile.go)
 	node        string       // the browser node serving the session (nodes.go), else ""
@@ -403,7 +404,7 @@ func (m *Manager) sessionNoRecycle(ctx context.Context, key, task string) (*Sess
 	var l *backend.Local
 	if s == nil {
 		if s, l, err = m.localSession(ctx, key, rp); err != nil {
-			return nil, withFallback(fb, err)
+			return nil, cloud.FallbackFailed(fb, err)
 		}
 		s.fallback = fb
 	}

@@ -2,9 +2,6 @@ package browser
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
@@ -16,23 +13,11 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
-// Cloud provider timeouts (spec §B11): a release gets 10 s.
-const cloudReleaseTimeout = 10 * time.Second
-
 // cloudState is the Manager's cloud provider selection (spec §B4), made once
 // in New from browser.cloud_provider and the provider credentials.
 type cloudState struct {
 	sel    cloud.Selection
 	selErr error // *cloud.UnknownProviderError: every bare-key session fails (strict selection)
-}
-
-// cloudSess is the provider side of a cloud-backed Session: the provider's
-// record and our CDP connection to its browser.
-type cloudSess struct {
-	prov    cloud.Provider
-	rec     cloud.Session
-	conn    *backend.Local
-	release sync.Once
 }
 
 // initCloud selects the cloud provider (spec §B4): provider API calls dial
@@ -43,17 +28,7 @@ func (m *Manager) initCloud(env map[string]string) []string {
 	sel, err := cloud.Select(m.cfg.Browser.CloudProvider, m.cfg.Browser.CloudProviderSet,
 		func(k string) string { return config.Lookup(env, k) }, hc)
 	m.cloud = cloudState{sel: sel, selErr: err}
-	var warns []string
-	switch {
-	case err != nil:
-		warns = append(warns, err.Error())
-	case sel.Err != nil:
-		warns = append(warns, sel.Err.Error()+"; browser sessions fall back to the local Chromium (fallback_from_cloud)")
-	}
-	if sel.Provider != nil && m.cdpOverride() != "" {
-		warns = append(warns, fmt.Sprintf("browser.cloud_provider %s is ignored: a CDP override (BROWSER_CDP_URL / browser.cdp_url) wins (spec §B4)", sel.Name))
-	}
-	return warns
+	return cloud.Warnings(sel, err, m.cdpOverride() != "")
 }
 
 // cloudApplies reports whether sessions of bare keys are created at the cloud
@@ -87,8 +62,7 @@ func (m *Manager) cloudSession(ctx context.Context, key string) (*Session, *Back
 	fail := func(code reason.Code, why string) (*Session, *BackendInfo, error) {
 		why = urlsafe.Redact(why)
 		m.logger.Warn("cloud browser session failed; falling back to the local Chromium", "provider", p.Name(), "session", key, "why", why)
-		return nil, &BackendInfo{Backend: "local", FallbackFromCloud: true, FallbackProvider: p.Name(), FallbackCode: code, FallbackReason: why,
-			FallbackWarning: fmt.Sprintf("The %s cloud browser could not be used (%s); this session runs in the local Chromium instead.", p.Name(), why)}, nil
+		return nil, cloud.Fallback(p.Name(), code, why), nil
 	}
 	if m.cloud.sel.Err != nil {
 		return fail(reason.CloudNotConfigured, m.cloud.sel.Err.Error())
@@ -97,10 +71,10 @@ func (m *Manager) cloudSession(ctx context.Context, key string) (*Session, *Back
 	if err != nil {
 		return fail(reason.CloudFallback, "create session: "+err.Error())
 	}
-	cs := &cloudSess{prov: p, rec: rec}
+	cs := &cloud.Lease{Prov: p, Rec: rec, Log: m.logger}
 	s, err := m.connectCloud(ctx, key, cs)
 	if err != nil {
-		m.releaseCloud(cs)
+		cs.Release()
 		code := reason.CloudFallback
 		if rerr := reason.As(err); rerr != nil && rerr.Gate != "" {
 			code = rerr.Code // the provider's CDP URL was refused by a gate
@@ -116,12 +90,11 @@ func (m *Manager) cloudSession(ctx context.Context, key string) (*Session, *Back
 // user's choice: it is judged with the normal gates (private addresses
 // refused unless the user allowed private URLs; metadata never), and so is
 // every connection attachCDP makes for it.
-func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloudSess) (*Session, error) {
-	conn, err := m.attachCDP(ctx, cs.rec.CDPURL, m.gates.Guard(!m.gates.AllowPrivate), "the provider's CDP URL")
+func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloud.Lease) (*Session, error) {
+	conn, err := m.attachCDP(ctx, cs.Rec.CDPURL, m.gates.Guard(!m.gates.AllowPrivate), "the provider's CDP URL")
 	if err != nil {
 		return nil, err
 	}
-	cs.conn = conn
 	active := m.gates.GuardActive(false, key)
 	// The session keeps a proxy record (name, refusal log, stats) like every
 	// session, but the provider's browser never dials it.
@@ -132,7 +105,7 @@ func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloudSess) (
 	}
 	tab, err := conn.NewTab(ctx, backend.TabOptions{Unproxied: true, DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout, OnClose: func() {
 		conn.Close()
-		m.releaseCloud(cs)
+		cs.Release()
 	}})
 	if err != nil {
 		p.Close()
@@ -141,36 +114,6 @@ func (m *Manager) connectCloud(ctx context.Context, key string, cs *cloudSess) (
 	}
 	return &Session{active: active, tab: tab, proxy: p, nextRef: 1, cloud: cs,
 		frameK: map[backend.FrameID]int{}, frameOf: map[int]backend.FrameID{}, frameRef: map[int]int{}}, nil
-}
-
-// releaseCloud ends the provider session once (10 s; spec §B11), whichever
-// path closes it first: the task's end, the janitor, expiry, a recycle,
-// Manager.Close or a failed connect.
-func (m *Manager) releaseCloud(cs *cloudSess) {
-	cs.release.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cloudReleaseTimeout)
-		defer cancel()
-		if err := cs.prov.Release(ctx, cs.rec); err != nil {
-			m.logger.Warn("cloud browser session release failed", "provider", cs.prov.Name(), "cloud_session_id", cs.rec.ID, "err", urlsafe.Redact(err.Error()))
-			return
-		}
-		m.logger.Info("cloud browser session released", "provider", cs.prov.Name(), "cloud_session_id", cs.rec.ID)
-	})
-}
-
-// withFallback turns a failed local session creation after a cloud failure
-// into session_create_failed naming both failures (spec §B4).
-func withFallback(fb *BackendInfo, err error) error {
-	if fb == nil || err == nil {
-		return err
-	}
-	msg := err.Error()
-	if re := reason.As(err); re != nil {
-		msg = re.Message
-	}
-	return reason.Wrap(reason.SessionCreateFailed, "", fmt.Sprintf(
-		"No browser session could be created: the %s cloud browser failed (%s) and the local Chromium fallback failed too (%s).",
-		fb.FallbackProvider, fb.FallbackReason, msg), err)
 }
 
 // expireCloud drops key's cloud session when its provider expiry has passed
@@ -183,7 +126,11 @@ func (m *Manager) expireCloud(key string, tombstone bool) string {
 	now := time.Now()
 	m.mu.Lock()
 	s, ok := m.sessions[key]
-	if !ok || s.cloud == nil || !s.cloud.rec.Expired(now) || !s.mu.TryLock() {
+	var why string
+	if ok && s.cloud != nil {
+		why, _, _ = s.cloud.Expiry(now)
+	}
+	if why == "" || !s.mu.TryLock() {
 		// Not expired, or a call is running on it: that call finishes first
 		// and the next look expires it.
 		m.mu.Unlock()
@@ -191,9 +138,8 @@ func (m *Manager) expireCloud(key string, tombstone bool) string {
 	}
 	delete(m.sessions, key)
 	m.mu.Unlock()
-	exp := time.Unix(0, int64(s.cloud.rec.ExpiresAt*1e9)).UTC().Format(time.RFC3339)
-	why := fmt.Sprintf("the %s cloud browser session expired at %s (the provider's own limit)", s.cloud.prov.Name(), exp)
-	m.logger.Info("cloud browser session expired", "provider", s.cloud.prov.Name(), "session", key, "expires_at", exp)
+	_, exp, _ := s.cloud.Expiry(now)
+	m.logger.Info("cloud browser session expired", "provider", s.cloud.Prov.Name(), "session", key, "expires_at", exp)
 	s.tab.Close() // releases the provider session (OnClose)
 	s.proxy.Close()
 	s.reaped = true
@@ -223,19 +169,7 @@ func (m *Manager) backendInfo(s *Session) BackendInfo {
 	case s.fallback != nil:
 		return *s.fallback
 	case s.cloud != nil:
-		bi := BackendInfo{Backend: "cloud", CloudProvider: s.cloud.prov.Name(), CloudSessionID: s.cloud.rec.ID}
-		if s.navs == 0 {
-			for k, on := range s.cloud.rec.Features {
-				if on {
-					bi.StealthFeatures = append(bi.StealthFeatures, k)
-				}
-			}
-			sort.Strings(bi.StealthFeatures)
-			if on, ok := s.cloud.rec.Features["proxies"]; ok && !on {
-				bi.StealthWarning = "Residential proxies are off for this Browserbase session (the plan refused them, or BROWSERBASE_PROXIES is off): sites that block data-center addresses may refuse it."
-			}
-		}
-		return bi
+		return s.cloud.Info(s.navs == 0)
 	case m.cdpOverride() != "" && !sessionkey.IsSidecar(s.Key):
 		return BackendInfo{Backend: "cdp"}
 	case s.node != "":

@@ -10,21 +10,6 @@ import (
 // The secret-shaped token every browser-originated text below carries.
 const leak = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcd"
 
-func TestRedactJSONKeepsJSON(t *testing.T) {
-	in := json.RawMessage(`{"k":"` + leak + `","n":12345678901234567890,"a":["x ` + leak + `"]}`)
-	out := redactJSON(in)
-	var v map[string]any
-	if err := json.Unmarshal(out, &v); err != nil || strings.Contains(string(out), leak) {
-		t.Fatalf("%s (%v)", out, err)
-	}
-	if !strings.Contains(string(out), "12345678901234567890") {
-		t.Errorf("number changed: %s", out)
-	}
-	if clean := json.RawMessage(`{"a":1}`); string(redactJSON(clean)) != `{"a":1}` {
-		t.Error("clean JSON changed")
-	}
-}
-
 // Snapshot, title, console, eval result and image list of a page that shows
 // a secret come back redacted (spec §B2), and browser_type echoes it redacted.
 func TestBrowserTextIsRedacted(t *testing.T) {

@@ -1,8 +1,9 @@
 // Package toolio holds the inputs and results of the browser tools (spec
 // §B2 shapes plus what the described system adds): the JSON an agent sends
 // to browser_navigate, browser_click, … and the JSON it gets back. It has
-// no behaviour beyond Page.Refused; the Manager (package browser) fills the
-// results, and package browser re-exports every type under its old name.
+// no behaviour beyond Page.Refused and RedactJSON (an eval result's
+// redaction); the Manager (package browser) fills the results, and package
+// browser re-exports every type under its old name.
 package toolio
 
 import (
