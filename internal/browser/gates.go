@@ -27,7 +27,8 @@ func NewGates(cfg *config.Config, home string, r egress.Resolver, allow []netip.
 }
 
 // GatesFromPolicy is navgate.FromPolicy: the gates of a session policy a
-// replica sent (a browser node).
-func GatesFromPolicy(p node.Policy, r egress.Resolver, allow []netip.AddrPort) (*Gates, error) {
-	return navgate.FromPolicy(p, r, allow)
+// replica sent (a browser node), refusing the node's own services
+// (hostService, egress.Options.HostService).
+func GatesFromPolicy(p node.Policy, r egress.Resolver, allow []netip.AddrPort, hostService func(netip.AddrPort) bool) (*Gates, error) {
+	return navgate.FromPolicy(p, r, allow, hostService)
 }

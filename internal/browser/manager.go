@@ -457,7 +457,10 @@ func (m *Manager) localSession(ctx context.Context, key string, realProfile bool
 	var s *Session
 	if !realProfile && m.cdpOverride() == "" {
 		// Registered browser nodes take every new session (nodes.go).
-		if s, placed, err := m.placeOnNode(ctx, key, active); placed || err != nil {
+		// A node session is remote, like a cloud provider's (spec §B8.2): the
+		// SSRF private-address guard applies unless security.allow_private_urls,
+		// so a page never reaches the node host's loopback or network.
+		if s, placed, err := m.placeOnNode(ctx, key, m.gates.GuardActive(false, key)); placed || err != nil {
 			return s, nil, err
 		}
 	}

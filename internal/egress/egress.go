@@ -78,6 +78,15 @@ type Options struct {
 	// that Decide applies to every request and redirect hop before it is
 	// dialed; nil blocks nothing.
 	Policy *policy.Policy
+
+	// HostService, when set, reports whether an address is one of this
+	// host's own services that no request of the guard may reach, whatever
+	// Gate and AllowAddrPorts allow (a browser node's Chromium debugging
+	// port, its listener and its session proxies: a page that reached the
+	// debugging port would drive every tab of the node). It is asked for
+	// every resolved address, unmapped and without zone, before any other
+	// check; true refuses with ssrf_private. Set from Go code only.
+	HostService func(netip.AddrPort) bool
 }
 
 // Guard checks URLs and dials vetted addresses. It is safe for concurrent use.
@@ -113,6 +122,10 @@ func (g *Guard) Allowed(ap netip.AddrPort) bool { return g.allowed(ap.Addr(), ap
 
 // judge is urlsafe's verdict on one address, with AllowAddrPorts applied.
 func (g *Guard) judge(scheme, host string, a netip.Addr, port uint16) *reason.Error {
+	if g.opts.HostService != nil && a.IsValid() && g.opts.HostService(netip.AddrPortFrom(a.Unmap().WithZone(""), port)) {
+		return reason.Newf(reason.SSRFPrivate, reason.GateSSRF,
+			"Blocked: %s:%d is a service of the browser node itself (its debugging port, listener or a session proxy), which no page may reach whatever the policy allows; browse another address.", a.Unmap(), port)
+	}
 	if rerr := g.opts.Gate.JudgeAddr(scheme, host, a); rerr != nil && !g.excused(rerr, a, port) && !g.originExcused(rerr, host, port) {
 		return rerr
 	}
@@ -156,6 +169,17 @@ func portOf(u *urlsafe.URL) uint16 {
 // name, IP-literal classification), honouring AllowAddrPorts for literal IPs.
 // It returns nil or a *reason.Error (gate scheme, parse or ssrf).
 func (g *Guard) CheckStatic(u *urlsafe.URL) *reason.Error {
+	if g.opts.HostService != nil {
+		addrs := []netip.Addr{u.Addr}
+		if !u.Addr.IsValid() && urlsafe.IsLocalhostName(u.Host) {
+			addrs = urlsafe.LocalhostAddrs
+		}
+		for _, a := range addrs {
+			if rerr := g.judge(u.Scheme, u.Host, a, portOf(u)); rerr != nil && a.IsValid() && g.opts.HostService(netip.AddrPortFrom(a.Unmap().WithZone(""), portOf(u))) {
+				return rerr
+			}
+		}
+	}
 	err := g.opts.Gate.CheckStatic(u)
 	if err == nil {
 		return nil

@@ -56,14 +56,14 @@ type Gates struct {
 // differ.
 func New(cfg *config.Config, home string, r egress.Resolver, allow []netip.AddrPort) (*Gates, []string) {
 	spec, warns := node.ConfigPolicy(cfg, home)
-	g, err := FromPolicy(spec, r, allow)
+	g, err := FromPolicy(spec, r, allow, nil)
 	if err != nil {
 		// Unreachable: every entry of spec comes from the parsers Compile
 		// judges with (ParseFakeIPRanges, policy.Load). Should it happen,
 		// the gates keep the metadata floor and refuse private addresses,
 		// and the warning names the entry.
 		warns = append(warns, err.Error())
-		g, _ = FromPolicy(node.Policy{Version: node.PolicyVersion}, r, allow)
+		g, _ = FromPolicy(node.Policy{Version: node.PolicyVersion}, r, allow, nil)
 	}
 	return g, warns
 }
@@ -74,8 +74,11 @@ func New(cfg *config.Config, home string, r egress.Resolver, allow []netip.AddrP
 // blocklist as Policy, AllowPrivate from p.AllowPrivateURLs. p.Active is
 // not used (Guard(p.Active) picks the session's guard). r and allow are
 // as for New: Go-code seams, never part of a policy. The metadata
-// floor holds whatever p says (urlsafe.Options.JudgeAddr).
-func FromPolicy(p node.Policy, r egress.Resolver, allow []netip.AddrPort) (*Gates, error) {
+// floor holds whatever p says (urlsafe.Options.JudgeAddr). hostService,
+// when not nil, names the addresses of the host's own services no request
+// may reach whatever p allows (egress.Options.HostService: a browser
+// node's debugging port, listener and session proxies).
+func FromPolicy(p node.Policy, r egress.Resolver, allow []netip.AddrPort, hostService func(netip.AddrPort) bool) (*Gates, error) {
 	cp, err := p.Compile()
 	if err != nil {
 		return nil, err
@@ -87,7 +90,7 @@ func FromPolicy(p node.Policy, r egress.Resolver, allow []netip.AddrPort) (*Gate
 	mk := func(o urlsafe.Options) *egress.Guard {
 		// The guard carries the website policy, so its one decision
 		// (Guard.Decide) applies it to navigations and to every proxied request.
-		return egress.New(egress.Options{Gate: o, Resolver: r, AllowAddrPorts: allow, ConnectTimeout: cp.ConnectTimeout, Policy: cp.Blocklist})
+		return egress.New(egress.Options{Gate: o, Resolver: r, AllowAddrPorts: allow, ConnectTimeout: cp.ConnectTimeout, Policy: cp.Blocklist, HostService: hostService})
 	}
 	p.Active = false
 	return &Gates{Open: mk(openGate), Strict: mk(strictGate), Policy: cp.Blocklist,

@@ -105,7 +105,7 @@ navigator.sendBeacon("%[1]s/beacon%[3]s", "x");
 func TestNodeEgress(t *testing.T) {
 	needTool(t, backend.DefaultHeadlessShellPath)
 	_, rdb := startRedis(t)
-	cfg := config.Default()
+	cfg := privateConfig()
 	cfg.Security.WebsiteBlocklist.Enabled = true
 	cfg.Security.WebsiteBlocklist.Domains = []string{"blocked.test"}
 	reg := node.NewRegistry(rdb)

@@ -16,7 +16,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
-	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -42,7 +41,7 @@ func (l *logBuf) count(s string) int {
 // reaps sessions idle for idle.
 func idleReplica(t *testing.T, reg *node.Registry, idle time.Duration, lb *logBuf) *browser.Manager {
 	t.Helper()
-	m, _ := browser.New(browser.Options{Config: config.Default(), Home: t.TempDir(), Nodes: &browser.NodeOptions{Registry: reg},
+	m, _ := browser.New(browser.Options{Config: privateConfig(), Home: t.TempDir(), Nodes: &browser.NodeOptions{Registry: reg},
 		Logger:    slog.New(slog.NewTextHandler(lb, nil)),
 		Lifecycle: browser.LifecycleOptions{Tick: 50 * time.Millisecond, Idle: idle}})
 	t.Cleanup(func() { m.Close() })

@@ -21,7 +21,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
-	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"github.com/gatehouse-dev/gatehouse/internal/state/redistest"
@@ -133,7 +132,7 @@ func page(marker string) *httptest.Server {
 
 func replica(t *testing.T, reg *node.Registry, allow []string) *browser.Manager {
 	t.Helper()
-	cfg := config.Default()
+	cfg := privateConfig()
 	cfg.Browser.NodeAllow = allow
 	a, _ := node.ParseAllow(allow)
 	m, _ := browser.New(browser.Options{Config: cfg, Home: t.TempDir(), Nodes: &browser.NodeOptions{Registry: reg, Allow: a}})

@@ -38,12 +38,12 @@ func TestNodePolicyPerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
-	cfgA := config.Default()
+	cfgA := privateConfig()
 	cfgA.Security.WebsiteBlocklist.Enabled = true
 	cfgA.Security.WebsiteBlocklist.Domains = []string{"blocked.test"}
 	mA, _ := browser.New(browser.Options{Config: cfgA, Home: t.TempDir(), Resolver: testResolver{}, Nodes: &browser.NodeOptions{Registry: reg}})
 	defer mA.Close()
-	mB, _ := browser.New(browser.Options{Config: config.Default(), Home: t.TempDir(), Resolver: testResolver{}, Nodes: &browser.NodeOptions{Registry: reg}})
+	mB, _ := browser.New(browser.Options{Config: privateConfig(), Home: t.TempDir(), Resolver: testResolver{}, Nodes: &browser.NodeOptions{Registry: reg}})
 	defer mB.Close()
 	hs := newHostServer()
 	defer hs.Close()

@@ -35,6 +35,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +98,9 @@ type Server struct {
 	hs      *http.Server
 	local   *backend.Local
 	defProx *egress.ProxySession
+	// debugHostPort and defProxAddr are Chromium's debugging endpoint and
+	// the default proxy's address as host:port (hostService).
+	debugHostPort, defProxAddr string
 
 	mu       sync.Mutex
 	sessions map[string]*nodeSession
@@ -181,6 +185,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		s.defProx.Close()
 		return nil, err
 	}
+	s.defProxAddr = s.defProx.Addr()
+	if du, err := url.Parse(s.local.DebugURL()); err == nil {
+		s.debugHostPort = du.Host
+	}
 	if s.ln, err = net.Listen("tcp", o.Listen); err != nil {
 		s.shutdownBrowser()
 		return nil, err
@@ -237,6 +245,10 @@ func (s *Server) Addr() string { return s.addr }
 
 // ChromiumPID is the node's Chromium process id.
 func (s *Server) ChromiumPID() int { return s.local.PID() }
+
+// DebugAddr returns Chromium's debugging endpoint as host:port (loopback
+// only; no session may reach it: hostService).
+func (s *Server) DebugAddr() string { return s.debugHostPort }
 
 // Capacity is the node's --max-sessions.
 func (s *Server) Capacity() int { return s.o.MaxSessions }
@@ -654,7 +666,7 @@ func (s *Server) gatesFor(pol node.Policy) (*browser.Gates, error) {
 	if g != nil {
 		return g, nil
 	}
-	if g, err = browser.GatesFromPolicy(pol, s.o.Resolver, s.o.AllowAddrPorts); err != nil {
+	if g, err = browser.GatesFromPolicy(pol, s.o.Resolver, s.o.AllowAddrPorts, s.hostService); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -664,6 +676,36 @@ func (s *Server) gatesFor(pol node.Policy) (*browser.Gates, error) {
 	s.gates[k] = g
 	s.mu.Unlock()
 	return g, nil
+}
+
+// hostService reports whether ap is one of the node's own services, which
+// no session's request may reach whatever its policy allows (egress
+// Options.HostService): on a loopback or unspecified address (0.0.0.0
+// reaches a socket bound to 127.0.0.1), Chromium's debugging port (a page
+// that reached it would list and drive every tab of the node: every
+// principal's), the node's listener, its default proxy and every session
+// proxy; and the listener's own address when it is not loopback.
+func (s *Server) hostService(ap netip.AddrPort) bool {
+	a, port := ap.Addr(), ap.Port()
+	if lap, err := netip.ParseAddrPort(s.addr); err == nil && lap.Addr().Unmap() == a && lap.Port() == port {
+		return true
+	}
+	if !a.IsLoopback() && !a.IsUnspecified() {
+		return false
+	}
+	for _, hp := range []string{s.debugHostPort, s.addr, s.ln.Addr().String(), s.defProxAddr} {
+		if _, p, err := net.SplitHostPort(hp); err == nil && p == strconv.Itoa(int(port)) {
+			return true
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ns := range s.sessions {
+		if _, p, err := net.SplitHostPort(ns.p.Addr()); err == nil && p == strconv.Itoa(int(port)) {
+			return true
+		}
+	}
+	return false
 }
 
 // safeName bounds a session name from a replica for logs.
