@@ -290,7 +290,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		if c := mainContainer(doc); c != nil {
 			// (The container's count includes a title heading the
 			// renderings are compared without.)
-			eTok := len(tokenize(visibleText(md))) + len(tokenize(title))
+			eTok := countTokens(visibleText(md)) + countTokens(title)
 			if directFits(eTok, containerTokens(c)) {
 				if direct := dropTitle(directMarkdown(c, base)); preferDirect(md, direct) {
 					md = direct

@@ -730,7 +730,7 @@ func (b mdBlock) isLinkHeavy() bool {
 	}
 	linkTok := 0
 	for _, m := range reLinkText.FindAllStringSubmatch(b.text, -1) {
-		linkTok += len(tokenize(m[1]))
+		linkTok += countTokens(m[1])
 	}
 	return float64(linkTok) >= proseMaxLinkDensity*float64(len(b.tokens))
 }
@@ -996,10 +996,77 @@ func splitBlocks(md string) []mdBlock {
 }
 
 // tokenize returns the maximal runs of Unicode letters, digits and '_', as
-// the bench scorer counts words.
+// the bench scorer counts words (an invalid UTF-8 byte separates tokens).
+// It makes one allocation, the result (none when s has no token): the
+// tokens are counted first.
 func tokenize(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return !isTokenRune(r) })
+	n := countTokens(s)
+	if n == 0 {
+		return nil
+	}
+	return appendTokens(make([]string, 0, n), s)
 }
+
+// appendTokens appends the tokens of s (see tokenize) to toks.
+func appendTokens(toks []string, s string) []string {
+	for i := 0; ; {
+		start, end := nextToken(s, i)
+		if start < 0 {
+			return toks
+		}
+		toks = append(toks, s[start:end])
+		i = end
+	}
+}
+
+// countTokens is len(tokenize(s)) without building the slice.
+func countTokens(s string) int {
+	n := 0
+	for i := 0; ; n++ {
+		start, end := nextToken(s, i)
+		if start < 0 {
+			return n
+		}
+		i = end
+	}
+}
+
+// nextToken returns the bounds of the first token of s at or after byte
+// i, or start -1 when there is none.
+func nextToken(s string, i int) (start, end int) {
+	start = -1
+	for i < len(s) {
+		c := s[i]
+		w := 1
+		var in bool
+		if c < utf8.RuneSelf {
+			in = asciiToken[c]
+		} else {
+			var r rune
+			r, w = utf8.DecodeRuneInString(s[i:])
+			in = isTokenRune(r) // (utf8.RuneError is no letter)
+		}
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			return start, i
+		}
+		i += w
+	}
+	if start < 0 {
+		return -1, -1
+	}
+	return start, len(s)
+}
+
+// asciiToken marks the ASCII bytes isTokenRune accepts.
+var asciiToken = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = isTokenRune(rune(c))
+	}
+	return t
+}()
 
 // isTokenRune reports whether r belongs to a token: a letter, a digit or '_'.
 func isTokenRune(r rune) bool {

@@ -44,5 +44,5 @@ var smallPartShare = 0.1
 // smallPart reports whether md holds under smallPartShare of the
 // pageTokens words of the page's main container.
 func smallPart(md string, pageTokens int) bool {
-	return float64(len(tokenize(visibleText(md)))) < smallPartShare*float64(pageTokens)
+	return float64(countTokens(visibleText(md))) < smallPartShare*float64(pageTokens)
 }

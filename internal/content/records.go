@@ -73,7 +73,7 @@ func findRecords(doc *html.Node) *records {
 	visit = func(n *html.Node, inContent bool) int {
 		switch n.Type {
 		case html.TextNode:
-			return len(tokenize(n.Data))
+			return countTokens(n.Data)
 		case html.ElementNode:
 			if isChrome(n, inContent) {
 				return 0
@@ -132,7 +132,7 @@ func findRecords(doc *html.Node) *records {
 	r := &records{total: 0}
 	for _, c := range best {
 		var toks []string
-		containerText(c, func(text string) { toks = append(toks, tokenize(text)...) })
+		containerText(c, func(text string) { toks = appendTokens(toks, text) })
 		r.sets = append(r.sets, shingles(toks))
 		r.tokens = append(r.tokens, len(toks))
 		r.total += len(toks)
