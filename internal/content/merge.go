@@ -844,11 +844,8 @@ func mayHaveOLMarker(s string) bool {
 // newBlock is text as a block to compare: its tokens (visibleText, list
 // numbers left out: reOLMarker) and their shingles.
 func newBlock(text string) mdBlock {
-	t := text
-	if mayHaveOLMarker(t) {
-		t = reOLMarker.ReplaceAllString(t, "")
-	}
-	toks := tokenize(visibleText(t))
+	b := newTextBlock(text)
+	toks := b.tokens
 	// The distinct shingle hashes, sorted (the set shingles returns,
 	// built without a map).
 	var hs []uint64
@@ -864,7 +861,17 @@ func newBlock(text string) mdBlock {
 		slices.Sort(hs)
 		hs = slices.Compact(hs)
 	}
-	return mdBlock{text: text, tokens: toks, shingles: hs}
+	b.shingles = hs
+	return b
+}
+
+// newTextBlock is newBlock without the shingles.
+func newTextBlock(text string) mdBlock {
+	t := text
+	if mayHaveOLMarker(t) {
+		t = reOLMarker.ReplaceAllString(t, "")
+	}
+	return mdBlock{text: text, tokens: tokenize(visibleText(t))}
 }
 
 // newCorpus indexes all the tokens of bs, in order, for foundIn queries by
@@ -957,22 +964,42 @@ func (m *splitMemo) split(md string) []mdBlock {
 
 // splitBlocks cuts markdown at blank lines, keeping fenced code blocks
 // (which may contain blank lines) whole.
-func splitBlocks(md string) []mdBlock {
+func splitBlocks(md string) []mdBlock { return splitBlocksWith(md, newBlock) }
+
+// splitBlocksWith is splitBlocks with mk making each block from its text
+// (newBlock, or newTextBlock where the shingles are not needed). Each
+// block's text is a slice of md (its lines are consecutive).
+func splitBlocksWith(md string, mk func(string) mdBlock) []mdBlock {
 	var blocks []mdBlock
-	var cur []string
+	start, end := -1, 0 // the current block's lines: md[start:end]
 	fence := ""
 	flush := func() {
-		if len(cur) > 0 {
-			if t := strings.Trim(strings.Join(cur, "\n"), "\n"); strings.TrimSpace(t) != "" {
-				blocks = append(blocks, newBlock(t))
+		if start >= 0 {
+			if t := strings.Trim(md[start:end], "\n"); strings.TrimSpace(t) != "" {
+				blocks = append(blocks, mk(t))
 			}
-			cur = cur[:0]
+			start = -1
 		}
 	}
-	for _, line := range strings.Split(md, "\n") {
+	// (The lines of strings.Split(md, "\n"), without the slice.)
+	for ls := 0; ls <= len(md); {
+		le := strings.IndexByte(md[ls:], '\n')
+		if le < 0 {
+			le = len(md)
+		} else {
+			le += ls
+		}
+		line, lineStart := md[ls:le], ls
+		add := func() {
+			if start < 0 {
+				start = lineStart
+			}
+			end = le
+		}
+		ls = le + 1
 		trimmed := strings.TrimLeft(line, " ")
 		if fence != "" {
-			cur = append(cur, line)
+			add()
 			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
 				fence = ""
 				flush()
@@ -982,14 +1009,14 @@ func splitBlocks(md string) []mdBlock {
 		if f := markdown.FenceOpener(trimmed); f != "" {
 			flush()
 			fence = f
-			cur = append(cur, line)
+			add()
 			continue
 		}
 		if strings.TrimSpace(line) == "" {
 			flush()
 			continue
 		}
-		cur = append(cur, line)
+		add()
 	}
 	flush()
 	return blocks

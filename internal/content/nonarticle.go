@@ -30,7 +30,7 @@ var nonArticleExtract = extractOptions{focus: trafilatura.FavorRecall, fallback:
 // nonArticle reports whether md has under nonArticleMaxProse of its words
 // in prose blocks (an empty answer counts as a non-article).
 func nonArticle(md string) bool {
-	prose, total := wordsWhere(splitBlocks(md), mdBlock.isProse)
+	prose, total := wordsWhere(splitBlocksWith(md, newTextBlock), mdBlock.isProse)
 	return float64(prose) < nonArticleMaxProse*float64(total) || total == 0
 }
 
