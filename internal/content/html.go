@@ -682,7 +682,7 @@ func isOverlay(n *html.Node) bool {
 	}
 	for _, key := range []string{"id", "class"} {
 		v, _ := dom.Attr(n, key)
-		for _, tok := range strings.Fields(strings.ToLower(v)) {
+		for tok := range strings.FieldsSeq(strings.ToLower(v)) {
 			switch {
 			case strings.HasPrefix(tok, "onetrust"), strings.HasPrefix(tok, "cybotcookiebot"), strings.HasPrefix(tok, "cookiebot"):
 				return true
