@@ -223,10 +223,11 @@ func unwrapContentForms(doc *html.Node) {
 	if len(forms) == 0 {
 		return
 	}
-	lens := map[*html.Node]int{}
-	total := visibility.TextLen(doc, lens)
+	// (The forms are outermost, so disjoint: measuring each again costs
+	// less than recording the length of every element of the page.)
+	total := visibility.TextLen(doc, nil)
 	for _, f := range forms {
-		if total > 0 && float64(lens[f]) >= contentFormShare*float64(total) {
+		if total > 0 && float64(visibility.TextLen(f, nil)) >= contentFormShare*float64(total) {
 			f.Data, f.DataAtom = "div", atom.Div
 			for _, k := range []string{"action", "method", "enctype", "target"} {
 				dom.RemoveAttr(f, k)
