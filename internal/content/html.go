@@ -211,8 +211,8 @@ type page struct {
 
 	// readability's answer on doc, once it ran (readabilityDone): its
 	// markdown and title.
-	readabilityDone         bool
-	readabilityMD, rdbTitle string
+	readabilityDone                 bool
+	readabilityMD, readabilityTitle string
 }
 
 // preparedPages and readabilityRuns count preparePage's pages and
@@ -315,11 +315,11 @@ func (p *page) extract(opt extractOptions) (_ Document, pass passInfo, _ error) 
 	}
 	if !opt.readabilityOff {
 		if !p.readabilityDone {
-			p.readabilityMD, p.rdbTitle = p.readability()
+			p.readabilityMD, p.readabilityTitle = p.readability()
 			p.readabilityDone = true
 		}
 		if title == "" {
-			title = p.rdbTitle
+			title = p.readabilityTitle
 		}
 		secondary = p.readabilityMD
 	}
