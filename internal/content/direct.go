@@ -103,7 +103,7 @@ func trafilaturaRescued(res *trafilatura.ExtractResult, doc *html.Node) bool {
 			}
 			if dom.IsElem(n, "body") {
 
-				pt, bt := len(tokenize(ps[0])), len(tokenize(dom.TextContent(n)))
+				pt, bt := countTokens(ps[0]), countTokens(dom.TextContent(n))
 				found = pt >= dumpMinTokens && float64(pt) >= dumpMinShare*float64(bt)
 			}
 			return true
@@ -268,7 +268,7 @@ func containerTokens(n *html.Node) int {
 // into one token stream, as in the renderings.
 func containerShingles(n *html.Node) map[uint64]struct{} {
 	var toks []string
-	containerText(n, func(text string) { toks = append(toks, tokenize(text)...) })
+	containerText(n, func(text string) { toks = appendTokens(toks, text) })
 	return shingles(toks)
 }
 

@@ -82,7 +82,7 @@ func articleHeader(doc *html.Node) (h1, byline, date string) {
 		var text string
 		if n.Data == "p" {
 			text = dom.CollapseSpace(markdown.UnmarkText(dom.TextContent(n)))
-			if len(tokenize(text)) >= proseMinTokens {
+			if countTokens(text) >= proseMinTokens {
 				stop = true
 				return
 			}
@@ -170,7 +170,7 @@ const headlineMinTokens = 5
 // headline of headlineMinTokens tokens or more, anywhere in the text.
 func holdsHeadline(top, plain, h1 string) bool {
 	want := normalizeForCompare(h1)
-	if len(tokenize(h1)) >= headlineMinTokens {
+	if countTokens(h1) >= headlineMinTokens {
 		return strings.Contains(plain, want)
 	}
 	for _, line := range strings.Split(visibleText(top), "\n") {

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	trafilatura "github.com/markusmobius/go-trafilatura"
@@ -104,7 +105,7 @@ var defaultExtract = extractOptions{focus: trafilatura.FavorRecall}
 // stay as written). It returns reason.EmptyContent when the page has no
 // readable text beyond its title.
 func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
-	d, pass, err := extract(htmlText, base, defaultExtract)
+	d, pass, pg, err := extract(htmlText, base, defaultExtract)
 	if !pass.both || len(htmlText) > nonArticleMaxBytes {
 		return d, err
 	}
@@ -116,7 +117,16 @@ func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
 	// Not an article (nonarticle.go), or one record of a page of
 	// repeated records (records.go): trafilatura's own fallback and the
 	// comment sections may hold the content.
-	alt, aerr := extractSafely(htmlText, base, nonArticleExtract)
+	// The first pass's page serves when the second would prepare the
+	// same tree (a page without comment sections): only the extractors
+	// run again.
+	var alt Document
+	var aerr error
+	if pg != nil && pg.reusableFor(nonArticleExtract) {
+		alt, aerr = extractSafelyFrom(pg, nonArticleExtract)
+	} else {
+		alt, aerr = extractSafely(htmlText, base, nonArticleExtract)
+	}
 	if aerr != nil {
 		return d, err
 	}
@@ -128,7 +138,7 @@ func HTMLToMarkdown(htmlText string, base *url.URL) (Document, error) {
 
 // htmlToMarkdown is one extraction pass with the given options.
 func htmlToMarkdown(htmlText string, base *url.URL, opt extractOptions) (Document, error) {
-	d, _, err := extract(htmlText, base, opt)
+	d, _, _, err := extract(htmlText, base, opt)
 	return d, err
 }
 
@@ -141,7 +151,19 @@ func extractSafely(htmlText string, base *url.URL, opt extractOptions) (d Docume
 			d, err = Document{}, reason.New(reason.EmptyContent, "", "the page could not be converted")
 		}
 	}()
-	d, _, err = extract(htmlText, base, opt)
+	d, _, _, err = extract(htmlText, base, opt)
+	return d, err
+}
+
+// extractSafelyFrom is extractSafely on a page already prepared
+// (page.reusableFor opt).
+func extractSafelyFrom(p *page, opt extractOptions) (d Document, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = Document{}, reason.New(reason.EmptyContent, "", "the page could not be converted")
+		}
+	}()
+	d, _, err = p.extract(opt)
 	return d, err
 }
 
@@ -154,8 +176,54 @@ type passInfo struct {
 	recs *records
 }
 
-// extract runs one extraction pass.
-func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pass passInfo, _ error) {
+// extract runs one extraction pass: preparePage, then the extractors
+// (page.extract).
+func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pass passInfo, pg *page, _ error) {
+	pg, err := preparePage(htmlText, base, opt)
+	if err != nil {
+		return Document{Kind: KindHTML}, pass, nil, err
+	}
+	d, pass, err := pg.extract(opt)
+	return d, pass, pg, err
+}
+
+// page is an HTML page parsed and prepared for the extractors: the steps
+// of an extraction pass before them, which cost about a third of a pass
+// (parsing, the hidden-text cascade, metadata, links, pre-cleaning, the
+// originals and records). HTMLToMarkdown's second pass reuses the page of
+// the first when it would prepare the same tree (reusableFor), and with it
+// readability's answer, which depends on nothing else.
+type page struct {
+	doc       *html.Node
+	base      *url.URL // the document's base (<base href>, else the caller's)
+	facts     *metadata.Pending
+	originals *markdown.Originals
+	recs      *records // the dominant group of repeated records, or nil
+	strat     strategy
+
+	// The options the page was prepared with that change the tree.
+	keepComments, allCaptions, noRecords bool
+	// foundComments: preClean found comment sections (dropped or not),
+	// so a pass with another keepComments prepares another tree.
+	foundComments bool
+	// changed: a step after the extractors changed doc (wholeBody).
+	changed bool
+
+	// readability's answer on doc, once it ran (readabilityDone): its
+	// markdown and title.
+	readabilityDone                 bool
+	readabilityMD, readabilityTitle string
+}
+
+// preparedPages and readabilityRuns count preparePage's pages and
+// readability's runs (the tests check what the second pass reuses).
+var preparedPages, readabilityRuns atomic.Int64
+
+// preparePage parses htmlText and runs the steps of an extraction pass
+// before the extractors, with the options that change the tree
+// (keepComments, allCaptions, noRecords). It returns parseError's error
+// when the page cannot be parsed.
+func preparePage(htmlText string, base *url.URL, opt extractOptions) (*page, error) {
 	doc, err := html.Parse(strings.NewReader(htmlText))
 	if isDepthError(err) {
 		// Nested deeper than the parser accepts: the page with its
@@ -166,28 +234,47 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		}
 	}
 	if err != nil {
-		return Document{Kind: KindHTML}, pass, parseError(err)
+		return nil, parseError(err)
 	}
+	preparedPages.Add(1)
 	openNoscriptView(doc)      // noscript.go: the page as a client without scripts gets it
 	visibility.DropHidden(doc) // hidden.go: text a browser would not render never reaches the agent
-	base = dom.DocumentBase(doc, base)
-	facts := metadata.Read(doc, base) // meta.go: before the extractors change the tree
-	markdown.AbsolutizeLinks(doc, base)
-	preClean(doc, opt.keepComments)
+	p := &page{doc: doc, keepComments: opt.keepComments, allCaptions: opt.allCaptions, noRecords: opt.noRecords}
+	p.base = dom.DocumentBase(doc, base)
+	p.facts = metadata.Read(doc, p.base) // meta.go: before the extractors change the tree
+	markdown.AbsolutizeLinks(doc, p.base)
+	p.foundComments = preClean(doc, opt.keepComments)
 	if opt.allCaptions {
 		markdown.CaptionsToParagraphs(doc, false)
 	}
 	markdown.BreaksToParagraphs(doc) // markdown/breaks.go: "text<br><br>text" in a div becomes paragraphs
 	markdown.Polish(doc)
 	inlineImages := markdown.MarkInlineImages(doc) // markdown/inlineimg.go
-	originals := markdown.CollectOriginals(doc)
-	originals.Images = inlineImages
-	if pass.recs = nil; !opt.noRecords {
-		pass.recs = findRecords(doc)
+	p.originals = markdown.CollectOriginals(doc)
+	p.originals.Images = inlineImages
+	if !opt.noRecords {
+		p.recs = findRecords(doc)
 	}
 	// Big pages get less extraction, so that time stays about linear in
 	// the page's size (see the package doc and size.go).
-	strat := measurePage(doc).strategy()
+	p.strat = measurePage(doc).strategy()
+	return p, nil
+}
+
+// reusableFor reports whether a pass with opt would prepare the same tree
+// as p: the options that change the tree are the same (keepComments only
+// matters on a page with comment sections), and nothing after the
+// extractors changed the tree.
+func (p *page) reusableFor(opt extractOptions) bool {
+	return !p.changed && p.allCaptions == opt.allCaptions && p.noRecords == opt.noRecords &&
+		(p.keepComments == opt.keepComments || !p.foundComments)
+}
+
+// extract runs the extractors on the prepared page and builds the answer.
+func (p *page) extract(opt extractOptions) (_ Document, pass passInfo, _ error) {
+	doc, base, facts, originals := p.doc, p.base, p.facts, p.originals
+	pass.recs = p.recs
+	strat := p.strat
 	pass.both = strat == strategyFull && !opt.trafOff && !opt.readabilityOff
 	if pass.both {
 		if c := mainContainer(doc); c != nil {
@@ -227,17 +314,14 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		}
 	}
 	if !opt.readabilityOff {
-		p := readability.NewParser()
-		p.KeepClasses = true // code blocks keep their language class
-		if art, err := p.ParseDocument(doc, base); err == nil && art.Node != nil {
-			if title == "" {
-				title = art.Title()
-			}
-			// Captions are not article text (and trafilatura leaves them
-			// out); the images themselves are merged back in.
-			markdown.FiguresToImages(art.Node)
-			secondary = nodeToMarkdown(art.Node, base, originals)
+		if !p.readabilityDone {
+			p.readabilityMD, p.readabilityTitle = p.readability()
+			p.readabilityDone = true
 		}
+		if title == "" {
+			title = p.readabilityTitle
+		}
+		secondary = p.readabilityMD
 	}
 	var md string
 	var memo splitMemo // isFragment and the merge split the same two answers
@@ -290,7 +374,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		if c := mainContainer(doc); c != nil {
 			// (The container's count includes a title heading the
 			// renderings are compared without.)
-			eTok := len(tokenize(visibleText(md))) + len(tokenize(title))
+			eTok := countTokens(visibleText(md)) + countTokens(title)
 			if directFits(eTok, containerTokens(c)) {
 				if direct := dropTitle(directMarkdown(c, base)); preferDirect(md, direct) {
 					md = direct
@@ -302,6 +386,7 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		// Both extractors gave up (a tiny page, a bare table or code
 		// listing) or were skipped (a huge page): convert the whole body
 		// rather than return nothing.
+		p.changed = true // (wholeBody changes the tree)
 		if body := wholeBody(doc); body != nil {
 			if whole, err := markdown.Convert(body, base); err == nil {
 				md = dropTitle(whole)
@@ -325,6 +410,23 @@ func extract(htmlText string, base *url.URL, opt extractOptions) (_ Document, pa
 		return Document{Kind: KindHTML, Title: title, Facts: facts.Done("")}, pass, reason.New(reason.EmptyContent, "", "no readable main content was found on the page; try the browser tools if it needs JavaScript")
 	}
 	return Document{Title: title, Markdown: md, Kind: KindHTML, Facts: facts.Done(md)}, pass, nil
+}
+
+// readability runs readeck's go-readability on the page (it works on a
+// copy) and returns its answer as markdown and its title ("", "" when it
+// finds no article).
+func (p *page) readability() (md, title string) {
+	readabilityRuns.Add(1)
+	rp := readability.NewParser()
+	rp.KeepClasses = true // code blocks keep their language class
+	art, err := rp.ParseDocument(p.doc, p.base)
+	if err != nil || art.Node == nil {
+		return "", ""
+	}
+	// Captions are not article text (and trafilatura leaves them out);
+	// the images themselves are merged back in.
+	markdown.FiguresToImages(art.Node)
+	return nodeToMarkdown(art.Node, p.base, p.originals), art.Title()
 }
 
 // nodeToMarkdown converts an extractor's content node: original <pre> and
@@ -463,8 +565,10 @@ var commentClasses = []string{"comments", "comment-list", "commentlist", "commen
 // they are the page's content (commentsAreContent), and
 // removes overlays: dialogs and cookie-consent banners (see isOverlay).
 // A form that wraps the page's content becomes a <div> first
-// (unwrapContentForms).
-func preClean(doc *html.Node, keepComments bool) {
+// (unwrapContentForms). It reports whether it found comment sections
+// (when not keepComments; removed or not): without them keepComments
+// changes nothing.
+func preClean(doc *html.Node, keepComments bool) (foundComments bool) {
 	unwrapContentForms(doc) // records.go
 	var drop, unwrap, comments []*html.Node
 	dom.Walk(doc, func(n *html.Node) bool {
@@ -516,6 +620,7 @@ func preClean(doc *html.Node, keepComments bool) {
 			n.Parent.RemoveChild(n)
 		}
 	}
+	return len(comments) > 0
 }
 
 // commentMinRest: a page whose main container holds fewer words than this
@@ -577,7 +682,7 @@ func isOverlay(n *html.Node) bool {
 	}
 	for _, key := range []string{"id", "class"} {
 		v, _ := dom.Attr(n, key)
-		for _, tok := range strings.Fields(strings.ToLower(v)) {
+		for tok := range strings.FieldsSeq(strings.ToLower(v)) {
 			switch {
 			case strings.HasPrefix(tok, "onetrust"), strings.HasPrefix(tok, "cybotcookiebot"), strings.HasPrefix(tok, "cookiebot"):
 				return true

@@ -232,16 +232,3 @@ func unwrapSections(t *html.Node) {
 		c = next
 	}
 }
-
-// countTokens counts the scorer-style tokens of s without building them.
-func countTokens(s string) int {
-	n, in := 0, false
-	for _, r := range s {
-		t := isTokenRune(r)
-		if t && !in {
-			n++
-		}
-		in = t
-	}
-	return n
-}

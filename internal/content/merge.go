@@ -730,7 +730,7 @@ func (b mdBlock) isLinkHeavy() bool {
 	}
 	linkTok := 0
 	for _, m := range reLinkText.FindAllStringSubmatch(b.text, -1) {
-		linkTok += len(tokenize(m[1]))
+		linkTok += countTokens(m[1])
 	}
 	return float64(linkTok) >= proseMaxLinkDensity*float64(len(b.tokens))
 }
@@ -844,11 +844,8 @@ func mayHaveOLMarker(s string) bool {
 // newBlock is text as a block to compare: its tokens (visibleText, list
 // numbers left out: reOLMarker) and their shingles.
 func newBlock(text string) mdBlock {
-	t := text
-	if mayHaveOLMarker(t) {
-		t = reOLMarker.ReplaceAllString(t, "")
-	}
-	toks := tokenize(visibleText(t))
+	b := newTextBlock(text)
+	toks := b.tokens
 	// The distinct shingle hashes, sorted (the set shingles returns,
 	// built without a map).
 	var hs []uint64
@@ -864,7 +861,17 @@ func newBlock(text string) mdBlock {
 		slices.Sort(hs)
 		hs = slices.Compact(hs)
 	}
-	return mdBlock{text: text, tokens: toks, shingles: hs}
+	b.shingles = hs
+	return b
+}
+
+// newTextBlock is newBlock without the shingles.
+func newTextBlock(text string) mdBlock {
+	t := text
+	if mayHaveOLMarker(t) {
+		t = reOLMarker.ReplaceAllString(t, "")
+	}
+	return mdBlock{text: text, tokens: tokenize(visibleText(t))}
 }
 
 // newCorpus indexes all the tokens of bs, in order, for foundIn queries by
@@ -957,22 +964,42 @@ func (m *splitMemo) split(md string) []mdBlock {
 
 // splitBlocks cuts markdown at blank lines, keeping fenced code blocks
 // (which may contain blank lines) whole.
-func splitBlocks(md string) []mdBlock {
+func splitBlocks(md string) []mdBlock { return splitBlocksWith(md, newBlock) }
+
+// splitBlocksWith is splitBlocks with mk making each block from its text
+// (newBlock, or newTextBlock where the shingles are not needed). Each
+// block's text is a slice of md (its lines are consecutive).
+func splitBlocksWith(md string, mk func(string) mdBlock) []mdBlock {
 	var blocks []mdBlock
-	var cur []string
+	start, end := -1, 0 // the current block's lines: md[start:end]
 	fence := ""
 	flush := func() {
-		if len(cur) > 0 {
-			if t := strings.Trim(strings.Join(cur, "\n"), "\n"); strings.TrimSpace(t) != "" {
-				blocks = append(blocks, newBlock(t))
+		if start >= 0 {
+			if t := strings.Trim(md[start:end], "\n"); strings.TrimSpace(t) != "" {
+				blocks = append(blocks, mk(t))
 			}
-			cur = cur[:0]
+			start = -1
 		}
 	}
-	for _, line := range strings.Split(md, "\n") {
+	// (The lines of strings.Split(md, "\n"), without the slice.)
+	for ls := 0; ls <= len(md); {
+		le := strings.IndexByte(md[ls:], '\n')
+		if le < 0 {
+			le = len(md)
+		} else {
+			le += ls
+		}
+		line, lineStart := md[ls:le], ls
+		add := func() {
+			if start < 0 {
+				start = lineStart
+			}
+			end = le
+		}
+		ls = le + 1
 		trimmed := strings.TrimLeft(line, " ")
 		if fence != "" {
-			cur = append(cur, line)
+			add()
 			if strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "" {
 				fence = ""
 				flush()
@@ -982,24 +1009,91 @@ func splitBlocks(md string) []mdBlock {
 		if f := markdown.FenceOpener(trimmed); f != "" {
 			flush()
 			fence = f
-			cur = append(cur, line)
+			add()
 			continue
 		}
 		if strings.TrimSpace(line) == "" {
 			flush()
 			continue
 		}
-		cur = append(cur, line)
+		add()
 	}
 	flush()
 	return blocks
 }
 
 // tokenize returns the maximal runs of Unicode letters, digits and '_', as
-// the bench scorer counts words.
+// the bench scorer counts words (an invalid UTF-8 byte separates tokens).
+// It makes one allocation, the result (none when s has no token): the
+// tokens are counted first.
 func tokenize(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return !isTokenRune(r) })
+	n := countTokens(s)
+	if n == 0 {
+		return nil
+	}
+	return appendTokens(make([]string, 0, n), s)
 }
+
+// appendTokens appends the tokens of s (see tokenize) to toks.
+func appendTokens(toks []string, s string) []string {
+	for i := 0; ; {
+		start, end := nextToken(s, i)
+		if start < 0 {
+			return toks
+		}
+		toks = append(toks, s[start:end])
+		i = end
+	}
+}
+
+// countTokens is len(tokenize(s)) without building the slice.
+func countTokens(s string) int {
+	n := 0
+	for i := 0; ; n++ {
+		start, end := nextToken(s, i)
+		if start < 0 {
+			return n
+		}
+		i = end
+	}
+}
+
+// nextToken returns the bounds of the first token of s at or after byte
+// i, or start -1 when there is none.
+func nextToken(s string, i int) (start, end int) {
+	start = -1
+	for i < len(s) {
+		c := s[i]
+		w := 1
+		var in bool
+		if c < utf8.RuneSelf {
+			in = asciiToken[c]
+		} else {
+			var r rune
+			r, w = utf8.DecodeRuneInString(s[i:])
+			in = isTokenRune(r) // (utf8.RuneError is no letter)
+		}
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			return start, i
+		}
+		i += w
+	}
+	if start < 0 {
+		return -1, -1
+	}
+	return start, len(s)
+}
+
+// asciiToken marks the ASCII bytes isTokenRune accepts.
+var asciiToken = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = isTokenRune(rune(c))
+	}
+	return t
+}()
 
 // isTokenRune reports whether r belongs to a token: a letter, a digit or '_'.
 func isTokenRune(r rune) bool {

@@ -30,7 +30,7 @@ var nonArticleExtract = extractOptions{focus: trafilatura.FavorRecall, fallback:
 // nonArticle reports whether md has under nonArticleMaxProse of its words
 // in prose blocks (an empty answer counts as a non-article).
 func nonArticle(md string) bool {
-	prose, total := wordsWhere(splitBlocks(md), mdBlock.isProse)
+	prose, total := wordsWhere(splitBlocksWith(md, newTextBlock), mdBlock.isProse)
 	return float64(prose) < nonArticleMaxProse*float64(total) || total == 0
 }
 
@@ -44,5 +44,5 @@ var smallPartShare = 0.1
 // smallPart reports whether md holds under smallPartShare of the
 // pageTokens words of the page's main container.
 func smallPart(md string, pageTokens int) bool {
-	return float64(len(tokenize(visibleText(md)))) < smallPartShare*float64(pageTokens)
+	return float64(countTokens(visibleText(md))) < smallPartShare*float64(pageTokens)
 }

@@ -74,13 +74,13 @@ func openNoscriptView(doc *html.Node) {
 		}
 		chars := 0
 		for _, c := range nodes {
-			chars += visibility.TextLen(c, map[*html.Node]int{})
+			chars += visibility.TextLen(c, nil)
 		}
 		views = append(views, view{n, nodes, chars})
 		viewChars += chars
 	}
 	// The rest of the page's text (visibility.TextLen skips <noscript>).
-	total := visibility.TextLen(doc, map[*html.Node]int{}) + viewChars
+	total := visibility.TextLen(doc, nil) + viewChars
 	for _, v := range views {
 		if v.chars == 0 || float64(v.chars) < noscriptMinShare*float64(total) {
 			continue

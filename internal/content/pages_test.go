@@ -149,3 +149,56 @@ func TestOverlaysDropped(t *testing.T) {
 		t.Error("a dialog holding the article taken for an overlay")
 	}
 }
+
+// TestSecondPassReusesPage: a non-article page gets a second pass
+// (nonArticleExtract); without comment sections that pass would prepare
+// the same tree, so the first pass's page serves (parsed and prepared once,
+// readability run once) and the answer is the one a fresh second pass
+// gives. With a comment section the second pass keeps it, so it prepares
+// its own page.
+func TestSecondPassReusesPage(t *testing.T) {
+	var items strings.Builder
+	for i := range 24 {
+		fmt.Fprintf(&items, "<li><a href=\"/p/%d\">Project %d release notes and the changes of week %d</a></li>\n", i, i, i)
+	}
+	list := `<html><head><title>Projects | Example</title></head><body><nav><a href="/">Home</a></nav><main><h1>Projects</h1><ul>` + items.String() + `</ul><p>Updated daily.</p></main>`
+	comments := `<div id="comments"><p>` + filler + `</p><p>` + filler + `</p></div>`
+	u := mustURL(t, "https://example.com/projects")
+	for _, c := range []struct {
+		name       string
+		page       string
+		reuse      bool
+		wantPrep   int64
+		wantReadab int64
+	}{
+		{"no comment sections", list + `</body></html>`, true, 1, 1},
+		{"a comment section", list + comments + `</body></html>`, false, 2, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, pass, pg, err := extract(c.page, u, defaultExtract)
+			if err != nil || !pass.both || !nonArticle(d.Markdown) {
+				t.Fatalf("not a non-article page with both extractors: err %v, both %v, markdown:\n%s", err, pass.both, d.Markdown)
+			}
+			if got := pg.reusableFor(nonArticleExtract); got != c.reuse {
+				t.Fatalf("reusableFor(nonArticleExtract) = %v, want %v", got, c.reuse)
+			}
+			fresh, ferr := extractSafely(c.page, u, nonArticleExtract)
+			if c.reuse {
+				reused, rerr := extractSafelyFrom(pg, nonArticleExtract)
+				if reused.Markdown != fresh.Markdown || reused.Title != fresh.Title || (rerr == nil) != (ferr == nil) {
+					t.Errorf("reused page answers\n%s\n(%v), a fresh second pass\n%s\n(%v)", reused.Markdown, rerr, fresh.Markdown, ferr)
+				}
+			}
+			prep, rdb := preparedPages.Load(), readabilityRuns.Load()
+			if _, err := HTMLToMarkdown(c.page, u); err != nil {
+				t.Fatal(err)
+			}
+			if got := preparedPages.Load() - prep; got != c.wantPrep {
+				t.Errorf("HTMLToMarkdown prepared the page %d times, want %d", got, c.wantPrep)
+			}
+			if got := readabilityRuns.Load() - rdb; got != c.wantReadab {
+				t.Errorf("HTMLToMarkdown ran readability %d times, want %d", got, c.wantReadab)
+			}
+		})
+	}
+}

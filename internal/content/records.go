@@ -73,7 +73,7 @@ func findRecords(doc *html.Node) *records {
 	visit = func(n *html.Node, inContent bool) int {
 		switch n.Type {
 		case html.TextNode:
-			return len(tokenize(n.Data))
+			return countTokens(n.Data)
 		case html.ElementNode:
 			if isChrome(n, inContent) {
 				return 0
@@ -132,7 +132,7 @@ func findRecords(doc *html.Node) *records {
 	r := &records{total: 0}
 	for _, c := range best {
 		var toks []string
-		containerText(c, func(text string) { toks = append(toks, tokenize(text)...) })
+		containerText(c, func(text string) { toks = appendTokens(toks, text) })
 		r.sets = append(r.sets, shingles(toks))
 		r.tokens = append(r.tokens, len(toks))
 		r.total += len(toks)
@@ -223,10 +223,11 @@ func unwrapContentForms(doc *html.Node) {
 	if len(forms) == 0 {
 		return
 	}
-	lens := map[*html.Node]int{}
-	total := visibility.TextLen(doc, lens)
+	// (The forms are outermost, so disjoint: measuring each again costs
+	// less than recording the length of every element of the page.)
+	total := visibility.TextLen(doc, nil)
 	for _, f := range forms {
-		if total > 0 && float64(lens[f]) >= contentFormShare*float64(total) {
+		if total > 0 && float64(visibility.TextLen(f, nil)) >= contentFormShare*float64(total) {
 			f.Data, f.DataAtom = "div", atom.Div
 			for _, k := range []string{"action", "method", "enctype", "target"} {
 				dom.RemoveAttr(f, k)

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -101,7 +103,50 @@ func TextContent(n *html.Node) string {
 
 // CollapseSpace trims s and turns every run of white space into one space.
 func CollapseSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	// (Most strings are collapsed already: they come back as they are.)
+	if collapsed(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// collapsed reports whether CollapseSpace(s) == s: no white space but
+// single ASCII spaces between other runes.
+func collapsed(s string) bool {
+	prevSpace := true // (a leading space is not collapsed)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ':
+				if prevSpace {
+					return false
+				}
+				prevSpace = true
+			case '\t' <= c && c <= '\r':
+				return false
+			default:
+				prevSpace = false
+			}
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		if unicode.IsSpace(r) {
+			return false
+		}
+		prevSpace = false
+	}
+	return !prevSpace || s == ""
 }
 
 // CloneNode deep-copies n (detached from any tree).
@@ -165,7 +210,7 @@ func HasAnyClass(n *html.Node, names []string) bool {
 	if !ok {
 		return false
 	}
-	for _, c := range strings.Fields(v) {
+	for c := range strings.FieldsSeq(v) {
 		if slices.Contains(names, c) {
 			return true
 		}

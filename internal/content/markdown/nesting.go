@@ -79,19 +79,23 @@ type nodeStat struct {
 const sigBase = 1099511628211 // the FNV prime, as a polynomial base
 
 // sigStats computes the textSig and nested block count of every element
-// under root (root included), skipping scripts and styles.
-func sigStats(root *html.Node) map[*html.Node]nodeStat {
+// under root (root included), skipping scripts and styles, and returns
+// those of the elements named in keep (the others are only summed into
+// their ancestors: a map entry per element of a page is most of the cost).
+func sigStats(root *html.Node, keep map[string]bool) map[*html.Node]nodeStat {
 	stats := map[*html.Node]nodeStat{}
-	// pow[k] = sigBase^k for concatenation; computed on demand.
 	var visit func(n *html.Node) nodeStat
 	visit = func(n *html.Node) nodeStat {
 		switch n.Type {
 		case html.TextNode:
 			var s nodeStat
 			for i := 0; i < len(n.Data); {
-				r, w := utf8.DecodeRuneInString(n.Data[i:])
+				r, w := rune(n.Data[i]), 1
+				if r >= utf8.RuneSelf {
+					r, w = utf8.DecodeRuneInString(n.Data[i:])
+				}
 				i += w
-				if unicode.IsSpace(r) {
+				if asciiSpace(r) || r >= utf8.RuneSelf && unicode.IsSpace(r) {
 					continue
 				}
 				s.sig.hash = s.sig.hash*sigBase + uint64(r)
@@ -128,12 +132,24 @@ func sigStats(root *html.Node) map[*html.Node]nodeStat {
 		if numberedList(n) {
 			s.numbered++
 		}
-		stats[n] = s
+		if keep[n.Data] && n.Type == html.ElementNode {
+			stats[n] = s
+		}
 		return s
 	}
 	visit(root)
 	return stats
 }
+
+// asciiSpace reports whether r is one of the ASCII runes unicode.IsSpace
+// accepts.
+func asciiSpace(r rune) bool {
+	return r == ' ' || '\t' <= r && r <= '\r'
+}
+
+// restoreCandidates are the elements of an extraction restoreOne can
+// replace.
+var restoreCandidates = map[string]bool{"blockquote": true, "ul": true, "ol": true, "dl": true, "li": true, "dd": true, "p": true, "div": true, "section": true, "code": true}
 
 // runeHash mixes a rune into 64 bits (splitmix64's finaliser), so that
 // sums of different multisets of runes rarely collide.
@@ -174,7 +190,7 @@ type nestEntry struct {
 // quote.
 func collectNested(doc *html.Node) nestIndex {
 	idx := nestIndex{bySig: map[textSig][]nestEntry{}, byBag: map[textSig][]nestEntry{}}
-	stats := sigStats(doc)
+	stats := sigStats(doc, nestContainers)
 	dom.Walk(doc, func(n *html.Node) bool {
 		if n.Type == html.ElementNode && nestContainers[n.Data] {
 			if s := stats[n]; (s.blocks > 0 || s.links > 0 || s.numbered > 0 || n.Data == "blockquote") && s.sig.n > 0 {
@@ -198,7 +214,7 @@ func restoreNesting(root *html.Node, idx nestIndex) {
 	if len(idx.bySig) == 0 {
 		return
 	}
-	stats := sigStats(root)
+	stats := sigStats(root, restoreCandidates)
 	used := map[*html.Node]bool{}
 	var swaps [][2]*html.Node
 	var visit func(n *html.Node, inQuote bool)

@@ -395,7 +395,7 @@ func isBacklink(a *html.Node) bool {
 // ending with ".", "!" or "?".
 func isSentence(s string) bool {
 	s = strings.TrimSpace(s)
-	return len(strings.Fields(s)) >= 6 && strings.ContainsAny(s[len(s)-1:], ".!?")
+	return atLeastFields(s, 6) && strings.ContainsAny(s[len(s)-1:], ".!?")
 }
 
 // moveCaptionsOut moves every captionClass paragraph inside a <figure> to

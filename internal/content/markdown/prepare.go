@@ -184,7 +184,13 @@ func copyPool(m map[string][]*html.Node) map[string][]*html.Node {
 // text and drop white-space-only nodes, so only the other characters can be
 // compared.
 func textKey(n *html.Node) string {
-	return strings.Join(strings.Fields(dom.TextContent(n)), "")
+	t := dom.TextContent(n)
+	var b strings.Builder
+	b.Grow(len(t))
+	for f := range strings.FieldsSeq(t) {
+		b.WriteString(f)
+	}
+	return b.String()
 }
 
 // isBlockCode reports whether a <code> element stands for a code block: its

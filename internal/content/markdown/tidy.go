@@ -91,7 +91,7 @@ func dropRepeatedBlocks(md string) string {
 // given word for word twice is a copy of the same text.
 func isSentences(b string) bool {
 	t := strings.TrimRight(b, " \t\n\"'”’*_")
-	if t == "" || len(strings.Fields(t)) < 12 {
+	if t == "" || !atLeastFields(t, 12) {
 		return false
 	}
 	r, _ := utf8.DecodeLastRuneInString(t)
@@ -173,4 +173,16 @@ func tightenNestedLists(md string) string {
 		return md
 	}
 	return b.String()
+}
+
+// atLeastFields reports whether len(strings.Fields(s)) >= n, without
+// building the fields.
+func atLeastFields(s string, n int) bool {
+	k := 0
+	for range strings.FieldsSeq(s) {
+		if k++; k >= n {
+			return true
+		}
+	}
+	return k >= n
 }

@@ -508,7 +508,8 @@ func hasReactBoundaries(doc *html.Node) bool {
 }
 
 // TextLen returns the bytes of text under n (script, style and template
-// content excluded) and records it for every element in lens.
+// content excluded) and records it for every element in lens, unless lens
+// is nil.
 func TextLen(n *html.Node, lens map[*html.Node]int) int {
 	switch n.Type {
 	case html.TextNode:
@@ -523,7 +524,7 @@ func TextLen(n *html.Node, lens map[*html.Node]int) int {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		sum += TextLen(c, lens)
 	}
-	if n.Type == html.ElementNode {
+	if lens != nil && n.Type == html.ElementNode {
 		lens[n] = sum
 	}
 	return sum

@@ -52,3 +52,20 @@ func findElement(n *html.Node, tag string) *html.Node {
 	}
 	return nil
 }
+
+// TestTextLenWithoutLens: TextLen with a nil lens measures without
+// recording (and without allocating), as the callers that need one
+// length only (the noscript view, content forms) use it.
+func TestTextLenWithoutLens(t *testing.T) {
+	doc, err := html.Parse(strings.NewReader(`<body><div> ab <p>cd</p><script>x()</script></div><form><p> ef </p></form></body>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lens := map[*html.Node]int{}
+	if got, want := TextLen(doc, nil), TextLen(doc, lens); got != want || got != 6 {
+		t.Errorf("TextLen(doc, nil) = %d, with lens %d, want 6", got, want)
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = TextLen(doc, nil) }); n != 0 {
+		t.Errorf("TextLen(doc, nil): %.0f allocations, want 0", n)
+	}
+}

@@ -214,7 +214,11 @@ func computeStyles(doc *html.Node) *pageStyles {
 	if len(sheets) == 0 {
 		return out
 	}
-	sh := parseSheet(strings.Join(sheets, "\n"), svgHidesByAttribute(doc), keys)
+	text := sheets[0] // (one sheet: no copy)
+	if len(sheets) > 1 {
+		text = strings.Join(sheets, "\n")
+	}
+	sh := parseSheet(text, svgHidesByAttribute(doc), keys)
 	if sh == nil {
 		return out
 	}
