@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gatehouse-dev/gatehouse/internal/strictjson"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func DecodeEntry(key string, b []byte) (cache.Entry, error) {
 		return cache.Entry{}, Corrupt(key, "no fetch time")
 	}
 	var j entryJSON
-	if err := strictJSON(body, &j); err != nil {
+	if err := strictjson.Decode(body, &j); err != nil {
 		return cache.Entry{}, Corrupt(key, "the entry body is not the expected JSON object")
 	}
 	if j.Content == "" || !utf8.ValidString(j.Content) || !utf8.ValidString(j.Title) || !utf8.ValidString(j.URL) || !utf8.ValidString(j.FinalURL) {
@@ -195,26 +196,3 @@ func parseDecimal(b []byte, maxDigits int) (int64, bool) {
 	return n, true
 }
 
-// strictJSON decodes exactly one JSON value into v, refusing unknown
-// fields and trailing data.
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errTrailing
-	}
-	var extra json.RawMessage
-	if dec.Decode(&extra) == nil {
-		return errTrailing
-	}
-	return nil
-}
-
-var errTrailing = errorString("trailing data after the JSON value")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }

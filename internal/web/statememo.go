@@ -1,9 +1,9 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/gatehouse-dev/gatehouse/internal/strictjson"
 	"time"
 	"unicode/utf8"
 
@@ -42,10 +42,8 @@ func decodeSearchOutcome(b []byte) (any, error) {
 		return reason.New(reason.StateCorrupt, "",
 			"The shared state holds a search memo result Gatehouse did not write ("+what+"); it was not used. Delete the gatehouse:memo:* key in Redis or wait for its TTL.")
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var o provider.SearchOutcome
-	if err := dec.Decode(&o); err != nil || dec.More() {
+	if err := strictjson.Decode(b, &o); err != nil {
 		return nil, bad("not the expected JSON object")
 	}
 	if len(o.Rows) > 100 {

@@ -1,11 +1,10 @@
 package node
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/gatehouse-dev/gatehouse/internal/strictjson"
 	"net/netip"
 	"time"
 
@@ -271,25 +270,11 @@ func DecodePolicy(b []byte) (Policy, error) {
 	if len(b) > MaxPolicyBytes {
 		return p, fmt.Errorf("%w: longer than %d bytes", ErrPolicy, MaxPolicyBytes)
 	}
-	if err := strictJSON(b, &p); err != nil {
+	if err := strictjson.Decode(b, &p); err != nil {
 		return Policy{}, fmt.Errorf("%w: %v", ErrPolicy, err)
 	}
 	if err := p.Validate(); err != nil {
 		return Policy{}, err
 	}
 	return p, nil
-}
-
-// strictJSON decodes one JSON value of b into v: unknown fields and
-// trailing data are errors.
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if err := dec.Decode(&json.RawMessage{}); err != io.EOF {
-		return errors.New("trailing data")
-	}
-	return nil
 }
