@@ -48,7 +48,7 @@ const (
 	DefaultSpares = 2
 	// DefaultMaxSpares is Options.MaxSpares' default: a blank spare costs
 	// ~22 MB PSS (the in-process figure; a node's headless shell's is lower).
-	DefaultMaxSpares = 8
+	DefaultMaxSpares = 4
 	// SpareDemandWindow is how far back opened sessions count toward the
 	// number of spares.
 	SpareDemandWindow = 60 * time.Second
