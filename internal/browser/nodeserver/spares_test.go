@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -141,4 +142,34 @@ func TestNodeSpares(t *testing.T) {
 	}
 	m.CloseSessions(ctx, "c")
 	waitFor(t, 30*time.Second, "a spare in the freed slot", func() bool { return s.SpareStats().Ready == 1 })
+
+	// A relay-tied session (no handle) from a spare: when its relay closes
+	// (the replica is gone) the node closes it and disposes the context it
+	// made; only the spares' contexts are left.
+	m.Close() // its handle sessions live on until their index keys expire
+	rc := newTestClient(t, s, strings.Repeat("ef", 16), "")
+	ws, _ := rc.dial()
+	waitFor(t, 30*time.Second, "a spare", func() bool { return s.SpareStats().Ready >= 1 })
+	before := s.Sessions()
+	st, body := rc.openWith(node.Policy{Version: node.PolicyVersion, Active: true})
+	var or node.OpenResponse
+	if json.Unmarshal(body, &or); st != http.StatusOK || or.Context == "" || or.Target == "" {
+		t.Fatalf("a relay-tied open with a spare ready: HTTP %d %s, want the spare's context and target", st, body)
+	}
+	ws.Close()
+	waitFor(t, 10*time.Second, "the relay's session to close", func() bool { return s.Sessions() == before })
+	cdp, _ := newTestClient(t, s, strings.Repeat("cd", 16), "").dial()
+	defer cdp.Close()
+	var bc struct {
+		IDs []string `json:"browserContextIds"`
+	}
+	waitFor(t, 10*time.Second, "the relay session's context to be disposed", func() bool {
+		json.Unmarshal(cdpCall(t, cdp, 1, "Target.getBrowserContexts", map[string]any{}), &bc)
+		for _, id := range bc.IDs {
+			if id == or.Context {
+				return false
+			}
+		}
+		return true
+	})
 }
