@@ -479,7 +479,7 @@ func TestFleetBrowser(t *testing.T) {
 			t.Errorf("%s: %d processes of the fleet tracked with %d sessions open, want at least %d (replicas, nodes, a renderer per session): the leftover check cannot see Chromium",
 				res.Label, res.TrackedAtPeak, res.PeakOpen, want)
 		}
-		if res.Handles > 0 && res.OtherReplica == 0 {
+		if res.Handles > 0 && res.Replicas > 1 && res.OtherReplica == 0 { // one process has handles too, and one replica
 			t.Errorf("%s: %d session handles, but no call went through the other replica", res.Label, res.Handles)
 		}
 	}
