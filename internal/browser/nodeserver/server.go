@@ -641,9 +641,12 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		// lives while its index key does (the record's TTL).
 		ns.relay, ns.handle = "", true
 	}
-	s.sessions[id] = ns
 	s.mu.Unlock()
 	if in.Handle {
+		// The index key first, and the session in the table (its slot
+		// stays reserved) only then: closeOrphanHandles closes a handle
+		// session whose key it does not find, and must not find one that
+		// is still opening.
 		ttl := time.Duration(min(max(in.TTLMS, 1000), 24*3600*1000)) * time.Millisecond
 		if err := handle.PutProxy(r.Context(), s.o.Registry.Client(), s.id, id, ttl); err != nil {
 			s.mu.Lock()
@@ -654,6 +657,15 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.closeSession(ns)
+		http.Error(w, "browser-node: the node is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	s.sessions[id] = ns
+	s.mu.Unlock()
 	user, pass := p.Credentials()
 	s.refresh(r.Context())
 	s.lg.Info("browser node session opened", "node", s.id, "session", safeName(in.Name))
