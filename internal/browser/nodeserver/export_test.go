@@ -12,3 +12,6 @@ func (s *Server) SpareProxies() []*egress.ProxySession {
 	}
 	return out
 }
+
+// CloseOrphanHandles runs the heartbeat's orphan pass now (tests).
+func (s *Server) CloseOrphanHandles() { s.closeOrphanHandles() }
