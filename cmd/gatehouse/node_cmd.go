@@ -20,7 +20,7 @@ import (
 // the replicas; SIGTERM or SIGINT deregisters it and stops Chromium.
 func (a *app) nodeCmd() *cobra.Command {
 	var listen, advertise string
-	var maxSessions int
+	var maxSessions, spares, maxSpares int
 	var heartbeat time.Duration
 	c := &cobra.Command{
 		Use:   "browser-node --listen HOST:PORT [--max-sessions N]",
@@ -54,7 +54,7 @@ SIGTERM deregisters the node and stops Chromium.`,
 			defer stop()
 			s, err := nodeserver.Start(ctx, nodeserver.Options{Config: a.cfg, Home: a.home, Listen: listen, Advertise: advertise,
 				MaxSessions: maxSessions, Token: config.Lookup(a.dotenv, node.EnvToken), Registry: node.NewRegistry(st.Client()), Logger: a.logger,
-				Heartbeat: heartbeat})
+				Heartbeat: heartbeat, Spares: noneIfZero(spares), MaxSpares: noneIfZero(maxSpares)})
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,18 @@ SIGTERM deregisters the node and stops Chromium.`,
 	c.Flags().StringVar(&listen, "listen", "", "HOST:PORT to serve the CDP relay and the session proxy API on (required)")
 	c.Flags().StringVar(&advertise, "advertise", "", "HOST:PORT written in the node's record for replicas to dial (default: the listen address)")
 	c.Flags().IntVar(&maxSessions, "max-sessions", nodeserver.DefaultMaxSessions, "sessions this node takes at once (sized for 2 cores by default)")
+	c.Flags().IntVar(&spares, "spares", nodeserver.DefaultSpares, "spare sessions kept ready in free slots (0: none); more while demand is higher, up to --max-spares")
+	c.Flags().IntVar(&maxSpares, "max-spares", nodeserver.DefaultMaxSpares, "most spare sessions kept ready (0: none)")
 	c.Flags().DurationVar(&heartbeat, "heartbeat-ttl", node.HeartbeatTTL, "lifetime of the node's record in Redis, refreshed every third of it")
 	c.Flags().MarkHidden("heartbeat-ttl") //nolint:errcheck // tests shorten it
 	return c
+}
+
+// noneIfZero maps a flag's 0 ("none") to nodeserver.Options' -1 (its 0
+// is the default).
+func noneIfZero(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }

@@ -53,18 +53,29 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 	}
 	placed, id, err := m.nodes.Place(ctx, key, m.gates.SessionPolicy(active), ttl, func(c *node.Conn, p *node.Proxy) error {
 		user, pass := p.Credentials()
-		tab, err := c.Browser.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
+		o := backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
 			OnTopLevel:   topLevelReporter(p),
 			DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 			DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap,
 			// Without records the session ends with this replica's
 			// connection (the node closes a relay's proxies when the relay
 			// closes); with them it outlives it, for any replica to attach.
-			DisposeOnDetach: ttl == 0, Detach: ttl > 0})
+			DisposeOnDetach: ttl == 0, Detach: ttl > 0}
+		// The node answered from a spare (nodeserver/spares.go): its
+		// context, credential and renderer are ready; the node disposes the
+		// context when the session closes.
+		bctx, target := p.Spare()
+		var tab *backend.Tab
+		var err error
+		if target != "" {
+			tab, err = c.Browser.AttachTab(ctx, target, bctx, o)
+		} else {
+			tab, err = c.Browser.NewTab(ctx, o)
+		}
 		if err != nil {
 			return err
 		}
-		if ttl > 0 && !p.Bind(tab.BrowserContextID()) {
+		if ttl > 0 && target == "" && !p.Bind(tab.BrowserContextID()) {
 			tab.Dispose()
 			return reason.New(reason.BrowserFailed, "", "The browser node did not take the session's context; call browser_navigate again.")
 		}

@@ -112,7 +112,7 @@ func (s *ProxySession) TopLevelGone(id string) {
 // all private (requests into the private network are allowed), false when
 // there is none. Always true with ProxyOptions.AllowPrivateFromPublic.
 func (s *ProxySession) PrivateDocuments() bool {
-	if s.allowPNA {
+	if s.policy().allowPNA {
 		return true
 	}
 	s.mu.Lock()
@@ -173,7 +173,7 @@ type navAllowance struct {
 // tunnel the browser pooled while it was allowed is not reused by a public
 // page. The caller closes them after unlocking.
 func (s *ProxySession) publicCutLocked() []net.Conn {
-	if s.allowPNA || s.privateLocked() || s.nav != nil {
+	if s.policy().allowPNA || s.privateLocked() || s.nav != nil {
 		return nil
 	}
 	var cut []net.Conn
@@ -215,9 +215,9 @@ func (s *ProxySession) urlPrivate(raw string) (private, web bool) {
 	port := portOf(u)
 	switch {
 	case u.Addr.IsValid():
-		return s.guard.isPrivate(u.Scheme, u.Host, u.Addr, port), true
+		return s.policy().guard.isPrivate(u.Scheme, u.Host, u.Addr, port), true
 	case urlsafe.IsLocalhostName(u.Host):
-		return s.guard.isPrivate(u.Scheme, u.Host, urlsafe.LocalhostAddrs[0], port), true
+		return s.policy().guard.isPrivate(u.Scheme, u.Host, urlsafe.LocalhostAddrs[0], port), true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -230,7 +230,7 @@ func (s *ProxySession) urlPrivate(raw string) (private, web bool) {
 // may be the agent's own navigation or its document's own sub-resources
 // (navigationRequest); only such a request uses a pending AllowNavigation.
 func (s *ProxySession) pnaRefusal(host string, port uint16, nav bool) *reason.Error {
-	if s.allowPNA {
+	if s.policy().allowPNA {
 		return nil
 	}
 	// While the agent's own navigation into the private network is pending,
@@ -385,14 +385,14 @@ func (s *ProxySession) PublicTopLevels(except string) []string {
 // the session has ever dialed it to a private IP (a pooled connection may
 // still lead there).
 func (s *ProxySession) arrivalRefusal(scheme, host string, port uint16, nav bool) *reason.Error {
-	if s.allowPNA {
+	if s.policy().allowPNA {
 		return nil
 	}
 	private := false
 	if a, err := netip.ParseAddr(originHost(host)); err == nil {
-		private = s.guard.isPrivate(scheme, host, a, port)
+		private = s.policy().guard.isPrivate(scheme, host, a, port)
 	} else if urlsafe.IsLocalhostName(host) {
-		private = s.guard.isPrivate(scheme, host, urlsafe.LocalhostAddrs[0], port)
+		private = s.policy().guard.isPrivate(scheme, host, urlsafe.LocalhostAddrs[0], port)
 	} else {
 		s.mu.Lock()
 		private = s.everPrivate[hostPortKey(host, port)]
@@ -410,8 +410,8 @@ func (s *ProxySession) arrivalRefusal(scheme, host string, port uint16, nav bool
 // connection reached a private address.
 func (s *ProxySession) dial(ctx context.Context, network, addr string) (c net.Conn, private bool, err error) {
 	scheme, nav := schemeFrom(ctx), navRequestFrom(ctx)
-	c, err = s.guard.dial(ctx, network, addr, func(host string, a netip.Addr, port uint16) *reason.Error {
-		if !s.guard.isPrivate(scheme, host, a, port) {
+	c, err = s.policy().guard.dial(ctx, network, addr, func(host string, a netip.Addr, port uint16) *reason.Error {
+		if !s.policy().guard.isPrivate(scheme, host, a, port) {
 			return nil
 		}
 		return s.pnaRefusal(host, port, nav)
@@ -422,7 +422,7 @@ func (s *ProxySession) dial(ctx context.Context, network, addr string) (c net.Co
 	host, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.ParseUint(p, 10, 16)
 	if ap, perr := netip.ParseAddrPort(c.RemoteAddr().String()); perr == nil {
-		private = s.guard.isPrivate(scheme, host, ap.Addr().Unmap(), uint16(port))
+		private = s.policy().guard.isPrivate(scheme, host, ap.Addr().Unmap(), uint16(port))
 	}
 	k := hostPortKey(host, uint16(port))
 	s.mu.Lock()

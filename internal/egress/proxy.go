@@ -120,10 +120,9 @@ const maxRefusals = 64
 // A ProxySession is safe for concurrent use. Close stops the listener and cuts
 // every open tunnel.
 type ProxySession struct {
-	name    atomic.Pointer[string]
-	guard   *Guard
-	decider HostDecider
-	logger  *slog.Logger
+	name   atomic.Pointer[string]
+	pol    atomic.Pointer[proxyPolicy] // replaced once by Bind (an Unbound session), else fixed
+	logger *slog.Logger
 
 	ln  net.Listener
 	srv *http.Server
@@ -141,7 +140,6 @@ type ProxySession struct {
 	closed   bool
 
 	// Private Network Access (pna.go), under mu.
-	allowPNA    bool                  // ProxyOptions.AllowPrivateFromPublic (set once)
 	tops        map[string]bool       // top-level document id → private
 	nav         *navAllowance         // the agent's pending navigation (AllowNavigation)
 	lastDial    map[string]bool       // "host:port" → its last dial reached a private IP
@@ -178,11 +176,51 @@ type ProxyOptions struct {
 	// request or tunnel without it with 407 Proxy Authentication Required
 	// (reason proxy_auth_required, counted in ProxyStats.Unauthenticated).
 	Authenticate bool
+	// Unbound starts a session with no policy yet (a spare made before its
+	// owner is known, issue 19): every request is refused (policy_blocked,
+	// counted and logged like any refusal) until Bind gives it one; Guard,
+	// Decider and AllowPrivateFromPublic are ignored. The proxy auth probe
+	// (ProxyAuthProbeURL) is still answered, so the credential can be primed.
+	Unbound bool
+}
+
+// proxyPolicy is what judges a session's requests: set at NewProxySession,
+// or once by Bind for an Unbound session.
+type proxyPolicy struct {
+	guard    *Guard
+	decider  HostDecider
+	allowPNA bool // ProxyOptions.AllowPrivateFromPublic
+	unbound  bool // ProxyOptions.Unbound and Bind not called yet: refuse everything
+}
+
+func (s *ProxySession) policy() *proxyPolicy { return s.pol.Load() }
+
+// ErrBound is Bind's error when the session already has its policy.
+var ErrBound = errors.New("egress: the proxy session already has its policy")
+
+// Bind gives an Unbound session its policy (the ProxyOptions fields Guard,
+// required, Decider and AllowPrivateFromPublic; the others are ignored),
+// atomically: a request decided before it is refused, one after it is
+// judged by the new policy, never by a mix. It happens at most once: a
+// session made with a policy, or already bound, returns ErrBound and keeps
+// its policy (a policy is never widened later).
+func (s *ProxySession) Bind(o ProxyOptions) error {
+	if o.Guard == nil {
+		return errors.New("egress: Bind needs a Guard")
+	}
+	old := s.pol.Load()
+	if !old.unbound || !s.pol.CompareAndSwap(old, &proxyPolicy{guard: o.Guard, decider: o.Decider, allowPNA: o.AllowPrivateFromPublic}) {
+		return ErrBound
+	}
+	return nil
 }
 
 // NewProxySession starts a forward proxy on a fresh loopback port
 // (127.0.0.1:0). Errors come from net.Listen.
 func NewProxySession(o ProxyOptions) (*ProxySession, error) {
+	if o.Unbound {
+		o.Guard, o.Decider, o.AllowPrivateFromPublic = New(Options{}), nil, false
+	}
 	if o.Guard == nil {
 		return nil, errors.New("egress: proxy needs a Guard")
 	}
@@ -195,13 +233,14 @@ func NewProxySession(o ProxyOptions) (*ProxySession, error) {
 		return nil, err
 	}
 	s := &ProxySession{
-		guard: o.Guard, decider: o.Decider, logger: lg,
-		ln: ln, tunnels: map[net.Conn]bool{},
-		allowPNA: o.AllowPrivateFromPublic, commitWait: cmp.Or(o.CommitWait, defaultCommitWait), tops: map[string]bool{},
+		logger: lg,
+		ln:     ln, tunnels: map[net.Conn]bool{},
+		commitWait: cmp.Or(o.CommitWait, defaultCommitWait), tops: map[string]bool{},
 		lastDial: map[string]bool{}, everPrivate: map[string]bool{}, pnaChanged: make(chan struct{}),
 		clients: map[net.Conn]struct{}{},
 	}
 	s.SetName(o.Name)
+	s.pol.Store(&proxyPolicy{guard: o.Guard, decider: o.Decider, allowPNA: o.AllowPrivateFromPublic, unbound: o.Unbound})
 	if o.Authenticate {
 		var b [32]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -385,7 +424,7 @@ func (s *ProxySession) track(c net.Conn, private bool) bool {
 	if s.closed {
 		return false
 	}
-	if private && !s.allowPNA && !s.privateLocked() && s.nav == nil {
+	if private && !s.policy().allowPNA && !s.privateLocked() && s.nav == nil {
 		return false
 	}
 	s.tunnels[c] = private
@@ -413,6 +452,10 @@ func (s *ProxySession) decide(ctx context.Context, scheme, hostport string, defP
 		return h, 0, reason.New(reason.InvalidURL, reason.GateParse, "Blocked: malformed proxy target port.")
 	}
 	port = uint16(pn)
+	if s.policy().unbound {
+		return strings.Trim(h, "[]"), port, reason.New(reason.PolicyBlocked, reason.GatePolicy,
+			"Blocked: this browser session has no policy yet (a spare session on a browser node reaches nothing until a replica takes it with its policy).")
+	}
 	us := scheme
 	if us == "" {
 		us = "https"
@@ -420,13 +463,13 @@ func (s *ProxySession) decide(ctx context.Context, scheme, hostport string, defP
 	if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
 		h = "[" + h + "]"
 	}
-	d, rerr := s.guard.Decide(ctx, us+"://"+h+":"+strconv.Itoa(int(port))+"/", Rules{})
+	d, rerr := s.policy().guard.Decide(ctx, us+"://"+h+":"+strconv.Itoa(int(port))+"/", Rules{})
 	if rerr != nil {
 		return strings.Trim(h, "[]"), port, rerr
 	}
 	host = d.URL.Host
-	if s.decider != nil {
-		if rerr := s.decider.DecideHost(scheme, host, port); rerr != nil {
+	if d := s.policy().decider; d != nil {
+		if rerr := d.DecideHost(scheme, host, port); rerr != nil {
 			return host, port, rerr
 		}
 	}
@@ -552,7 +595,7 @@ func (s *ProxySession) connect(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r.Method, host, port, rerr)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.guard.opts.ConnectTimeout+5*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), s.policy().guard.opts.ConnectTimeout+5*time.Second)
 	defer cancel()
 	up, private, err := s.dial(withNavRequest(ctx, true), "tcp", net.JoinHostPort(host, strconv.Itoa(int(port))))
 	if err != nil {

@@ -2,10 +2,13 @@ package egress_test
 
 import (
 	"bufio"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -235,5 +238,104 @@ func TestProxyCredentialRequired(t *testing.T) {
 	}
 	if a, _ := sawAuth.Load().(string); a != "" {
 		t.Fatalf("the credential was forwarded upstream: %q", a)
+	}
+}
+
+// TestProxyUnboundRefusesUntilBind: an Unbound session (a browser node's
+// spare, issue 19) answers the auth probe but refuses every request, plain
+// and CONNECT, until Bind; Bind happens once and never widens later.
+func TestProxyUnboundRefusesUntilBind(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	res := newResolver()
+	res.set("allowed.test", []string{"127.0.0.1"})
+	p, err := egress.NewProxySession(egress.ProxyOptions{Name: "spare", Authenticate: true, Unbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	user, pass := p.Credentials()
+	target := fmt.Sprintf("http://allowed.test:%d/", ap.Port())
+	get := func(u string) *http.Response {
+		pu, _ := url.Parse(p.URL())
+		pu.User = url.UserPassword(user, pass)
+		c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	connect := func() int {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
+		fmt.Fprintf(c, "CONNECT allowed.test:%d HTTP/1.1\r\nHost: allowed.test:%d\r\nProxy-Authorization: Basic %s\r\n\r\n", ap.Port(), ap.Port(), auth)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	if r := get(egress.ProxyAuthProbeURL); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("probe before Bind: %d, want 204 (the credential can be primed)", r.StatusCode)
+	}
+	if r := get(target); r.StatusCode == 200 || r.Header.Get(egress.ProxyReasonHeader) != string(reason.PolicyBlocked) {
+		t.Fatalf("before Bind: %d %q, want a policy_blocked refusal", r.StatusCode, r.Header.Get(egress.ProxyReasonHeader))
+	}
+	if code := connect(); code == 200 {
+		t.Fatal("CONNECT before Bind was tunnelled")
+	}
+	if hits.Load() != 0 || p.Stats().Refused != 2 {
+		t.Fatalf("before Bind: %d hits, stats %+v", hits.Load(), p.Stats())
+	}
+	strict := egress.New(egress.Options{Resolver: res})
+	open := egress.New(egress.Options{Resolver: res, AllowAddrPorts: []netip.AddrPort{ap}})
+	if err := p.Bind(egress.ProxyOptions{Guard: strict}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Bind(egress.ProxyOptions{Guard: open, AllowPrivateFromPublic: true}); !errors.Is(err, egress.ErrBound) {
+		t.Fatalf("second Bind: %v, want ErrBound", err)
+	}
+	if r := get(target); r.StatusCode == 200 || hits.Load() != 0 {
+		t.Fatalf("after Bind with the strict guard: %d, hits %d (the second Bind widened it)", r.StatusCode, hits.Load())
+	}
+	// A session made with a policy is never re-bound.
+	q, err := egress.NewProxySession(egress.ProxyOptions{Name: "q", Guard: strict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := q.Bind(egress.ProxyOptions{Guard: open}); !errors.Is(err, egress.ErrBound) {
+		t.Fatalf("Bind on a bound session: %v", err)
+	}
+	// Bound with the open guard, the same request passes.
+	p2, err := egress.NewProxySession(egress.ProxyOptions{Name: "spare2", Unbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if err := p2.Bind(egress.ProxyOptions{Guard: open, AllowPrivateFromPublic: true}); err != nil {
+		t.Fatal(err)
+	}
+	pu, _ := url.Parse(p2.URL())
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	resp, err := c.Get(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || hits.Load() != 1 {
+		t.Fatalf("after Bind with the open guard: %d, hits %d", resp.StatusCode, hits.Load())
 	}
 }

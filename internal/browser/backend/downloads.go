@@ -65,12 +65,11 @@ func (t *Tab) downloadProgress(e *browser.EventDownloadProgress) {
 	switch {
 	case e.State == browser.DownloadProgressStateInProgress && (d.Size > capBytes || int64(e.TotalBytes) > capBytes):
 		d.State = "too_large"
-		guid, ctx := d.guid, t.ctx
-		c := chromedp.FromContext(t.ctx)
+		guid, ctx, bctx := d.guid, t.ctx, t.bctx
 		go func() {
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			chromedp.CallBrowser(cctx, browser.CancelDownload, browser.CancelDownloadParams{GUID: guid, BrowserContextID: c.BrowserContextID}) //nolint:errcheck
+			chromedp.CallBrowser(cctx, browser.CancelDownload, browser.CancelDownloadParams{GUID: guid, BrowserContextID: bctx}) //nolint:errcheck
 			time.Sleep(200 * time.Millisecond)
 			os.Remove(filepath.Join(dir, guid))               //nolint:errcheck
 			os.Remove(filepath.Join(dir, guid+".crdownload")) //nolint:errcheck

@@ -38,12 +38,13 @@ func (t *Tab) startExt(ctx context.Context, o TabOptions, setBehavior bool) erro
 	if o.DownloadDir == "" || !setBehavior {
 		return nil
 	}
-	c := chromedp.FromContext(t.ctx)
 	yes := true
 	rctx, cancel := t.runAny(ctx)
 	defer cancel()
+	// t.bctx, not chromedp's context's: an attached tab (AttachTab) has
+	// none there, and the call would set the default context's behaviour.
 	_, err := chromedp.CallBrowser(rctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, BrowserContextID: c.BrowserContextID,
+		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, BrowserContextID: t.bctx,
 		DownloadPath: o.DownloadDir, EventsEnabled: &yes,
 	})
 	return err

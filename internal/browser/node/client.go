@@ -61,6 +61,13 @@ type OpenResponse struct {
 	Proxy string `json:"proxy"`
 	User  string `json:"user"`
 	Pass  string `json:"pass"`
+	// Context and Target name a spare session the node made (a
+	// BrowserContext behind this proxy, its credential primed, and its
+	// blank tab): the replica attaches to Target (backend.Local.AttachTab)
+	// instead of creating a tab, and the node disposes Context when the
+	// session closes. Both empty: the replica creates the context and tab.
+	Context string `json:"context,omitempty"`
+	Target  string `json:"target,omitempty"`
 }
 
 // OpRequest is one call on a node's session proxy (egress.ProxySession's
@@ -244,7 +251,7 @@ func (c *Client) AttachProxy(ctx context.Context, id string) (*Proxy, error) {
 }
 
 func (c *Client) newProxy(or OpenResponse) *Proxy {
-	p := &Proxy{c: c, id: or.ID, url: or.Proxy, user: or.User, pass: or.Pass,
+	p := &Proxy{c: c, id: or.ID, url: or.Proxy, user: or.User, pass: or.Pass, spareCtx: or.Context, spareTarget: or.Target,
 		events: make(chan event, 256), done: make(chan struct{})}
 	go p.run()
 	return p
@@ -308,6 +315,8 @@ type Proxy struct {
 	c               *Client
 	id              string
 	url, user, pass string
+	spareCtx        string // OpenResponse.Context, Target: a spare the node made
+	spareTarget     string
 	events          chan event
 	done            chan struct{}
 	closeOnce       sync.Once
@@ -456,6 +465,31 @@ func (c *Client) CloseProxy(ctx context.Context, id string) {
 	if idRe.MatchString(id) {
 		c.do(ctx, http.MethodDelete, PathSessions+"/"+id, nil, nil) //nolint:errcheck
 	}
+}
+
+// Spare names the spare session the node opened this proxy with (its
+// BrowserContext and blank tab, to attach to), or "", "" when the replica
+// creates the tab itself. Ids a node sends are checked (cdpID's shape);
+// a malformed one is reported as none.
+func (p *Proxy) Spare() (bctx, target string) {
+	if !cdpID(p.spareCtx) || !cdpID(p.spareTarget) {
+		return "", ""
+	}
+	return p.spareCtx, p.spareTarget
+}
+
+// cdpID reports whether v has the shape of a CDP target or context id:
+// 1–64 of [0-9A-Za-z._-].
+func cdpID(v string) bool {
+	if len(v) == 0 || len(v) > 64 {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // ID is the proxy's id on the node.

@@ -26,9 +26,24 @@ type Pool struct {
 	resolver egress.Resolver
 	lg       *slog.Logger
 
-	mu    sync.Mutex
-	conns map[string]*Conn // by node id
+	mu     sync.Mutex
+	conns  map[string]*Conn // by node id
+	listAt time.Time        // when list was read from the registry (placement's cache)
+	list   []Record
 }
+
+// ListCacheTTL is how long placement reuses the registry's node list: a
+// read is a SCAN of the Redis keyspace plus an MGET, paid by every new
+// session otherwise. It is half the nodes' refresh period
+// (HeartbeatTTL/3), and the cached counts are kept current by this
+// replica's own placements (a placed session counts at once; a node that
+// answered browser_capacity counts as full), so placement stays spread
+// out; a node that is gone or full is skipped as before (its open fails),
+// and when the cached counts say every node is full the registry is read
+// again before browser_capacity is answered (a slot may have freed).
+// An empty list is never cached: a replica started before its nodes finds
+// them at once.
+const ListCacheTTL = time.Second
 
 // Conn is one node's client and the CDP connection to its Chromium.
 type Conn struct {
@@ -75,10 +90,7 @@ func (p *Pool) Readiness(ctx context.Context) error {
 // handleTTL > 0 opens a handle session's proxy (Client.OpenHandleProxy):
 // it outlives this replica's relay while its index key lives.
 func (p *Pool) Place(ctx context.Context, name string, pol Policy, handleTTL time.Duration, open func(c *Conn, px *Proxy) error) (placed bool, id string, err error) {
-	recs, bad, err := p.reg.List(ctx)
-	for _, b := range bad {
-		p.lg.Warn("browser node record ignored", "err", b)
-	}
+	recs, cached, err := p.nodeList(ctx)
 	if err != nil {
 		return true, "", reason.Wrap(reason.StateUnavailable, "", "Shared state unavailable: the browser node registry in Redis did not answer, so no browser session can be placed. Start or fix Redis (calls succeed again once it answers), or unset GATEHOUSE_REDIS_URL to run one replica with its own browser.", err)
 	}
@@ -89,6 +101,16 @@ func (p *Pool) Place(ctx context.Context, name string, pol Policy, handleTTL tim
 	var other error // the last failure that is not a full node
 	for {
 		rec, perr := Pick(recs, skip)
+		if perr != nil && cached && other == nil {
+			// Full by the cached counts: a slot may have freed since; the
+			// registry decides before browser_capacity.
+			cached = false
+			if recs, err = p.freshList(ctx); err != nil {
+				return true, "", reason.Wrap(reason.StateUnavailable, "", "Shared state unavailable: the browser node registry in Redis did not answer, so no browser session can be placed. Start or fix Redis (calls succeed again once it answers), or unset GATEHOUSE_REDIS_URL to run one replica with its own browser.", err)
+			}
+			clear(skip)
+			continue
+		}
 		if perr != nil {
 			if other != nil {
 				return true, "", other
@@ -98,9 +120,11 @@ func (p *Pool) Place(ctx context.Context, name string, pol Policy, handleTTL tim
 		skip[rec.ID] = true
 		err := p.openOn(ctx, rec, name, pol, handleTTL, open)
 		if err == nil {
+			p.counted(rec.ID, func(r *Record) { r.Sessions++ })
 			return true, rec.ID, nil
 		}
 		if rerr := reason.As(err); rerr != nil && rerr.Code == reason.BrowserCapacity {
+			p.counted(rec.ID, func(r *Record) { r.Sessions = r.Capacity })
 			p.lg.Info("browser node full", "node", rec.ID)
 		} else {
 			other = err
@@ -112,6 +136,47 @@ func (p *Pool) Place(ctx context.Context, name string, pol Policy, handleTTL tim
 		}
 		if ctx.Err() != nil {
 			return true, "", err
+		}
+	}
+}
+
+// nodeList returns the registered nodes for placement: the cached list
+// when younger than ListCacheTTL (cached true), else the registry's
+// (cached when not empty). The caller may modify the returned slice.
+func (p *Pool) nodeList(ctx context.Context) (recs []Record, cached bool, err error) {
+	p.mu.Lock()
+	if len(p.list) > 0 && time.Since(p.listAt) < ListCacheTTL {
+		recs := append([]Record(nil), p.list...)
+		p.mu.Unlock()
+		return recs, true, nil
+	}
+	p.mu.Unlock()
+	recs, err = p.freshList(ctx)
+	return recs, false, err
+}
+
+// freshList reads the registry and caches the list (when not empty).
+func (p *Pool) freshList(ctx context.Context) ([]Record, error) {
+	recs, bad, err := p.reg.List(ctx)
+	for _, b := range bad {
+		p.lg.Warn("browser node record ignored", "err", b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.list, p.listAt = append([]Record(nil), recs...), time.Now()
+	p.mu.Unlock()
+	return recs, nil
+}
+
+// counted applies a placement's outcome on node id to the cached list.
+func (p *Pool) counted(id string, f func(*Record)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.list {
+		if p.list[i].ID == id {
+			f(&p.list[i])
 		}
 	}
 }

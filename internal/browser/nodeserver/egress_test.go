@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gatehouse-dev/gatehouse/internal/browser"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
@@ -102,19 +104,33 @@ navigator.sendBeacon("%[1]s/beacon%[3]s", "x");
 // blocked host resets the tab to about:blank with the gate's code. The
 // blocklist is the replica's: the node's own config has none (the session's
 // policy travels with its open request).
+//
+// It runs twice: the session taken from one of the node's spare sessions
+// (made before the replica's policy was known, bound when taken), and
+// made for the open (no spares).
 func TestNodeEgress(t *testing.T) {
 	needTool(t, backend.DefaultHeadlessShellPath)
 	_, rdb := startRedis(t)
+	for _, spares := range []int{1, -1} {
+		t.Run(fmt.Sprintf("spares=%d", spares), func(t *testing.T) { nodeEgress(t, rdb, spares) })
+	}
+}
+
+func nodeEgress(t *testing.T, rdb redis.UniversalClient, spares int) {
 	cfg := privateConfig()
 	cfg.Security.WebsiteBlocklist.Enabled = true
 	cfg.Security.WebsiteBlocklist.Domains = []string{"blocked.test"}
+	rdb.FlushAll(context.Background())
 	reg := node.NewRegistry(rdb)
 	s, err := nodeserver.Start(context.Background(), nodeserver.Options{Config: config.Default(), Home: t.TempDir(), Listen: "127.0.0.1:0",
-		Registry: reg, Resolver: testResolver{}})
+		Registry: reg, Resolver: testResolver{}, Spares: spares, MaxSpares: spares})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
+	if spares > 0 {
+		waitFor(t, 30*time.Second, "a spare session on the node", func() bool { return s.SpareStats().Ready >= 1 })
+	}
 	m, _ := browser.New(browser.Options{Config: cfg, Home: t.TempDir(), Resolver: testResolver{}, Nodes: &browser.NodeOptions{Registry: reg}})
 	defer m.Close()
 	hs := newHostServer()
@@ -124,6 +140,9 @@ func TestNodeEgress(t *testing.T) {
 	r := m.Navigate(ctx, "egress", browser.NavigateInput{URL: hs.url("allowed.test", "/egress")})
 	if !r.Success || r.Backend != "node" {
 		t.Fatalf("navigate on the node = %+v", r)
+	}
+	if st := s.SpareStats(); (st.Hits == 1) != (spares > 0) {
+		t.Fatalf("spare pool %+v after the open (spares %d): want the open served by a spare exactly when there are spares", st, spares)
 	}
 	sess, ok := m.Session("egress")
 	if !ok {

@@ -119,7 +119,7 @@ func TestRelayLifetime(t *testing.T) {
 	needTool(t, backend.DefaultHeadlessShellPath)
 	_, rdb := startRedis(t)
 	s, err := nodeserver.Start(context.Background(), nodeserver.Options{Listen: "127.0.0.1:0", Registry: node.NewRegistry(rdb),
-		MaxSessions: 2, Token: "sekret"})
+		MaxSessions: 2, Token: "sekret", Spares: -1, MaxSpares: -1}) // spares: TestNodeSpares
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,11 @@ type Options struct {
 	// Heartbeat is the record's TTL (refreshed every third of it); 0 means
 	// node.HeartbeatTTL.
 	Heartbeat time.Duration
+	// Spares is the least number of spare sessions kept ready (spares.go);
+	// 0 means DefaultSpares, < 0 none.
+	Spares int
+	// MaxSpares caps the spares; 0 means DefaultMaxSpares, < 0 none.
+	MaxSpares int
 	// Resolver and AllowAddrPorts are the session proxies' (tests; Go
 	// code only, never part of a policy).
 	Resolver       egress.Resolver
@@ -107,6 +112,7 @@ type Server struct {
 	relays   map[string]int              // live CDP relays by relay id (node.HeaderRelay)
 	gates    map[[32]byte]*browser.Gates // compiled session policies (gatesFor)
 	closed   bool
+	spare    spareState // spare sessions (spares.go)
 
 	stop chan struct{}
 	dead chan struct{} // closed when Chromium died (Dead)
@@ -216,6 +222,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	s.wg.Add(1)
 	go s.heartbeat()
+	s.fillSpares()
 	lg.Info("browser node up", "node", s.id, "addr", s.addr, "capacity", o.MaxSessions, "chromium_pid", s.local.PID())
 	return s, nil
 }
@@ -309,6 +316,7 @@ func (s *Server) heartbeat() {
 			s.lg.Warn("browser node heartbeat failed", "node", s.id, "err", err)
 		}
 		s.closeOrphanHandles()
+		s.trimSpares()
 	}
 }
 
@@ -387,6 +395,13 @@ func (s *Server) Close(ctx context.Context) error {
 		if ns != nil { // nil: a slot reserved by an open still starting
 			ns.p.Close()
 		}
+	}
+	s.mu.Lock()
+	spares := s.spare.ready
+	s.spare.ready = nil
+	s.mu.Unlock()
+	for _, sp := range spares {
+		sp.p.Close() // the context goes with Chromium
 	}
 	if cerr := s.shutdownBrowser(); err == nil {
 		err = cerr
@@ -505,10 +520,7 @@ func (s *Server) relayEnded(rid string) {
 	}
 	s.mu.Unlock()
 	for _, ns := range gone {
-		for _, done := range ns.allows {
-			done()
-		}
-		ns.p.Close()
+		s.closeSession(ns) // a spare's context, made by the node, is disposed here
 	}
 	if len(gone) > 0 {
 		s.lg.Info("browser node: a replica's relay closed; its sessions were closed", "node", s.id, "sessions", len(gone))
@@ -606,42 +618,74 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	rand.Read(idb[:])
 	id := hex.EncodeToString(idb[:])
 	s.sessions[id] = nil // reserve the slot
+	sp := s.takeSpareLocked()
 	s.mu.Unlock()
-	p, err := egress.NewProxySession(egress.ProxyOptions{Name: safeName(in.Name), Guard: g.Guard(in.Policy.Active), Logger: s.lg,
-		Authenticate: true, AllowPrivateFromPublic: g.AllowPrivate})
+	var p *egress.ProxySession
+	if sp != nil {
+		// The spare's proxy refused everything so far; from here on it
+		// judges with this policy (bound once, before the answer).
+		p = sp.p
+		err = p.Bind(egress.ProxyOptions{Guard: g.Guard(in.Policy.Active), AllowPrivateFromPublic: g.AllowPrivate})
+		p.SetName(safeName(in.Name))
+	} else {
+		p, err = egress.NewProxySession(egress.ProxyOptions{Name: safeName(in.Name), Guard: g.Guard(in.Policy.Active), Logger: s.lg,
+			Authenticate: true, AllowPrivateFromPublic: g.AllowPrivate})
+	}
+	s.fillSpares()
 	s.mu.Lock()
 	if err != nil || s.closed {
 		delete(s.sessions, id)
 		s.mu.Unlock()
-		if p != nil {
+		if sp != nil {
+			s.closeSpare(sp)
+		} else if p != nil {
 			p.Close()
 		}
 		http.Error(w, "browser-node: could not start a session proxy", http.StatusInternalServerError)
 		return
 	}
 	ns := &nodeSession{relay: rid, p: p, allows: map[string]func(){}}
+	if sp != nil {
+		ns.bctx = sp.bctx // made by the node: disposed by it when the session closes
+	}
 	if in.Handle {
 		// Not tied to the relay: another replica may attach to it. It
 		// lives while its index key does (the record's TTL).
 		ns.relay, ns.handle = "", true
 	}
-	s.sessions[id] = ns
 	s.mu.Unlock()
 	if in.Handle {
+		// The index key first, and the session in the table (its slot
+		// stays reserved) only then: closeOrphanHandles closes a handle
+		// session whose key it does not find, and must not find one that
+		// is still opening.
 		ttl := time.Duration(min(max(in.TTLMS, 1000), 24*3600*1000)) * time.Millisecond
 		if err := handle.PutProxy(r.Context(), s.o.Registry.Client(), s.id, id, ttl); err != nil {
 			s.mu.Lock()
 			delete(s.sessions, id)
 			s.mu.Unlock()
-			p.Close()
+			s.closeSession(ns)
 			http.Error(w, "browser-node: could not index the session proxy in Redis", http.StatusInternalServerError)
 			return
 		}
 	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.closeSession(ns)
+		http.Error(w, "browser-node: the node is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	s.sessions[id] = ns
+	s.mu.Unlock()
 	user, pass := p.Credentials()
 	s.refresh(r.Context())
 	s.lg.Info("browser node session opened", "node", s.id, "session", safeName(in.Name))
-	writeJSON(w, http.StatusOK, node.OpenResponse{ID: id, Proxy: p.URL(), User: user, Pass: pass})
+	or := node.OpenResponse{ID: id, Proxy: p.URL(), User: user, Pass: pass}
+	if sp != nil {
+		or.Context, or.Target = sp.bctx, sp.target
+	}
+	writeJSON(w, http.StatusOK, or)
 }
 
 // maxGatesCache bounds the compiled policies a node keeps (gatesFor).
@@ -746,6 +790,7 @@ func (s *Server) del(w http.ResponseWriter, r *http.Request) {
 		handle.DeleteProxy(r.Context(), s.o.Registry.Client(), s.id, id)
 	}
 	s.refresh(r.Context())
+	s.fillSpares() // a slot is free
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
