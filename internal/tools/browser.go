@@ -166,8 +166,7 @@ func addBrowser(r *Registry, env *Env) []string {
 	ro := Annotations{ReadOnly: true, OpenWorld: true}
 
 	add(New(spec(Spec{Name: BrowserNavigate, Title: "Open a URL in the browser", Available: avail, Annotations: ann,
-		Description: "Open a URL in this task's Chromium session (or, with session, in that session); returns url, title, session_key, " +
-			"session (a handle: pass it as session to any browser tool, from any replica) and the compact accessibility snapshot " +
+		Description: "Open a URL in this task's Chromium session (or session's); returns url, title, session (its handle for any browser tool's session) and the compact accessibility snapshot " +
 			"(`- button \"Save\" [ref=e5]`; refs are this page's; chrome repeated from the page before is folded to a line naming its refs). " +
 			"Refused URLs (secrets, cloud metadata, blocklist; a redirect to one resets the tab to about:blank) carry a reason code; a file download is saved (downloads[].path).",
 	}), func(ctx context.Context, c *Call, in browser.NavigateInput) (*NavigateOutput, error) {

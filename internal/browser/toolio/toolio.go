@@ -94,7 +94,7 @@ type BackendInfo struct {
 // SessionInput is the input of the browser tools that take nothing but the
 // optional session handle (browser_back, browser_get_images, browser_close).
 type SessionInput struct {
-	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Session string `json:"session,omitempty"`
 }
 
 // SessionArg is the name of every browser tool's session argument, declared
@@ -107,8 +107,8 @@ const (
 // NavigateInput is browser_navigate's input.
 type NavigateInput struct {
 	URL     string `json:"url" jsonschema:"absolute http(s) URL to open"`
-	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
-	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Find    string `json:"find,omitempty"`
+	Session string `json:"session,omitempty"`
 }
 
 // NavigateResult is browser_navigate's result: the final URL after redirects,
@@ -136,7 +136,7 @@ type NavigateResult struct {
 type SnapshotInput struct {
 	Full    bool   `json:"full,omitempty" jsonschema:"every element, not the compact view"`
 	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
-	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Session string `json:"session,omitempty"`
 }
 
 // SnapshotResult is browser_snapshot's result.
@@ -154,8 +154,8 @@ type SnapshotResult struct {
 // RefInput names one element by a ref from the latest snapshot.
 type RefInput struct {
 	Ref     string `json:"ref" jsonschema:"ref from the latest snapshot (e5)"`
-	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
-	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Find    string `json:"find,omitempty"`
+	Session string `json:"session,omitempty"`
 }
 
 // ClickResult is browser_click's result.
@@ -171,14 +171,14 @@ type TypeInput struct {
 	Ref     string `json:"ref" jsonschema:"text field ref"`
 	Text    string `json:"text" jsonschema:"new content"`
 	Submit  bool   `json:"submit,omitempty" jsonschema:"press Enter after"`
-	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
-	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Find    string `json:"find,omitempty"`
+	Session string `json:"session,omitempty"`
 }
 
 // FillInput is browser_fill's input: several fields typed in one call.
 type FillInput struct {
 	Fields  []FillField `json:"fields" jsonschema:"[{ref, text}] in order"`
-	Session string      `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Session string      `json:"session,omitempty"`
 }
 
 // FillField is one field of browser_fill.
@@ -206,7 +206,7 @@ type TypeResult struct {
 // ScrollInput is browser_scroll's input.
 type ScrollInput struct {
 	Direction string `json:"direction" jsonschema:"up or down"`
-	Session   string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Session   string `json:"session,omitempty"`
 }
 
 // ScrollResult is browser_scroll's result.
@@ -225,8 +225,8 @@ type BackResult struct {
 // PressInput is browser_press's input.
 type PressInput struct {
 	Key     string `json:"key" jsonschema:"DOM key name or one character"`
-	Find    string `json:"find,omitempty" jsonschema:"show only the snapshot lines containing this text"`
-	Session string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Find    string `json:"find,omitempty"`
+	Session string `json:"session,omitempty"`
 }
 
 // PressResult is browser_press's result.
@@ -240,7 +240,7 @@ type PressResult struct {
 type ConsoleInput struct {
 	Clear      bool   `json:"clear,omitempty" jsonschema:"empty the message buffer after reading"`
 	Expression string `json:"expression,omitempty" jsonschema:"JavaScript to evaluate in the page; omit to read console messages"`
-	Session    string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Session    string `json:"session,omitempty"`
 }
 
 // ConsoleResult is browser_console's result (spec §B2 shapes).
@@ -285,7 +285,7 @@ type ImagesResult struct {
 type VisionInput struct {
 	Question string `json:"question" jsonschema:"what to look for (for your own vision)"`
 	Annotate bool   `json:"annotate,omitempty" jsonschema:"label elements with their refs"`
-	Session  string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Session  string `json:"session,omitempty"`
 }
 
 // Annotation labels one ref drawn on an annotated screenshot.
@@ -322,7 +322,7 @@ type DialogInput struct {
 	Action     string `json:"action" jsonschema:"accept or dismiss"`
 	PromptText string `json:"prompt_text,omitempty" jsonschema:"text for a prompt() when accepting"`
 	DialogID   string `json:"dialog_id,omitempty" jsonschema:"id from pending_dialogs; default the open one"`
-	Session    string `json:"session,omitempty" jsonschema:"session handle from browser_navigate (its result's session); omit for this task's last-active session"`
+	Session    string `json:"session,omitempty"`
 }
 
 // DialogResult is browser_dialog's result (spec §B2: {success, action,
