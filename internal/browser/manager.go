@@ -225,7 +225,7 @@ func New(o Options) (*Manager, []string) {
 	m.downloadCap = o.DownloadCap
 	if o.Nodes != nil && o.Nodes.Registry != nil {
 		m.nodes = node.NewPool(o.Nodes.Registry, o.Nodes.Allow, o.Nodes.Token, o.Resolver, lg)
-		m.recs = handle.NewStore(o.Nodes.Registry.Client())
+		m.recs = handle.NewStore(o.Nodes.Registry.Client(), lg)
 	}
 	m.attached = map[string]*Session{}
 	m.navTarget = navigateTarget

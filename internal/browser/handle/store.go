@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -76,17 +77,28 @@ type Expired struct {
 	AtMS   int64  `json:"at_ms"`
 	IdleMS int64  `json:"idle_ms"`
 	Key    string `json:"key"`
-	// Lost: the session was lost with its node (Store.Lose), not reaped.
-	Lost bool `json:"lost,omitempty"`
+	// Lost: the session was lost (Store.Lose), not reaped; Why says what
+	// went (its node, its tab, its record in Redis).
+	Lost bool   `json:"lost,omitempty"`
+	Why  string `json:"why,omitempty"`
+	// Closed: the session was ended by browser_close (Store.Delete).
+	Closed bool `json:"closed,omitempty"`
 }
 
 // Store keeps the handle records in Redis. Safe for concurrent use.
 type Store struct {
 	rdb redis.UniversalClient
+	lg  *slog.Logger
 }
 
-// NewStore returns the store in rdb (the process's shared-state client).
-func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+// NewStore returns the store in rdb (the process's shared-state client);
+// lg (nil: discard) receives the records refused as another principal's.
+func NewStore(rdb redis.UniversalClient, lg *slog.Logger) *Store {
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Store{rdb: rdb, lg: lg}
+}
 
 func octx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
@@ -99,7 +111,9 @@ func (s *Store) fail(err error) error {
 	return state.Unavailable("redis", err)
 }
 
-// Get reads principal p's record of h: found false when there is none; a
+// Get reads principal p's record of h: found false when there is none, or
+// when the record names another principal (Record.Principal: copied under
+// p's key; logged as corrupt, answered like a record under another key); a
 // value that does not Decode is a state_corrupt error.
 func (s *Store) Get(ctx context.Context, p, h string) (Record, bool, error) {
 	if !Valid(h) {
@@ -126,6 +140,10 @@ func (s *Store) Get(ctx context.Context, p, h string) (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, state.Corrupt(key, "not a browser session record")
 	}
+	if r.Principal != state.PrincipalKey(p) {
+		s.lg.Warn("browser session record refused: it names another principal (corrupt or copied); DEL it", "key", key)
+		return Record{}, false, nil
+	}
 	return r, true, nil
 }
 
@@ -145,19 +163,46 @@ func (s *Store) Put(ctx context.Context, p string, r Record, ttl time.Duration) 
 	return s.fail(err)
 }
 
-// Delete removes principal p's record of r and its proxy's index key.
-func (s *Store) Delete(ctx context.Context, p string, r Record) error {
+// Update is Put of a record that must still be there (SET XX): found
+// false (nothing written) when principal p's record of r is gone, so a
+// call that ran while Redis lost it never writes a ghost record back.
+func (s *Store) Update(ctx context.Context, p string, r Record, ttl time.Duration) (found bool, err error) {
+	b, err := r.Encode()
+	if err != nil {
+		return false, err
+	}
 	c, cancel := octx(ctx)
 	defer cancel()
-	return s.fail(s.rdb.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy)).Err())
+	pipe := s.rdb.TxPipeline()
+	set := pipe.SetXX(c, RecordKey(p, r.Handle), b, ttl)
+	pipe.PExpire(c, ProxyKey(r.Node, r.Proxy), ttl)
+	if _, err := pipe.Exec(c); err != nil && !errors.Is(err, redis.Nil) {
+		return false, s.fail(err)
+	}
+	return set.Val(), nil
 }
 
-// Lose removes principal p's record r of a session whose node is gone: the
-// record and its proxy index key are deleted and the marker says lost, so
-// the handle reads session_lost (and browser_navigate with it starts
-// over) until MarkerTTL.
-func (s *Store) Lose(ctx context.Context, p string, r Record) error {
-	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true})
+// Delete removes principal p's record of r and its proxy's index key
+// (browser_close), leaving a closed marker: the handle reads
+// session_not_found, also on a replica that still holds an attachment.
+func (s *Store) Delete(ctx context.Context, p string, r Record) error {
+	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Closed: true})
+	c, cancel := octx(ctx)
+	defer cancel()
+	pipe := s.rdb.TxPipeline()
+	pipe.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy))
+	pipe.Set(c, ExpiredPrefix+suffix(p, r.Handle), b, MarkerTTL)
+	_, err := pipe.Exec(c)
+	return s.fail(err)
+}
+
+// Lose removes principal p's record r of a session that is lost (why: its
+// node, its tab or its record went): the record and its proxy index key
+// are deleted and the marker says lost, so the handle reads session_lost
+// with why on every replica (and browser_navigate with it starts over)
+// until MarkerTTL.
+func (s *Store) Lose(ctx context.Context, p string, r Record, why string) error {
+	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true, Why: why})
 	c, cancel := octx(ctx)
 	defer cancel()
 	pipe := s.rdb.TxPipeline()
@@ -188,7 +233,7 @@ func (s *Store) ExpiredOf(ctx context.Context, p, h string) (Expired, bool, erro
 		return Expired{}, false, s.fail(err)
 	}
 	var e Expired
-	if len(b) > 4096 || json.Unmarshal(b, &e) != nil || e.AtMS <= 0 || e.IdleMS < 0 || !text(e.Key) {
+	if len(b) > 4096 || json.Unmarshal(b, &e) != nil || e.AtMS <= 0 || e.IdleMS < 0 || !text(e.Key) || (e.Why != "" && !text(e.Why)) {
 		return Expired{}, false, nil
 	}
 	return e, true, nil

@@ -68,6 +68,22 @@ func (p *Pool) Readiness(ctx context.Context) error {
 	return nil
 }
 
+// Room reports how many nodes are registered and how many of those
+// browser.node_allow allows have room now (where a new session would go).
+func (p *Pool) Room(ctx context.Context) (registered, room int, err error) {
+	recs, _, err := p.reg.List(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	ok, _ := p.allowed(ctx, recs, false)
+	for _, r := range ok {
+		if !r.Full() {
+			room++
+		}
+	}
+	return len(recs), room, nil
+}
+
 // allowed returns the records of recs whose address browser.node_allow
 // allows (Allow.Resolve), and the last refusal (logged when log is set).
 func (p *Pool) allowed(ctx context.Context, recs []Record, log bool) ([]Record, error) {
