@@ -852,6 +852,10 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	if rerr.Code == reason.BrowserCapacity {
 		p.RetryAfterS = int(node.CapacityRetry / time.Second)
 	}
+	var ra handle.RetryAfter
+	if errors.As(err, &ra) {
+		p.RetryAfterS = ra.RetryAfterS() // session_busy (handle.Busy)
+	}
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)
 	}

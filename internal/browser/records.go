@@ -42,9 +42,9 @@ func (t *recTab) lock() func() {
 	cancel()
 	s.mu.Lock()
 	if err != nil {
-		t.err = reason.Wrap(reason.BrowserFailed, "", "Another call on this browser session did not finish in time; retry.", err)
-		if reason.Of(err) == reason.StateUnavailable {
-			t.err = err
+		t.err = err // session_busy, state_unavailable or state_corrupt (handle.Store.Lock)
+		if reason.Of(err) == "" {
+			t.err = reason.Wrap(reason.BrowserFailed, "", "Another call on this browser session did not finish in time; retry.", err)
 		}
 		return s.mu.Unlock
 	}

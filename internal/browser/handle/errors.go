@@ -2,6 +2,8 @@ package handle
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -67,4 +69,32 @@ func (s *Store) Gone(ctx context.Context, p, h string, timeout time.Duration, ne
 	}
 	rp := Reaped{Key: ex.Key, Idle: time.Duration(ex.IdleMS) * time.Millisecond, At: time.UnixMilli(ex.AtMS)}
 	return ExpiredErr(rp, timeout), &rp, true
+}
+
+// RetryAfter is carried (errors.As) by a refusal that tells the caller
+// when to retry: session_busy's retry_after_s.
+type RetryAfter interface{ RetryAfterS() int }
+
+type busyCause struct {
+	retry time.Duration
+	err   error
+}
+
+func (b *busyCause) Error() string    { return b.err.Error() }
+func (b *busyCause) Unwrap() error    { return b.err }
+func (b *busyCause) RetryAfterS() int { return max(1, int((b.retry+time.Second-1)/time.Second)) }
+
+// Busy is session_busy for the lock key: another call holds it after the
+// call waited wait (retry: the lock's remaining TTL), or (junk) the key
+// holds a value Gatehouse did not write, so no call of it will release it.
+func Busy(key string, wait, retry time.Duration, junk bool) error {
+	msg := fmt.Sprintf("Another call on this browser session (from any replica) holds its lock and did not finish within %s; nothing was run. Retry after %d s. If no call runs on the session, the lock key is stale: delete it in Redis (DEL %s).",
+		wait.Round(time.Millisecond), (&busyCause{retry: retry}).RetryAfterS(), key)
+	cause := errors.New("browser session lock held")
+	if junk {
+		msg = fmt.Sprintf("The lock of this browser session in Redis holds a value Gatehouse did not write, so no call of Gatehouse will release it; nothing was run. Delete the key in Redis (DEL %s) or wait for its TTL (%d s).",
+			key, (&busyCause{retry: retry}).RetryAfterS())
+		cause = errors.New("browser session lock holds a value Gatehouse did not write")
+	}
+	return reason.Wrap(reason.SessionBusy, "", msg, &busyCause{retry: retry, err: cause})
 }

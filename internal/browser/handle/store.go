@@ -111,6 +111,16 @@ func (s *Store) fail(err error) error {
 	return state.Unavailable("redis", err)
 }
 
+// failKey is fail for a command on key: a WRONGTYPE answer (the key holds
+// a hash, a list, … that Gatehouse never writes) is state_corrupt naming
+// the DEL fix, not Redis being unavailable.
+func (s *Store) failKey(key string, err error) error {
+	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		return state.Corrupt(key, "a value of another Redis type")
+	}
+	return s.fail(err)
+}
+
 // Get reads principal p's record of h: found false when there is none, or
 // when the record names another principal (Record.Principal: copied under
 // p's key; logged as corrupt, answered like a record under another key); a
@@ -124,7 +134,7 @@ func (s *Store) Get(ctx context.Context, p, h string) (Record, bool, error) {
 	key := RecordKey(p, h)
 	n, err := s.rdb.StrLen(c, key).Result()
 	if err != nil {
-		return Record{}, false, s.fail(err)
+		return Record{}, false, s.failKey(key, err)
 	}
 	if n > MaxRecordBytes {
 		return Record{}, false, state.Corrupt(key, "too long")
@@ -134,7 +144,7 @@ func (s *Store) Get(ctx context.Context, p, h string) (Record, bool, error) {
 		return Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, s.fail(err)
+		return Record{}, false, s.failKey(key, err)
 	}
 	r, err := Decode(h, b)
 	if err != nil {
@@ -241,25 +251,44 @@ func (s *Store) ExpiredOf(ctx context.Context, p, h string) (Expired, bool, erro
 
 // Lock takes the call lock of principal p's handle h, waiting (polling)
 // until it is free or ctx ends; the lock is renewed until unlock is called.
-// Two calls on one session, from any replicas, are so serialised.
+// Two calls on one session, from any replicas, are so serialised. ctx
+// ending first is session_busy (Busy, retry_after_s the lock's remaining
+// TTL); a lock value Gatehouse did not write (not a 32-hex token) is
+// session_busy at once, naming the DEL fix; a key of another Redis type
+// is state_corrupt.
 func (s *Store) Lock(ctx context.Context, p, h string) (unlock func(), err error) {
 	key := LockPrefix + suffix(p, h)
 	var tb [16]byte
 	rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])
+	start := time.Now()
+	checked := false
 	for {
 		c, cancel := octx(ctx)
 		ok, err := s.rdb.SetNX(c, key, token, LockTTL).Result()
 		cancel()
 		if err != nil {
-			return nil, s.fail(err)
+			return nil, s.failKey(key, err)
 		}
 		if ok {
 			break
 		}
+		if !checked {
+			checked = true
+			c, cancel := octx(ctx)
+			v, err := s.rdb.Get(c, key).Result()
+			cancel()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, s.failKey(key, err)
+			}
+			if err == nil && !Valid(v) {
+				s.lg.Warn("browser session lock holds a value Gatehouse did not write; DEL it", "key", key)
+				return nil, Busy(key, time.Since(start), s.pttl(ctx, key), true)
+			}
+		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, Busy(key, time.Since(start), s.pttl(ctx, key), false)
 		case <-time.After(pollEvery):
 		}
 	}
@@ -286,6 +315,18 @@ func (s *Store) Lock(ctx context.Context, p, h string) (unlock func(), err error
 		releaseScript.Run(c, s.rdb, []string{key}, token)
 		cancel()
 	}, nil
+}
+
+// pttl is key's remaining TTL (LockTTL when it has none or Redis does not
+// answer).
+func (s *Store) pttl(ctx context.Context, key string) time.Duration {
+	c, cancel := octx(ctx)
+	defer cancel()
+	d, err := s.rdb.PTTL(c, key).Result()
+	if err != nil || d <= 0 {
+		return LockTTL
+	}
+	return d
 }
 
 // Lease takes the janitor's reap lease of the record under key (SET NX):

@@ -2,6 +2,7 @@ package handle_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
+	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"github.com/gatehouse-dev/gatehouse/internal/state/redistest"
 )
@@ -163,3 +165,43 @@ func TestStoreOwnerAndUpdate(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestLockJunkAndWrongType (breaker9 D7): a lock key holding a value
+// Gatehouse did not write answers session_busy at once (naming the DEL
+// fix, retry_after_s from its TTL), never a silent wait; a lock held by
+// another call answers session_busy once the call's lock wait ends; a
+// record key of another Redis type reads state_corrupt with the DEL fix.
+func TestLockJunkAndWrongType(t *testing.T) {
+	srv := redistest.Start(t)
+	st := redistest.Open(t, srv)
+	s := handle.NewStore(st.Client(), nil)
+	ctx := context.Background()
+	h := handle.New()
+	lockKey := handle.LockPrefix + state.PrincipalKey("x") + ":" + h
+	st.Client().Set(ctx, lockKey, "junk", 600*time.Second)
+	start := time.Now()
+	jctx, jcancel := context.WithTimeout(ctx, 3*time.Second) // the call's lock wait
+	_, err := s.Lock(jctx, "x", h)
+	jcancel()
+	var ra handle.RetryAfter
+	if rerr := reason.As(err); rerr == nil || rerr.Code != reason.SessionBusy || !strings.Contains(rerr.Message, "DEL "+lockKey) ||
+		!errors.As(err, &ra) || ra.RetryAfterS() < 500 || time.Since(start) > 2*time.Second {
+		t.Errorf("Lock on a junk lock value: %v after %v", err, time.Since(start))
+	}
+	st.Client().Del(ctx, lockKey)
+	unlock, err := s.Lock(ctx, "x", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = s.Lock(wctx, "x", h)
+	cancel()
+	if rerr := reason.As(err); rerr == nil || rerr.Code != reason.SessionBusy || !errors.As(err, &ra) || ra.RetryAfterS() < 1 {
+		t.Errorf("Lock held by another call: %v", err)
+	}
+	unlock()
+	st.Client().HSet(ctx, handle.RecordKey("x", h), "a", "b")
+	if _, _, err := s.Get(ctx, "x", h); reason.Of(err) != reason.StateCorrupt || !strings.Contains(err.Error(), "DEL") {
+		t.Errorf("Get of a WRONGTYPE record key: %v", err)
+	}
+}
