@@ -117,6 +117,10 @@ func TestRedisRestartLosesSession(t *testing.T) {
 	if sn := m2.Snapshot(hc, "t2", browser.SnapshotInput{}); !sn.Success {
 		t.Fatalf("snapshot through replica 2: %+v", sn.Page)
 	}
+	nav3 := m1.Navigate(ctx, "t3", browser.NavigateInput{URL: srv.URL + "/"})
+	if !nav3.Success {
+		t.Fatalf("navigate t3: %+v", nav3.Page)
+	}
 	done := make(chan browser.NavigateResult, 1)
 	go func() { done <- m2.Navigate(hc, "t2", browser.NavigateInput{URL: srv.URL + "/slow"}) }()
 	select {
@@ -148,6 +152,11 @@ func TestRedisRestartLosesSession(t *testing.T) {
 	}
 	if !strings.Contains(r1.Error, "a browser node that has room") {
 		t.Errorf("session_lost with a node with room: %q", r1.Error)
+	}
+	// The first call of task t3 after the loss is a navigation without
+	// session: a fresh session at once (docs/browser.md "Losing").
+	if r3 := m1.Navigate(ctx, "t3", browser.NavigateInput{URL: srv.URL + "/"}); !r3.Success || r3.Session == nav3.Session {
+		t.Errorf("t3's navigation without session after the loss: %+v; want a fresh session at once", r3)
 	}
 	again := m1.Navigate(ctx, "t1", browser.NavigateInput{URL: srv.URL + "/"})
 	if !again.Success || again.Session == nav.Session {
