@@ -157,7 +157,19 @@ func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) N
 		}
 	}
 	release := t.lock()
-	defer release()
+	if t.closed() && h == "" && goneErr(t) != nil {
+		// The task's record session went while this call waited (lost,
+		// closed through its handle, reaped): a navigation without session
+		// starts a fresh one at once (docs/browser.md "Losing").
+		release()
+		var err error
+		if t, err = d.open(ctx, key, task, true); err != nil {
+			m.errOf(nil, &r.Page, err)
+			return r
+		}
+		release = t.lock()
+	}
+	defer func() { release() }()
 	if t.closed() {
 		if err := goneErr(t); err != nil {
 			m.errOf(nil, &r.Page, err)

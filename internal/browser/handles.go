@@ -160,12 +160,21 @@ func (s *Session) loadFrames(fs []handle.Frame) {
 
 // closeHandle is browser_close with session h: that session ends (with a
 // record, on every replica: its context disposed, its proxy closed, its
-// record deleted), whatever its task.
+// record deleted), whatever its task. A record session is closed under its
+// handle's Redis lock, like every other call on it (breaker9 D2): a call
+// running on it, on any replica, finishes first, and one waiting for it
+// then reads session_not_found.
 func (m *Manager) closeHandle(ctx context.Context, task, h string) CloseResult {
 	r := CloseResult{Page: Page{SessionKey: sessionkey.TaskID(task)}, Closed: []string{}}
 	p := principal.From(ctx)
 	if e, ok := m.ht.Lookup(h); ok && e.Principal == p && e.Reaped == nil {
-		if _, ok := m.Session(e.Key); ok || m.recs == nil {
+		s, ok := m.Session(e.Key)
+		if ok && s.rec != nil && s.handle == h {
+			r.SessionKey = e.Key
+			m.closeRecord(m.recordTab(ctx, s), &r)
+			return r
+		}
+		if ok || m.recs == nil {
 			r.SessionKey = e.Key
 			r.Closed = m.CloseTask(e.Key)
 			if r.Closed == nil {
@@ -185,12 +194,23 @@ func (m *Manager) closeHandle(ctx context.Context, task, h string) CloseResult {
 		m.errOf(nil, &r.Page, err)
 		return r
 	}
-	rt := t.(*recTab)
+	m.closeRecord(t.(*recTab), &r)
+	return r
+}
+
+// closeRecord ends rt's record session for good under its handle's lock
+// and fills r: its context disposed, its proxy closed, its record deleted,
+// this replica's connection and handle dropped (and its task's binding).
+func (m *Manager) closeRecord(rt *recTab, r *CloseResult) {
 	release := rt.lock()
 	if rt.closed() {
 		release()
-		m.errOf(nil, &r.Page, goneErr(rt))
-		return r
+		err := goneErr(rt)
+		if err == nil {
+			err = handle.NotFound()
+		}
+		m.errOf(nil, &r.Page, err)
+		return
 	}
 	s := rt.s
 	s.reaped = true // not saved again
@@ -198,7 +218,7 @@ func (m *Manager) closeHandle(ctx context.Context, task, h string) CloseResult {
 	release()
 	m.dropRecordSession(s)
 	m.dropHandle(s.Key, nil)
+	m.bindings.DropIf(s.Owner, s.Key)
 	m.logger.Info("browser session closed", "session", s.Key)
-	r.Closed, r.Success = []string{key}, true
-	return r
+	r.Closed, r.Success = []string{s.Key}, true
 }

@@ -40,7 +40,11 @@ func (d localDriver) open(ctx context.Context, key, task string, nav bool) (tab,
 		}
 		// A navigation without session replaces a session whose node is
 		// gone, as after a tab crash (its record is removed).
-		d.m.loseRecord(ctx, s, "its browser node is gone") //nolint:errcheck
+		why := "its tab on the browser node closed"
+		if !d.m.nodes.Registered(ctx, s.node) {
+			why = "its browser node is gone"
+		}
+		d.m.loseRecord(ctx, s, why) //nolint:errcheck
 	}
 	s, err := d.m.session(ctx, key, task)
 	if err != nil {

@@ -225,7 +225,7 @@ func New(o Options) (*Manager, []string) {
 	m.downloadCap = o.DownloadCap
 	if o.Nodes != nil && o.Nodes.Registry != nil {
 		m.nodes = node.NewPool(o.Nodes.Registry, o.Nodes.Allow, o.Nodes.Token, o.Resolver, lg)
-		m.recs = handle.NewStore(o.Nodes.Registry.Client())
+		m.recs = handle.NewStore(o.Nodes.Registry.Client(), lg)
 	}
 	m.attached = map[string]*Session{}
 	m.navTarget = navigateTarget
@@ -851,6 +851,10 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	p.Reason = rerr.Code
 	if rerr.Code == reason.BrowserCapacity {
 		p.RetryAfterS = int(node.CapacityRetry / time.Second)
+	}
+	var ra handle.RetryAfter
+	if errors.As(err, &ra) {
+		p.RetryAfterS = ra.RetryAfterS() // session_busy (handle.Busy)
 	}
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)

@@ -31,7 +31,9 @@ type NodeOptions struct {
 
 // NodeReadiness is the readiness reason of browser placement (for
 // /readyz): nil without nodes configured or registered, or when one has
-// room; else "no browser node has room" or the registry's failure.
+// room; else "no browser node has room" (only nodes browser.node_allow
+// allows count), "no registered browser node is allowed by
+// browser.node_allow" or the registry's failure.
 func (m *Manager) NodeReadiness(ctx context.Context) error {
 	if m.nodes == nil {
 		return nil

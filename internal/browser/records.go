@@ -9,6 +9,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
+	"github.com/gatehouse-dev/gatehouse/internal/state"
+	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
 )
 
 // Record sessions (issue 19): with browser nodes and shared state, a
@@ -40,16 +42,16 @@ func (t *recTab) lock() func() {
 	cancel()
 	s.mu.Lock()
 	if err != nil {
-		t.err = reason.Wrap(reason.BrowserFailed, "", "Another call on this browser session did not finish in time; retry.", err)
-		if reason.Of(err) == reason.StateUnavailable {
-			t.err = err
+		t.err = err // session_busy, state_unavailable or state_corrupt (handle.Store.Lock)
+		if reason.Of(err) == "" {
+			t.err = reason.Wrap(reason.BrowserFailed, "", "Another call on this browser session did not finish in time; retry.", err)
 		}
 		return s.mu.Unlock
 	}
 	t.err = m.reloadRecord(t.ctx, s)
 	return func() {
-		if t.err == nil && !s.reaped {
-			m.saveRecord(t.ctx, s)
+		if t.err == nil && !s.reaped && !m.saveRecord(t.ctx, s) {
+			m.loseRecord(t.ctx, s, handle.WhyRecordGone) //nolint:errcheck // the next call reads the marker
 		}
 		m.mu.Lock()
 		s.lastUsed = time.Now()
@@ -64,23 +66,73 @@ func (t *recTab) closed() bool { return t.err != nil || t.s.reaped }
 // gone is the refusal of a call whose record is gone (closed reads nil).
 func (t *recTab) gone() error { return t.err }
 
+// vanished is called after a call on the session failed: when its record
+// is gone from Redis meanwhile (a restart without persistence, an
+// eviction: the node then closes the session's proxy, which is likely
+// why the call failed), the session is lost: p says session_lost instead
+// of the failure, and the record is never saved back (breaker9 D3).
+func (t *recTab) vanished(p *Page) bool {
+	m, s := t.m, t.s
+	if t.err != nil || s.reaped || s.recFresh {
+		return false
+	}
+	_, found, err := m.recs.Get(t.ctx, s.principal, s.handle)
+	if err != nil || found {
+		return false
+	}
+	s.reaped = true // not saved again
+	t.err = m.loseRecord(t.ctx, s, handle.WhyRecordGone)
+	p.PendingDialogs = nil
+	m.errOf(nil, p, t.err)
+	return true
+}
+
+func (t *recTab) fail(ctx context.Context, p *Page, what string, err error) {
+	t.localTab.fail(ctx, p, what, err)
+	t.vanished(p)
+}
+
+func (t *recTab) load(ctx, nctx context.Context, u *urlsafe.URL, active bool, r *NavigateResult) (string, string, bool) {
+	sent, final, ok := t.localTab.load(ctx, nctx, u, active, r)
+	if !ok {
+		t.vanished(&r.Page)
+	}
+	return sent, final, ok
+}
+
+func (t *recTab) landed(ctx context.Context, sent, final string, r *NavigateResult) (*reason.Error, bool) {
+	rr, stop := t.localTab.landed(ctx, sent, final, r)
+	if (rr != nil || (stop && r.Reason != "")) && t.vanished(&r.Page) {
+		return nil, true
+	}
+	return rr, stop
+}
+
 // record returns s's record with its counters as they are now.
 func (s *Session) record() handle.Record {
 	r := *s.rec
-	r.Key, r.Owner, r.Active = s.Key, s.Owner, s.active
+	r.Key, r.Owner, r.Active, r.Principal = s.Key, s.Owner, s.active, state.PrincipalKey(s.principal)
 	r.Navs, r.NextRef, r.Frames = s.navs, max(s.nextRef, 1), s.frames()
 	r.SnapHash = handle.SnapHash(s.lastSnap)
 	r.LastActive = time.Now().UnixMilli()
 	return r
 }
 
-func (m *Manager) saveRecord(ctx context.Context, s *Session) {
+// saveRecord writes s's record back after a call (only over the record
+// that is there: Store.Update); false when it is gone from Redis (the
+// session is lost), true when saved or when Redis did not answer (logged).
+func (m *Manager) saveRecord(ctx context.Context, s *Session) bool {
 	r := s.record()
-	if err := m.recs.Put(ctx, s.principal, r, handle.RecordTTL(m.idleTimeout())); err != nil {
+	found, err := m.recs.Update(ctx, s.principal, r, handle.RecordTTL(m.idleTimeout()))
+	if err != nil {
 		m.logger.Warn("browser session record not saved", "session", s.Key, "err", err)
-		return
+		return true
+	}
+	if !found {
+		return false
 	}
 	*s.rec = r
+	return true
 }
 
 // reloadRecord (under the handle's lock) reads s's record and takes its
@@ -104,8 +156,16 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 		return err
 	}
 	if !found {
+		rerr, r, marked := m.recs.Gone(ctx, s.principal, s.handle, m.idleTimeout(), m.nextSession(ctx))
+		if !marked {
+			// This replica served the session, so the handle was issued:
+			// Redis lost its record (breaker9 D3). Lost, on every replica.
+			return m.loseRecord(ctx, s, handle.WhyRecordGone)
+		}
 		m.dropRecordSession(s)
-		rerr, r := m.recs.Gone(ctx, s.principal, s.handle, m.idleTimeout())
+		if reason.Of(rerr) == reason.SessionNotFound && sessionArg(ctx) == "" {
+			rerr = handle.NotFoundTask() // no session argument was sent
+		}
 		if r != nil && !s.attached {
 			m.reaped(s.Key, s.Owner, r.Idle, r.At) // another replica reaped it: the task reads session_expired too
 		} else {
@@ -117,7 +177,11 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 		m.reattach(ctx, s, rec) // this replica's connection to the node dropped, not the node
 	}
 	if rec.Target != s.tab.TargetID() || !s.tab.Healthy() {
-		return m.loseRecord(ctx, s, "its browser node is gone or its tab closed")
+		why := "its tab on the browser node closed"
+		if !m.nodes.Registered(ctx, rec.Node) {
+			why = "its browser node is gone"
+		}
+		return m.loseRecord(ctx, s, why)
 	}
 	s.navs, s.nextRef, s.active = rec.Navs, rec.NextRef, rec.Active
 	s.loadFrames(rec.Frames)
@@ -151,14 +215,34 @@ func (m *Manager) attachOptions(p sessionProxy) backend.TabOptions {
 		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap}
 }
 
-// loseRecord deletes s's record and drops s here: session_lost.
+// loseRecord deletes s's record and drops s here: session_lost, why
+// naming what is gone (written to the marker, so every replica says it).
 func (m *Manager) loseRecord(ctx context.Context, s *Session, why string) error {
-	m.recs.Lose(ctx, s.principal, *s.rec) //nolint:errcheck // it expires anyway
+	m.recs.Lose(ctx, s.principal, *s.rec, why) //nolint:errcheck // it expires anyway
 	m.dropRecordSession(s)
 	m.dropHandle(s.Key, nil)
 	m.bindings.DropIf(s.Owner, s.Key)
 	m.logger.Info("browser session lost", "session", s.Key, "node", s.node, "why", why)
-	return handle.Lost(s.Key, why)
+	return handle.Lost(s.Key, why, m.nextSession(ctx))
+}
+
+// nextSession says where a new session would run now, for session_lost's
+// message: on a browser node with room, in this replica's own browser (no
+// node registered), or nowhere until a node has room (browser_capacity).
+func (m *Manager) nextSession(ctx context.Context) string {
+	if m.nodes == nil {
+		return "a new session runs in this replica's own browser"
+	}
+	reg, room, err := m.nodes.Room(ctx)
+	switch {
+	case err != nil:
+		return "a new session lands on a browser node with room, if the shared state (Redis) answers"
+	case room > 0:
+		return "a new session lands on a browser node that has room now"
+	case reg == 0:
+		return "no browser node is registered now, so a new session runs in this replica's own browser"
+	}
+	return "every browser node this replica may use is full now, so a new session waits for room (browser_capacity, retry_after_s)"
 }
 
 // dropRecordSession forgets this replica's connection to s (in sessions or
@@ -203,7 +287,7 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 		return nil, "", err
 	}
 	if !found {
-		rerr, r := m.recs.Gone(ctx, p, h, m.idleTimeout())
+		rerr, r, _ := m.recs.Gone(ctx, p, h, m.idleTimeout(), m.nextSession(ctx))
 		if r != nil {
 			return nil, r.Key, rerr
 		}
@@ -211,8 +295,8 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	}
 	lose := func(why string, cause error) (tab, string, error) {
 		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", cause)
-		m.recs.Lose(ctx, p, rec) //nolint:errcheck // it expires anyway
-		return nil, rec.Key, handle.Lost(rec.Key, why)
+		m.recs.Lose(ctx, p, rec, why) //nolint:errcheck // it expires anyway
+		return nil, rec.Key, handle.Lost(rec.Key, why, m.nextSession(ctx))
 	}
 	c, err := m.nodes.ConnTo(ctx, rec.Node)
 	if err != nil {

@@ -423,6 +423,11 @@ func (s *Server) checkPost(w *rpcErrorWriter, r *http.Request, sid string, maxBo
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidParams, msg)
 		return postInfo{}, false
 	}
+	if nb, ok := dropEmptySession(r.Header, t); ok { // session "" is no session (breaker9 D8)
+		t = nb
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(nb)), int64(len(nb))
+		r.Header.Del(HeaderParamSession)
+	}
 	if msg := sessionParamMismatch(r.Header, t); msg != "" {
 		writeRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidParams, msg)
 		return postInfo{}, false

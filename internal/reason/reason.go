@@ -117,9 +117,11 @@ const (
 	BrowserCapacity    Code = "browser_capacity"
 	BrowserNodeRefused Code = "browser_node_refused"
 	// SessionNotFound: a session handle that names no session of the
-	// caller's principal; SessionLost: the node holding it is gone.
+	// caller's principal; SessionLost: its node, tab or record is gone;
+	// SessionBusy: another call holds the session's lock.
 	SessionNotFound Code = "session_not_found"
 	SessionLost     Code = "session_lost"
+	SessionBusy     Code = "session_busy"
 
 	// Real profile and dialogs (spec §B10, §B12; issue 9 items 6–7).
 	RealProfileLocked      Code = "real_profile_locked"
@@ -239,7 +241,8 @@ var codes = map[Code]string{
 	BrowserCapacity:     "every registered browser node (gatehouse browser-node) has as many sessions as its --max-sessions allows, so no new session can be placed; retry after retry_after_s seconds, or add a node",
 	BrowserNodeRefused:  "a browser node's record in Redis names an address that browser.node_allow does not allow (empty: loopback only), or a metadata address; the node was not dialed. Fix browser.node_allow or the node's --listen/--advertise address",
 	SessionNotFound:     "the session argument names no browser session of this principal: it was never issued, it belongs to another principal (the two read the same), or the session was closed (browser_close); call browser_navigate without session to start one",
-	SessionLost:         "the browser node holding this session is gone (not registered, or it does not answer): the session's page, cookies and refs are lost and its record was removed; call browser_navigate without session, or with it to start over in a new session (its result names the new handle), placed on a surviving node",
+	SessionLost:         "the browser session is gone: its browser node went away (not registered, or it does not answer), its tab closed, or its record in Redis was lost (a restart without persistence, an eviction); its page, cookies and refs are lost and its record was removed; call browser_navigate without session, or with it to start over in a new session (its result names the new handle; the message says where it runs)",
+	SessionBusy:         "another call on this browser session (from any replica) holds its lock and did not finish within the call's lock wait, or the lock key in Redis holds a value Gatehouse did not write; retry after retry_after_s, or DEL the lock key the message names when no call runs",
 	BackendUnsupported:  "the configured browser backend (e.g. Camofox, which has no CDP) cannot perform this tool; the message names what it can do",
 
 	RealProfileLocked:      "browser.use_real_profile: a database of the source profile (Cookies, Login Data, Web Data) is locked, or the profile's SingletonLock names a live process: the browser is running on it; quit that browser and retry (spec §B10: never snapshot a live profile)",

@@ -57,18 +57,22 @@ const (
 // counters and frame table of page.js's registry, the last snapshot's hash
 // for deltas).
 type Record struct {
-	Version int     `json:"v"`
-	Handle  string  `json:"handle"`
-	Node    string  `json:"node"`    // the browser node's id (32 hex)
-	Context string  `json:"context"` // the CDP BrowserContext id
-	Target  string  `json:"target"`  // the CDP target id of the session's tab
-	Proxy   string  `json:"proxy"`   // the session proxy's id on the node (32 hex)
-	Key     string  `json:"key"`     // the session key (browser tool results' session_key)
-	Owner   string  `json:"owner"`   // the task that created it
-	Active  bool    `json:"active"`  // the SSRF private-address guard is on (browser.Gates.GuardActive)
-	Navs    int     `json:"navs"`    // successful navigations
-	NextRef int     `json:"next_ref"`
-	Frames  []Frame `json:"frames,omitempty"`
+	Version int    `json:"v"`
+	Handle  string `json:"handle"`
+	Node    string `json:"node"`    // the browser node's id (32 hex)
+	Context string `json:"context"` // the CDP BrowserContext id
+	Target  string `json:"target"`  // the CDP target id of the session's tab
+	Proxy   string `json:"proxy"`   // the session proxy's id on the node (32 hex)
+	Key     string `json:"key"`     // the session key (browser tool results' session_key)
+	Owner   string `json:"owner"`   // the task that created it
+	// Principal is state.PrincipalKey of the principal the handle is bound
+	// to (16 hex): Store.Get refuses a record whose principal is not the
+	// caller's (one copied under another principal's key) as absent.
+	Principal string  `json:"principal"`
+	Active    bool    `json:"active"` // the SSRF private-address guard is on (browser.Gates.GuardActive)
+	Navs      int     `json:"navs"`   // successful navigations
+	NextRef   int     `json:"next_ref"`
+	Frames    []Frame `json:"frames,omitempty"`
 	// SnapHash is SnapHash of the last compact snapshot a result showed
 	// ("" none): a replica whose cached snapshot differs gives a full one,
 	// never a delta against the wrong text.
@@ -107,7 +111,7 @@ func text(s string) bool {
 }
 
 // Validate checks every field: version, handle, node and proxy ids (32
-// hex), context and target ids (CDP ids: 1–64 of [0-9A-Za-z._-]), key and
+// hex), principal (16 hex), context and target ids (CDP ids: 1–64 of [0-9A-Za-z._-]), key and
 // owner (printable, at most 512 bytes, key not empty), navs 0–MaxCounter,
 // next_ref 1–MaxCounter, at most MaxFrames frames with k 1–MaxCounter
 // unique, a CDP id and next 1–MaxCounter, snap_hash "" or 16 hex, a
@@ -121,6 +125,8 @@ func (r Record) Validate() error {
 		return bad("handle is not 32 hex digits")
 	case !nodeIDRe.MatchString(r.Node):
 		return bad("node is not 32 hex digits")
+	case !hashRe.MatchString(r.Principal):
+		return bad("principal is not 16 hex digits")
 	case !nodeIDRe.MatchString(r.Proxy):
 		return bad("proxy is not 32 hex digits")
 	case !cdpIDRe.MatchString(r.Context):

@@ -9,7 +9,7 @@ import (
 func goodRecord() Record {
 	return Record{Version: RecordVersion, Handle: New(), Node: strings.Repeat("a", 32), Context: "0F1E2D3C4B5A69788796A5B4C3D2E1F0",
 		Target: "A1B2C3D4E5F60718293A4B5C6D7E8F90", Proxy: strings.Repeat("b", 32), Key: "mcp-principal-0123", Owner: "mcp-principal-0123",
-		Active: true, Navs: 2, NextRef: 7, Frames: []Frame{{K: 1, ID: "FA0E", Next: 3}}, SnapHash: SnapHash("- heading \"x\" [ref=e1]"),
+		Principal: "0123456789abcdef", Active: true, Navs: 2, NextRef: 7, Frames: []Frame{{K: 1, ID: "FA0E", Next: 3}}, SnapHash: SnapHash("- heading \"x\" [ref=e1]"),
 		LastActive: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC).UnixMilli()}
 }
 
@@ -36,6 +36,7 @@ func TestDecode(t *testing.T) {
 		"target":       func(r *Record) { r.Target = "a b" },
 		"key":          func(r *Record) { r.Key = "" },
 		"owner":        func(r *Record) { r.Owner = "a\x1bb" },
+		"principal":    func(r *Record) { r.Principal = "" },
 		"navs":         func(r *Record) { r.Navs = -1 },
 		"next_ref":     func(r *Record) { r.NextRef = 0 },
 		"frame k":      func(r *Record) { r.Frames = []Frame{{K: 0, ID: "F", Next: 1}} },

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -76,17 +77,28 @@ type Expired struct {
 	AtMS   int64  `json:"at_ms"`
 	IdleMS int64  `json:"idle_ms"`
 	Key    string `json:"key"`
-	// Lost: the session was lost with its node (Store.Lose), not reaped.
-	Lost bool `json:"lost,omitempty"`
+	// Lost: the session was lost (Store.Lose), not reaped; Why says what
+	// went (its node, its tab, its record in Redis).
+	Lost bool   `json:"lost,omitempty"`
+	Why  string `json:"why,omitempty"`
+	// Closed: the session was ended by browser_close (Store.Delete).
+	Closed bool `json:"closed,omitempty"`
 }
 
 // Store keeps the handle records in Redis. Safe for concurrent use.
 type Store struct {
 	rdb redis.UniversalClient
+	lg  *slog.Logger
 }
 
-// NewStore returns the store in rdb (the process's shared-state client).
-func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+// NewStore returns the store in rdb (the process's shared-state client);
+// lg (nil: discard) receives the records refused as another principal's.
+func NewStore(rdb redis.UniversalClient, lg *slog.Logger) *Store {
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Store{rdb: rdb, lg: lg}
+}
 
 func octx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
@@ -99,7 +111,19 @@ func (s *Store) fail(err error) error {
 	return state.Unavailable("redis", err)
 }
 
-// Get reads principal p's record of h: found false when there is none; a
+// failKey is fail for a command on key: a WRONGTYPE answer (the key holds
+// a hash, a list, … that Gatehouse never writes) is state_corrupt naming
+// the DEL fix, not Redis being unavailable.
+func (s *Store) failKey(key string, err error) error {
+	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		return state.Corrupt(key, "a value of another Redis type")
+	}
+	return s.fail(err)
+}
+
+// Get reads principal p's record of h: found false when there is none, or
+// when the record names another principal (Record.Principal: copied under
+// p's key; logged as corrupt, answered like a record under another key); a
 // value that does not Decode is a state_corrupt error.
 func (s *Store) Get(ctx context.Context, p, h string) (Record, bool, error) {
 	if !Valid(h) {
@@ -110,7 +134,7 @@ func (s *Store) Get(ctx context.Context, p, h string) (Record, bool, error) {
 	key := RecordKey(p, h)
 	n, err := s.rdb.StrLen(c, key).Result()
 	if err != nil {
-		return Record{}, false, s.fail(err)
+		return Record{}, false, s.failKey(key, err)
 	}
 	if n > MaxRecordBytes {
 		return Record{}, false, state.Corrupt(key, "too long")
@@ -120,11 +144,15 @@ func (s *Store) Get(ctx context.Context, p, h string) (Record, bool, error) {
 		return Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, s.fail(err)
+		return Record{}, false, s.failKey(key, err)
 	}
 	r, err := Decode(h, b)
 	if err != nil {
 		return Record{}, false, state.Corrupt(key, "not a browser session record")
+	}
+	if r.Principal != state.PrincipalKey(p) {
+		s.lg.Warn("browser session record refused: it names another principal (corrupt or copied); DEL it", "key", key)
+		return Record{}, false, nil
 	}
 	return r, true, nil
 }
@@ -145,19 +173,46 @@ func (s *Store) Put(ctx context.Context, p string, r Record, ttl time.Duration) 
 	return s.fail(err)
 }
 
-// Delete removes principal p's record of r and its proxy's index key.
-func (s *Store) Delete(ctx context.Context, p string, r Record) error {
+// Update is Put of a record that must still be there (SET XX): found
+// false (nothing written) when principal p's record of r is gone, so a
+// call that ran while Redis lost it never writes a ghost record back.
+func (s *Store) Update(ctx context.Context, p string, r Record, ttl time.Duration) (found bool, err error) {
+	b, err := r.Encode()
+	if err != nil {
+		return false, err
+	}
 	c, cancel := octx(ctx)
 	defer cancel()
-	return s.fail(s.rdb.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy)).Err())
+	pipe := s.rdb.TxPipeline()
+	set := pipe.SetXX(c, RecordKey(p, r.Handle), b, ttl)
+	pipe.PExpire(c, ProxyKey(r.Node, r.Proxy), ttl)
+	if _, err := pipe.Exec(c); err != nil && !errors.Is(err, redis.Nil) {
+		return false, s.fail(err)
+	}
+	return set.Val(), nil
 }
 
-// Lose removes principal p's record r of a session whose node is gone: the
-// record and its proxy index key are deleted and the marker says lost, so
-// the handle reads session_lost (and browser_navigate with it starts
-// over) until MarkerTTL.
-func (s *Store) Lose(ctx context.Context, p string, r Record) error {
-	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true})
+// Delete removes principal p's record of r and its proxy's index key
+// (browser_close), leaving a closed marker: the handle reads
+// session_not_found, also on a replica that still holds an attachment.
+func (s *Store) Delete(ctx context.Context, p string, r Record) error {
+	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Closed: true})
+	c, cancel := octx(ctx)
+	defer cancel()
+	pipe := s.rdb.TxPipeline()
+	pipe.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy))
+	pipe.Set(c, ExpiredPrefix+suffix(p, r.Handle), b, MarkerTTL)
+	_, err := pipe.Exec(c)
+	return s.fail(err)
+}
+
+// Lose removes principal p's record r of a session that is lost (why: its
+// node, its tab or its record went): the record and its proxy index key
+// are deleted and the marker says lost, so the handle reads session_lost
+// with why on every replica (and browser_navigate with it starts over)
+// until MarkerTTL.
+func (s *Store) Lose(ctx context.Context, p string, r Record, why string) error {
+	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true, Why: why})
 	c, cancel := octx(ctx)
 	defer cancel()
 	pipe := s.rdb.TxPipeline()
@@ -188,7 +243,7 @@ func (s *Store) ExpiredOf(ctx context.Context, p, h string) (Expired, bool, erro
 		return Expired{}, false, s.fail(err)
 	}
 	var e Expired
-	if len(b) > 4096 || json.Unmarshal(b, &e) != nil || e.AtMS <= 0 || e.IdleMS < 0 || !text(e.Key) {
+	if len(b) > 4096 || json.Unmarshal(b, &e) != nil || e.AtMS <= 0 || e.IdleMS < 0 || !text(e.Key) || (e.Why != "" && !text(e.Why)) {
 		return Expired{}, false, nil
 	}
 	return e, true, nil
@@ -196,25 +251,44 @@ func (s *Store) ExpiredOf(ctx context.Context, p, h string) (Expired, bool, erro
 
 // Lock takes the call lock of principal p's handle h, waiting (polling)
 // until it is free or ctx ends; the lock is renewed until unlock is called.
-// Two calls on one session, from any replicas, are so serialised.
+// Two calls on one session, from any replicas, are so serialised. ctx
+// ending first is session_busy (Busy, retry_after_s the lock's remaining
+// TTL); a lock value Gatehouse did not write (not a 32-hex token) is
+// session_busy at once, naming the DEL fix; a key of another Redis type
+// is state_corrupt.
 func (s *Store) Lock(ctx context.Context, p, h string) (unlock func(), err error) {
 	key := LockPrefix + suffix(p, h)
 	var tb [16]byte
 	rand.Read(tb[:])
 	token := hex.EncodeToString(tb[:])
+	start := time.Now()
+	checked := false
 	for {
 		c, cancel := octx(ctx)
 		ok, err := s.rdb.SetNX(c, key, token, LockTTL).Result()
 		cancel()
 		if err != nil {
-			return nil, s.fail(err)
+			return nil, s.failKey(key, err)
 		}
 		if ok {
 			break
 		}
+		if !checked {
+			checked = true
+			c, cancel := octx(ctx)
+			v, err := s.rdb.Get(c, key).Result()
+			cancel()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, s.failKey(key, err)
+			}
+			if err == nil && !Valid(v) {
+				s.lg.Warn("browser session lock holds a value Gatehouse did not write; DEL it", "key", key)
+				return nil, Busy(key, time.Since(start), s.pttl(ctx, key), true)
+			}
+		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, Busy(key, time.Since(start), s.pttl(ctx, key), false)
 		case <-time.After(pollEvery):
 		}
 	}
@@ -241,6 +315,18 @@ func (s *Store) Lock(ctx context.Context, p, h string) (unlock func(), err error
 		releaseScript.Run(c, s.rdb, []string{key}, token)
 		cancel()
 	}, nil
+}
+
+// pttl is key's remaining TTL (LockTTL when it has none or Redis does not
+// answer).
+func (s *Store) pttl(ctx context.Context, key string) time.Duration {
+	c, cancel := octx(ctx)
+	defer cancel()
+	d, err := s.rdb.PTTL(c, key).Result()
+	if err != nil || d <= 0 {
+		return LockTTL
+	}
+	return d
 }
 
 // Lease takes the janitor's reap lease of the record under key (SET NX):

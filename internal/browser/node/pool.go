@@ -62,8 +62,10 @@ func NewPool(reg *Registry, allow Allow, token string, r egress.Resolver, lg *sl
 }
 
 // Readiness is nil when no node is registered (sessions run in the
-// replica) or some registered node has room; else "no browser node has
-// room", or the registry's failure.
+// replica) or some registered node that browser.node_allow allows has
+// room; else "no browser node has room", "no registered browser node is
+// allowed by browser.node_allow" or the registry's failure. A node record
+// this replica may not dial never counts as room (breaker9 D5).
 func (p *Pool) Readiness(ctx context.Context) error {
 	recs, _, err := p.reg.List(ctx)
 	if err != nil {
@@ -72,20 +74,59 @@ func (p *Pool) Readiness(ctx context.Context) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	if recs, _ = p.allowed(ctx, recs, false); len(recs) == 0 {
+		return errors.New("no registered browser node is allowed by browser.node_allow")
+	}
 	if _, err := Pick(recs, nil); err != nil {
 		return errors.New("no browser node has room")
 	}
 	return nil
 }
 
+// Room reports how many nodes are registered and how many of those
+// browser.node_allow allows have room now (where a new session would go).
+func (p *Pool) Room(ctx context.Context) (registered, room int, err error) {
+	recs, _, err := p.reg.List(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	ok, _ := p.allowed(ctx, recs, false)
+	for _, r := range ok {
+		if !r.Full() {
+			room++
+		}
+	}
+	return len(recs), room, nil
+}
+
+// allowed returns the records of recs whose address browser.node_allow
+// allows (Allow.Resolve), and the last refusal (logged when log is set).
+func (p *Pool) allowed(ctx context.Context, recs []Record, log bool) ([]Record, error) {
+	var ok []Record
+	var refused error
+	for _, r := range recs {
+		if _, err := p.allow.Resolve(ctx, p.resolver, r.Addr); err != nil {
+			refused = err
+			if log {
+				p.lg.Warn("browser node skipped", "node", r.ID, "addr", r.Addr, "cause", errors.Unwrap(err))
+			}
+			continue
+		}
+		ok = append(ok, r)
+	}
+	return ok, refused
+}
+
 // Place opens a session named name on a registered node: a session proxy
 // on the node judged with pol (the session's policy from this replica's
 // config), then open (the caller's BrowserContext behind it; its error
 // closes the proxy and skips the node). placed false with no error: no
-// node is registered. Nodes are tried in placement order (Pick); one that
-// node_allow refuses, that is full or that fails is skipped. Every node
-// full: browser_capacity; else the last other failure (browser_node_refused,
-// browser_failed, …); a registry failure is state_unavailable.
+// node is registered. Nodes node_allow refuses are left out first (logged;
+// browser_node_refused when no node is left), so a refused record never
+// masks capacity; the others are tried in placement order (Pick), one that
+// is full or that fails is skipped. Every allowed node full:
+// browser_capacity; else the last other failure (browser_failed, …); a
+// registry failure is state_unavailable.
 //
 // handleTTL > 0 opens a handle session's proxy (Client.OpenHandleProxy):
 // it outlives this replica's relay while its index key lives.
@@ -96,6 +137,10 @@ func (p *Pool) Place(ctx context.Context, name string, pol Policy, handleTTL tim
 	}
 	if len(recs) == 0 {
 		return false, "", nil
+	}
+	recs, refusal := p.allowed(ctx, recs, true)
+	if len(recs) == 0 {
+		return true, "", refusal
 	}
 	skip := map[string]bool{}
 	var other error // the last failure that is not a full node
