@@ -195,4 +195,3 @@ func parseDecimal(b []byte, maxDigits int) (int64, bool) {
 	}
 	return n, true
 }
-
