@@ -12,12 +12,12 @@
 package handle
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/internal/strictjson"
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/internal/lazyregexp"
@@ -174,13 +174,8 @@ func Decode(h string, b []byte) (Record, error) {
 	if len(b) > MaxRecordBytes {
 		return r, fmt.Errorf("%w: longer than %d bytes", ErrRecord, MaxRecordBytes)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := strictjson.Decode(b, &r); err != nil {
 		return Record{}, fmt.Errorf("%w: %v", ErrRecord, err)
-	}
-	if dec.More() {
-		return Record{}, fmt.Errorf("%w: trailing data", ErrRecord)
 	}
 	if err := r.Validate(); err != nil {
 		return Record{}, err
