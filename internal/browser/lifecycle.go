@@ -87,6 +87,7 @@ type lifecycle struct {
 	fails map[string]int  // key → consecutive failed cleanups
 
 	creating    atomic.Int32 // session() calls in flight: the idle browser is not stopped under them
+	rendering   atomic.Int32 // web_extract renders in flight (Manager.Render): nor under them
 	stopPending bool         // a reap left no session: stop the browser (janitor goroutine only)
 }
 
@@ -274,7 +275,7 @@ func (m *Manager) stopIdleBrowser() bool {
 		m.mu.Unlock()
 		return true
 	}
-	if m.spare.making > 0 || m.life.creating.Load() > 0 {
+	if m.spare.making > 0 || m.life.creating.Load() > 0 || m.life.rendering.Load() > 0 {
 		m.mu.Unlock()
 		return false
 	}

@@ -888,5 +888,10 @@ var _ render.Renderer = (*Manager)(nil)
 // Render is web_extract's render step (render.Renderer) in the Manager's
 // local Chromium: see renderstep.Renderer.Render.
 func (m *Manager) Render(ctx context.Context, rawURL string, guard *egress.Guard, fetched *render.Fetched) (render.Rendered, error) {
+	// The janitor stops the browser once no browser session is left
+	// (stopIdleBrowser); a render is not a session, so it counts itself,
+	// or an extract-only agent's render could lose its tab mid-way.
+	m.life.rendering.Add(1)
+	defer m.life.rendering.Add(-1)
 	return m.rend.Render(ctx, rawURL, guard, fetched)
 }
