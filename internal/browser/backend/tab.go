@@ -229,19 +229,7 @@ func (l *Local) NewTab(ctx context.Context, o TabOptions) (*Tab, error) {
 	if err == nil && o.ProxyUser != "" {
 		err = t.primeProxyAuth(ctx, o.ProxyProbeURL)
 	}
-	if err != nil {
-		cancel()
-		return nil, Failure("Opening a browser tab", err)
-	}
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		cancel()
-		return nil, reason.New(reason.BrowserFailed, "", "The browser is shutting down.")
-	}
-	l.tabs[t] = struct{}{}
-	l.mu.Unlock()
-	return t, nil
+	return l.track(t, cancel, "Opening a browser tab", err)
 }
 
 // AttachTab attaches to the existing tab targetID of BrowserContext bctx
@@ -269,9 +257,17 @@ func (l *Local) AttachTab(ctx context.Context, targetID, bctx string, o TabOptio
 	if err == nil {
 		err = t.startExt(ctx, o, true)
 	}
+	return l.track(t, cancel, "Attaching to a browser tab", err)
+}
+
+// track ends a tab's opening (NewTab, AttachTab): on err, or when the
+// browser closed meanwhile, the tab's context is cancelled and the error
+// returned (Failure naming what, or browser_failed "shutting down");
+// else the tab is counted among the browser's and returned.
+func (l *Local) track(t *Tab, cancel context.CancelFunc, what string, err error) (*Tab, error) {
 	if err != nil {
 		cancel()
-		return nil, Failure("Attaching to a browser tab", err)
+		return nil, Failure(what, err)
 	}
 	l.mu.Lock()
 	if l.closed {

@@ -196,14 +196,7 @@ func (s *Store) Update(ctx context.Context, p string, r Record, ttl time.Duratio
 // (browser_close), leaving a closed marker: the handle reads
 // session_not_found, also on a replica that still holds an attachment.
 func (s *Store) Delete(ctx context.Context, p string, r Record) error {
-	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Closed: true})
-	c, cancel := octx(ctx)
-	defer cancel()
-	pipe := s.rdb.TxPipeline()
-	pipe.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy))
-	pipe.Set(c, ExpiredPrefix+suffix(p, r.Handle), b, MarkerTTL)
-	_, err := pipe.Exec(c)
-	return s.fail(err)
+	return s.end(ctx, p, r, Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Closed: true})
 }
 
 // Lose removes principal p's record r of a session that is lost (why: its
@@ -212,7 +205,13 @@ func (s *Store) Delete(ctx context.Context, p string, r Record) error {
 // with why on every replica (and browser_navigate with it starts over)
 // until MarkerTTL.
 func (s *Store) Lose(ctx context.Context, p string, r Record, why string) error {
-	b, _ := json.Marshal(Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true, Why: why})
+	return s.end(ctx, p, r, Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true, Why: why})
+}
+
+// end deletes principal p's record r and its proxy's index key and writes
+// marker for the handle (MarkerTTL), in one transaction.
+func (s *Store) end(ctx context.Context, p string, r Record, marker Expired) error {
+	b, _ := json.Marshal(marker)
 	c, cancel := octx(ctx)
 	defer cancel()
 	pipe := s.rdb.TxPipeline()
