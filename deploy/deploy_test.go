@@ -37,7 +37,7 @@ func TestHAProxyConfigValid(t *testing.T) {
 		}
 	}
 	cfg, _ := os.ReadFile("haproxy.cfg")
-	for _, want := range []string{"option httpchk GET /readyz", "stick on req.hdr(mcp-session-id)", "bind :8765"} {
+	for _, want := range []string{"option httpchk GET /readyz", "stick on req.hdr(mcp-session-id)", "stick on req.hdr(mcp-param-session)", "bind :8765"} {
 		if !strings.Contains(string(cfg), want) {
 			t.Errorf("haproxy.cfg lacks %q", want)
 		}
