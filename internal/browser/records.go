@@ -356,7 +356,8 @@ func (m *Manager) attachRecord(ctx context.Context, p, h string, rec handle.Reco
 	}
 	m.attached[h] = s
 	m.mu.Unlock()
-	m.logger.Info("browser session attached", "session", rec.Key, "node", rec.Node, "standby", standby)
+	// s.rec (rec) is the next call's from here on, maybe on another goroutine.
+	m.logger.Info("browser session attached", "session", s.Key, "node", s.node, "standby", standby)
 	return s, "", nil
 }
 

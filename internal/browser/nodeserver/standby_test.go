@@ -98,14 +98,34 @@ func TestStandbyPreAttach(t *testing.T) {
 	if r := a.CloseSessions(hc, "task-1"); !r.Success {
 		t.Fatalf("close through replica A: %+v", r.Page)
 	}
-	waitFor(t, 10*time.Second, "replica B to drop its standby attachment", func() bool { return attachedCount(b) == 0 })
-	if st, _ := b.StandbyStats(); st.Dropped != 1 {
-		t.Errorf("replica B's standby after the close: %+v", st)
-	}
+	waitFor(t, 10*time.Second, "replica B to drop its standby attachment on the end event", func() bool {
+		st, n := b.StandbyStats()
+		return n == 0 && st.Dropped == 1
+	})
 	if r := b.Snapshot(hc, "task-2", browser.SnapshotInput{}); r.Success || r.Reason != reason.SessionNotFound {
 		t.Errorf("the closed handle on replica B: %+v", r.Page)
 	}
 	waitFor(t, 10*time.Second, "the node to free the session", func() bool { return sessions() == 0 })
+
+	// A call right after the navigation, while the pre-attach may still
+	// be queued or in flight (or done already: it starts when the
+	// navigation writes the record): one attach in all, never two.
+	before := lb.count("browser session attached")
+	nav = a.Navigate(ctx, "task-6", browser.NavigateInput{URL: srv.URL + "/"})
+	if !nav.Success {
+		t.Fatalf("navigate: %+v", nav.Page)
+	}
+	if sn := b.Snapshot(browser.WithSession(ctx, nav.Session), "task-7", browser.SnapshotInput{}); !sn.Success {
+		t.Fatalf("snapshot through replica B at once: %+v", sn.Page)
+	}
+	time.Sleep(time.Second) // a late pre-attach would log by now
+	if c := lb.count("browser session attached") - before; c != 1 {
+		t.Errorf("replica B attached %d times for a call right after the navigation", c)
+	}
+	if r := a.CloseSessions(browser.WithSession(ctx, nav.Session), "task-6"); !r.Success {
+		t.Fatalf("close: %+v", r.Page)
+	}
+	waitFor(t, 10*time.Second, "replica B to drop the third attachment", func() bool { return attachedCount(b) == 0 })
 
 	// A second session, then everything closes: nothing is left.
 	nav = a.Navigate(ctx, "task-4", browser.NavigateInput{URL: srv.URL + "/"})

@@ -233,14 +233,13 @@ func (d *Duty) work() {
 }
 
 func (d *Duty) preAttach(j job) {
-	if d.o.Held(j.handle) {
-		return
-	}
 	d.mu.Lock()
 	if d.inflight[j.handle] != nil {
 		d.mu.Unlock()
 		return
 	}
+	// In flight before the Held check: a call that finds nothing held
+	// from here on waits for this attach instead of making its own.
 	f := &flight{done: make(chan struct{})}
 	d.inflight[j.handle] = f
 	d.mu.Unlock()
@@ -254,6 +253,9 @@ func (d *Duty) preAttach(j job) {
 		}
 		close(f.done)
 	}()
+	if d.o.Held(j.handle) {
+		return
+	}
 	ok, err := d.o.Store.ClaimStandby(d.ctx, j.principal, j.handle, d.id, d.o.Replicas, d.o.TTL)
 	if err != nil || !ok {
 		if err != nil {
