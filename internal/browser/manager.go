@@ -138,7 +138,7 @@ type Manager struct {
 	ht       handle.Table        // in-process session handles (handles.go)
 	recs     *handle.Store       // session records in Redis (records.go), nil without nodes
 	attached map[string]*Session // other replicas' record sessions served here, by handle (under mu)
-	standby  *standby.Duty       // attaching to other replicas' new sessions ahead (standby.go), nil without
+	standby  *standby.Duty       // attaching ahead to other replicas' new record sessions (standby.go); nil: none
 
 	// navTarget is navigateTarget (snapwalk.go); tests shorten it.
 	navTarget time.Duration
