@@ -206,7 +206,8 @@ func TestChromedpOnlyInBackend(t *testing.T) {
 // backend. camofoxmode drives Camofox (through the camofox client) and no
 // other backend; it reaches the Manager only through its Host interface.
 // backendsel reads the configuration (and asks the cloud selection) but
-// starts nothing.
+// starts nothing. standby runs the standby duty over Redis and reaches the
+// Manager's attach only through its Options functions.
 func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	// A pattern ending in /... forbids the package and every one below it.
 	noBrowser := []string{mod + "/internal/browser/..."}
@@ -215,7 +216,7 @@ func TestBrowserPartsDriveNoBrowser(t *testing.T) {
 	parts := map[string][]string{"evalpolicy": noBrowser, "sessionkey": noBrowser, "snapshot": noBrowser,
 		"realprofile": noBrowser, "camofox": noBrowser, "toolio": noManager, "navsettle": noManager,
 		"navgate": append([]string{mod + "/internal/browser/camofox"}, noBackend...), "camofoxmode": noBackend,
-		"backendsel": {mod + "/internal/browser", mod + "/internal/browser/backend/..."}}
+		"backendsel": {mod + "/internal/browser", mod + "/internal/browser/backend/..."}, "standby": noBackend}
 	seen := map[string]bool{}
 	for _, p := range listPackages(t) {
 		for part, forbidden := range parts {

@@ -33,6 +33,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/snapshot"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/standby"
 	"github.com/gatehouse-dev/gatehouse/internal/config"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/gate"
@@ -137,6 +138,7 @@ type Manager struct {
 	ht       handle.Table        // in-process session handles (handles.go)
 	recs     *handle.Store       // session records in Redis (records.go), nil without nodes
 	attached map[string]*Session // other replicas' record sessions served here, by handle (under mu)
+	standby  *standby.Duty       // attaching ahead to other replicas' new record sessions (standby.go); nil: none
 
 	// navTarget is navigateTarget (snapwalk.go); tests shorten it.
 	navTarget time.Duration
@@ -240,6 +242,7 @@ func New(o Options) (*Manager, []string) {
 	}
 	m.wg.Add(1)
 	go m.runJanitor(tick)
+	m.startStandby() // standby.go
 	return m, warns
 }
 

@@ -149,6 +149,7 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 			return err
 		}
 		*s.rec = r
+		m.standby.Announce(s.principal, s.handle) // other replicas may stand by (standby.go)
 		return nil
 	}
 	rec, found, err := m.recs.Get(ctx, s.principal, s.handle)
@@ -268,14 +269,19 @@ func (m *Manager) endRecord(s *Session) {
 }
 
 // attachHandle serves principal p's handle h from its record: this
-// replica's cached attachment, or a new one (the node's CDP relay, the
-// session proxy's credential from the node). No record: session_expired
-// after a reap, else session_not_found; a node that is not registered or
-// does not answer: session_lost.
+// replica's cached attachment (one a standby pre-attach in flight is
+// making is waited for: standby.go), or a new one (attachRecord). No
+// record: session_expired after a reap, else session_not_found; a node
+// that is not registered or does not answer: session_lost.
 func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, error) {
 	m.mu.Lock()
 	s := m.attached[h]
 	m.mu.Unlock()
+	if s == nil && m.standby.Wait(ctx, h) {
+		m.mu.Lock()
+		s = m.attached[h]
+		m.mu.Unlock()
+	}
 	if s != nil && s.principal == p && (s.tab.Healthy() || m.nodes.Registered(ctx, s.node)) {
 		return m.recordTab(ctx, s), s.Key, nil
 	}
@@ -293,31 +299,48 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 		}
 		return nil, "", rerr
 	}
-	lose := func(why string, cause error) (tab, string, error) {
-		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", cause)
+	s, why, err := m.attachRecord(ctx, p, h, rec, false)
+	if why != "" {
+		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", err)
 		m.recs.Lose(ctx, p, rec, why) //nolint:errcheck // it expires anyway
 		return nil, rec.Key, handle.Lost(rec.Key, why, m.nextSession(ctx))
 	}
+	if err != nil {
+		return nil, rec.Key, err
+	}
+	return m.recordTab(ctx, s), rec.Key, nil
+}
+
+// attachRecord attaches this replica to principal p's record rec of
+// handle h (the node's CDP relay, the session proxy's credential from the
+// node) and keeps it in m.attached, or returns the attachment made
+// meanwhile. why is set when the session is lost (its node gone or not
+// answering, its proxy or tab gone: the caller decides whether to end the
+// record); else err is state_unavailable, browser_failed (shut down) or
+// session_not_found (another principal's attachment under h). The
+// on-demand attach (attachHandle) and the standby's (preAttach, standby
+// true) share it.
+func (m *Manager) attachRecord(ctx context.Context, p, h string, rec handle.Record, standby bool) (*Session, string, error) {
 	c, err := m.nodes.ConnTo(ctx, rec.Node)
 	if err != nil {
 		if reason.Of(err) == reason.StateUnavailable {
-			return nil, rec.Key, err
+			return nil, "", err
 		}
 		if errors.Is(err, node.ErrNodeGone) {
-			return lose("its browser node is no longer registered", err)
+			return nil, "its browser node is no longer registered", err
 		}
-		return lose("its browser node does not answer", err)
+		return nil, "its browser node does not answer", err
 	}
 	px, err := c.Client.AttachProxy(ctx, rec.Proxy)
 	if err != nil {
-		return lose("its browser node no longer has its session proxy", err)
+		return nil, "its browser node no longer has its session proxy", err
 	}
 	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(px))
 	if err != nil {
 		px.Release()
-		return lose("its tab on the browser node is gone", err)
+		return nil, "its tab on the browser node is gone", err
 	}
-	s = &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, tab: t, proxy: px, nextRef: rec.NextRef, navs: rec.Navs,
+	s := &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, tab: t, proxy: px, nextRef: rec.NextRef, navs: rec.Navs,
 		handle: h, rec: &rec, principal: p, attached: true, node: rec.Node, lastUsed: time.Now()}
 	s.loadFrames(rec.Frames)
 	m.mu.Lock()
@@ -325,14 +348,17 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 		m.mu.Unlock()
 		m.detach(s)
 		if old == nil {
-			return nil, rec.Key, reason.New(reason.BrowserFailed, "", "The browser service is shut down.")
+			return nil, "", reason.New(reason.BrowserFailed, "", "The browser service is shut down.")
+		} else if old.principal != p {
+			return nil, "", handle.NotFound()
 		}
-		return m.recordTab(ctx, old), rec.Key, nil
+		return old, "", nil
 	}
 	m.attached[h] = s
 	m.mu.Unlock()
-	m.logger.Info("browser session attached", "session", rec.Key, "node", rec.Node)
-	return m.recordTab(ctx, s), rec.Key, nil
+	// s.rec (rec) is the next call's from here on, maybe on another goroutine.
+	m.logger.Info("browser session attached", "session", s.Key, "node", s.node, "standby", standby)
+	return s, "", nil
 }
 
 // reapRecords is the janitor's pass over the records
@@ -346,7 +372,8 @@ func (m *Manager) reapRecords() {
 	m.mu.Lock()
 	var stale []*Session
 	for h, s := range m.attached {
-		if now.Sub(s.lastUsed) > idle && s.mu.TryLock() {
+		// A dead tab too (its session ended and the end event was missed).
+		if (now.Sub(s.lastUsed) > idle || !s.tab.Healthy()) && s.mu.TryLock() {
 			delete(m.attached, h)
 			stale = append(stale, s)
 		}

@@ -94,7 +94,9 @@ const (
 	DefaultSnapshotThreshold = 15000 // chars
 	MinSnapshotThreshold     = 1000  // chars
 	DefaultDialogTimeout     = 300 * time.Second
-	DefaultLoopbackAlias     = "host.docker.internal"
+	// DefaultStandbyReplicas is browser.standby_replicas when unset.
+	DefaultStandbyReplicas = 1
+	DefaultLoopbackAlias   = "host.docker.internal"
 )
 
 // Browser engines (browser.engine; unknown → auto).
@@ -318,7 +320,14 @@ type Browser struct {
 	// names them (issue 19). Empty means loopback only. A node record is
 	// data, not trust: an address outside this list is never dialed, and a
 	// metadata address never, whatever the list says.
-	NodeAllow            []string
+	NodeAllow []string
+	// StandbyReplicas is browser.standby_replicas (issue 19, browser
+	// nodes with shared state): how many other replicas attach to a new
+	// record session in the background, before its next call reaches them
+	// (docs/browser.md "Standby attachments"); each costs one CDP
+	// attachment per session per standby replica. 0 turns it off; default
+	// DefaultStandbyReplicas, at least 0.
+	StandbyReplicas      int
 	UseRealProfile       bool
 	RealProfileAutoclose bool
 	RealProfilePin       string
@@ -400,6 +409,7 @@ func Default() *Config {
 			Engine:                  EngineAuto,
 			AutoLocalForPrivateURLs: true,
 			NodeAllow:               []string{},
+			StandbyReplicas:         DefaultStandbyReplicas,
 			DialogPolicy:            DialogMustRespond,
 			DialogTimeout:           DefaultDialogTimeout,
 			Camofox:                 Camofox{LoopbackHostAlias: DefaultLoopbackAlias},

@@ -169,7 +169,7 @@ func TestNormalizedClamps(t *testing.T) {
 // (issue 16, TestAllowPrivateURLsOneKey).
 var b13Keys = []string{
 	"backend", "executable_path" /* Gatehouse addition, issue 8 */, "inactivity_timeout", "command_timeout", "snapshot_threshold", "record_sessions", "headed",
-	"engine", "auto_local_for_private_urls", "cdp_url", "node_allow", "use_real_profile",
+	"engine", "auto_local_for_private_urls", "cdp_url", "node_allow", "standby_replicas", "use_real_profile",
 	"real_profile_autoclose", "real_profile_pin", "allow_unsafe_evaluate", "restrict_evaluate", "dialog_policy",
 	"dialog_timeout_s", "camofox", "extension_control", "cloud_provider",
 }
@@ -335,6 +335,8 @@ func TestSetThenLoad(t *testing.T) {
 		{"browser.node_allow", "[10.0.0.0/8, Node1.Internal., '192.0.2.7']", func(c *Config) bool {
 			return slices.Equal(c.Browser.NodeAllow, []string{"10.0.0.0/8", "node1.internal", "192.0.2.7"})
 		}},
+		{"browser.standby_replicas", "0", func(c *Config) bool { return c.Browser.StandbyReplicas == 0 }},
+		{"browser.standby_replicas", "2", func(c *Config) bool { return c.Browser.StandbyReplicas == 2 }},
 		{"browser.camofox.user_id", "30", func(c *Config) bool { return c.Browser.Camofox.UserID == "30" }}, // string key: literal text
 		{"browser.real_profile_pin", `"Profile 1"`, func(c *Config) bool { return c.Browser.RealProfilePin == "Profile 1" }},
 		{"browser.engine", "lightpanda", func(c *Config) bool { return c.Browser.Engine == "lightpanda" }},
@@ -377,6 +379,8 @@ func TestSetBadValueErrors(t *testing.T) {
 		{"browser.command_timeout", "", "needs a value"},
 		{"security.fake_ip_ranges", "[not-a-cidr]", "not a CIDR"},
 		{"browser.node_allow", "[10.0.0.0/8, 'http://x/']", "not a CIDR, IP address or host name"},
+		{"browser.standby_replicas", "-1", "below the minimum 0"},
+		{"browser.standby_replicas", "many", "want an integer"},
 		{"web.backend", `"unterminated`, "not valid YAML"},
 		{"browser", "x", "is a block"},
 		{"", "x", "needs a key"},

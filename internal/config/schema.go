@@ -166,6 +166,7 @@ var schema = &field{name: "", children: []*field{
 		boolean("auto_local_for_private_urls", func(c *Config) *bool { return &c.Browser.AutoLocalForPrivateURLs }),
 		str("cdp_url", func(c *Config) *string { return &c.Browser.CDPURL }, strings.TrimSpace),
 		nodeAllowField(),
+		intFloor("standby_replicas", func(c *Config) *int { return &c.Browser.StandbyReplicas }, DefaultStandbyReplicas, 0),
 		boolean("use_real_profile", func(c *Config) *bool { return &c.Browser.UseRealProfile }),
 		boolean("real_profile_autoclose", func(c *Config) *bool { return &c.Browser.RealProfileAutoclose }),
 		str("real_profile_pin", func(c *Config) *string { return &c.Browser.RealProfilePin }, strings.TrimSpace),

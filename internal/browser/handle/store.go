@@ -208,8 +208,9 @@ func (s *Store) Lose(ctx context.Context, p string, r Record, why string) error 
 	return s.end(ctx, p, r, Expired{AtMS: time.Now().UnixMilli(), Key: r.Key, Lost: true, Why: why})
 }
 
-// end deletes principal p's record r and its proxy's index key and writes
-// marker for the handle (MarkerTTL), in one transaction.
+// end deletes principal p's record r and its proxy's index key, writes
+// marker for the handle (MarkerTTL) and publishes its end event
+// (EventsChannel), in one transaction.
 func (s *Store) end(ctx context.Context, p string, r Record, marker Expired) error {
 	b, _ := json.Marshal(marker)
 	c, cancel := octx(ctx)
@@ -217,6 +218,7 @@ func (s *Store) end(ctx context.Context, p string, r Record, marker Expired) err
 	pipe := s.rdb.TxPipeline()
 	pipe.Del(c, RecordKey(p, r.Handle), ProxyKey(r.Node, r.Proxy))
 	pipe.Set(c, ExpiredPrefix+suffix(p, r.Handle), b, MarkerTTL)
+	pipe.Publish(c, EventsChannel, endEvent(r.Handle)) // standby.go
 	_, err := pipe.Exec(c)
 	return s.fail(err)
 }
@@ -385,7 +387,8 @@ func (s *Store) Scan(ctx context.Context, max int) ([]Listed, error) {
 }
 
 // Reap is the janitor's removal of a listed record: its record and proxy
-// index key deleted, the expiry marker written (idle long).
+// index key deleted, the expiry marker written (idle long), its end event
+// published (EventsChannel).
 func (s *Store) Reap(ctx context.Context, l Listed, idle time.Duration) error {
 	c, cancel := octx(ctx)
 	defer cancel()
@@ -393,6 +396,7 @@ func (s *Store) Reap(ctx context.Context, l Listed, idle time.Duration) error {
 	pipe := s.rdb.TxPipeline()
 	pipe.Del(c, RecordPrefix+l.PKey+":"+l.Handle, ProxyKey(l.Record.Node, l.Record.Proxy))
 	pipe.Set(c, ExpiredPrefix+l.PKey+":"+l.Handle, b, MarkerTTL)
+	pipe.Publish(c, EventsChannel, endEvent(l.Handle)) // standby.go
 	_, err := pipe.Exec(c)
 	return s.fail(err)
 }
