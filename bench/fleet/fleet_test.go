@@ -85,7 +85,7 @@ func inNamespace(t *testing.T, browser bool) bool {
 	if err != nil {
 		missing(err.Error())
 	}
-	bin, err := buildGatehouse(t.TempDir())
+	bin, err := testBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +100,35 @@ func inNamespace(t *testing.T, browser bool) bool {
 		t.Fatalf("the fleet test failed inside its network namespace: %v", err)
 	}
 	return false
+}
+
+// testBin is cmd/gatehouse as testBinary built it: once per run of this
+// test binary, for both fleet tests (a build links the whole program,
+// seconds of CPU). TestMain removes dir.
+var testBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// testBinary returns the path of cmd/gatehouse built once per test binary
+// run (buildGatehouse); a failed build fails every caller.
+func testBinary() (string, error) {
+	testBin.once.Do(func() {
+		testBin.dir, testBin.err = os.MkdirTemp("", "gatehouse-fleet-test-")
+		if testBin.err == nil {
+			testBin.path, testBin.err = buildGatehouse(testBin.dir)
+		}
+	})
+	return testBin.path, testBin.err
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testBin.dir != "" {
+		os.RemoveAll(testBin.dir)
+	}
+	os.Exit(code)
 }
 
 func startTestFleet(t *testing.T) *Fleet {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -65,15 +66,46 @@ func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 	}
 }
 
-// buildGatehouse builds cmd/gatehouse once per test binary run.
+// gatehouseBin is cmd/gatehouse as buildGatehouse built it: once per test
+// binary run (each build links the whole program, seconds of CPU; several
+// tests start nodes from it). TestMain removes dir.
+var gatehouseBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildGatehouse returns the path of cmd/gatehouse built once per test
+// binary run; the first caller builds it, a failed build fails every caller.
 func buildGatehouse(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "gatehouse")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/gatehouse-dev/gatehouse/cmd/gatehouse")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+	gatehouseBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gatehouse-nodeserver-test-")
+		if err != nil {
+			gatehouseBin.err = err
+			return
+		}
+		gatehouseBin.dir = dir
+		out := filepath.Join(dir, "gatehouse")
+		cmd := exec.Command("go", "build", "-o", out, "github.com/gatehouse-dev/gatehouse/cmd/gatehouse")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			gatehouseBin.err = fmt.Errorf("go build: %v\n%s", err, b)
+			return
+		}
+		gatehouseBin.path = out
+	})
+	if gatehouseBin.err != nil {
+		t.Fatal(gatehouseBin.err)
 	}
-	return out
+	return gatehouseBin.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gatehouseBin.dir != "" {
+		os.RemoveAll(gatehouseBin.dir)
+	}
+	os.Exit(code)
 }
 
 // nodeProc is a `gatehouse browser-node` process.
