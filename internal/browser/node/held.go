@@ -157,8 +157,8 @@ func (h *heldPool) targetLocked(id string, now time.Time) int {
 }
 
 // take records a placement on node id and returns a held spare of it,
-// attached over c with a live tab, or nil; it wakes the refill either
-// way. Safe on a nil h (no held spares).
+// attached over c with a live tab, or nil. Safe on a nil h (no held
+// spares).
 func (h *heldPool) take(id string, c *Conn) *heldSpare {
 	if h == nil {
 		return nil
@@ -185,11 +185,18 @@ func (h *heldPool) take(id string, c *Conn) *heldSpare {
 	} else {
 		h.stats.Misses++
 	}
+	return out
+}
+
+// kick wakes the refill. Safe on a nil h.
+func (h *heldPool) kick() {
+	if h == nil {
+		return
+	}
 	select {
 	case h.wake <- struct{}{}:
 	default:
 	}
-	return out
 }
 
 // release closes a held spare: detaches from its tab and releases the
@@ -202,9 +209,11 @@ func (s *heldSpare) release() {
 // openHeld places a session on a spare held on c's node: the node binds
 // pol to it (BindSpare) and open gets its proxy with the attached tab
 // (Proxy.Attached). tried false: none was held, or the node no longer
-// holds it (the caller opens as before).
+// holds it (the caller opens as before, then kicks the refill).
 func (p *Pool) openHeld(ctx context.Context, rec Record, c *Conn, name string, pol Policy, handleTTL time.Duration, open func(c *Conn, px *Proxy) error) (tried bool, err error) {
 	s := p.held.take(rec.ID, c)
+	// The refill starts once the caller's open is done (Pool.openOn): it
+	// must not race the open for the node's ready spare.
 	if s == nil {
 		return false, nil
 	}

@@ -233,6 +233,7 @@ func (p *Pool) openOn(ctx context.Context, rec Record, name string, pol Policy, 
 	if err != nil {
 		return err
 	}
+	defer p.held.kick()
 	if tried, err := p.openHeld(ctx, rec, c, name, pol, handleTTL, open); tried {
 		return err
 	}

@@ -58,30 +58,67 @@ func (s *Server) reserveTTL() time.Duration {
 	return node.ReserveTTL
 }
 
+// reserveWait bounds how long a reservation waits for a spare being made.
+const reserveWait = 10 * time.Second
+
 // reserve answers POST /v1/spares: a ready spare, reserved for the
-// request's relay (node.OpenResponse with Context, Target and TTLMS), or
-// 503 with Retry-After when none is ready (the request counts as demand,
-// so the node makes more), 409 without a live relay.
+// request's relay (node.OpenResponse with Context, Target and TTLMS). The
+// request counts as demand (the node makes more); with none ready it
+// waits, at most reserveWait, while one is being made, then answers 503
+// with Retry-After. 409 without a live relay.
 func (s *Server) reserve(w http.ResponseWriter, r *http.Request) {
 	rid := relayID(r)
 	ttl := s.reserveTTL()
-	s.mu.Lock()
-	if rid == "" || s.relays[rid] == 0 {
-		s.mu.Unlock()
-		http.Error(w, "browser-node: open the CDP relay first and name it in "+node.HeaderRelay, http.StatusConflict)
-		return
-	}
-	var sp *spare
-	if !s.closed {
-		sp = s.takeSpareLocked()
-	}
 	id := newID()
-	if sp != nil {
-		s.reserved[id] = &reservation{sp: sp, relay: rid, expires: time.Now().Add(ttl)}
-		s.spare.stats.Reservations++
+	deadline := time.NewTimer(reserveWait)
+	defer deadline.Stop()
+	var sp *spare
+	for first := true; ; first = false {
+		s.mu.Lock()
+		if rid == "" || s.relays[rid] == 0 {
+			s.mu.Unlock()
+			http.Error(w, "browser-node: open the CDP relay first and name it in "+node.HeaderRelay, http.StatusConflict)
+			return
+		}
+		if s.closed {
+			s.mu.Unlock()
+			break
+		}
+		if first {
+			sp = s.takeSpareLocked()
+		} else {
+			sp = s.popSpareLocked()
+		}
+		if sp != nil {
+			s.reserved[id] = &reservation{sp: sp, relay: rid, expires: time.Now().Add(ttl)}
+			s.spare.stats.Reservations++
+			s.mu.Unlock()
+			s.fillSpares()
+			break
+		}
+		s.mu.Unlock()
+		s.fillSpares()
+		s.mu.Lock()
+		var made chan struct{}
+		if s.spare.making > 0 {
+			if s.spare.made == nil {
+				s.spare.made = make(chan struct{})
+			}
+			made = s.spare.made
+		}
+		s.mu.Unlock()
+		if made == nil {
+			break // none is being made: no free slot, or spares are off
+		}
+		select {
+		case <-made:
+			continue
+		case <-deadline.C:
+		case <-r.Context().Done():
+		case <-s.stop:
+		}
+		break
 	}
-	s.mu.Unlock()
-	s.fillSpares()
 	if sp == nil {
 		w.Header().Set("Retry-After", strconv.Itoa(int(node.CapacityRetry/time.Second)))
 		http.Error(w, "browser-node: no spare session is ready; retry later (the node is making one when it has room)", http.StatusServiceUnavailable)

@@ -73,7 +73,8 @@ type spare struct {
 type spareState struct {
 	ready  []*spare
 	making int
-	demand []time.Time // opens and reservations, oldest first (at most maxSpares kept)
+	demand []time.Time    // opens and reservations, oldest first (at most maxSpares kept)
+	made   chan struct{} // closed when a maker finishes a spare (made or failed); nil when none waits
 	stats  SpareStats  // the counters (SpareStats)
 }
 
@@ -136,6 +137,11 @@ func (s *Server) takeSpareLocked() *spare {
 	if n := len(s.spare.demand); n > ceil {
 		s.spare.demand = append(s.spare.demand[:0], s.spare.demand[n-ceil:]...)
 	}
+	return s.popSpareLocked()
+}
+
+// popSpareLocked returns a ready spare, or nil. s.mu is held.
+func (s *Server) popSpareLocked() *spare {
 	if len(s.spare.ready) == 0 {
 		return nil
 	}
@@ -184,6 +190,10 @@ func (s *Server) spareMaker() {
 		more := ok && len(s.spare.ready)+s.spare.making-1 < s.spareTargetLocked(time.Now())
 		if !more {
 			s.spare.making--
+		}
+		if s.spare.made != nil { // wake the reservations waiting (reserve.go)
+			close(s.spare.made)
+			s.spare.made = nil
 		}
 		s.mu.Unlock()
 		if err != nil {
