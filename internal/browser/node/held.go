@@ -25,8 +25,9 @@ import (
 // Sizing, like the in-process pool: per node, as many as placements on it
 // in the last HeldDemandWindow, at least the floor and at most the
 // ceiling (HeldOptions), from this replica's first placement on; refilled
-// by one background goroutine after each take and every heldTick (never
-// on a call's path), one reservation at a time, only on nodes the cached
+// by one background goroutine after each placement (heldDelay later
+// while the node still holds one) and every heldTick (never on a call's
+// path), one reservation at a time, only on nodes the cached
 // list shows with room, and not before Retry-After on a node that had no
 // spare ready. A held spare is renewed every heldRenew (the node closes an
 // unrenewed one after ReserveTTL), dropped when its tab dies, its
@@ -44,8 +45,14 @@ const (
 	// held.
 	HeldDemandWindow = 60 * time.Second
 	heldTick         = time.Second
-	heldRenew        = ReserveTTL / 3
-	heldOpTimeout    = 30 * time.Second
+	// heldDelay is the pause before the refill after a placement while
+	// every node placed on still holds a spare: the session just placed
+	// runs its next call (often another replica's attach to it) before
+	// the refill's reservation and attach compete with it for the node's
+	// CPU. A node left with none is refilled at once.
+	heldDelay     = 300 * time.Millisecond
+	heldRenew     = ReserveTTL / 3
+	heldOpTimeout = 30 * time.Second
 )
 
 // HeldOptions configures a Pool's held spares (HoldSpares).
@@ -250,6 +257,17 @@ func (p *Pool) heldLoop(h *heldPool) {
 		case <-h.ctx.Done():
 			return
 		case <-h.wake:
+			if !h.emptied() {
+				pause := time.NewTimer(heldDelay)
+				select {
+				case <-h.ctx.Done():
+					pause.Stop()
+					return
+				case <-h.wake: // another placement: refill now
+				case <-pause.C:
+				}
+				pause.Stop()
+			}
 		case <-t.C:
 		}
 		p.maintainHeld(h)
@@ -317,6 +335,19 @@ func (p *Pool) maintainHeld(h *heldPool) {
 			s.release()
 		}
 	}
+}
+
+// emptied reports whether a node placed on in the last HeldDemandWindow
+// holds no spare.
+func (h *heldPool) emptied() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id := range h.demand {
+		if len(h.spares[id]) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // remove takes s out of the held spares; false when it is no longer

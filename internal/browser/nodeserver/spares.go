@@ -73,9 +73,9 @@ type spare struct {
 type spareState struct {
 	ready  []*spare
 	making int
-	demand []time.Time    // opens and reservations, oldest first (at most maxSpares kept)
+	demand []time.Time   // opens and reservations, oldest first (at most maxSpares kept)
 	made   chan struct{} // closed when a maker finishes a spare (made or failed); nil when none waits
-	stats  SpareStats  // the counters (SpareStats)
+	stats  SpareStats    // the counters (SpareStats)
 }
 
 // spareLimits returns the pool's floor and cap from the options.
