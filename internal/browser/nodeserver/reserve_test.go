@@ -106,7 +106,7 @@ func TestReservedSpares(t *testing.T) {
 	reg := node.NewRegistry(rdb)
 	const capacity = 3
 	s, err := nodeserver.Start(context.Background(), nodeserver.Options{Config: config.Default(), Home: t.TempDir(), Listen: "127.0.0.1:0",
-		Registry: reg, Resolver: testResolver{}, MaxSessions: capacity, Spares: 2, MaxSpares: 2, ReserveTTL: 2 * time.Second})
+		Registry: reg, Resolver: testResolver{}, MaxSessions: capacity, Spares: 2, MaxSpares: 2, ReserveTTL: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestReservedSpares(t *testing.T) {
 	}
 	ready(2)
 	st, r1 := a.reserve()
-	if st != http.StatusOK || r1.Context == "" || r1.Target == "" || r1.TTLMS != 2000 {
+	if st != http.StatusOK || r1.Context == "" || r1.Target == "" || r1.TTLMS != 4000 {
 		t.Fatalf("reserve: HTTP %d %+v", st, r1)
 	}
 	if ss := s.SpareStats(); ss.Reserved != 1 || s.Sessions() != 0 || recordSessions() != 0 {
@@ -187,22 +187,25 @@ func TestReservedSpares(t *testing.T) {
 
 	// Expiry: renewed, it lives on; left alone past its TTL, it is closed.
 	ready(1)
+	t0 := time.Now()
 	st, r2 := a.reserve()
 	if st != http.StatusOK {
 		t.Fatalf("reserve: HTTP %d", st)
 	}
-	time.Sleep(1200 * time.Millisecond)
+	time.Sleep(2 * time.Second)
 	if st, _ := a.call(http.MethodPost, node.PathSpares+"/"+r2.ID, struct{}{}); st != http.StatusOK {
 		t.Fatalf("renew: HTTP %d", st)
 	}
-	time.Sleep(1200 * time.Millisecond) // 2.4 s after the reservation, 1.2 s after the renewal
+	time.Sleep(time.Until(t0.Add(4500 * time.Millisecond))) // past the first TTL, within the renewed one
 	s.ExpireReservations()
 	if ss := s.SpareStats(); ss.Reserved != 1 || ss.Expired != 0 {
 		t.Fatalf("a renewed reservation expired: %+v", ss)
 	}
-	time.Sleep(2200 * time.Millisecond)
-	s.ExpireReservations()
-	if ss := s.SpareStats(); ss.Reserved != 0 || ss.Expired != 1 {
+	waitFor(t, 20*time.Second, "the unrenewed reservation to expire", func() bool {
+		s.ExpireReservations()
+		return s.SpareStats().Reserved == 0
+	})
+	if ss := s.SpareStats(); ss.Expired != 1 {
 		t.Fatalf("an unrenewed reservation past its TTL: %+v, want expired", ss)
 	}
 	if st, _ := a.bind(r2.ID, pol); st != http.StatusNotFound {
