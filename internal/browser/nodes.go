@@ -27,10 +27,7 @@ type NodeOptions struct {
 	Registry *node.Registry // the node registry in Redis; required
 	Allow    node.Allow     // browser.node_allow (node.ParseAllow); zero: loopback only
 	Token    string         // sent to nodes (node.EnvToken); "" sends none
-	// Spares is the least number of spares held per node, reserved and
-	// attached ahead of sessions (node.HeldOptions.Floor; up to
-	// node.DefaultMaxHeldSpares); 0 means node.DefaultHeldSpares, < 0 none.
-	Spares int
+	Spares   int            // spares held per node, attached ahead of sessions (node.HeldOptions.Floor): 0 default, < 0 none
 }
 
 // NodeReadiness is the readiness reason of browser placement (for
@@ -107,14 +104,11 @@ func (m *Manager) nodeTabOptions(p *node.Proxy) backend.TabOptions {
 		OnTopLevel:   topLevelReporter(p),
 		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap,
-		// Without records the session ends with this replica's connection
-		// (the node closes a relay's proxies when the relay closes); with
-		// them it outlives it, for any replica to attach.
+		// Without records the session ends with this replica's relay; with them any replica may attach.
 		DisposeOnDetach: m.recs == nil, Detach: m.recs != nil}
 }
 
-// NodeSpareStats describes the spares this replica holds on nodes
-// (node.Pool.HeldStats; zero without nodes).
+// NodeSpareStats is node.Pool.HeldStats (zero without nodes).
 func (m *Manager) NodeSpareStats() node.HeldStats {
 	if m.nodes == nil {
 		return node.HeldStats{}
