@@ -228,6 +228,7 @@ func New(o Options) (*Manager, []string) {
 	if o.Nodes != nil && o.Nodes.Registry != nil {
 		m.nodes = node.NewPool(o.Nodes.Registry, o.Nodes.Allow, o.Nodes.Token, o.Resolver, lg)
 		m.recs = handle.NewStore(o.Nodes.Registry.Client(), lg)
+		m.nodes.HoldSpares(node.HeldOptions{TabOptions: m.nodeTabOptions, Floor: o.Nodes.Spares})
 	}
 	m.attached = map[string]*Session{}
 	m.navTarget = navigateTarget

@@ -27,6 +27,7 @@ type NodeOptions struct {
 	Registry *node.Registry // the node registry in Redis; required
 	Allow    node.Allow     // browser.node_allow (node.ParseAllow); zero: loopback only
 	Token    string         // sent to nodes (node.EnvToken); "" sends none
+	Spares   int            // spares held per node, attached ahead of sessions (node.HeldOptions.Floor): 0 default, < 0 none
 }
 
 // NodeReadiness is the readiness reason of browser placement (for
@@ -54,24 +55,17 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 		ttl = handle.RecordTTL(m.idleTimeout())
 	}
 	placed, id, err := m.nodes.Place(ctx, key, m.gates.SessionPolicy(active), ttl, func(c *node.Conn, p *node.Proxy) error {
-		user, pass := p.Credentials()
-		o := backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
-			OnTopLevel:   topLevelReporter(p),
-			DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
-			DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap,
-			// Without records the session ends with this replica's
-			// connection (the node closes a relay's proxies when the relay
-			// closes); with them it outlives it, for any replica to attach.
-			DisposeOnDetach: ttl == 0, Detach: ttl > 0}
+		o := m.nodeTabOptions(p)
 		// The node answered from a spare (nodeserver/spares.go): its
 		// context, credential and renderer are ready; the node disposes the
-		// context when the session closes.
+		// context when the session closes. A spare this replica held is
+		// attached already (node/held.go), with these options.
 		bctx, target := p.Spare()
-		var tab *backend.Tab
+		tab := p.Attached()
 		var err error
-		if target != "" {
+		if tab == nil && target != "" {
 			tab, err = c.Browser.AttachTab(ctx, target, bctx, o)
-		} else {
+		} else if tab == nil {
 			tab, err = c.Browser.NewTab(ctx, o)
 		}
 		if err != nil {
@@ -99,4 +93,25 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 	}
 	m.logger.Info("browser session placed on a node", "session", key, "node", id)
 	return s, true, nil
+}
+
+// nodeTabOptions are the TabOptions of a node session whose proxy is p,
+// also those node.Pool attaches its held spares with: none depends on the
+// session's principal or key.
+func (m *Manager) nodeTabOptions(p *node.Proxy) backend.TabOptions {
+	user, pass := p.Credentials()
+	return backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
+		OnTopLevel:   topLevelReporter(p),
+		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
+		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap,
+		// Without records the session ends with this replica's relay; with them any replica may attach.
+		DisposeOnDetach: m.recs == nil, Detach: m.recs != nil}
+}
+
+// NodeSpareStats is node.Pool.HeldStats (zero without nodes).
+func (m *Manager) NodeSpareStats() node.HeldStats {
+	if m.nodes == nil {
+		return node.HeldStats{}
+	}
+	return m.nodes.HeldStats()
 }

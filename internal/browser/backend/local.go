@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -207,6 +208,7 @@ type Local struct {
 	browserCtx  context.Context
 	cancel      context.CancelFunc
 
+	attaches atomic.Int64 // AttachTab calls (Attaches)
 	mu       sync.Mutex
 	tabs     map[*Tab]struct{}
 	closed   bool

@@ -246,6 +246,7 @@ func (l *Local) AttachTab(ctx context.Context, targetID, bctx string, o TabOptio
 	if targetID == "" {
 		return nil, errors.New("backend: AttachTab needs a target id")
 	}
+	l.attaches.Add(1)
 	tctx, cancel := chromedp.NewContext(l.browserCtx, chromedp.WithTargetID(target.ID(targetID)), chromedp.WithDetachOnCancel())
 	t := &Tab{l: l, ctx: tctx, cancel: cancel, policy: o.DialogPolicy, onClose: o.OnClose, onTop: o.OnTopLevel,
 		dialogTimeout: o.DialogTimeout, frame: cdp.FrameID(targetID), bctx: cdp.BrowserContextID(bctx),
@@ -259,6 +260,9 @@ func (l *Local) AttachTab(ctx context.Context, targetID, bctx string, o TabOptio
 	}
 	return l.track(t, cancel, "Attaching to a browser tab", err)
 }
+
+// Attaches is the number of AttachTab calls on l (tests, diagnostics).
+func (l *Local) Attaches() int64 { return l.attaches.Load() }
 
 // track ends a tab's opening (NewTab, AttachTab): on err, or when the
 // browser closed meanwhile, the tab's context is cancelled and the error

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,8 +14,10 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
@@ -35,7 +38,16 @@ const HeaderRelay = "X-Gatehouse-Relay"
 const (
 	PathCDP      = "/cdp"         // WebSocket relay to the node's Chromium
 	PathSessions = "/v1/sessions" // POST: open a session proxy; /v1/sessions/{id}: POST an op, DELETE closes
+	// PathSpares is POST: reserve a ready spare for the caller's relay
+	// (ReserveSpare); /v1/spares/{id}: POST renews the reservation, DELETE
+	// releases it. Only the relay that reserved a spare may renew, release
+	// or bind it (OpenRequest.Spare).
+	PathSpares = "/v1/spares"
 )
+
+// ReserveTTL is how long a node keeps a reserved spare that is neither
+// bound nor renewed (POST /v1/spares/{id}); the node then closes it.
+const ReserveTTL = 60 * time.Second
 
 // OpenRequest asks a node for a session's egress proxy.
 type OpenRequest struct {
@@ -51,6 +63,13 @@ type OpenRequest struct {
 	// written by the node with TTL TTLMS) does.
 	Handle bool  `json:"handle,omitempty"`
 	TTLMS  int64 `json:"ttl_ms,omitempty"`
+	// Spare is the id of a spare this request's relay reserved
+	// (Client.ReserveSpare): the session is that spare, its policy bound
+	// once, its id the reservation's. A spare reserved by another relay
+	// is refused (403), one already bound too (409), one the node no
+	// longer holds (expired, reclaimed for a session, its relay closed) is
+	// 404. "" opens a new session as before.
+	Spare string `json:"spare,omitempty"`
 }
 
 // OpenResponse is a node's session proxy: its URL as the node's Chromium
@@ -68,6 +87,10 @@ type OpenResponse struct {
 	// session closes. Both empty: the replica creates the context and tab.
 	Context string `json:"context,omitempty"`
 	Target  string `json:"target,omitempty"`
+	// TTLMS is a reservation's lifetime (POST /v1/spares and its renewal)
+	// in milliseconds: unbound and not renewed within it, the node closes
+	// the spare. 0 for a session.
+	TTLMS int64 `json:"ttl_ms,omitempty"`
 }
 
 // OpRequest is one call on a node's session proxy (egress.ProxySession's
@@ -317,6 +340,8 @@ type Proxy struct {
 	url, user, pass string
 	spareCtx        string // OpenResponse.Context, Target: a spare the node made
 	spareTarget     string
+	reserved        atomic.Bool // a reserved spare not bound yet (ReserveSpare): Close releases it
+	attached        atomic.Pointer[backend.Tab]
 	events          chan event
 	done            chan struct{}
 	closeOnce       sync.Once
@@ -518,7 +543,83 @@ func (p *Proxy) Close() error {
 		close(p.done)
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeoutProxy)
 		defer cancel()
-		p.c.do(ctx, http.MethodDelete, PathSessions+"/"+p.id, nil, nil) //nolint:errcheck // the node also frees it when it restarts
+		path := PathSessions
+		if p.reserved.Load() {
+			path = PathSpares
+		}
+		p.c.do(ctx, http.MethodDelete, path+"/"+p.id, nil, nil) //nolint:errcheck // the node also frees it when it restarts
 	})
 	return nil
 }
+
+// ErrSpareGone is BindSpare's and RenewSpare's error when the node no
+// longer holds the reservation (it expired, was reclaimed for a session,
+// or its relay closed).
+var ErrSpareGone = errors.New("the browser node no longer holds the reserved spare")
+
+// ReserveSpare reserves one of the node's ready spares for this client's
+// relay: a proxy that refuses every request until bound, and the
+// BrowserContext and blank tab behind it (Proxy.Spare), for the caller to
+// attach to ahead of a session. The reservation ends with the relay, when
+// released (Proxy.Close), or ReserveTTL after it was made or last renewed
+// (RenewSpare); it counts against the node's capacity until then but
+// never keeps a session out (the node reclaims it for an open that needs
+// its slot). Errors: the node's refusal (none ready: 503 with
+// Retry-After; the relay not open: 409) or the network's.
+func (c *Client) ReserveSpare(ctx context.Context) (*Proxy, error) {
+	var or OpenResponse
+	if _, err := c.do(ctx, http.MethodPost, PathSpares, struct{}{}, &or); err != nil {
+		return nil, err
+	}
+	if !idRe.MatchString(or.ID) || !cdpID(or.Context) || !cdpID(or.Target) {
+		return nil, fmt.Errorf("browser node %s: a spare reservation without a valid id, context or target", c.ap)
+	}
+	p := c.newProxy(or)
+	p.reserved.Store(true)
+	return p, nil
+}
+
+// RenewSpare restarts the ReserveTTL of the reserved spare behind px:
+// ErrSpareGone when the node no longer holds it.
+func (c *Client) RenewSpare(ctx context.Context, px *Proxy) error {
+	st, err := c.do(ctx, http.MethodPost, PathSpares+"/"+px.id, struct{}{}, nil)
+	if st == http.StatusNotFound {
+		return ErrSpareGone
+	}
+	return err
+}
+
+// BindSpare makes the reserved spare behind px a session named name,
+// judged with pol from here on (bound once, on the node, before it
+// answers), a handle session when handleTTL > 0 (as OpenHandleProxy):
+// px is then the session's proxy, with the same id. ErrSpareGone when
+// the node no longer holds the reservation; other refusals are
+// browser_failed (a full node never refuses: the slot is the spare's).
+func (c *Client) BindSpare(ctx context.Context, px *Proxy, name string, pol Policy, handleTTL time.Duration) error {
+	if _, err := pol.Encode(); err != nil {
+		return reason.Wrap(reason.BrowserFailed, "", "This replica's egress policy cannot be sent to a browser node ("+err.Error()+"); fix security.* in config.yaml.", err)
+	}
+	in := OpenRequest{Name: name, Policy: &pol, Spare: px.id}
+	if handleTTL > 0 {
+		in.Handle, in.TTLMS = true, handleTTL.Milliseconds()
+	}
+	var or OpenResponse
+	st, err := c.do(ctx, http.MethodPost, PathSessions, in, &or)
+	if st == http.StatusNotFound {
+		return ErrSpareGone
+	}
+	if err != nil {
+		return reason.Wrap(reason.BrowserFailed, "", "The browser node did not bind its reserved spare; call browser_navigate again.", err)
+	}
+	if or.ID != px.id || or.Proxy != px.url {
+		return reason.New(reason.BrowserFailed, "", "The browser node bound another session than the reserved spare; call browser_navigate again.")
+	}
+	px.reserved.Store(false)
+	return nil
+}
+
+// Attached returns, once, the tab the Pool attached to this proxy's spare
+// before the session was placed (its reserved, pre-attached spares), or
+// nil: the caller then attaches to Spare's target or creates the tab. The
+// caller owns the returned tab.
+func (p *Proxy) Attached() *backend.Tab { return p.attached.Swap(nil) }

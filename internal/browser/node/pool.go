@@ -30,6 +30,8 @@ type Pool struct {
 	conns  map[string]*Conn // by node id
 	listAt time.Time        // when list was read from the registry (placement's cache)
 	list   []Record
+
+	held *heldPool // reserved, pre-attached spares (held.go); nil: none
 }
 
 // ListCacheTTL is how long placement reuses the registry's node list: a
@@ -231,6 +233,10 @@ func (p *Pool) openOn(ctx context.Context, rec Record, name string, pol Policy, 
 	if err != nil {
 		return err
 	}
+	defer p.held.kick()
+	if tried, err := p.openHeld(ctx, rec, c, name, pol, handleTTL, open); tried {
+		return err
+	}
 	var px *Proxy
 	if handleTTL > 0 {
 		px, err = c.Client.OpenHandleProxy(ctx, name, pol, handleTTL)
@@ -311,6 +317,9 @@ func (p *Pool) drop(id string, c *Conn) {
 // Close disconnects from every node (the sessions' BrowserContexts, created
 // with disposeOnDetach, end with the connection).
 func (p *Pool) Close() {
+	if p.held != nil {
+		p.held.close(p.lg) // releases the held spares while the relays are up
+	}
 	p.mu.Lock()
 	conns := p.conns
 	p.conns = map[string]*Conn{}

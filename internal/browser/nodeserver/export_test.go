@@ -15,3 +15,6 @@ func (s *Server) SpareProxies() []*egress.ProxySession {
 
 // CloseOrphanHandles runs the heartbeat's orphan pass now (tests).
 func (s *Server) CloseOrphanHandles() { s.closeOrphanHandles() }
+
+// ExpireReservations runs the heartbeat's reservation expiry now (tests).
+func (s *Server) ExpireReservations() { s.expireReservations() }

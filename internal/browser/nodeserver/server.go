@@ -13,7 +13,11 @@
 //     security.* config), refused with browser_capacity (503, Retry-After)
 //     when --max-sessions are open;
 //     POST /v1/sessions/{id}: one call on it (node.OpRequest);
-//     DELETE /v1/sessions/{id}: closes it.
+//     DELETE /v1/sessions/{id}: closes it;
+//   - POST /v1/spares: reserves a ready spare session for the request's
+//     relay, to attach to ahead of a session and bind with an open
+//     (node.OpenRequest.Spare); POST /v1/spares/{id} renews it, DELETE
+//     releases it (reserve.go).
 //
 // No request carrying an Origin header is served (CDP clients send none;
 // a web page would, and a DNS-rebinding page could otherwise pass a Host
@@ -84,8 +88,12 @@ type Options struct {
 	// Spares is the least number of spare sessions kept ready (spares.go);
 	// 0 means DefaultSpares, < 0 none.
 	Spares int
-	// MaxSpares caps the spares; 0 means DefaultMaxSpares, < 0 none.
+	// MaxSpares caps the spares, ready or reserved; 0 means
+	// DefaultMaxSpares, < 0 none.
 	MaxSpares int
+	// ReserveTTL is how long a reserved spare lives unbound and not
+	// renewed (reserve.go); 0 means node.ReserveTTL.
+	ReserveTTL time.Duration
 	// Resolver and AllowAddrPorts are the session proxies' (tests; Go
 	// code only, never part of a policy).
 	Resolver       egress.Resolver
@@ -112,7 +120,8 @@ type Server struct {
 	relays   map[string]int              // live CDP relays by relay id (node.HeaderRelay)
 	gates    map[[32]byte]*browser.Gates // compiled session policies (gatesFor)
 	closed   bool
-	spare    spareState // spare sessions (spares.go)
+	spare    spareState              // spare sessions (spares.go)
+	reserved map[string]*reservation // reserved spares by id (reserve.go)
 
 	stop chan struct{}
 	dead chan struct{} // closed when Chromium died (Dead)
@@ -169,7 +178,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	var idb [16]byte
 	rand.Read(idb[:])
-	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, relays: map[string]int{}, gates: map[[32]byte]*browser.Gates{}, stop: make(chan struct{}), dead: make(chan struct{})}
+	s := &Server{o: o, id: hex.EncodeToString(idb[:]), lg: lg, sessions: map[string]*nodeSession{}, reserved: map[string]*reservation{}, relays: map[string]int{}, gates: map[[32]byte]*browser.Gates{}, stop: make(chan struct{}), dead: make(chan struct{})}
 	var err error
 	// The default context (no session's) reaches nothing: a strict guard
 	// and a decider refusing every host.
@@ -214,6 +223,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	mux.HandleFunc("POST "+node.PathSessions+"/{id}", s.op)
 	mux.HandleFunc("GET "+node.PathSessions+"/{id}", s.get)
 	mux.HandleFunc("DELETE "+node.PathSessions+"/{id}", s.del)
+	mux.HandleFunc("POST "+node.PathSpares, s.reserve)
+	mux.HandleFunc("POST "+node.PathSpares+"/{id}", s.renew)
+	mux.HandleFunc("DELETE "+node.PathSpares+"/{id}", s.release)
 	s.hs = &http.Server{Handler: s.guard(mux), ReadHeaderTimeout: 10 * time.Second}
 	go s.hs.Serve(s.ln) //nolint:errcheck // ends with Close
 	if err := s.register(ctx); err != nil {
@@ -316,6 +328,7 @@ func (s *Server) heartbeat() {
 			s.lg.Warn("browser node heartbeat failed", "node", s.id, "err", err)
 		}
 		s.closeOrphanHandles()
+		s.expireReservations()
 		s.trimSpares()
 	}
 }
@@ -399,6 +412,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	spares := s.spare.ready
 	s.spare.ready = nil
+	spares = append(spares, s.dropReservationsLocked(func(*reservation) bool { return true })...)
 	s.mu.Unlock()
 	for _, sp := range spares {
 		sp.p.Close() // the context goes with Chromium
@@ -509,6 +523,7 @@ func (s *Server) relayEnded(rid string) {
 	s.mu.Lock()
 	s.relays[rid]--
 	var gone []*nodeSession
+	var spares []*spare
 	if s.relays[rid] <= 0 {
 		delete(s.relays, rid)
 		for id, ns := range s.sessions {
@@ -517,10 +532,17 @@ func (s *Server) relayEnded(rid string) {
 				delete(s.sessions, id)
 			}
 		}
+		spares = s.dropReservationsLocked(func(r *reservation) bool { return r.relay == rid })
 	}
 	s.mu.Unlock()
 	for _, ns := range gone {
 		s.closeSession(ns) // a spare's context, made by the node, is disposed here
+	}
+	for _, sp := range spares {
+		s.closeSpare(sp)
+	}
+	if len(spares) > 0 {
+		s.fillSpares()
 	}
 	if len(gone) > 0 {
 		s.lg.Info("browser node: a replica's relay closed; its sessions were closed", "node", s.id, "sessions", len(gone))
@@ -608,18 +630,37 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "browser-node: open the CDP relay first and name it in "+node.HeaderRelay, http.StatusConflict)
 		return
 	}
-	if s.closed || len(s.sessions) >= s.o.MaxSessions {
-		s.mu.Unlock()
-		w.Header().Set("Retry-After", strconv.Itoa(int(node.CapacityRetry/time.Second)))
-		writeJSON(w, node.CapacityStatus, map[string]string{"reason": string(reason.BrowserCapacity)})
-		return
+	var id string
+	var sp, reclaimed *spare
+	if in.Spare != "" {
+		// A spare this relay reserved (reserve.go): its slot is its own.
+		var status int
+		if sp, status, msg = s.claimLocked(in.Spare, rid); sp == nil {
+			s.mu.Unlock()
+			http.Error(w, msg, status)
+			return
+		}
+		id = in.Spare
+		s.sessions[id] = nil
+	} else {
+		if s.closed || len(s.sessions) >= s.o.MaxSessions {
+			s.mu.Unlock()
+			w.Header().Set("Retry-After", strconv.Itoa(int(node.CapacityRetry/time.Second)))
+			writeJSON(w, node.CapacityStatus, map[string]string{"reason": string(reason.BrowserCapacity)})
+			return
+		}
+		id = newID()
+		s.sessions[id] = nil // reserve the slot
+		if sp = s.takeSpareLocked(); sp != nil {
+			s.spare.stats.Hits++
+		} else {
+			reclaimed = s.reclaimLocked()
+		}
 	}
-	var idb [16]byte
-	rand.Read(idb[:])
-	id := hex.EncodeToString(idb[:])
-	s.sessions[id] = nil // reserve the slot
-	sp := s.takeSpareLocked()
 	s.mu.Unlock()
+	if reclaimed != nil {
+		s.closeSpare(reclaimed)
+	}
 	var p *egress.ProxySession
 	if sp != nil {
 		// The spare's proxy refused everything so far; from here on it
@@ -745,7 +786,15 @@ func (s *Server) hostService(ap netip.AddrPort) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ns := range s.sessions {
+		if ns == nil {
+			continue // a slot reserved by an open still starting
+		}
 		if _, p, err := net.SplitHostPort(ns.p.Addr()); err == nil && p == strconv.Itoa(int(port)) {
+			return true
+		}
+	}
+	for _, r := range s.reserved {
+		if _, p, err := net.SplitHostPort(r.sp.p.Addr()); err == nil && p == strconv.Itoa(int(port)) {
 			return true
 		}
 	}

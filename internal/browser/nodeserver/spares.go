@@ -33,10 +33,13 @@ import (
 //
 // Capacity: spares are not sessions (the record's count and the
 // browser_capacity check count taken sessions only), but spares live only
-// in free slots: a maker starts only while sessions + spares + spares in
-// the making < --max-sessions, so the node never holds more BrowserContexts
-// than --max-sessions and a full node holds no spare; its memory sizing is
-// unchanged.
+// in free slots: a maker starts only while sessions + reserved spares +
+// spares + spares in the making < --max-sessions, so the node never holds
+// more BrowserContexts than --max-sessions and a full node holds no spare;
+// its memory sizing is unchanged. A replica may reserve a ready spare
+// (reserve.go) to attach to it ahead of a session; a reserved spare keeps
+// its slot but never keeps a session out: an open that finds no free slot
+// reclaims one.
 //
 // Sizing, like the in-process pool: as many spares as sessions opened in
 // the last SpareDemandWindow, at least Options.Spares (DefaultSpares) and at
@@ -70,8 +73,9 @@ type spare struct {
 type spareState struct {
 	ready  []*spare
 	making int
-	demand []time.Time // opens, oldest first (at most maxSpares kept)
-	hits   int         // opens served by a spare
+	demand []time.Time   // opens and reservations, oldest first (at most maxSpares kept)
+	made   chan struct{} // closed when a maker finishes a spare (made or failed); nil when none waits
+	stats  SpareStats    // the counters (SpareStats)
 }
 
 // spareLimits returns the pool's floor and cap from the options.
@@ -88,8 +92,9 @@ func (s *Server) spareLimits() (floor, ceil int) {
 }
 
 // spareTargetLocked is how many spares the node should hold now (ready
-// and in the making): the opens of the last SpareDemandWindow within
-// [floor, cap], and never more than the free slots. s.mu is held.
+// and in the making): the spares taken (opens and reservations) in the
+// last SpareDemandWindow within [floor, cap], less the spares reserved
+// now, and never more than the free slots. s.mu is held.
 func (s *Server) spareTargetLocked(now time.Time) int {
 	floor, ceil := s.spareLimits()
 	cut := now.Add(-SpareDemandWindow)
@@ -98,36 +103,50 @@ func (s *Server) spareTargetLocked(now time.Time) int {
 		d = d[1:]
 	}
 	s.spare.demand = d
-	want := min(max(len(d), floor), ceil)
-	return max(min(want, s.o.MaxSessions-len(s.sessions)), 0)
+	// Reserved spares (reserve.go) are spares too: the node holds at most
+	// ceil of them, ready or reserved, and never more than its free slots.
+	want := min(max(len(d), floor), ceil) - len(s.reserved)
+	return max(min(want, s.o.MaxSessions-len(s.sessions)-len(s.reserved)), 0)
 }
 
-// SpareStats describes a node's spare pool (tests, diagnostics).
+// SpareStats describes a node's spare pool (tests, diagnostics): Ready,
+// Making and Reserved spares now; Hits, opens served by a ready spare;
+// Reservations made, Binds (opens of a reserved spare), Reclaimed
+// (reservations closed for an open that needed the slot) and Expired
+// (reservations neither bound nor renewed within the TTL), since the start.
 type SpareStats struct {
-	Ready, Making, Hits int
+	Ready, Making, Hits                      int
+	Reserved, Reservations, Binds, Reclaimed int
+	Expired                                  int
 }
 
 // SpareStats returns the spare pool's state.
 func (s *Server) SpareStats() SpareStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SpareStats{Ready: len(s.spare.ready), Making: s.spare.making, Hits: s.spare.hits}
+	st := s.spare.stats
+	st.Ready, st.Making, st.Reserved = len(s.spare.ready), s.spare.making, len(s.reserved)
+	return st
 }
 
-// takeSpareLocked records an open and returns a ready spare, or nil.
-// s.mu is held.
+// takeSpareLocked records a demand (an open or a reservation) and
+// returns a ready spare, or nil. s.mu is held.
 func (s *Server) takeSpareLocked() *spare {
 	_, ceil := s.spareLimits()
 	s.spare.demand = append(s.spare.demand, time.Now())
 	if n := len(s.spare.demand); n > ceil {
 		s.spare.demand = append(s.spare.demand[:0], s.spare.demand[n-ceil:]...)
 	}
+	return s.popSpareLocked()
+}
+
+// popSpareLocked returns a ready spare, or nil. s.mu is held.
+func (s *Server) popSpareLocked() *spare {
 	if len(s.spare.ready) == 0 {
 		return nil
 	}
 	sp := s.spare.ready[0]
 	s.spare.ready = s.spare.ready[1:]
-	s.spare.hits++
 	return sp
 }
 
@@ -164,13 +183,17 @@ func (s *Server) spareMaker() {
 		s.mu.Lock()
 		// Sessions opened meanwhile may have taken the free slots: a spare
 		// beyond them is closed, not kept.
-		ok := err == nil && !s.closed && len(s.sessions)+len(s.spare.ready) < s.o.MaxSessions
+		ok := err == nil && !s.closed && len(s.sessions)+len(s.reserved)+len(s.spare.ready) < s.o.MaxSessions
 		if ok {
 			s.spare.ready = append(s.spare.ready, sp)
 		}
 		more := ok && len(s.spare.ready)+s.spare.making-1 < s.spareTargetLocked(time.Now())
 		if !more {
 			s.spare.making--
+		}
+		if s.spare.made != nil { // wake the reservations waiting (reserve.go)
+			close(s.spare.made)
+			s.spare.made = nil
 		}
 		s.mu.Unlock()
 		if err != nil {

@@ -75,7 +75,9 @@ func TestNodeSpares(t *testing.T) {
 
 	cfg := config.Default()
 	cfg.Security.AllowPrivateURLs = true // the site is on loopback
-	m, _ := browser.New(browser.Options{Config: cfg, Home: t.TempDir(), Resolver: testResolver{}, Nodes: &browser.NodeOptions{Registry: reg}})
+	// The node's own spares, taken by opens: the replica holds none
+	// (TestHeldSpares covers those).
+	m, _ := browser.New(browser.Options{Config: cfg, Home: t.TempDir(), Resolver: testResolver{}, Nodes: &browser.NodeOptions{Registry: reg, Spares: -1}})
 	defer m.Close()
 	ctx := context.Background()
 	state := func(task string) []any {
