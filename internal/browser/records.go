@@ -113,7 +113,7 @@ func (s *Session) record() handle.Record {
 	r := *s.rec
 	r.Key, r.Owner, r.Active, r.Principal = s.Key, s.Owner, s.active, state.PrincipalKey(s.principal)
 	r.Navs, r.NextRef, r.Frames = s.navs, max(s.nextRef, 1), s.frames()
-	r.SnapHash = handle.SnapHash(s.lastSnap)
+	r.SnapHash, r.Suspect = handle.SnapHash(s.lastSnap), s.suspect.Load()
 	r.LastActive = time.Now().UnixMilli()
 	return r
 }
@@ -173,6 +173,19 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 		}
 		return rerr
 	}
+	if rec.Suspect { // a command timed out, on any replica (spec §B6)
+		return m.recycle(ctx, s, rec)
+	}
+	if s.tab == nil || rec.Gen != s.rec.Gen { // another replica recycled it: its new tab
+		t, px, err := m.dial(ctx, rec)
+		if why, lost := err.(lostWhy); lost {
+			return m.loseRecord(ctx, s, why.why)
+		} else if err != nil {
+			return err
+		}
+		m.detach(s)
+		s.tab, s.proxy, s.node = t, px, rec.Node
+	}
 	if rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node) {
 		m.reattach(ctx, s, rec) // this replica's connection to the node dropped, not the node
 	}
@@ -184,6 +197,7 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 		return m.loseRecord(ctx, s, why)
 	}
 	s.navs, s.nextRef, s.active = rec.Navs, rec.NextRef, rec.Active
+	s.suspect.Store(false) // the record says (another replica may have recycled it)
 	s.loadFrames(rec.Frames)
 	if handle.SnapHash(s.lastSnap) != rec.SnapHash {
 		s.lastSnap, s.lastCut, s.lastWhole, s.lastTitle = "", false, false, ""
@@ -293,33 +307,26 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 		}
 		return nil, "", rerr
 	}
-	lose := func(why string, cause error) (tab, string, error) {
-		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why, "err", cause)
-		m.recs.Lose(ctx, p, rec, why) //nolint:errcheck // it expires anyway
-		return nil, rec.Key, handle.Lost(rec.Key, why, m.nextSession(ctx))
-	}
-	c, err := m.nodes.ConnTo(ctx, rec.Node)
-	if err != nil {
-		if reason.Of(err) == reason.StateUnavailable {
-			return nil, rec.Key, err
-		}
-		if errors.Is(err, node.ErrNodeGone) {
-			return lose("its browser node is no longer registered", err)
-		}
-		return lose("its browser node does not answer", err)
-	}
-	px, err := c.Client.AttachProxy(ctx, rec.Proxy)
-	if err != nil {
-		return lose("its browser node no longer has its session proxy", err)
-	}
-	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(px))
-	if err != nil {
-		px.Release()
-		return lose("its tab on the browser node is gone", err)
-	}
-	s = &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, tab: t, proxy: px, nextRef: rec.NextRef, navs: rec.Navs,
+	s = &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, nextRef: rec.NextRef, navs: rec.Navs,
 		handle: h, rec: &rec, principal: p, attached: true, node: rec.Node, lastUsed: time.Now()}
 	s.loadFrames(rec.Frames)
+	if rec.Suspect {
+		// Its old tab may hang (a timed-out command): recycled under the
+		// lock before this replica attaches to anything (reloadRecord).
+		rt := m.recordTab(ctx, s)
+		rt.lock()()
+		if rt.err != nil {
+			return nil, rec.Key, rt.err
+		}
+	} else if s.tab, s.proxy, err = m.dial(ctx, rec); err != nil {
+		why, lost := err.(lostWhy)
+		if !lost {
+			return nil, rec.Key, err // state_unavailable
+		}
+		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why.why, "err", why.err)
+		m.recs.Lose(ctx, p, rec, why.why) //nolint:errcheck // it expires anyway
+		return nil, rec.Key, handle.Lost(rec.Key, why.why, m.nextSession(ctx))
+	}
 	m.mu.Lock()
 	if old := m.attached[h]; old != nil || m.closed {
 		m.mu.Unlock()
@@ -333,6 +340,81 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	m.mu.Unlock()
 	m.logger.Info("browser session attached", "session", rec.Key, "node", rec.Node)
 	return m.recordTab(ctx, s), rec.Key, nil
+}
+
+// lostWhy is dial's error when the session is lost: why says what went.
+type lostWhy struct {
+	why string
+	err error
+}
+
+func (e lostWhy) Error() string { return e.why + ": " + e.err.Error() }
+
+// dial attaches this replica to rec's session on its node: its proxy (the
+// credential from the node) and its tab. Errors: lostWhy, or
+// state_unavailable (the registry did not answer).
+func (m *Manager) dial(ctx context.Context, rec handle.Record) (*backend.Tab, sessionProxy, error) {
+	c, err := m.nodes.ConnTo(ctx, rec.Node)
+	switch {
+	case reason.Of(err) == reason.StateUnavailable:
+		return nil, nil, err
+	case errors.Is(err, node.ErrNodeGone):
+		return nil, nil, lostWhy{"its browser node is no longer registered", err}
+	case err != nil:
+		return nil, nil, lostWhy{"its browser node does not answer", err}
+	}
+	px, err := c.Client.AttachProxy(ctx, rec.Proxy)
+	if err != nil {
+		return nil, nil, lostWhy{"its browser node no longer has its session proxy", err}
+	}
+	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(px))
+	if err != nil {
+		px.Release()
+		return nil, nil, lostWhy{"its tab on the browser node is gone", err}
+	}
+	return t, px, nil
+}
+
+// recycle replaces the suspect record session s (under its handle's lock)
+// by a fresh one under the same handle, as spec §B6 replaces an in-process
+// one: a new BrowserContext and tab placed on a node (placeOnNode), the
+// record's next generation written (refs start over), then the old
+// context disposed and its proxy closed on its node; the call's result
+// says recycled. Errors: placement's (browser_capacity: the record stays
+// suspect), session_lost when no node is registered.
+func (m *Manager) recycle(ctx context.Context, s *Session, old handle.Record) error {
+	ns, placed, err := m.placeOnNode(ctx, s.Key, old.Active)
+	if err != nil {
+		return err
+	}
+	if !placed {
+		return m.loseRecord(ctx, s, "a command of it timed out and no browser node is registered for a fresh one")
+	}
+	m.logger.Info("Recycling suspect browser session", "session", s.Key, "why", "command timeout", "node", ns.node)
+	m.detach(s)
+	rec := *ns.rec
+	rec.Handle, rec.Gen = old.Handle, old.Gen+1
+	s.tab, s.proxy, s.node, s.rec = ns.tab, ns.proxy, ns.node, &rec
+	s.navs, s.nextRef, s.lastSnap, s.lastCut, s.lastWhole, s.lastTitle, s.lastDoc = 0, 1, "", false, false, "", 0
+	s.loadFrames(nil)
+	s.suspect.Store(false)
+	s.recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
+	if !m.saveRecord(ctx, s) {
+		m.endOnNode(ctx, old)
+		return m.loseRecord(ctx, s, handle.WhyRecordGone)
+	}
+	m.endOnNode(ctx, old)
+	return nil
+}
+
+// endOnNode disposes rec's BrowserContext and closes its session proxy on
+// its node (best effort: the node also closes a proxy whose index key is
+// gone, and disposes its context with it).
+func (m *Manager) endOnNode(ctx context.Context, rec handle.Record) {
+	if c, err := m.nodes.ConnTo(ctx, rec.Node); err == nil {
+		c.Browser.DisposeContext(ctx, rec.Context) //nolint:errcheck // gone already is fine
+		c.Client.CloseProxy(ctx, rec.Proxy)
+	}
 }
 
 // reapRecords is the janitor's pass over the records
@@ -356,12 +438,7 @@ func (m *Manager) reapRecords() {
 		m.detach(s)
 		s.mu.Unlock()
 	}
-	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) {
-		if c, err := m.nodes.ConnTo(ctx, l.Record.Node); err == nil {
-			c.Browser.DisposeContext(ctx, l.Record.Context) //nolint:errcheck // the node disposes it with its proxy too
-			c.Client.CloseProxy(ctx, l.Record.Proxy)
-		}
-	})
+	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) { m.endOnNode(ctx, l.Record) })
 	if err != nil {
 		m.logger.Warn("browser session records not reaped", "err", err)
 	}
