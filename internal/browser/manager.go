@@ -189,6 +189,7 @@ type Session struct {
 	rec       *handle.Record
 	recFresh  bool
 	attached  bool
+	dialog    *node.Dialog // the dialog that blocks the tab, while tab is nil (records.go attachTo)
 }
 
 // ProxyStats returns the session's egress counters.
@@ -508,7 +509,7 @@ func (m *Manager) lookupOwner(key string) (sessionkey.Owner, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[key]
-	if !ok || !s.tab.Healthy() {
+	if !ok || (s.tab != nil && !s.tab.Healthy()) { // nil: a record session blocked by a dialog
 		return sessionkey.Owner{}, false
 	}
 	return sessionkey.Owner{SessionKey: s.Key, OwnerTaskID: s.Owner}, true
@@ -859,7 +860,7 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)
 	}
-	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() && !s.attached {
+	if s != nil && rerr.Code == reason.BrowserFailed && !s.attached && s.tab != nil && !s.tab.Healthy() {
 		m.closeOne(s.Key)
 	}
 	if s != nil && rerr.Code == reason.CommandTimeout && !errors.Is(err, backend.ErrScriptStopped) {

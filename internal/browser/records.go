@@ -27,8 +27,9 @@ import (
 // interleave) and reloads the record; release saves it.
 type recTab struct {
 	*localTab
-	ctx context.Context
-	err error // the record is gone or lost: the call fails with it
+	ctx      context.Context
+	err      error           // the record is gone or lost: the call fails with it
+	answered *backend.Dialog // the dialog unblock answered for this call
 }
 
 func (m *Manager) recordTab(ctx context.Context, s *Session) *recTab {
@@ -48,7 +49,9 @@ func (t *recTab) lock() func() {
 		}
 		return s.mu.Unlock
 	}
-	t.err = m.reloadRecord(t.ctx, s)
+	if t.err = m.reloadRecord(t.ctx, s); t.err == nil && s.tab == nil {
+		t.err = m.unblock(t)
+	}
 	return func() {
 		if t.err == nil && !s.reaped && !m.saveRecord(t.ctx, s) {
 			m.loseRecord(t.ctx, s, handle.WhyRecordGone) //nolint:errcheck // the next call reads the marker
@@ -62,6 +65,66 @@ func (t *recTab) lock() func() {
 }
 
 func (t *recTab) closed() bool { return t.err != nil || t.s.reaped }
+
+// answerKey carries how a call answers a dialog that blocks a record
+// session's tab (unblock): browser_dialog's answer, browser_navigate's
+// dismissal.
+type answerKey struct{}
+
+type answerOf struct {
+	accept     bool
+	prompt, by string
+}
+
+// unblock serves a call on a session whose tab a dialog blocks that this
+// replica did not see open (s.tab nil, attachTo): the node answers it
+// (node.Proxy.AnswerDialog, as one process would: browser_dialog as asked,
+// browser_navigate dismisses, an auto browser.dialog_policy by it, past
+// browser.dialog_timeout_s dismissed) and the tab is attached; else the
+// call goes on blocked and a page call is dialog_pending (current).
+func (m *Manager) unblock(t *recTab) error {
+	s := t.s
+	a, ok := t.ctx.Value(answerKey{}).(answerOf)
+	switch pol, to := dialogPolicy(m.cfg), m.cfg.Browser.DialogTimeout; {
+	case ok:
+	case pol != backend.DialogMustRespond:
+		a = answerOf{accept: pol == backend.DialogAccept, by: "policy"}
+	case to > 0 && time.Duration(s.dialog.AgeMS)*time.Millisecond > to:
+		a = answerOf{by: "timeout"}
+	default:
+		return nil
+	}
+	if d, ok := s.proxy.(*node.Proxy).AnswerDialog(s.dialog.Target, a.accept, a.prompt); ok {
+		t.answered = &backend.Dialog{Type: d.Type, Message: d.Message, DefaultPrompt: d.DefaultPrompt, Action: "dismissed", By: a.by}
+		if a.accept {
+			t.answered.Action = "accepted"
+		}
+	}
+	if err := m.attachTo(t.ctx, s, *s.rec); err != nil || s.tab != nil {
+		return err
+	}
+	return reason.New(reason.DialogPending, "", "Another JavaScript dialog opened at once (its text is in pending_dialogs); answer it with browser_dialog first.")
+}
+
+// current is dialog_pending while a dialog blocks the tab (unblock).
+func (t *recTab) current(ctx context.Context, p *Page) (string, bool, error) {
+	if d := t.s.dialog; t.s.tab == nil && d != nil {
+		p.URL = redactText(d.URL)
+		return "", false, reason.Newf(reason.DialogPending, "",
+			"A JavaScript %s dialog is open (its text is in pending_dialogs) and blocks the page; answer it with browser_dialog (action accept or dismiss) first (browser.dialog_policy must_respond).", d.Type)
+	}
+	return t.localTab.current(ctx, p)
+}
+
+// answerDialog reports the dialog unblock answered, else answers the tab's.
+func (t *recTab) answerDialog(ctx context.Context, in DialogInput, accept bool, r *DialogResult) error {
+	if t.answered != nil {
+		d := redactDialogs([]backend.Dialog{*t.answered})[0]
+		r.Action, r.Dialog = in.Action, &d
+		return nil
+	}
+	return t.localTab.answerDialog(ctx, in, accept, r)
+}
 
 // gone is the refusal of a call whose record is gone (closed reads nil).
 func (t *recTab) gone() error { return t.err }
@@ -176,20 +239,14 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 	if rec.Suspect { // a command timed out, on any replica (spec §B6)
 		return m.recycle(ctx, s, rec)
 	}
-	if s.tab == nil || rec.Gen != s.rec.Gen { // another replica recycled it: its new tab
-		t, px, err := m.dial(ctx, rec)
-		if why, lost := err.(lostWhy); lost {
-			return m.loseRecord(ctx, s, why.why)
-		} else if err != nil {
+	if s.tab == nil || rec.Gen != s.rec.Gen || (rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node)) {
+		// Another replica recycled it (its new tab), a dialog blocked its
+		// tab, or this replica's connection to the node dropped (not the node).
+		if err := m.attachTo(ctx, s, rec); err != nil {
 			return err
 		}
-		m.detach(s)
-		s.tab, s.proxy, s.node = t, px, rec.Node
 	}
-	if rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node) {
-		m.reattach(ctx, s, rec) // this replica's connection to the node dropped, not the node
-	}
-	if rec.Target != s.tab.TargetID() || !s.tab.Healthy() {
+	if s.tab != nil && (rec.Target != s.tab.TargetID() || !s.tab.Healthy()) {
 		why := "its tab on the browser node closed"
 		if !m.nodes.Registered(ctx, rec.Node) {
 			why = "its browser node is gone"
@@ -204,23 +261,6 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 	}
 	*s.rec = rec
 	return nil
-}
-
-// reattach replaces s's tab (under s.mu) by a new attachment to rec's
-// target when the node answers; else s keeps its dead tab.
-func (m *Manager) reattach(ctx context.Context, s *Session, rec handle.Record) {
-	c, err := m.nodes.ConnTo(ctx, rec.Node)
-	if err != nil {
-		return
-	}
-	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(s.proxy))
-	if err != nil {
-		return
-	}
-	old := s.tab
-	s.tab = t
-	old.Close() // detaches
-	m.logger.Info("browser session attached again", "session", s.Key, "node", rec.Node)
 }
 
 func (m *Manager) attachOptions(p sessionProxy) backend.TabOptions {
@@ -276,7 +316,9 @@ func (m *Manager) dropRecordSession(s *Session) {
 // endRecord ends a record session for good (browser_close): its
 // BrowserContext disposed, its node proxy closed, its record deleted.
 func (m *Manager) endRecord(s *Session) {
-	s.tab.Dispose()
+	if s.tab != nil { // nil: blocked by a dialog; the node disposes its context with its proxy
+		s.tab.Dispose()
+	}
 	s.proxy.Close()
 	m.recs.Delete(context.Background(), s.principal, *s.rec) //nolint:errcheck // it expires anyway
 }
@@ -290,7 +332,7 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	m.mu.Lock()
 	s := m.attached[h]
 	m.mu.Unlock()
-	if s != nil && s.principal == p && (s.tab.Healthy() || m.nodes.Registered(ctx, s.node)) {
+	if s != nil && s.principal == p && (s.tab == nil || s.tab.Healthy() || m.nodes.Registered(ctx, s.node)) {
 		return m.recordTab(ctx, s), s.Key, nil
 	}
 	if s != nil && s.principal == p {
@@ -318,14 +360,8 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 		if rt.err != nil {
 			return nil, rec.Key, rt.err
 		}
-	} else if s.tab, s.proxy, err = m.dial(ctx, rec); err != nil {
-		why, lost := err.(lostWhy)
-		if !lost {
-			return nil, rec.Key, err // state_unavailable
-		}
-		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", why.why, "err", why.err)
-		m.recs.Lose(ctx, p, rec, why.why) //nolint:errcheck // it expires anyway
-		return nil, rec.Key, handle.Lost(rec.Key, why.why, m.nextSession(ctx))
+	} else if err := m.attachTo(ctx, s, rec); err != nil {
+		return nil, rec.Key, err
 	}
 	m.mu.Lock()
 	if old := m.attached[h]; old != nil || m.closed {
@@ -340,39 +376,6 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 	m.mu.Unlock()
 	m.logger.Info("browser session attached", "session", rec.Key, "node", rec.Node)
 	return m.recordTab(ctx, s), rec.Key, nil
-}
-
-// lostWhy is dial's error when the session is lost: why says what went.
-type lostWhy struct {
-	why string
-	err error
-}
-
-func (e lostWhy) Error() string { return e.why + ": " + e.err.Error() }
-
-// dial attaches this replica to rec's session on its node: its proxy (the
-// credential from the node) and its tab. Errors: lostWhy, or
-// state_unavailable (the registry did not answer).
-func (m *Manager) dial(ctx context.Context, rec handle.Record) (*backend.Tab, sessionProxy, error) {
-	c, err := m.nodes.ConnTo(ctx, rec.Node)
-	switch {
-	case reason.Of(err) == reason.StateUnavailable:
-		return nil, nil, err
-	case errors.Is(err, node.ErrNodeGone):
-		return nil, nil, lostWhy{"its browser node is no longer registered", err}
-	case err != nil:
-		return nil, nil, lostWhy{"its browser node does not answer", err}
-	}
-	px, err := c.Client.AttachProxy(ctx, rec.Proxy)
-	if err != nil {
-		return nil, nil, lostWhy{"its browser node no longer has its session proxy", err}
-	}
-	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(px))
-	if err != nil {
-		px.Release()
-		return nil, nil, lostWhy{"its tab on the browser node is gone", err}
-	}
-	return t, px, nil
 }
 
 // recycle replaces the suspect record session s (under its handle's lock)
@@ -399,22 +402,30 @@ func (m *Manager) recycle(ctx context.Context, s *Session, old handle.Record) er
 	s.loadFrames(nil)
 	s.suspect.Store(false)
 	s.recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
-	if !m.saveRecord(ctx, s) {
-		m.endOnNode(ctx, old)
+	saved := m.saveRecord(ctx, s)
+	m.nodes.End(ctx, old.Node, old.Context, old.Proxy)
+	if !saved {
 		return m.loseRecord(ctx, s, handle.WhyRecordGone)
 	}
-	m.endOnNode(ctx, old)
 	return nil
 }
 
-// endOnNode disposes rec's BrowserContext and closes its session proxy on
-// its node (best effort: the node also closes a proxy whose index key is
-// gone, and disposes its context with it).
-func (m *Manager) endOnNode(ctx context.Context, rec handle.Record) {
-	if c, err := m.nodes.ConnTo(ctx, rec.Node); err == nil {
-		c.Browser.DisposeContext(ctx, rec.Context) //nolint:errcheck // gone already is fine
-		c.Client.CloseProxy(ctx, rec.Proxy)
+// attachTo attaches s to rec's session on its node (node.Pool.Attach),
+// detaching its old connection: its proxy and tab, or, while a dialog the
+// node saw open blocks the tab, its proxy and that dialog (s.tab nil: a
+// page call is dialog_pending, recTab.current; unblock answers it). A
+// session gone is session_lost (loseRecord).
+func (m *Manager) attachTo(ctx context.Context, s *Session, rec handle.Record) error {
+	t, px, d, err := m.nodes.Attach(ctx, rec.Node, rec.Proxy, rec.Target, rec.Context, m.attachOptions)
+	if lost := (*node.Lost)(nil); errors.As(err, &lost) {
+		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", lost.Why, "err", lost.Err)
+		return m.loseRecord(ctx, s, lost.Why)
+	} else if err != nil {
+		return err
 	}
+	m.detach(s)
+	s.tab, s.proxy, s.dialog, s.node = t, px, d, rec.Node
+	return nil
 }
 
 // reapRecords is the janitor's pass over the records
@@ -438,7 +449,7 @@ func (m *Manager) reapRecords() {
 		m.detach(s)
 		s.mu.Unlock()
 	}
-	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) { m.endOnNode(ctx, l.Record) })
+	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) { m.nodes.End(ctx, l.Record.Node, l.Record.Context, l.Record.Proxy) })
 	if err != nil {
 		m.logger.Warn("browser session records not reaped", "err", err)
 	}

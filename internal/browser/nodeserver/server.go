@@ -102,6 +102,7 @@ type Server struct {
 	ln      net.Listener
 	hs      *http.Server
 	local   *backend.Local
+	dlg     *dialogWatch // the node's own view of every page's dialogs (dialogs.go)
 	defProx *egress.ProxySession
 	// debugHostPort and defProxAddr are Chromium's debugging endpoint and
 	// the default proxy's address as host:port (hostService).
@@ -192,6 +193,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.defProxAddr = s.defProx.Addr()
+	if s.dlg, err = watchDialogs(ctx, s.local.DebugURL(), loopbackDial(o.Resolver)); err != nil {
+		s.shutdownBrowser()
+		return nil, fmt.Errorf("browser-node: watching dialogs over CDP: %w", err)
+	}
 	if du, err := url.Parse(s.local.DebugURL()); err == nil {
 		s.debugHostPort = du.Host
 	}
@@ -410,6 +415,9 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) shutdownBrowser() error {
+	if s.dlg != nil {
+		s.dlg.close()
+	}
 	err := s.local.Close()
 	s.defProx.Close()
 	return err
@@ -879,6 +887,26 @@ func (s *Server) op(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		ns.bctx = in.Target
 		s.mu.Unlock()
+	case node.OpDialog, node.OpAnswer:
+		s.mu.Lock()
+		bctx := ns.bctx
+		s.mu.Unlock()
+		if bctx == "" || (in.Target != "" && !cdpIDRe.MatchString(in.Target)) {
+			http.Error(w, "bad dialog request", http.StatusBadRequest)
+			return
+		}
+		d, _, open := s.dlg.pending(bctx, in.Target)
+		var err error
+		if in.Op == node.OpAnswer {
+			d, open, err = s.dlg.answer(r.Context(), bctx, in.Target, in.Accept, in.Prompt)
+		}
+		if err != nil {
+			http.Error(w, "browser-node: the dialog was not answered", http.StatusBadGateway)
+			return
+		}
+		if open {
+			out.Dialog = &d
+		}
 	default:
 		http.Error(w, "unknown op", http.StatusBadRequest)
 		return
