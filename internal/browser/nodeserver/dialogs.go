@@ -83,9 +83,9 @@ func watchDialogs(ctx context.Context, wsURL string, dial backend.DialFunc) (*di
 
 func (w *dialogWatch) close() { w.ws.Close() }
 
-// send writes one command and returns its id (its answer goes to wait, if
-// registered).
-func (w *dialogWatch) send(session, method string, params any, wait chan cdpMsg) error {
+// send writes one command and returns its id (its answer goes to wait,
+// when not nil).
+func (w *dialogWatch) send(session, method string, params any, wait chan cdpMsg) (int, error) {
 	w.mu.Lock()
 	w.next++
 	id := w.next
@@ -95,18 +95,19 @@ func (w *dialogWatch) send(session, method string, params any, wait chan cdpMsg)
 	w.mu.Unlock()
 	b, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params, "sessionId": session})
 	if err != nil {
-		return err
+		return id, err
 	}
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	w.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	return w.ws.WriteMessage(websocket.TextMessage, b)
+	return id, w.ws.WriteMessage(websocket.TextMessage, b)
 }
 
 // call sends a command and waits for its answer (ctx, at most 5 s).
 func (w *dialogWatch) call(ctx context.Context, session, method string, params any) error {
 	ch := make(chan cdpMsg, 1)
-	if err := w.send(session, method, params, ch); err != nil {
+	id, err := w.send(session, method, params, ch)
+	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -118,6 +119,9 @@ func (w *dialogWatch) call(ctx context.Context, session, method string, params a
 		}
 		return nil
 	case <-ctx.Done():
+		w.mu.Lock()
+		delete(w.waits, id)
+		w.mu.Unlock()
 		return ctx.Err()
 	}
 }
