@@ -84,6 +84,10 @@ type answerOf struct {
 // call goes on blocked and a page call is dialog_pending (current).
 func (m *Manager) unblock(t *recTab) error {
 	s := t.s
+	px, _ := s.proxy.(*node.Proxy)
+	if s.dialog == nil || px == nil {
+		return reason.New(reason.BrowserFailed, "", "The browser session has no tab attached here; call browser_navigate again.")
+	}
 	a, ok := t.ctx.Value(answerKey{}).(answerOf)
 	switch pol, to := dialogPolicy(m.cfg), m.cfg.Browser.DialogTimeout; {
 	case ok:
@@ -94,7 +98,7 @@ func (m *Manager) unblock(t *recTab) error {
 	default:
 		return nil
 	}
-	if d, ok := s.proxy.(*node.Proxy).AnswerDialog(s.dialog.Target, a.accept, a.prompt); ok {
+	if d, ok := px.AnswerDialog(s.dialog.Target, a.accept, a.prompt); ok {
 		t.answered = &backend.Dialog{Type: d.Type, Message: d.Message, DefaultPrompt: d.DefaultPrompt, Action: "dismissed", By: a.by}
 		if a.accept {
 			t.answered.Action = "accepted"
@@ -397,7 +401,7 @@ func (m *Manager) recycle(ctx context.Context, s *Session, old handle.Record) er
 	m.detach(s)
 	rec := *ns.rec
 	rec.Handle, rec.Gen = old.Handle, old.Gen+1
-	s.tab, s.proxy, s.node, s.rec = ns.tab, ns.proxy, ns.node, &rec
+	s.tab, s.proxy, s.node, s.rec, s.dialog = ns.tab, ns.proxy, ns.node, &rec, nil
 	s.navs, s.nextRef, s.lastSnap, s.lastCut, s.lastWhole, s.lastTitle, s.lastDoc = 0, 1, "", false, false, "", 0
 	s.loadFrames(nil)
 	s.suspect.Store(false)
