@@ -49,7 +49,7 @@ func TestDialogAcrossReplicas(t *testing.T) {
 	redisURL, rdb := startRedis(t)
 	bin := buildGatehouse(t)
 	reg := node.NewRegistry(rdb)
-	startNode(t, bin, redisURL)
+	startNode(t, bin, redisURL, "--watch-dialogs")
 	srv := askPage()
 	defer srv.Close()
 	ctx := principal.With(context.Background(), "x")
