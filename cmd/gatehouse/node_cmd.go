@@ -81,7 +81,7 @@ SIGTERM deregisters the node and stops Chromium.`,
 	c.Flags().IntVar(&maxSessions, "max-sessions", nodeserver.DefaultMaxSessions, "sessions this node takes at once (sized for 2 cores by default)")
 	c.Flags().IntVar(&spares, "spares", nodeserver.DefaultSpares, "spare sessions kept ready in free slots (0: none); more while demand is higher, up to --max-spares")
 	c.Flags().IntVar(&maxSpares, "max-spares", nodeserver.DefaultMaxSpares, "most spare sessions kept ready (0: none)")
-	c.Flags().BoolVar(&watchDialogs, "watch-dialogs", false, "watch every page's JavaScript dialogs, so a replica other than the one that saw one open reports and answers it (experimental: docs/browser.md)")
+	c.Flags().BoolVar(&watchDialogs, "watch-dialogs", true, "watch the JavaScript dialogs of every handle session's tab, so a replica other than the one that saw one open reports and answers it (docs/browser.md)")
 	c.Flags().DurationVar(&heartbeat, "heartbeat-ttl", node.HeartbeatTTL, "lifetime of the node's record in Redis, refreshed every third of it")
 	c.Flags().MarkHidden("heartbeat-ttl") //nolint:errcheck // tests shorten it
 	return c

@@ -21,10 +21,11 @@ import (
 // (TestDialogAfterAttach in package backend). So a replica that attaches
 // to a handle session whose dialog opened under another replica, or under
 // none, could neither attach, report it nor answer it. The node therefore
-// keeps its own CDP connection to its Chromium, auto-attached to every
-// page (Target.setAutoAttach) with only the Page domain enabled: it knows
-// every open dialog and answers one for whichever replica serves the
-// session next (node.OpDialog, node.OpAnswer).
+// (--watch-dialogs) keeps its own CDP connection to its Chromium, attached
+// to the tab of every handle session once it is handed out (watch: at
+// node.OpBind, or when a spare is opened) with only the Page domain
+// enabled: it knows every open dialog of those tabs and answers one for
+// whichever replica serves the session next (node.OpDialog, node.OpAnswer).
 
 // maxDialogText bounds a dialog's message, URL and default prompt as the
 // node reports them.
@@ -41,6 +42,7 @@ type cdpMsg struct {
 	Method    string          `json:"method,omitempty"`
 	SessionID string          `json:"sessionId,omitempty"`
 	Params    json.RawMessage `json:"params,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
 	Error     *struct {
 		Message string `json:"message"`
 	} `json:"error,omitempty"`
@@ -70,15 +72,36 @@ func watchDialogs(ctx context.Context, wsURL string, dial backend.DialFunc) (*di
 	ws.SetReadLimit(16 << 20)
 	w := &dialogWatch{ws: ws, waits: map[int]chan cdpMsg{}, pages: map[string]*watched{}}
 	go w.read()
-	type filter struct {
-		Type string `json:"type"`
-	}
-	if err := w.call(ctx, "", "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false,
-		"flatten": true, "filter": []filter{{Type: "page"}}}); err != nil {
-		ws.Close()
-		return nil, err
-	}
 	return w, nil
+}
+
+// watch attaches the watch to target, the tab of a handle session's
+// BrowserContext bctx ("" its page targets), once the session is handed
+// out (its proxy credential primed): the read loop enables Page on it.
+func (w *dialogWatch) watch(ctx context.Context, bctx, target string) {
+	targets := []string{target}
+	if target == "" {
+		var res struct {
+			TargetInfos []struct {
+				TargetID         string `json:"targetId"`
+				Type             string `json:"type"`
+				BrowserContextID string `json:"browserContextId"`
+			} `json:"targetInfos"`
+		}
+		raw, err := w.call(ctx, "", "Target.getTargets", struct{}{})
+		if err != nil || json.Unmarshal(raw, &res) != nil {
+			return
+		}
+		targets = targets[:0]
+		for _, ti := range res.TargetInfos {
+			if ti.Type == "page" && ti.BrowserContextID == bctx {
+				targets = append(targets, ti.TargetID)
+			}
+		}
+	}
+	for _, t := range targets {
+		w.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": t, "flatten": true}) //nolint:errcheck // gone already is fine
+	}
 }
 
 func (w *dialogWatch) close() { w.ws.Close() }
@@ -103,26 +126,26 @@ func (w *dialogWatch) send(session, method string, params any, wait chan cdpMsg)
 	return id, w.ws.WriteMessage(websocket.TextMessage, b)
 }
 
-// call sends a command and waits for its answer (ctx, at most 5 s).
-func (w *dialogWatch) call(ctx context.Context, session, method string, params any) error {
+// call sends a command and waits for its result (ctx, at most 5 s).
+func (w *dialogWatch) call(ctx context.Context, session, method string, params any) (json.RawMessage, error) {
 	ch := make(chan cdpMsg, 1)
 	id, err := w.send(session, method, params, ch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	select {
 	case m := <-ch:
 		if m.Error != nil {
-			return errors.New(m.Error.Message)
+			return nil, errors.New(m.Error.Message)
 		}
-		return nil
+		return m.Result, nil
 	case <-ctx.Done():
 		w.mu.Lock()
 		delete(w.waits, id)
 		w.mu.Unlock()
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -228,5 +251,6 @@ func (w *dialogWatch) answer(ctx context.Context, bctx, target string, accept bo
 	if accept {
 		params["promptText"] = prompt
 	}
-	return d, true, w.call(ctx, sid, "Page.handleJavaScriptDialog", params)
+	_, err := w.call(ctx, sid, "Page.handleJavaScriptDialog", params)
+	return d, true, err
 }

@@ -86,12 +86,11 @@ type Options struct {
 	Spares int
 	// MaxSpares caps the spares; 0 means DefaultMaxSpares, < 0 none.
 	MaxSpares int
-	// WatchDialogs keeps the node's own CDP view of every page's
-	// JavaScript dialogs (dialogs.go), so any replica reports and answers
-	// one (node.OpDialog, node.OpAnswer). Off (the default), a dialog is
-	// known only to the replicas attached when it opened. Experimental: with
-	// it on, the fleet bench's clicks met page_blocked (invalid_url) in 1–2
-	// of 20 tasks (docs/browser.md).
+	// WatchDialogs keeps the node's own CDP view of the JavaScript dialogs
+	// of every handle session's tab (dialogs.go), so any replica reports
+	// and answers one (node.OpDialog, node.OpAnswer); off, a dialog is
+	// known only to the replicas attached when it opened. gatehouse
+	// browser-node sets it (--watch-dialogs, default true).
 	WatchDialogs bool
 	// Resolver and AllowAddrPorts are the session proxies' (tests; Go
 	// code only, never part of a policy).
@@ -701,6 +700,9 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	or := node.OpenResponse{ID: id, Proxy: p.URL(), User: user, Pass: pass}
 	if sp != nil {
 		or.Context, or.Target = sp.bctx, sp.target
+		if s.dlg != nil && in.Handle {
+			s.dlg.watch(r.Context(), sp.bctx, sp.target) // dialogs.go
+		}
 	}
 	writeJSON(w, http.StatusOK, or)
 }
@@ -896,6 +898,9 @@ func (s *Server) op(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		ns.bctx = in.Target
 		s.mu.Unlock()
+		if s.dlg != nil {
+			s.dlg.watch(r.Context(), in.Target, "") // its tab, primed (dialogs.go)
+		}
 	case node.OpDialog, node.OpAnswer:
 		s.mu.Lock()
 		bctx := ns.bctx
