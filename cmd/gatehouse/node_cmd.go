@@ -21,6 +21,7 @@ import (
 func (a *app) nodeCmd() *cobra.Command {
 	var listen, advertise string
 	var maxSessions, spares, maxSpares int
+	var watchDialogs bool
 	var heartbeat time.Duration
 	c := &cobra.Command{
 		Use:   "browser-node --listen HOST:PORT [--max-sessions N]",
@@ -54,7 +55,8 @@ SIGTERM deregisters the node and stops Chromium.`,
 			defer stop()
 			s, err := nodeserver.Start(ctx, nodeserver.Options{Config: a.cfg, Home: a.home, Listen: listen, Advertise: advertise,
 				MaxSessions: maxSessions, Token: config.Lookup(a.dotenv, node.EnvToken), Registry: node.NewRegistry(st.Client()), Logger: a.logger,
-				Heartbeat: heartbeat, Spares: noneIfZero(spares), MaxSpares: noneIfZero(maxSpares)})
+				Heartbeat: heartbeat, Spares: noneIfZero(spares), MaxSpares: noneIfZero(maxSpares),
+				WatchDialogs: watchDialogs})
 			if err != nil {
 				return err
 			}
@@ -79,6 +81,7 @@ SIGTERM deregisters the node and stops Chromium.`,
 	c.Flags().IntVar(&maxSessions, "max-sessions", nodeserver.DefaultMaxSessions, "sessions this node takes at once (sized for 2 cores by default)")
 	c.Flags().IntVar(&spares, "spares", nodeserver.DefaultSpares, "spare sessions kept ready in free slots (0: none); more while demand is higher, up to --max-spares")
 	c.Flags().IntVar(&maxSpares, "max-spares", nodeserver.DefaultMaxSpares, "most spare sessions kept ready (0: none)")
+	c.Flags().BoolVar(&watchDialogs, "watch-dialogs", true, "watch the JavaScript dialogs of every handle session's tab, so a replica other than the one that saw one open reports and answers it (docs/browser.md)")
 	c.Flags().DurationVar(&heartbeat, "heartbeat-ttl", node.HeartbeatTTL, "lifetime of the node's record in Redis, refreshed every third of it")
 	c.Flags().MarkHidden("heartbeat-ttl") //nolint:errcheck // tests shorten it
 	return c

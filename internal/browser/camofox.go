@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/lifespec"
 	"log/slog"
 	"time"
 
@@ -39,7 +40,7 @@ func (c *camofoxDriver) lookup(key string) (sessionkey.Owner, bool) { return c.d
 func (c *camofoxDriver) expire(string)                              {}
 func (c *camofoxDriver) closeTask(key string) []string              { return c.d.CloseTask(key) }
 func (c *camofoxDriver) closeAll()                                  { c.d.CloseAll() }
-func (c *camofoxDriver) reapIdle()                                  { c.d.ReapIdle(camoHost{c.m}, ForceReapAfter) }
+func (c *camofoxDriver) reapIdle()                                  { c.d.ReapIdle(camoHost{c.m}, lifespec.ForceReapAfter) }
 
 func (c *camofoxDriver) open(ctx context.Context, key, _ string, navigation bool) (tab, error) {
 	t, err := c.d.Open(ctx, key, navigation)

@@ -46,6 +46,9 @@ func redactDialogs(ds []backend.Dialog) []backend.Dialog {
 // pendingDialogs returns the session's open dialog as a one-element list
 // (redacted), or nil.
 func pendingDialogs(s *Session) []backend.Dialog {
+	if d := s.dialog; s.tab == nil && d != nil { // records.go: seen open by the node
+		return redactDialogs([]backend.Dialog{{Type: d.Type, Message: d.Message, DefaultPrompt: d.DefaultPrompt, Action: "pending"}})
+	}
 	d, ok := s.tab.PendingDialog()
 	if !ok {
 		return nil
@@ -84,6 +87,7 @@ func (m *Manager) Dialog(ctx context.Context, task string, in DialogInput) Dialo
 		r.Error, r.Reason = `Invalid dialog action: use "accept" or "dismiss".`, reason.InvalidDialogAction
 		return r
 	}
+	ctx = context.WithValue(ctx, answerKey{}, answerOf{accept, in.PromptText, "agent"}) // records.go unblock
 	ok := m.act(ctx, task, &r.Page, &r.Change, 0, "answer the dialog", func(cctx context.Context, t tab) error {
 		return t.answerDialog(cctx, in, accept, &r)
 	})

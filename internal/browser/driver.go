@@ -110,7 +110,7 @@ func (m *Manager) driver() driver {
 // title are those of the document it shows; local.go and camofoxmode).
 func (m *Manager) Navigate(ctx context.Context, task string, in NavigateInput) NavigateResult {
 	d := m.driver()
-	ctx = withFind(ctx, in.Find)
+	ctx = context.WithValue(withFind(ctx, in.Find), answerKey{}, answerOf{by: "navigation"}) // records.go unblock
 	task = sessionkey.TaskID(task)
 	h := sessionArg(ctx) // a session handle (handles.go): that session, whatever its task
 	var t tab

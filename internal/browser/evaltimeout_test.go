@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/lifespec"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func consoleWithin(t *testing.T, m *Manager, task, expr string, d time.Duration)
 func TestEvalBusyLoopEndsAtCommandTimeout(t *testing.T) {
 	_, ps := manager(t)
 	m, _ := ownManager(t, LifecycleOptions{})
-	m.timeouts = Timeouts{Command: 2, Open: 10, FirstOpen: 20}
+	m.timeouts = lifespec.Timeouts{Command: 2, Open: 10, FirstOpen: 20}
 	task := "busy-eval"
 	mustNav(t, m, task, ps.url("allowed.test", "/next"))
 	if r, _ := consoleWithin(t, m, task, "let keep = 41; keep", 20*time.Second); !r.Success || string(r.Result) != "41" {

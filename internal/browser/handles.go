@@ -134,7 +134,9 @@ func (m *Manager) EndTask(task string) []string {
 // detach drops this replica's connection to a record session without
 // ending it (its tab was opened with backend.TabOptions.Detach).
 func (m *Manager) detach(s *Session) {
-	s.tab.Close()
+	if s.tab != nil { // nil: attached to a suspect record, not yet recycled (records.go)
+		s.tab.Close()
+	}
 	if px, ok := s.proxy.(interface{ Release() }); ok {
 		px.Release()
 	}

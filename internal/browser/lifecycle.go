@@ -2,7 +2,7 @@ package browser
 
 import (
 	"fmt"
-	"math"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/lifespec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,45 +12,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 )
 
-// Lifecycle constants of spec §B7.
-const (
-	// JanitorTick is how often the janitor looks for idle sessions.
-	JanitorTick = 30 * time.Second
-	// OrphanSweepEvery is how often the orphan reaper runs (also at janitor
-	// start, cycle 0).
-	OrphanSweepEvery = 300 * time.Second
-	// OrphanGraceFloor is the least time an orphan whose owner still lives is
-	// left alone.
-	OrphanGraceFloor = 3600 * time.Second
-	// ForceReapAfter is how many consecutive failed cleanups of one idle
-	// session make the janitor force-reap it.
-	ForceReapAfter = 3
-)
-
-// InactivityTimeout is browser.inactivity_timeout in effect: seconds nil → 120 s,
-// below the 30 s floor → 30 s (spec §B7).
-func InactivityTimeout(seconds *int) time.Duration {
-	if seconds == nil {
-		return config.DefaultInactivityTimeout
-	}
-	return max(time.Duration(*seconds)*time.Second, config.MinInactivityTimeout)
-}
-
-// OrphanGrace is how long the reaper leaves an orphaned session whose owner
-// process still lives: max(3600 s, 20 × inactivity) (spec §B7).
-func OrphanGrace(inactivity time.Duration) time.Duration {
-	return max(OrphanGraceFloor, 20*inactivity)
-}
-
-// ReapEveryCycles is the number of janitor ticks between orphan sweeps:
-// round(300 s / tick), at least 1 (spec §B7: 10 with the 30 s tick).
-func ReapEveryCycles(tick time.Duration) int {
-	if tick <= 0 {
-		tick = JanitorTick
-	}
-	return max(1, int(math.Round(float64(OrphanSweepEvery)/float64(tick))))
-}
-
 // LifecycleOptions shortens the lifecycle's intervals (tests); zero values
 // take the spec's.
 type LifecycleOptions struct {
@@ -59,9 +20,9 @@ type LifecycleOptions struct {
 	// Idle replaces browser.inactivity_timeout, without its 30 s floor.
 	Idle time.Duration
 	// OrphanEvery is the number of ticks between orphan sweeps (0:
-	// ReapEveryCycles(Tick)).
+	// lifespec.ReapEveryCycles(Tick)).
 	OrphanEvery int
-	// OrphanGrace replaces OrphanGrace(idle).
+	// OrphanGrace replaces lifespec.OrphanGrace(idle).
 	OrphanGrace time.Duration
 	// CloseSession replaces a session's polite close in the janitor (tests
 	// simulate failing cleanups with it); nil closes the tab.
@@ -149,7 +110,7 @@ func (m *Manager) runJanitor(tick time.Duration) {
 	defer m.wg.Done()
 	every := m.life.opts.OrphanEvery
 	if every <= 0 {
-		every = ReapEveryCycles(tick)
+		every = lifespec.ReapEveryCycles(tick)
 	}
 	m.sweepOrphans()
 	t := time.NewTicker(tick)
@@ -177,7 +138,7 @@ func (m *Manager) runJanitor(tick time.Duration) {
 
 // reapIdle closes every session idle longer than the timeout and not in a
 // call, one log record per reap. A failed cleanup keeps the session for the
-// next tick; the ForceReapAfter-th consecutive failure drops it without the
+// next tick; the lifespec.ForceReapAfter-th consecutive failure drops it without the
 // polite close. Only a successful cleanup resets the count. When the last
 // session is gone the browser process is stopped too (the next session
 // starts it again).
@@ -200,7 +161,7 @@ func (m *Manager) reapIdle() {
 		sat := now.Sub(s.lastUsed)
 		fails := m.life.failures(s.Key)
 		var err error
-		forced := fails+1 >= ForceReapAfter
+		forced := fails+1 >= lifespec.ForceReapAfter
 		if m.life.opts.CloseSession != nil {
 			err = m.life.opts.CloseSession(s.Key)
 		} else {
@@ -291,22 +252,4 @@ func (m *Manager) stopIdleBrowser() bool {
 	}
 	m.logger.Info("browser stopped", "why", "no session left")
 	return true
-}
-
-// Timeouts are the command timeouts of spec §B5, in seconds.
-type Timeouts struct {
-	Command   int // browser.command_timeout, floor 5
-	Open      int // navigation: max(command, 60)
-	FirstOpen int // first navigation of a session: max(command, 120)
-}
-
-// CommandTimeouts returns the timeouts for browser.command_timeout seconds (0 =
-// unset → 30).
-func CommandTimeouts(seconds int) Timeouts {
-	c := seconds
-	if c == 0 {
-		c = int(config.DefaultCommandTimeout.Seconds())
-	}
-	c = max(c, int(config.MinCommandTimeout.Seconds()))
-	return Timeouts{Command: c, Open: max(c, 60), FirstOpen: max(c, 120)}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/lifespec"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -37,14 +38,14 @@ func TestVectorInactivityAndOrphan(t *testing.T) {
 		cfg := loadConfig(t, yaml)
 		m := &Manager{cfg: cfg}
 		idle := m.idleTimeout()
-		if got := InactivityTimeout(in["browser.inactivity_timeout"]); got != idle {
+		if got := lifespec.InactivityTimeout(in["browser.inactivity_timeout"]); got != idle {
 			t.Errorf("%v: InactivityTimeout %v, config path %v", in, got, idle)
 		}
-		if int(idle.Seconds()) != want.Inactivity || int(OrphanGrace(idle).Seconds()) != want.Grace || ReapEveryCycles(JanitorTick) != want.Cycles {
-			t.Errorf("%v: inactivity %v grace %v cycles %d, want %+v", in, idle, OrphanGrace(idle), ReapEveryCycles(JanitorTick), want)
+		if int(idle.Seconds()) != want.Inactivity || int(lifespec.OrphanGrace(idle).Seconds()) != want.Grace || lifespec.ReapEveryCycles(lifespec.JanitorTick) != want.Cycles {
+			t.Errorf("%v: inactivity %v grace %v cycles %d, want %+v", in, idle, lifespec.OrphanGrace(idle), lifespec.ReapEveryCycles(lifespec.JanitorTick), want)
 		}
 	}
-	if ReapEveryCycles(100*time.Millisecond) != 3000 || ReapEveryCycles(0) != 10 {
+	if lifespec.ReapEveryCycles(100*time.Millisecond) != 3000 || lifespec.ReapEveryCycles(0) != 10 {
 		t.Error("ReapEveryCycles scales with the tick")
 	}
 }
@@ -197,11 +198,11 @@ func TestJanitorForceReapsAfterFailedCleanups(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if calls != ForceReapAfter {
-		t.Errorf("%d cleanup attempts before the forced reap, want %d", calls, ForceReapAfter)
+	if calls != lifespec.ForceReapAfter {
+		t.Errorf("%d cleanup attempts before the forced reap, want %d", calls, lifespec.ForceReapAfter)
 	}
 	l := logs.String()
-	if strings.Count(l, "cleanup failed; retrying") != ForceReapAfter-1 || !strings.Contains(l, "forced=true") {
+	if strings.Count(l, "cleanup failed; retrying") != lifespec.ForceReapAfter-1 || !strings.Contains(l, "forced=true") {
 		t.Errorf("logs:\n%s", l)
 	}
 }
@@ -224,7 +225,7 @@ func TestCommandTimeoutMarksSuspectAndNextCallRecycles(t *testing.T) {
 	defer hang.Close()
 	defer close(release)
 	m, _ := ownManager(t, LifecycleOptions{})
-	m.timeouts = Timeouts{Command: 1, Open: 1, FirstOpen: 1}
+	m.timeouts = lifespec.Timeouts{Command: 1, Open: 1, FirstOpen: 1}
 	ctx := context.Background()
 	task := "hang-task"
 	_, port, _ := strings.Cut(strings.TrimPrefix(hang.URL, "http://"), ":")

@@ -35,16 +35,10 @@ func (d localDriver) expire(key string) { d.m.expireCloud(key, true) }
 
 func (d localDriver) open(ctx context.Context, key, task string, nav bool) (tab, error) {
 	if s, ok := d.m.Session(key); ok && s.rec != nil {
-		if s.tab.Healthy() || !nav || sessionArg(ctx) != "" {
-			return d.m.recordTab(ctx, s), nil // records.go
-		}
-		// A navigation without session replaces a session whose node is
-		// gone, as after a tab crash (its record is removed).
-		why := "its tab on the browser node closed"
-		if !d.m.nodes.Registered(ctx, s.node) {
-			why = "its browser node is gone"
-		}
-		d.m.loseRecord(ctx, s, why) //nolint:errcheck
+		// records.go: its record decides (a tab or node gone is
+		// session_lost, and a navigation without session then starts a
+		// fresh one; a recycle by another replica is followed).
+		return d.m.recordTab(ctx, s), nil
 	}
 	s, err := d.m.session(ctx, key, task)
 	if err != nil {

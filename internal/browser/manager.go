@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/lifespec"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -29,6 +30,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/cloud"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/pnanav"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/realprofile"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/renderstep"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/sessionkey"
@@ -100,7 +102,7 @@ type Manager struct {
 	gates    *Gates
 	resolver egress.Resolver
 	route    sessionkey.Route
-	timeouts Timeouts
+	timeouts lifespec.Timeouts
 	store    truncate.Store
 
 	execPath string
@@ -191,6 +193,7 @@ type Session struct {
 	rec       *handle.Record
 	recFresh  bool
 	attached  bool
+	dialog    *node.Dialog // the dialog that blocks the tab, while tab is nil (records.go attachTo)
 }
 
 // ProxyStats returns the session's egress counters.
@@ -216,7 +219,7 @@ func New(o Options) (*Manager, []string) {
 	m := &Manager{
 		cfg: cfg, home: o.Home, logger: lg, gates: gates, resolver: o.Resolver,
 		route:    sessionkey.Route{AutoLocal: cfg.Browser.AutoLocalForPrivateURLs, CDPOverride: CDPOverride(cfg) != ""},
-		timeouts: CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
+		timeouts: lifespec.CommandTimeouts(int(cfg.Browser.CommandTimeout.Seconds())),
 		store:    truncate.Store{Dir: filepath.Join(o.Home, "cache", "web"), PathMap: o.StorePathMap, Shared: o.StoreShared},
 		sessions: map[string]*Session{},
 		stop:     make(chan struct{}),
@@ -239,7 +242,7 @@ func New(o Options) (*Manager, []string) {
 		tick = o.JanitorTick
 	}
 	if tick <= 0 {
-		tick = JanitorTick
+		tick = lifespec.JanitorTick
 	}
 	m.wg.Add(1)
 	go m.runJanitor(tick)
@@ -497,7 +500,7 @@ func (m *Manager) newSession(ctx context.Context, l *backend.Local, active bool)
 	}
 	user, pass := p.Credentials()
 	tab, err := l.NewTab(ctx, backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
-		OnTopLevel:   topLevelReporter(p),
+		OnTopLevel:   pnanav.Reporter(p),
 		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap})
 	if err != nil {
@@ -512,7 +515,7 @@ func (m *Manager) lookupOwner(key string) (sessionkey.Owner, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[key]
-	if !ok || !s.tab.Healthy() {
+	if !ok || (s.tab != nil && !s.tab.Healthy()) { // nil: a record session blocked by a dialog
 		return sessionkey.Owner{}, false
 	}
 	return sessionkey.Owner{SessionKey: s.Key, OwnerTaskID: s.Owner}, true
@@ -863,7 +866,7 @@ func (m *Manager) errOf(s *Session, p *Page, err error) {
 	if s != nil {
 		p.PendingDialogs = pendingDialogs(s)
 	}
-	if s != nil && rerr.Code == reason.BrowserFailed && !s.tab.Healthy() && !s.attached {
+	if s != nil && rerr.Code == reason.BrowserFailed && !s.attached && s.tab != nil && !s.tab.Healthy() {
 		m.closeOne(s.Key)
 	}
 	if s != nil && rerr.Code == reason.CommandTimeout && !errors.Is(err, backend.ErrScriptStopped) {

@@ -7,6 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/pnanav"
 	"github.com/gatehouse-dev/gatehouse/internal/egress"
 	"github.com/gatehouse-dev/gatehouse/internal/principal"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
@@ -101,7 +102,7 @@ func (m *Manager) placeOnNode(ctx context.Context, key string, active bool) (*Se
 func (m *Manager) nodeTabOptions(p *node.Proxy) backend.TabOptions {
 	user, pass := p.Credentials()
 	return backend.TabOptions{ProxyURL: p.URL(), ProxyUser: user, ProxyPass: pass, ProxyProbeURL: egress.ProxyAuthProbeURL,
-		OnTopLevel:   topLevelReporter(p),
+		OnTopLevel:   pnanav.Reporter(p),
 		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap,
 		// Without records the session ends with this replica's relay; with them any replica may attach.

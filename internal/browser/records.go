@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/browser/backend"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"github.com/gatehouse-dev/gatehouse/internal/browser/node"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/pnanav"
 	"github.com/gatehouse-dev/gatehouse/internal/reason"
 	"github.com/gatehouse-dev/gatehouse/internal/state"
 	"github.com/gatehouse-dev/gatehouse/internal/urlsafe"
@@ -27,8 +28,9 @@ import (
 // interleave) and reloads the record; release saves it.
 type recTab struct {
 	*localTab
-	ctx context.Context
-	err error // the record is gone or lost: the call fails with it
+	ctx      context.Context
+	err      error           // the record is gone or lost: the call fails with it
+	answered *backend.Dialog // the dialog unblock answered for this call
 }
 
 func (m *Manager) recordTab(ctx context.Context, s *Session) *recTab {
@@ -48,7 +50,9 @@ func (t *recTab) lock() func() {
 		}
 		return s.mu.Unlock
 	}
-	t.err = m.reloadRecord(t.ctx, s)
+	if t.err = m.reloadRecord(t.ctx, s); t.err == nil && s.tab == nil {
+		t.err = m.unblock(t)
+	}
 	return func() {
 		if t.err == nil && !s.reaped && !m.saveRecord(t.ctx, s) {
 			m.loseRecord(t.ctx, s, handle.WhyRecordGone) //nolint:errcheck // the next call reads the marker
@@ -62,6 +66,70 @@ func (t *recTab) lock() func() {
 }
 
 func (t *recTab) closed() bool { return t.err != nil || t.s.reaped }
+
+// answerKey carries how a call answers a dialog that blocks a record
+// session's tab (unblock): browser_dialog's answer, browser_navigate's
+// dismissal.
+type answerKey struct{}
+
+type answerOf struct {
+	accept     bool
+	prompt, by string
+}
+
+// unblock serves a call on a session whose tab a dialog blocks that this
+// replica did not see open (s.tab nil, attachTo): the node answers it
+// (node.Proxy.AnswerDialog, as one process would: browser_dialog as asked,
+// browser_navigate dismisses, an auto browser.dialog_policy by it, past
+// browser.dialog_timeout_s dismissed) and the tab is attached; else the
+// call goes on blocked and a page call is dialog_pending (current).
+func (m *Manager) unblock(t *recTab) error {
+	s := t.s
+	px, _ := s.proxy.(*node.Proxy)
+	if s.dialog == nil || px == nil {
+		return reason.New(reason.BrowserFailed, "", "The browser session has no tab attached here; call browser_navigate again.")
+	}
+	a, ok := t.ctx.Value(answerKey{}).(answerOf)
+	switch pol, to := dialogPolicy(m.cfg), m.cfg.Browser.DialogTimeout; {
+	case ok:
+	case pol != backend.DialogMustRespond:
+		a = answerOf{accept: pol == backend.DialogAccept, by: "policy"}
+	case to > 0 && time.Duration(s.dialog.AgeMS)*time.Millisecond > to:
+		a = answerOf{by: "timeout"}
+	default:
+		return nil
+	}
+	if d, ok := px.AnswerDialog(s.dialog.Target, a.accept, a.prompt); ok {
+		t.answered = &backend.Dialog{Type: d.Type, Message: d.Message, DefaultPrompt: d.DefaultPrompt, Action: "dismissed", By: a.by}
+		if a.accept {
+			t.answered.Action = "accepted"
+		}
+	}
+	if err := m.attachTo(t.ctx, s, *s.rec); err != nil || s.tab != nil {
+		return err
+	}
+	return reason.New(reason.DialogPending, "", "Another JavaScript dialog opened at once (its text is in pending_dialogs); answer it with browser_dialog first.")
+}
+
+// current is dialog_pending while a dialog blocks the tab (unblock).
+func (t *recTab) current(ctx context.Context, p *Page) (string, bool, error) {
+	if d := t.s.dialog; t.s.tab == nil && d != nil {
+		p.URL = redactText(d.URL)
+		return "", false, reason.Newf(reason.DialogPending, "",
+			"A JavaScript %s dialog is open (its text is in pending_dialogs) and blocks the page; answer it with browser_dialog (action accept or dismiss) first (browser.dialog_policy must_respond).", d.Type)
+	}
+	return t.localTab.current(ctx, p)
+}
+
+// answerDialog reports the dialog unblock answered, else answers the tab's.
+func (t *recTab) answerDialog(ctx context.Context, in DialogInput, accept bool, r *DialogResult) error {
+	if t.answered != nil {
+		d := redactDialogs([]backend.Dialog{*t.answered})[0]
+		r.Action, r.Dialog = in.Action, &d
+		return nil
+	}
+	return t.localTab.answerDialog(ctx, in, accept, r)
+}
 
 // gone is the refusal of a call whose record is gone (closed reads nil).
 func (t *recTab) gone() error { return t.err }
@@ -113,7 +181,7 @@ func (s *Session) record() handle.Record {
 	r := *s.rec
 	r.Key, r.Owner, r.Active, r.Principal = s.Key, s.Owner, s.active, state.PrincipalKey(s.principal)
 	r.Navs, r.NextRef, r.Frames = s.navs, max(s.nextRef, 1), s.frames()
-	r.SnapHash = handle.SnapHash(s.lastSnap)
+	r.SnapHash, r.Suspect = handle.SnapHash(s.lastSnap), s.suspect.Load()
 	r.LastActive = time.Now().UnixMilli()
 	return r
 }
@@ -174,10 +242,17 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 		}
 		return rerr
 	}
-	if rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node) {
-		m.reattach(ctx, s, rec) // this replica's connection to the node dropped, not the node
+	if rec.Suspect { // a command timed out, on any replica (spec §B6)
+		return m.recycle(ctx, s, rec)
 	}
-	if rec.Target != s.tab.TargetID() || !s.tab.Healthy() {
+	if s.tab == nil || rec.Gen != s.rec.Gen || (rec.Target == s.tab.TargetID() && !s.tab.Healthy() && m.nodes.Registered(ctx, rec.Node)) {
+		// Another replica recycled it (its new tab), a dialog blocked its
+		// tab, or this replica's connection to the node dropped (not the node).
+		if err := m.attachTo(ctx, s, rec); err != nil {
+			return err
+		}
+	}
+	if s.tab != nil && (rec.Target != s.tab.TargetID() || !s.tab.Healthy()) {
 		why := "its tab on the browser node closed"
 		if !m.nodes.Registered(ctx, rec.Node) {
 			why = "its browser node is gone"
@@ -185,6 +260,7 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 		return m.loseRecord(ctx, s, why)
 	}
 	s.navs, s.nextRef, s.active = rec.Navs, rec.NextRef, rec.Active
+	s.suspect.Store(false) // the record says (another replica may have recycled it)
 	s.loadFrames(rec.Frames)
 	if handle.SnapHash(s.lastSnap) != rec.SnapHash {
 		s.lastSnap, s.lastCut, s.lastWhole, s.lastTitle = "", false, false, ""
@@ -193,25 +269,8 @@ func (m *Manager) reloadRecord(ctx context.Context, s *Session) error {
 	return nil
 }
 
-// reattach replaces s's tab (under s.mu) by a new attachment to rec's
-// target when the node answers; else s keeps its dead tab.
-func (m *Manager) reattach(ctx context.Context, s *Session, rec handle.Record) {
-	c, err := m.nodes.ConnTo(ctx, rec.Node)
-	if err != nil {
-		return
-	}
-	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(s.proxy))
-	if err != nil {
-		return
-	}
-	old := s.tab
-	s.tab = t
-	old.Close() // detaches
-	m.logger.Info("browser session attached again", "session", s.Key, "node", rec.Node)
-}
-
 func (m *Manager) attachOptions(p sessionProxy) backend.TabOptions {
-	return backend.TabOptions{OnTopLevel: topLevelReporter(p),
+	return backend.TabOptions{OnTopLevel: pnanav.Reporter(p),
 		DialogPolicy: dialogPolicy(m.cfg), DialogTimeout: m.cfg.Browser.DialogTimeout,
 		DownloadDir: m.downloadDir(), DownloadCap: m.downloadCap}
 }
@@ -263,7 +322,9 @@ func (m *Manager) dropRecordSession(s *Session) {
 // endRecord ends a record session for good (browser_close): its
 // BrowserContext disposed, its node proxy closed, its record deleted.
 func (m *Manager) endRecord(s *Session) {
-	s.tab.Dispose()
+	if s.tab != nil { // nil: blocked by a dialog; the node disposes its context with its proxy
+		s.tab.Dispose()
+	}
 	s.proxy.Close()
 	m.recs.Delete(context.Background(), s.principal, *s.rec) //nolint:errcheck // it expires anyway
 }
@@ -282,7 +343,7 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 		s = m.attached[h]
 		m.mu.Unlock()
 	}
-	if s != nil && s.principal == p && (s.tab.Healthy() || m.nodes.Registered(ctx, s.node)) {
+	if s != nil && s.principal == p && (s.tab == nil || s.tab.Healthy() || m.nodes.Registered(ctx, s.node)) {
 		return m.recordTab(ctx, s), s.Key, nil
 	}
 	if s != nil && s.principal == p {
@@ -321,28 +382,30 @@ func (m *Manager) attachHandle(ctx context.Context, p, h string) (tab, string, e
 // on-demand attach (attachHandle) and the standby's (preAttach, standby
 // true) share it.
 func (m *Manager) attachRecord(ctx context.Context, p, h string, rec handle.Record, standby bool) (*Session, string, error) {
-	c, err := m.nodes.ConnTo(ctx, rec.Node)
-	if err != nil {
-		if reason.Of(err) == reason.StateUnavailable {
-			return nil, "", err
-		}
-		if errors.Is(err, node.ErrNodeGone) {
-			return nil, "its browser node is no longer registered", err
-		}
-		return nil, "its browser node does not answer", err
-	}
-	px, err := c.Client.AttachProxy(ctx, rec.Proxy)
-	if err != nil {
-		return nil, "its browser node no longer has its session proxy", err
-	}
-	t, err := c.Browser.AttachTab(ctx, rec.Target, rec.Context, m.attachOptions(px))
-	if err != nil {
-		px.Release()
-		return nil, "its tab on the browser node is gone", err
-	}
-	s := &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, tab: t, proxy: px, nextRef: rec.NextRef, navs: rec.Navs,
+	s := &Session{Key: rec.Key, Owner: rec.Owner, active: rec.Active, nextRef: rec.NextRef, navs: rec.Navs,
 		handle: h, rec: &rec, principal: p, attached: true, node: rec.Node, lastUsed: time.Now()}
 	s.loadFrames(rec.Frames)
+	switch {
+	case rec.Suspect && standby:
+		// Recycling is the next call's (under the handle's lock).
+		return nil, "", reason.New(reason.BrowserFailed, "", "The session is suspect: the next call recycles it.")
+	case rec.Suspect:
+		// Its old tab may hang (a timed-out command): recycled under the
+		// lock before this replica attaches to anything (reloadRecord).
+		rt := m.recordTab(ctx, s)
+		rt.lock()()
+		if rt.err != nil {
+			return nil, "", rt.err
+		}
+	default:
+		t, px, d, err := m.nodes.Attach(ctx, rec.Node, rec.Proxy, rec.Target, rec.Context, m.attachOptions)
+		if lost := (*node.Lost)(nil); errors.As(err, &lost) {
+			return nil, lost.Why, lost.Err
+		} else if err != nil {
+			return nil, "", err
+		}
+		s.tab, s.proxy, s.dialog = t, px, d
+	}
 	m.mu.Lock()
 	if old := m.attached[h]; old != nil || m.closed {
 		m.mu.Unlock()
@@ -359,6 +422,56 @@ func (m *Manager) attachRecord(ctx context.Context, p, h string, rec handle.Reco
 	// s.rec (rec) is the next call's from here on, maybe on another goroutine.
 	m.logger.Info("browser session attached", "session", s.Key, "node", s.node, "standby", standby)
 	return s, "", nil
+}
+
+// recycle replaces the suspect record session s (under its handle's lock)
+// by a fresh one under the same handle, as spec §B6 replaces an in-process
+// one: a new BrowserContext and tab placed on a node (placeOnNode), the
+// record's next generation written (refs start over), then the old
+// context disposed and its proxy closed on its node; the call's result
+// says recycled. Errors: placement's (browser_capacity: the record stays
+// suspect), session_lost when no node is registered.
+func (m *Manager) recycle(ctx context.Context, s *Session, old handle.Record) error {
+	ns, placed, err := m.placeOnNode(ctx, s.Key, old.Active)
+	if err != nil {
+		return err
+	}
+	if !placed {
+		return m.loseRecord(ctx, s, "a command of it timed out and no browser node is registered for a fresh one")
+	}
+	m.logger.Info("Recycling suspect browser session", "session", s.Key, "why", "command timeout", "node", ns.node)
+	m.detach(s)
+	rec := *ns.rec
+	rec.Handle, rec.Gen = old.Handle, old.Gen+1
+	s.tab, s.proxy, s.node, s.rec, s.dialog = ns.tab, ns.proxy, ns.node, &rec, nil
+	s.navs, s.nextRef, s.lastSnap, s.lastCut, s.lastWhole, s.lastTitle, s.lastDoc = 0, 1, "", false, false, "", 0
+	s.loadFrames(nil)
+	s.suspect.Store(false)
+	s.recycled = recycledNote("a command of the previous session timed out (browser.command_timeout)")
+	saved := m.saveRecord(ctx, s)
+	m.nodes.End(ctx, old.Node, old.Context, old.Proxy)
+	if !saved {
+		return m.loseRecord(ctx, s, handle.WhyRecordGone)
+	}
+	return nil
+}
+
+// attachTo attaches s to rec's session on its node (node.Pool.Attach),
+// detaching its old connection: its proxy and tab, or, while a dialog the
+// node saw open blocks the tab, its proxy and that dialog (s.tab nil: a
+// page call is dialog_pending, recTab.current; unblock answers it). A
+// session gone is session_lost (loseRecord).
+func (m *Manager) attachTo(ctx context.Context, s *Session, rec handle.Record) error {
+	t, px, d, err := m.nodes.Attach(ctx, rec.Node, rec.Proxy, rec.Target, rec.Context, m.attachOptions)
+	if lost := (*node.Lost)(nil); errors.As(err, &lost) {
+		m.logger.Info("browser session lost", "session", rec.Key, "node", rec.Node, "why", lost.Why, "err", lost.Err)
+		return m.loseRecord(ctx, s, lost.Why)
+	} else if err != nil {
+		return err
+	}
+	m.detach(s)
+	s.tab, s.proxy, s.dialog, s.node = t, px, d, rec.Node
+	return nil
 }
 
 // reapRecords is the janitor's pass over the records
@@ -383,12 +496,7 @@ func (m *Manager) reapRecords() {
 		m.detach(s)
 		s.mu.Unlock()
 	}
-	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) {
-		if c, err := m.nodes.ConnTo(ctx, l.Record.Node); err == nil {
-			c.Browser.DisposeContext(ctx, l.Record.Context) //nolint:errcheck // the node disposes it with its proxy too
-			c.Client.CloseProxy(ctx, l.Record.Proxy)
-		}
-	})
+	ls, idles, err := m.recs.ReapIdle(ctx, idle, func(l handle.Listed) { m.nodes.End(ctx, l.Record.Node, l.Record.Context, l.Record.Proxy) })
 	if err != nil {
 		m.logger.Warn("browser session records not reaped", "err", err)
 	}

@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/lifespec"
 	"net"
 	"net/netip"
 	"os"
@@ -312,9 +313,9 @@ func TestVectorCommandTimeout(t *testing.T) {
 		if p := in["browser.command_timeout"]; p != nil {
 			raw = *p
 		}
-		got := CommandTimeouts(raw)
-		if got != (Timeouts{want.Effective, want.Open, want.First}) {
-			t.Errorf("CommandTimeouts(%d) = %+v, want %d/%d/%d", raw, got, want.Effective, want.Open, want.First)
+		got := lifespec.CommandTimeouts(raw)
+		if got != (lifespec.Timeouts{Command: want.Effective, Open: want.Open, FirstOpen: want.First}) {
+			t.Errorf("lifespec.CommandTimeouts(%d) = %+v, want %d/%d/%d", raw, got, want.Effective, want.Open, want.First)
 		}
 		yaml := "browser: {}\n"
 		if raw != 0 {

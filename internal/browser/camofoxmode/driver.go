@@ -262,7 +262,7 @@ func (d *Driver) CloseAll() {
 // longer than the inactivity timeout and not in a call is closed, one log
 // record each, and the task's next call is session_expired. A failed close
 // is retried on later ticks; the forceAfter-th failure in a row drops the
-// tab (the Manager's ForceReapAfter, the same for every backend).
+// tab (lifespec.ForceReapAfter, the same for every backend).
 func (d *Driver) ReapIdle(j Janitor, forceAfter int) {
 	idle := j.IdleTimeout()
 	now := time.Now()

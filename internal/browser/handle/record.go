@@ -47,8 +47,10 @@ const (
 	MaxCounter = 1 << 30
 	// maxText bounds the session key and the owner task.
 	maxText = 512
-	// RecordVersion is the record format written by this version.
-	RecordVersion = 1
+	// RecordVersion is the record format written by this version (2:
+	// suspect and gen; a record of another version is state_corrupt, as
+	// replicas and browser nodes run one Gatehouse version).
+	RecordVersion = 2
 )
 
 // Record is one handle session as kept in Redis under RecordKey(principal,
@@ -79,6 +81,13 @@ type Record struct {
 	SnapHash string `json:"snap_hash,omitempty"`
 	// LastActive is when the last call ended (Unix ms).
 	LastActive int64 `json:"last_active_ms"`
+	// Suspect: a command of the session timed out (browser.command_timeout,
+	// spec §B6); the next call through any replica recycles it: a fresh
+	// BrowserContext and tab on a node under the same handle, Gen+1.
+	Suspect bool `json:"suspect,omitempty"`
+	// Gen counts the recycles (0–MaxCounter): a replica attached to an
+	// older generation attaches to the record's new tab.
+	Gen int `json:"gen,omitempty"`
 }
 
 // Frame is one entry of a session's frame table: frame k's CDP frame id and
@@ -115,7 +124,7 @@ func text(s string) bool {
 // owner (printable, at most 512 bytes, key not empty), navs 0–MaxCounter,
 // next_ref 1–MaxCounter, at most MaxFrames frames with k 1–MaxCounter
 // unique, a CDP id and next 1–MaxCounter, snap_hash "" or 16 hex, a
-// last-active time after 2020.
+// last-active time after 2020, gen 0–MaxCounter.
 func (r Record) Validate() error {
 	bad := func(f string, a ...any) error { return fmt.Errorf("%w: %s", ErrRecord, fmt.Sprintf(f, a...)) }
 	switch {
@@ -145,6 +154,8 @@ func (r Record) Validate() error {
 		return bad("snap_hash is not 16 hex digits")
 	case r.LastActive < 1577836800000:
 		return bad("last_active_ms is not a time")
+	case r.Gen < 0 || r.Gen > MaxCounter:
+		return bad("gen is outside 0–%d", MaxCounter)
 	}
 	seen := map[int]bool{}
 	for _, f := range r.Frames {

@@ -26,11 +26,17 @@ func TestDecode(t *testing.T) {
 	if err != nil || got.Handle != r.Handle || got.NextRef != 7 || len(got.Frames) != 1 {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
+	r.Suspect, r.Gen = true, 3
+	if b2, err := r.Encode(); err != nil {
+		t.Fatal(err)
+	} else if got, err := Decode(r.Handle, b2); err != nil || !got.Suspect || got.Gen != 3 {
+		t.Fatalf("suspect and gen round trip: %+v, %v", got, err)
+	}
 	if _, err := Decode(New(), b); err == nil {
 		t.Error("a record under another handle's key decoded")
 	}
 	bad := map[string]func(r *Record){
-		"version":      func(r *Record) { r.Version = 2 },
+		"version":      func(r *Record) { r.Version = 3 },
 		"node":         func(r *Record) { r.Node = "../../x" },
 		"context":      func(r *Record) { r.Context = "" },
 		"target":       func(r *Record) { r.Target = "a b" },
@@ -45,6 +51,8 @@ func TestDecode(t *testing.T) {
 		"last_active":  func(r *Record) { r.LastActive = 5 },
 		"many frames":  func(r *Record) { r.Frames = make([]Frame, MaxFrames+1) },
 		"huge counter": func(r *Record) { r.NextRef = MaxCounter + 1 },
+		"old version":  func(r *Record) { r.Version = 1 },
+		"gen":          func(r *Record) { r.Gen = -1 },
 	}
 	for name, f := range bad {
 		x := goodRecord()
@@ -54,7 +62,7 @@ func TestDecode(t *testing.T) {
 		}
 	}
 	for name, v := range map[string]string{
-		"unknown field": strings.Replace(string(b), `{"v":1,`, `{"v":1,"extra":1,`, 1),
+		"unknown field": strings.Replace(string(b), `{"v":2,`, `{"v":2,"extra":1,`, 1),
 		"trailing":      string(b) + `{}`,
 		"wrong type":    strings.Replace(string(b), `"navs":2`, `"navs":"2"`, 1),
 		"oversized":     string(b) + strings.Repeat(" ", MaxRecordBytes),
@@ -72,7 +80,7 @@ func FuzzDecode(f *testing.F) {
 	r := goodRecord()
 	b, _ := r.Encode()
 	f.Add(r.Handle, b)
-	f.Add(r.Handle, []byte(`{"v":1}`))
+	f.Add(r.Handle, []byte(`{"v":2}`))
 	f.Add(New(), []byte(`[]`))
 	f.Fuzz(func(t *testing.T, h string, b []byte) {
 		got, err := Decode(h, b)

@@ -108,6 +108,8 @@ type OpRequest struct {
 	MaxMS   int64  `json:"max_ms,omitempty"`
 	Name    string `json:"name,omitempty"`
 	Token   string `json:"token,omitempty"`
+	Accept  bool   `json:"accept,omitempty"` // OpAnswer: accept (else dismiss)
+	Prompt  string `json:"prompt,omitempty"` // OpAnswer: a prompt's text when accepting
 }
 
 // OpResponse is the answer to an OpRequest.
@@ -117,6 +119,20 @@ type OpResponse struct {
 	Refusals []WireRefusal     `json:"refusals,omitempty"`
 	Stats    egress.ProxyStats `json:"stats"`
 	Token    string            `json:"token,omitempty"`
+	Dialog   *Dialog           `json:"dialog,omitempty"` // OpDialog, OpAnswer
+}
+
+// Dialog is a JavaScript dialog open in a session's tab as the node's
+// dialog watch saw it (nodeserver/dialogs.go): its type (alert, confirm,
+// prompt, beforeunload), message, the URL of the frame that opened it, a
+// prompt's default text, and how long it has been open (ms).
+type Dialog struct {
+	Target        string `json:"target"`
+	Type          string `json:"type"`
+	Message       string `json:"message"`
+	URL           string `json:"url,omitempty"`
+	DefaultPrompt string `json:"default_prompt,omitempty"`
+	AgeMS         int64  `json:"age_ms"`
 }
 
 // WireRefusal is an egress.Refusal with its time as an age.
@@ -145,6 +161,13 @@ const (
 	// OpBind names the BrowserContext behind a handle session's proxy
 	// (Target): the node disposes it when it closes the proxy.
 	OpBind = "bind"
+	// OpDialog reads the JavaScript dialog open in the bound
+	// BrowserContext's tab Target ("" any of its tabs): OpResponse.Dialog,
+	// nil when none is open.
+	OpDialog = "dialog"
+	// OpAnswer accepts (Accept, Prompt) or dismisses that dialog; the
+	// response's Dialog is the one answered, nil when none was open.
+	OpAnswer = "answer_dialog"
 )
 
 // CapacityStatus is the HTTP status of a node that has no room for another
@@ -525,6 +548,30 @@ func (p *Proxy) ID() string { return p.id }
 func (p *Proxy) Bind(bctx string) bool {
 	p.flush()
 	return p.call(OpRequest{Op: OpBind, Target: bctx}, nil)
+}
+
+// PendingDialog returns the JavaScript dialog open in target, a tab of the
+// session's BrowserContext ("" any of them), as the node saw it open:
+// false when none is, or the node did not answer.
+func (p *Proxy) PendingDialog(target string) (Dialog, bool) {
+	var out OpResponse
+	if !p.call(OpRequest{Op: OpDialog, Target: target}, &out) || out.Dialog == nil {
+		return Dialog{}, false
+	}
+	return *out.Dialog, true
+}
+
+// AnswerDialog accepts (with prompt for a prompt) or dismisses the dialog
+// open in target ("" any tab of the session) through the node, which saw it
+// open (a replica that attached later cannot answer it over its own CDP
+// session): the dialog answered, false when none was open or the node did
+// not answer.
+func (p *Proxy) AnswerDialog(target string, accept bool, prompt string) (Dialog, bool) {
+	var out OpResponse
+	if !p.call(OpRequest{Op: OpAnswer, Target: target, Accept: accept, Prompt: prompt}, &out) || out.Dialog == nil {
+		return Dialog{}, false
+	}
+	return *out.Dialog, true
 }
 
 // Release stops driving the proxy from this replica without closing it on

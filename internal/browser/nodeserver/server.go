@@ -94,6 +94,12 @@ type Options struct {
 	// ReserveTTL is how long a reserved spare lives unbound and not
 	// renewed (reserve.go); 0 means node.ReserveTTL.
 	ReserveTTL time.Duration
+	// WatchDialogs keeps the node's own CDP view of the JavaScript dialogs
+	// of every handle session's tab (dialogs.go), so any replica reports
+	// and answers one (node.OpDialog, node.OpAnswer); off, a dialog is
+	// known only to the replicas attached when it opened. gatehouse
+	// browser-node sets it (--watch-dialogs, default true).
+	WatchDialogs bool
 	// Resolver and AllowAddrPorts are the session proxies' (tests; Go
 	// code only, never part of a policy).
 	Resolver       egress.Resolver
@@ -110,6 +116,7 @@ type Server struct {
 	ln      net.Listener
 	hs      *http.Server
 	local   *backend.Local
+	dlg     *dialogWatch // the node's own view of every page's dialogs (dialogs.go)
 	defProx *egress.ProxySession
 	// debugHostPort and defProxAddr are Chromium's debugging endpoint and
 	// the default proxy's address as host:port (hostService).
@@ -201,6 +208,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	s.defProxAddr = s.defProx.Addr()
+	if o.WatchDialogs {
+		if s.dlg, err = watchDialogs(ctx, s.local.DebugURL(), loopbackDial(o.Resolver)); err != nil {
+			s.shutdownBrowser()
+			return nil, fmt.Errorf("browser-node: watching dialogs over CDP: %w", err)
+		}
+	}
 	if du, err := url.Parse(s.local.DebugURL()); err == nil {
 		s.debugHostPort = du.Host
 	}
@@ -424,6 +437,9 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 func (s *Server) shutdownBrowser() error {
+	if s.dlg != nil {
+		s.dlg.close()
+	}
 	err := s.local.Close()
 	s.defProx.Close()
 	return err
@@ -725,6 +741,9 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	or := node.OpenResponse{ID: id, Proxy: p.URL(), User: user, Pass: pass}
 	if sp != nil {
 		or.Context, or.Target = sp.bctx, sp.target
+		if s.dlg != nil && in.Handle {
+			s.dlg.watch(r.Context(), sp.bctx, sp.target) // dialogs.go
+		}
 	}
 	writeJSON(w, http.StatusOK, or)
 }
@@ -928,6 +947,32 @@ func (s *Server) op(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		ns.bctx = in.Target
 		s.mu.Unlock()
+		if s.dlg != nil {
+			s.dlg.watch(r.Context(), in.Target, "") // its tab, primed (dialogs.go)
+		}
+	case node.OpDialog, node.OpAnswer:
+		s.mu.Lock()
+		bctx := ns.bctx
+		s.mu.Unlock()
+		if bctx == "" || (in.Target != "" && !cdpIDRe.MatchString(in.Target)) {
+			http.Error(w, "bad dialog request", http.StatusBadRequest)
+			return
+		}
+		if s.dlg == nil {
+			break // not watched: none known
+		}
+		d, _, open := s.dlg.pending(bctx, in.Target)
+		var err error
+		if in.Op == node.OpAnswer {
+			d, open, err = s.dlg.answer(r.Context(), bctx, in.Target, in.Accept, in.Prompt)
+		}
+		if err != nil {
+			http.Error(w, "browser-node: the dialog was not answered", http.StatusBadGateway)
+			return
+		}
+		if open {
+			out.Dialog = &d
+		}
 	default:
 		http.Error(w, "unknown op", http.StatusBadRequest)
 		return
