@@ -48,8 +48,9 @@ const (
 	// maxText bounds the session key and the owner task.
 	maxText = 512
 	// RecordVersion is the record format written by this version (2:
-	// suspect and gen; a record of another version is state_corrupt, as
-	// replicas and browser nodes run one Gatehouse version).
+	// suspect and gen). A version 1 record (the previous release's, during
+	// a rolling upgrade) is read as one that was never recycled; any other
+	// version is state_corrupt.
 	RecordVersion = 2
 )
 
@@ -128,7 +129,9 @@ func text(s string) bool {
 func (r Record) Validate() error {
 	bad := func(f string, a ...any) error { return fmt.Errorf("%w: %s", ErrRecord, fmt.Sprintf(f, a...)) }
 	switch {
-	case r.Version != RecordVersion:
+	case r.Version == 1 && (r.Suspect || r.Gen != 0):
+		return bad("a version 1 record has no suspect or gen")
+	case r.Version != RecordVersion && r.Version != 1:
 		return bad("version %d is not %d", r.Version, RecordVersion)
 	case !Valid(r.Handle):
 		return bad("handle is not 32 hex digits")

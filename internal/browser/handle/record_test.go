@@ -51,8 +51,14 @@ func TestDecode(t *testing.T) {
 		"last_active":  func(r *Record) { r.LastActive = 5 },
 		"many frames":  func(r *Record) { r.Frames = make([]Frame, MaxFrames+1) },
 		"huge counter": func(r *Record) { r.NextRef = MaxCounter + 1 },
-		"old version":  func(r *Record) { r.Version = 1 },
+		"v1 suspect":   func(r *Record) { r.Version, r.Suspect = 1, true },
+		"v1 gen":       func(r *Record) { r.Version, r.Suspect, r.Gen = 1, false, 2 },
 		"gen":          func(r *Record) { r.Gen = -1 },
+	}
+	v1 := goodRecord()
+	v1.Version, v1.Suspect, v1.Gen = 1, false, 0
+	if err := v1.Validate(); err != nil {
+		t.Errorf("a version 1 record (rolling upgrade) refused: %v", err)
 	}
 	for name, f := range bad {
 		x := goodRecord()
