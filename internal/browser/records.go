@@ -417,10 +417,10 @@ func (m *Manager) attachRecord(ctx context.Context, p, h string, rec handle.Reco
 		}
 		return old, "", nil
 	}
+	key, nodeID := s.Key, s.node // s is a call's from here on, maybe on another goroutine
 	m.attached[h] = s
 	m.mu.Unlock()
-	// s.rec (rec) is the next call's from here on, maybe on another goroutine.
-	m.logger.Info("browser session attached", "session", s.Key, "node", s.node, "standby", standby)
+	m.logger.Info("browser session attached", "session", key, "node", nodeID, "standby", standby)
 	return s, "", nil
 }
 

@@ -222,7 +222,7 @@ func TestProxyCredentialAttributesRequests(t *testing.T) {
 	// Chromium is challenged once (the probe at tab creation); later requests
 	// carry the credential from the context's auth cache.
 	if st := mine.Stats(); st.Allowed < 3 || st.Unauthenticated != 1 {
-		t.Errorf("stats of the session with the credential: %+v", st)
+		t.Errorf("stats of the session with the credential: %+v; refused %+v", st, mine.RefusedSince(time.Time{}))
 	}
 
 	// Another BrowserContext pointed at the same port, without the credential.

@@ -187,9 +187,16 @@ func Flags(o Options, userDataDir string, sandbox bool) map[string]any {
 		// session's BrowserContext gets one) would load two chrome://omnibox-popup
 		// WebUI pages in a renderer of their own, never shown headless: ~100 MB
 		// and ~40 % of the CPU a new session costs (bench/newsession).
+		// AimEnabled, AimServerEligibilityEnabled and the search engine
+		// preconnectors: Chromium 148 fetches www.google.com/async/folae
+		// (AI Mode eligibility) and preconnects to the default search
+		// engine from every new BrowserContext, through the session's own
+		// proxy: traffic no page asked for, counted as the session's
+		// (TestProxyCredentialAttributesRequests; seen in a NetLog).
 		"disable-features": "Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider," +
 			"NetworkPrediction,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater," +
-			"AutofillServerCommunication,PrivacySandboxSettings4,WebUIOmniboxPopup,WebUIOmniboxAimPopup",
+			"AutofillServerCommunication,PrivacySandboxSettings4,WebUIOmniboxPopup,WebUIOmniboxAimPopup," +
+			"AimEnabled,AimServerEligibilityEnabled,SearchEnginePreconnector,SearchEnginePreconnector2,PreconnectToSearch",
 	}
 	if !o.Headed {
 		f["headless"] = "new"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +127,15 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("round trip of %q: %+v %v", b, again, err)
 		}
 	})
+}
+
+// breaker10 F2: a huge browser.inactivity_timeout saturates the record TTL
+// instead of overflowing to a negative one.
+func TestRecordTTLSaturates(t *testing.T) {
+	if got := handle.RecordTTL(time.Duration(math.MaxInt64)); got != handle.MaxRecordTTL {
+		t.Errorf("RecordTTL(huge) = %v, want %v", got, handle.MaxRecordTTL)
+	}
+	if got := handle.RecordTTL(time.Minute); got != time.Minute+handle.Grace {
+		t.Errorf("RecordTTL(1m) = %v", got)
+	}
 }

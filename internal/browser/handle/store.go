@@ -50,9 +50,18 @@ const (
 	pollEvery = 20 * time.Millisecond
 )
 
+// MaxRecordTTL caps RecordTTL: a huge browser.inactivity_timeout would
+// overflow the sum (a negative TTL, which Redis refuses on every write).
+const MaxRecordTTL = 365 * 24 * time.Hour
+
 // RecordTTL is the TTL of a record (and of its proxy's index key) for the
-// inactivity timeout idle.
-func RecordTTL(idle time.Duration) time.Duration { return idle + Grace }
+// inactivity timeout idle: idle + Grace, at most MaxRecordTTL.
+func RecordTTL(idle time.Duration) time.Duration {
+	if idle > MaxRecordTTL-Grace {
+		return MaxRecordTTL
+	}
+	return idle + Grace
+}
 
 func suffix(p, h string) string { return state.PrincipalKey(p) + ":" + h }
 

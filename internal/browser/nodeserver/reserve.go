@@ -3,6 +3,7 @@ package nodeserver
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/gatehouse-dev/gatehouse/internal/browser/handle"
 	"net/http"
 	"strconv"
 	"time"
@@ -179,12 +180,30 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request) {
 // context disposed (the slot is free for a new spare).
 func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	rid := relayID(r)
 	s.mu.Lock()
-	res, status, msg := s.ownedLocked(id, relayID(r))
+	res, status, msg := s.ownedLocked(id, rid)
+	var bound *nodeSession
 	if res != nil {
 		delete(s.reserved, id)
+	} else if ns := s.sessions[id]; ns != nil && rid != "" && ns.spareRelay == rid {
+		// Bound by this relay, whose bind answer was lost (its call was
+		// cancelled): the replica never had the session, so it ends here,
+		// or its slot would stay taken until its handle key expires.
+		bound = ns
+		delete(s.sessions, id)
 	}
 	s.mu.Unlock()
+	if bound != nil {
+		s.closeSession(bound)
+		if bound.handle {
+			handle.DeleteProxy(r.Context(), s.o.Registry.Client(), s.id, id)
+		}
+		s.refresh(r.Context())
+		s.fillSpares()
+		writeJSON(w, http.StatusOK, struct{}{})
+		return
+	}
 	if res == nil {
 		http.Error(w, msg, status)
 		return

@@ -138,10 +138,14 @@ type Server struct {
 type nodeSession struct {
 	relay  string // the relay whose client opened it; closed with it ("": a handle session's)
 	handle bool   // a handle session's: lives while its index key does (handle.ProxyKey)
-	bctx   string // the BrowserContext behind it (node.OpBind), disposed when it closes
-	p      *egress.ProxySession
-	allows map[string]func() // AllowNavigation tokens
-	next   int
+	// spareRelay is the relay that reserved the spare this session was
+	// bound from (reserve.go): its release of that id closes the session
+	// (the bind's answer never reached it).
+	spareRelay string
+	bctx       string // the BrowserContext behind it (node.OpBind), disposed when it closes
+	p          *egress.ProxySession
+	allows     map[string]func() // AllowNavigation tokens
+	next       int
 }
 
 // IsLoopback reports whether listen's host is a loopback IP or localhost.
@@ -704,6 +708,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 	ns := &nodeSession{relay: rid, p: p, allows: map[string]func(){}}
 	if sp != nil {
 		ns.bctx = sp.bctx // made by the node: disposed by it when the session closes
+		ns.spareRelay = rid
 	}
 	if in.Handle {
 		// Not tied to the relay: another replica may attach to it. It
@@ -945,6 +950,11 @@ func (s *Server) op(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.mu.Lock()
+		if why := s.bindRefusalLocked(ns, in.Target); why != "" {
+			s.mu.Unlock()
+			http.Error(w, "browser-node: "+why, http.StatusConflict)
+			return
+		}
 		ns.bctx = in.Target
 		s.mu.Unlock()
 		if s.dlg != nil {
@@ -978,4 +988,31 @@ func (s *Server) op(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// bindRefusalLocked is why session ns may not bind BrowserContext bctx
+// (node.OpBind; "" when it may): a session binds once, and never to a
+// context another session or a spare of this node holds — a second bind
+// would let its close dispose another session's context, or its dialog
+// calls reach another session's tabs.
+func (s *Server) bindRefusalLocked(ns *nodeSession, bctx string) string {
+	if ns.bctx != "" {
+		return "the session is already bound to a BrowserContext"
+	}
+	for _, o := range s.sessions {
+		if o != nil && o.bctx == bctx {
+			return "that BrowserContext is another session's"
+		}
+	}
+	for _, sp := range s.spare.ready {
+		if sp.bctx == bctx {
+			return "that BrowserContext is a spare's"
+		}
+	}
+	for _, r := range s.reserved {
+		if r.sp != nil && r.sp.bctx == bctx {
+			return "that BrowserContext is a reserved spare's"
+		}
+	}
+	return ""
 }

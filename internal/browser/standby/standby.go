@@ -165,9 +165,16 @@ func (d *Duty) Announce(principal, h string) {
 	}()
 }
 
-// Wait blocks while a pre-attach of h is in flight here, until it ends or
-// ctx does; true when it waited for one (the caller then looks for the
-// attachment again, and attaches itself when there is none).
+// MaxWait bounds Wait. A pre-attach takes well under a second; one that
+// takes longer is stuck, typically behind a JavaScript dialog that opened
+// while it ran (Chromium answers no Page.enable while a dialog blocks the
+// page), and the call does better attaching itself: that attach asks the
+// node about dialogs first and reports one (dialog_pending).
+const MaxWait = 3 * time.Second
+
+// Wait blocks while a pre-attach of h is in flight here, until it ends,
+// ctx does or MaxWait passed; true when it waited for one (the caller then
+// looks for the attachment again, and attaches itself when there is none).
 func (d *Duty) Wait(ctx context.Context, h string) bool {
 	if d == nil {
 		return false
@@ -178,9 +185,12 @@ func (d *Duty) Wait(ctx context.Context, h string) bool {
 	if f == nil {
 		return false
 	}
+	t := time.NewTimer(MaxWait)
+	defer t.Stop()
 	select {
 	case <-f.done:
 	case <-ctx.Done():
+	case <-t.C:
 	}
 	return true
 }
