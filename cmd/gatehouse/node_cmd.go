@@ -40,6 +40,14 @@ SIGTERM deregisters the node and stops Chromium.`,
 			if listen == "" {
 				return usageError{fmt.Errorf("--listen HOST:PORT is required\nUsage: %s", cmd.UseLine())}
 			}
+			switch {
+			case maxSessions < 1 || maxSessions > node.MaxCapacity:
+				return usageError{fmt.Errorf("--max-sessions %d is outside 1–%d", maxSessions, node.MaxCapacity)}
+			case spares < 0 || maxSpares < 0:
+				return usageError{fmt.Errorf("--spares and --max-spares are counts: 0 or more (--max-spares 0 turns spares off)")}
+			case spares > maxSpares:
+				return usageError{fmt.Errorf("--spares %d is above --max-spares %d (the floor of spares kept ready may not exceed their ceiling)", spares, maxSpares)}
+			}
 			if err := a.load(); err != nil {
 				return err
 			}
@@ -48,7 +56,7 @@ SIGTERM deregisters the node and stops Chromium.`,
 				return err
 			}
 			if st == nil {
-				return fmt.Errorf("GATEHOUSE_REDIS_URL (or config state.redis_url) is not set: a browser node registers itself in Redis")
+				return usageError{fmt.Errorf("GATEHOUSE_REDIS_URL (or config state.redis_url) is not set: a browser node registers itself in Redis")}
 			}
 			defer st.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -79,8 +87,8 @@ SIGTERM deregisters the node and stops Chromium.`,
 	c.Flags().StringVar(&listen, "listen", "", "HOST:PORT to serve the CDP relay and the session proxy API on (required)")
 	c.Flags().StringVar(&advertise, "advertise", "", "HOST:PORT written in the node's record for replicas to dial (default: the listen address)")
 	c.Flags().IntVar(&maxSessions, "max-sessions", nodeserver.DefaultMaxSessions, "sessions this node takes at once (sized for 2 cores by default)")
-	c.Flags().IntVar(&spares, "spares", nodeserver.DefaultSpares, "spare sessions kept ready in free slots (0: none); more while demand is higher, up to --max-spares")
-	c.Flags().IntVar(&maxSpares, "max-spares", nodeserver.DefaultMaxSpares, "most spare sessions kept ready (0: none)")
+	c.Flags().IntVar(&spares, "spares", nodeserver.DefaultSpares, "least number of spare sessions kept ready in free slots (0: no floor); more while demand is higher, up to --max-spares")
+	c.Flags().IntVar(&maxSpares, "max-spares", nodeserver.DefaultMaxSpares, "most spare sessions, ready or reserved by replicas (0: spares off)")
 	c.Flags().BoolVar(&watchDialogs, "watch-dialogs", true, "watch the JavaScript dialogs of every handle session's tab, so a replica other than the one that saw one open reports and answers it (docs/browser.md)")
 	c.Flags().DurationVar(&heartbeat, "heartbeat-ttl", node.HeartbeatTTL, "lifetime of the node's record in Redis, refreshed every third of it")
 	c.Flags().MarkHidden("heartbeat-ttl") //nolint:errcheck // tests shorten it

@@ -203,3 +203,25 @@ func TestBrowserNodeRefusesToStart(t *testing.T) {
 		t.Errorf("non-loopback without a token: exit %d: %s", code, errs)
 	}
 }
+
+// breaker10 F4: browser-node refuses out-of-range flags as usage_error
+// naming the range (it used to run with a capacity nobody asked for), and
+// a missing GATEHOUSE_REDIS_URL is a usage_error too.
+func TestBrowserNodeFlagsChecked(t *testing.T) {
+	t.Setenv("GATEHOUSE_REDIS_URL", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-sessions", "-3"}, "--max-sessions -3 is outside 1–"},
+		{[]string{"--max-sessions", "100000"}, "--max-sessions 100000 is outside 1–"},
+		{[]string{"--spares", "-1"}, "0 or more"},
+		{[]string{"--spares", "5", "--max-spares", "2"}, "--spares 5 is above --max-spares 2"},
+		{nil, "GATEHOUSE_REDIS_URL"},
+	} {
+		code, _, errs := cli(t, t.TempDir(), append([]string{"browser-node", "--listen", "127.0.0.1:0"}, c.args...)...)
+		if code != 2 || !strings.HasPrefix(errs, "FAILED [usage_error]: ") || !strings.Contains(errs, c.want) {
+			t.Errorf("browser-node %v: exit %d, %q; want usage_error naming %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -96,6 +96,9 @@ const (
 	DefaultDialogTimeout     = 300 * time.Second
 	// DefaultStandbyReplicas is browser.standby_replicas when unset.
 	DefaultStandbyReplicas = 1
+	// MaxStandbyReplicas caps browser.standby_replicas: every standby is one
+	// more CDP attachment per session (docs/deploy.md).
+	MaxStandbyReplicas = 16
 	DefaultLoopbackAlias   = "host.docker.internal"
 )
 
@@ -326,7 +329,7 @@ type Browser struct {
 	// record session in the background, before its next call reaches them
 	// (docs/browser.md "Standby attachments"); each costs one CDP
 	// attachment per session per standby replica. 0 turns it off; default
-	// DefaultStandbyReplicas, at least 0.
+	// DefaultStandbyReplicas, 0–MaxStandbyReplicas.
 	StandbyReplicas      int
 	UseRealProfile       bool
 	RealProfileAutoclose bool

@@ -381,6 +381,8 @@ func TestSetBadValueErrors(t *testing.T) {
 		{"browser.node_allow", "[10.0.0.0/8, 'http://x/']", "not a CIDR, IP address or host name"},
 		{"browser.standby_replicas", "-1", "below the minimum 0"},
 		{"browser.standby_replicas", "many", "want an integer"},
+		{"browser.standby_replicas", "99999999999999999999", "above the maximum 16"},
+		{"browser.standby_replicas", "17", "above the maximum 16"},
 		{"web.backend", `"unterminated`, "not valid YAML"},
 		{"browser", "x", "is a block"},
 		{"", "x", "needs a key"},

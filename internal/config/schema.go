@@ -166,7 +166,7 @@ var schema = &field{name: "", children: []*field{
 		boolean("auto_local_for_private_urls", func(c *Config) *bool { return &c.Browser.AutoLocalForPrivateURLs }),
 		str("cdp_url", func(c *Config) *string { return &c.Browser.CDPURL }, strings.TrimSpace),
 		nodeAllowField(),
-		intFloor("standby_replicas", func(c *Config) *int { return &c.Browser.StandbyReplicas }, DefaultStandbyReplicas, 0),
+		intRange("standby_replicas", func(c *Config) *int { return &c.Browser.StandbyReplicas }, DefaultStandbyReplicas, 0, MaxStandbyReplicas),
 		boolean("use_real_profile", func(c *Config) *bool { return &c.Browser.UseRealProfile }),
 		boolean("real_profile_autoclose", func(c *Config) *bool { return &c.Browser.RealProfileAutoclose }),
 		str("real_profile_pin", func(c *Config) *string { return &c.Browser.RealProfilePin }, strings.TrimSpace),
@@ -381,18 +381,31 @@ func positive(name string, p func(*Config) *float64, def float64) *field {
 
 // intFloor is an integer with a floor; a non-number keeps def.
 func intFloor(name string, p func(*Config) *int, def, floor int) *field {
+	return intRange(name, p, def, floor, 1<<31-1)
+}
+
+// intRange is an integer in [floor, ceil]; a non-number keeps def, one
+// outside is clamped (and said so).
+func intRange(name string, p func(*Config) *int, def, floor, ceil int) *field {
+	typ := fmt.Sprintf("integer ≥ %d", floor)
+	if ceil < 1<<31-1 {
+		typ = fmt.Sprintf("integer %d–%d", floor, ceil)
+	}
 	return &field{
-		name: name, typ: fmt.Sprintf("integer ≥ %d", floor),
+		name: name, typ: typ,
 		set: func(c *Config, v any, _ string) *problem {
 			n, ok := intValue(v, false)
 			if !ok {
 				*p(c) = def
 				return rejectf(fmt.Sprintf("using %d", def), "want an integer, got %s", typeName(v))
 			}
-			m := clampInt64(n, int64(floor), 1<<31-1)
+			m := clampInt64(n, int64(floor), int64(ceil))
 			*p(c) = int(m)
-			if m != n {
+			switch {
+			case n < int64(floor):
 				return adjustf(fmt.Sprintf("using %d", m), "%d is below the minimum %d", n, floor)
+			case n > int64(ceil):
+				return adjustf(fmt.Sprintf("using %d", m), "%d is above the maximum %d", n, ceil)
 			}
 			return nil
 		},
