@@ -98,8 +98,8 @@ const (
 	DefaultStandbyReplicas = 1
 	// MaxStandbyReplicas caps browser.standby_replicas: every standby is one
 	// more CDP attachment per session (docs/deploy.md).
-	MaxStandbyReplicas = 16
-	DefaultLoopbackAlias   = "host.docker.internal"
+	MaxStandbyReplicas   = 16
+	DefaultLoopbackAlias = "host.docker.internal"
 )
 
 // Browser engines (browser.engine; unknown → auto).
