@@ -99,7 +99,8 @@ func (m *Manager) unblock(t *recTab) error {
 	default:
 		return nil
 	}
-	if d, ok := px.AnswerDialog(s.dialog.Target, a.accept, a.prompt); ok {
+	d, answered := px.AnswerDialog(s.dialog.Target, a.accept, a.prompt)
+	if answered {
 		t.answered = &backend.Dialog{Type: d.Type, Message: d.Message, DefaultPrompt: d.DefaultPrompt, Action: "dismissed", By: a.by}
 		if a.accept {
 			t.answered.Action = "accepted"
@@ -107,6 +108,9 @@ func (m *Manager) unblock(t *recTab) error {
 	}
 	if err := m.attachTo(t.ctx, s, *s.rec); err != nil || s.tab != nil {
 		return err
+	}
+	if !answered {
+		return reason.New(reason.DialogPending, "", "The browser node did not answer the JavaScript dialog (its text is in pending_dialogs); retry browser_dialog, or browser_navigate to leave the page.")
 	}
 	return reason.New(reason.DialogPending, "", "Another JavaScript dialog opened at once (its text is in pending_dialogs); answer it with browser_dialog first.")
 }

@@ -599,6 +599,14 @@ func (p *Proxy) Close() error {
 	return nil
 }
 
+// ErrSparesOff is ReserveSpare's error when the node keeps no spares
+// (--max-spares 0): a replica asks that node again only after SparesOffRetry.
+var ErrSparesOff = errors.New("the browser node keeps no spare sessions (--max-spares 0)")
+
+// SparesOffRetry is how long a replica leaves a node that keeps no spares
+// before asking it again (its operator may restart it with spares).
+const SparesOffRetry = 5 * time.Minute
+
 // ErrSpareGone is BindSpare's and RenewSpare's error when the node no
 // longer holds the reservation (it expired, was reclaimed for a session,
 // or its relay closed).
@@ -615,7 +623,9 @@ var ErrSpareGone = errors.New("the browser node no longer holds the reserved spa
 // Retry-After; the relay not open: 409) or the network's.
 func (c *Client) ReserveSpare(ctx context.Context) (*Proxy, error) {
 	var or OpenResponse
-	if _, err := c.do(ctx, http.MethodPost, PathSpares, struct{}{}, &or); err != nil {
+	if st, err := c.do(ctx, http.MethodPost, PathSpares, struct{}{}, &or); st == http.StatusNotImplemented {
+		return nil, ErrSparesOff
+	} else if err != nil {
 		return nil, err
 	}
 	if !idRe.MatchString(or.ID) || !cdpID(or.Context) || !cdpID(or.Target) {

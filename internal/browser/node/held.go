@@ -407,7 +407,12 @@ func (p *Pool) holdOne(h *heldPool, rec Record) bool {
 		return fail()
 	}
 	px, err := c.Client.ReserveSpare(ctx)
-	if err != nil {
+	if errors.Is(err, ErrSparesOff) {
+		h.mu.Lock()
+		h.notBefore[rec.ID] = time.Now().Add(SparesOffRetry)
+		h.mu.Unlock()
+		return false
+	} else if err != nil {
 		return fail()
 	}
 	bctx, target := px.Spare()

@@ -82,8 +82,10 @@ func TestBindOnce(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	st, b := a.call(http.MethodPost, node.PathSpares, "garbage")
-	t.Logf("reserve with garbage body and no spares: %d %s", st, strings.TrimSpace(string(b)))
+	// breaker10 F8: a node without spares says so (501), not "retry later".
+	if st, b := a.call(http.MethodPost, node.PathSpares, "garbage"); st != http.StatusNotImplemented || !strings.Contains(string(b), "--max-spares 0") {
+		t.Errorf("reserve on a node with spares off: %d %s; want 501 naming --max-spares 0", st, b)
+	}
 }
 
 // breaker10 F5: a replica whose bind answer was lost releases the spare

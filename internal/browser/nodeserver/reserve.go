@@ -66,7 +66,8 @@ const reserveWait = 10 * time.Second
 // request's relay (node.OpenResponse with Context, Target and TTLMS). The
 // request counts as demand (the node makes more); with none ready it
 // waits, at most reserveWait, while one is being made, then answers 503
-// with Retry-After. 409 without a live relay.
+// with Retry-After. 409 without a live relay; 501 when spares are off
+// (--max-spares 0).
 func (s *Server) reserve(w http.ResponseWriter, r *http.Request) {
 	rid := relayID(r)
 	ttl := s.reserveTTL()
@@ -119,6 +120,10 @@ func (s *Server) reserve(w http.ResponseWriter, r *http.Request) {
 		case <-s.stop:
 		}
 		break
+	}
+	if _, ceil := s.spareLimits(); sp == nil && ceil == 0 {
+		http.Error(w, "browser-node: spares are off on this node (--max-spares 0); open sessions without one", http.StatusNotImplemented)
+		return
 	}
 	if sp == nil {
 		w.Header().Set("Retry-After", strconv.Itoa(int(node.CapacityRetry/time.Second)))
