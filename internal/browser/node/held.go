@@ -396,22 +396,20 @@ func (p *Pool) fillHeld(h *heldPool) {
 func (p *Pool) holdOne(h *heldPool, rec Record) bool {
 	ctx, cancel := context.WithTimeout(h.ctx, heldOpTimeout)
 	defer cancel()
-	fail := func() bool {
+	failFor := func(d time.Duration) bool {
 		h.mu.Lock()
-		h.notBefore[rec.ID] = time.Now().Add(CapacityRetry)
+		h.notBefore[rec.ID] = time.Now().Add(d)
 		h.mu.Unlock()
 		return false
 	}
+	fail := func() bool { return failFor(CapacityRetry) }
 	c, err := p.conn(ctx, rec)
 	if err != nil {
 		return fail()
 	}
 	px, err := c.Client.ReserveSpare(ctx)
 	if errors.Is(err, ErrSparesOff) {
-		h.mu.Lock()
-		h.notBefore[rec.ID] = time.Now().Add(SparesOffRetry)
-		h.mu.Unlock()
-		return false
+		return failFor(SparesOffRetry)
 	} else if err != nil {
 		return fail()
 	}
